@@ -1,0 +1,168 @@
+// The engine host protocol: every message between the main process and the engine host (the
+// process that loads the native addon) is described once here and validated at both ends.
+import { z } from 'zod';
+
+export const FlashAttn = z.enum(['auto', 'on', 'off']);
+
+export const NativeModelInfo = z.object({
+  architecture: z.string(),
+  name: z.string(),
+  description: z.string(),
+  parameters: z.number().nonnegative(),
+  sizeBytes: z.number().nonnegative(),
+  fileType: z.string(),
+  contextLength: z.number().int(),
+  layers: z.number().int(),
+  nextnLayers: z.number().int(),
+  embeddingLength: z.number().int(),
+  heads: z.number().int(),
+  headsKv: z.number().int(),
+  recurrent: z.boolean(),
+  hybrid: z.boolean(),
+  vocabType: z.string(),
+  vocabSize: z.number().int(),
+  bos: z.number().int(),
+  eos: z.number().int(),
+  eot: z.number().int(),
+  addBos: z.boolean(),
+  chatTemplate: z.string().nullable(),
+});
+export type NativeModelInfo = z.infer<typeof NativeModelInfo>;
+
+export const SamplingOptions = z.object({
+  temperature: z.number().min(0).max(100).default(0),
+  seed: z.number().int().min(0).max(0xffffffff).default(0),
+  topK: z.number().int().min(0).default(40),
+  topP: z.number().gt(0).max(1).default(0.95),
+  minP: z.number().min(0).max(1).default(0.05),
+  repeatPenalty: z.number().gt(0).max(100).default(1),
+  repeatLastN: z.number().int().min(0).default(64),
+  presencePenalty: z.number().min(-100).max(100).default(0),
+  frequencyPenalty: z.number().min(-100).max(100).default(0),
+});
+export type SamplingOptions = z.infer<typeof SamplingOptions>;
+
+export const TokenOrigin = z.enum(['target', 'accepted', 'correction', 'bonus']);
+
+export const EmittedToken = z.object({ id: z.number().int(), piece: z.instanceof(Uint8Array), origin: TokenOrigin });
+export type EmittedToken = z.infer<typeof EmittedToken>;
+
+export const RoundRecord = z.object({
+  type: z.literal('round'),
+  proposed: z.number().int().min(0),
+  accepted: z.number().int().min(0),
+  startUs: z.number(),
+  endUs: z.number(),
+  tokens: z.array(EmittedToken),
+});
+export type RoundRecord = z.infer<typeof RoundRecord>;
+
+export const StopReason = z.enum(['max-tokens', 'eos', 'cancelled', 'context-full']);
+export type StopReason = z.infer<typeof StopReason>;
+
+export const NativeGenerateResult = z.object({
+  stopReason: StopReason,
+  promptTokens: z.number().int(),
+  reusedTokens: z.number().int(),
+  prefillUs: z.number(),
+  totalUs: z.number(),
+  generated: z.number().int(),
+});
+export type NativeGenerateResult = z.infer<typeof NativeGenerateResult>;
+
+export const DeviceInfo = z.object({
+  name: z.string(),
+  description: z.string(),
+  type: z.string(),
+  freeBytes: z.number(),
+  totalBytes: z.number(),
+});
+export type DeviceInfo = z.infer<typeof DeviceInfo>;
+
+export const LiveHandles = z.object({ models: z.number(), contexts: z.number(), jobs: z.number() });
+
+const Id = z.string().min(1);
+
+/** Token ids as they cross process boundaries. */
+export type Tokens = Int32Array<ArrayBuffer>;
+
+/** One description per method: what goes in, what comes back. */
+export const engineMethods = {
+  hello: {
+    params: z.object({}),
+    result: z.object({
+      llamaCppRelease: z.string(),
+      flavour: z.string(),
+      devices: z.array(DeviceInfo),
+    }),
+  },
+  loadModel: {
+    params: z.object({
+      path: z.string().min(1),
+      /** progress events carry this id */
+      requestId: Id.optional(),
+      gpuLayers: z.number().int().min(-1).default(-1),
+      loadMtp: z.boolean().default(false),
+    }),
+    result: z.object({ modelId: Id, info: NativeModelInfo }),
+  },
+  tokenize: {
+    params: z.object({ modelId: Id, text: z.string(), addSpecial: z.boolean(), parseSpecial: z.boolean() }),
+    result: z.instanceof(Int32Array),
+  },
+  detokenize: {
+    params: z.object({ modelId: Id, tokens: z.instanceof(Int32Array), renderSpecial: z.boolean() }),
+    result: z.string(),
+  },
+  createSession: {
+    params: z.object({
+      modelId: Id,
+      contextSize: z.number().int().min(16),
+      batchSize: z.number().int().min(1).default(512),
+      threads: z.number().int().min(0).default(0),
+      flashAttn: FlashAttn.default('auto'),
+    }),
+    result: z.object({ sessionId: Id, contextSize: z.number().int() }),
+  },
+  generate: {
+    params: z.object({
+      sessionId: Id,
+      requestId: Id,
+      prompt: z.instanceof(Int32Array),
+      maxTokens: z.number().int().min(1),
+      sampling: SamplingOptions,
+    }),
+    result: NativeGenerateResult,
+  },
+  cancel: { params: z.object({ sessionId: Id }), result: z.null() },
+  disposeSession: { params: z.object({ sessionId: Id }), result: z.null() },
+  disposeModel: { params: z.object({ modelId: Id }), result: z.null() },
+  liveHandles: { params: z.object({}), result: LiveHandles },
+} as const;
+
+export type EngineMethods = typeof engineMethods;
+export type EngineMethod = keyof EngineMethods;
+export type EngineParams<M extends EngineMethod> = z.input<EngineMethods[M]['params']>;
+export type EngineResult<M extends EngineMethod> = z.infer<EngineMethods[M]['result']>;
+
+export const EngineRequest = z.object({
+  kind: z.literal('request'),
+  id: z.number().int(),
+  method: z.enum(Object.keys(engineMethods) as [EngineMethod, ...EngineMethod[]]),
+  params: z.unknown(),
+});
+export type EngineRequest = z.infer<typeof EngineRequest>;
+
+export const EngineResponse = z.discriminatedUnion('ok', [
+  z.object({ kind: z.literal('response'), id: z.number().int(), ok: z.literal(true), value: z.unknown() }),
+  z.object({ kind: z.literal('response'), id: z.number().int(), ok: z.literal(false), error: z.string() }),
+]);
+export type EngineResponse = z.infer<typeof EngineResponse>;
+
+export const EngineEvent = z.discriminatedUnion('event', [
+  z.object({ kind: z.literal('event'), event: z.literal('round'), requestId: Id, round: RoundRecord }),
+  z.object({ kind: z.literal('event'), event: z.literal('progress'), requestId: Id, progress: z.number() }),
+]);
+export type EngineEvent = z.infer<typeof EngineEvent>;
+
+export const EngineMessage = z.union([EngineResponse, EngineEvent]);

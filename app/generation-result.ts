@@ -1,0 +1,99 @@
+// What one generation request reports (`power generate --json`, the UI's report): emitted
+// tokens, their digest, the strategy and its K/S, why it stopped, and the evidence.
+import { z } from 'zod';
+
+import { StopReason, type NativeGenerateResult, type RoundRecord } from './engine-protocol.js';
+import { STRATEGIES } from './strategies.js';
+
+export const GenerationStats = z.object({
+  promptTokens: z.number().int(),
+  ttftMs: z.number().nullable(),
+  prefillTokensPerSecond: z.number().nullable(),
+  decodeTokensPerSecondMedian: z.number().nullable(),
+  requestTokensPerSecond: z.number().nullable(),
+  proposed: z.number().int(),
+  accepted: z.number().int(),
+  rounds: z.number().int(),
+  replays: z.number().int(),
+  clampedTo: z.number().int().nullable(),
+  acceptanceRate: z.number().nullable(),
+  meanAcceptanceLength: z.number().nullable(),
+  acceptancePerPosition: z.array(z.number()),
+});
+export type GenerationStats = z.infer<typeof GenerationStats>;
+
+export const GenerationResult = z.object({
+  tokens: z.array(z.number().int()),
+  text: z.string(),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  strategy: z.enum(STRATEGIES),
+  k: z.number().int().nullable(),
+  s: z.number().int().nullable(),
+  stopReason: StopReason,
+  /** the sampler seed of a stochastic run (null when greedy) */
+  seed: z.number().int().nullable(),
+  stats: GenerationStats,
+  backend: z.object({ device: z.string(), llamaCppRelease: z.string() }),
+});
+export type GenerationResult = z.infer<typeof GenerationResult>;
+
+/** Rounds excluded from the steady decode rate: the first ones pay for warm-up. */
+export const WARMUP_ROUNDS = 2;
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The evidence of one request, from its rounds and the engine's totals. Decode rate per round
+ * is tokens emitted / time since the previous emission; the first round's time is the TTFT.
+ */
+export function computeStats(native: NativeGenerateResult, rounds: readonly RoundRecord[]): GenerationStats {
+  const emitted = rounds.reduce((n, r) => n + r.tokens.length, 0);
+  const first = rounds[0];
+  const proposed = rounds.reduce((n, r) => n + r.proposed, 0);
+  const accepted = rounds.reduce((n, r) => n + r.accepted, 0);
+  const verifyRounds = rounds.filter((r) => r.proposed > 0);
+  const prefilled = native.promptTokens - native.reusedTokens;
+
+  const rates: number[] = [];
+  for (let i = Math.max(1, WARMUP_ROUNDS); i < rounds.length; i++) {
+    const dt = rounds[i]!.endUs - rounds[i - 1]!.endUs;
+    if (dt > 0) rates.push((rounds[i]!.tokens.length * 1e6) / dt);
+  }
+
+  const maxWidth = verifyRounds.reduce((w, r) => Math.max(w, r.proposed), 0);
+  const perPosition: number[] = [];
+  for (let i = 0; i < maxWidth; i++) {
+    const reached = verifyRounds.filter((r) => r.proposed > i);
+    perPosition.push(reached.filter((r) => r.accepted > i).length / reached.length);
+  }
+
+  return {
+    promptTokens: native.promptTokens,
+    ttftMs: first ? first.endUs / 1000 : null,
+    prefillTokensPerSecond: prefilled > 0 && native.prefillUs > 0 ? (prefilled * 1e6) / native.prefillUs : null,
+    decodeTokensPerSecondMedian: median(rates),
+    requestTokensPerSecond: emitted > 0 && native.totalUs > 0 ? (emitted * 1e6) / native.totalUs : null,
+    proposed,
+    accepted,
+    rounds: verifyRounds.length,
+    replays: 0,
+    clampedTo: null,
+    acceptanceRate: proposed > 0 ? accepted / proposed : null,
+    meanAcceptanceLength: verifyRounds.length > 0 ? 1 + accepted / verifyRounds.length : null,
+    acceptancePerPosition: perPosition,
+  };
+}
+
+/** "sha256:<hex>" over the token ids as little-endian int32 (WebCrypto: runs in Node and browsers). */
+export async function tokenDigest(tokens: readonly number[]): Promise<string> {
+  const bytes = new Uint8Array(tokens.length * 4);
+  const view = new DataView(bytes.buffer);
+  tokens.forEach((t, i) => view.setInt32(i * 4, t, true));
+  const hash = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes));
+  return `sha256:${Array.from(hash, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}

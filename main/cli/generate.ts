@@ -1,0 +1,164 @@
+// power generate: one prompt through the engine, text streamed to stdout or one JSON object.
+import { randomInt } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+
+import type { SamplingOptions } from '../../app/engine-protocol.js';
+import { GenerationResult } from '../../app/generation-result.js';
+import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
+import { EngineCallError, EngineCrashedError } from '../engine/client.js';
+import { runGeneration } from '../engine/generation.js';
+import { checkDraftCompatibility } from '../models/draft-compat.js';
+import { choice, int, num, parseFlags, str, tokenList } from './args.js';
+import { UsageError } from './errors.js';
+import { checkFile, openModel } from './open-model.js';
+import { buildPrompt, type PromptSource } from './prompt.js';
+
+export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
+  [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
+  [--repeat-penalty R] [--ctx N] [--threads N] [--gpu-layers N|all] [--flash-attn on|off|auto]
+  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--json]
+  Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
+  digest, the stop reason and the evidence. Ctrl-C cancels and keeps what was generated.`;
+
+const FLAGS = {
+  model: { type: 'string' },
+  prompt: { type: 'string' },
+  'prompt-file': { type: 'string' },
+  'prompt-tokens': { type: 'string' },
+  raw: { type: 'boolean' },
+  'max-tokens': { type: 'string' },
+  temperature: { type: 'string' },
+  seed: { type: 'string' },
+  'top-k': { type: 'string' },
+  'top-p': { type: 'string' },
+  'min-p': { type: 'string' },
+  'repeat-penalty': { type: 'string' },
+  ctx: { type: 'string' },
+  threads: { type: 'string' },
+  'gpu-layers': { type: 'string' },
+  'flash-attn': { type: 'string' },
+  strategy: { type: 'string' },
+  draft: { type: 'string' },
+  json: { type: 'boolean' },
+  verbose: { type: 'boolean' },
+} as const;
+
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  /** registers a cancel handler (Ctrl-C); returns the unregister function */
+  onInterrupt: (handler: () => void) => () => void;
+}
+
+function promptSource(values: Record<string, string | boolean | undefined>): PromptSource {
+  const given = [
+    str(values, 'prompt') !== undefined ? 'prompt' : null,
+    str(values, 'prompt-file') !== undefined ? 'prompt-file' : null,
+    str(values, 'prompt-tokens') !== undefined ? 'prompt-tokens' : null,
+  ].filter((x) => x !== null);
+  if (given.length !== 1) {
+    throw new UsageError(
+      given.length === 0
+        ? 'give a prompt with --prompt, --prompt-file or --prompt-tokens'
+        : `give only one of --prompt, --prompt-file, --prompt-tokens (got ${given.map((g) => `--${g}`).join(', ')})`,
+    );
+  }
+  if (given[0] === 'prompt') return { kind: 'text', text: str(values, 'prompt')! };
+  if (given[0] === 'prompt-file') return { kind: 'file', path: str(values, 'prompt-file')! };
+  return { kind: 'tokens', tokens: tokenList(values, 'prompt-tokens')! };
+}
+
+function gpuLayers(values: Record<string, string | boolean | undefined>): number {
+  const raw = str(values, 'gpu-layers');
+  if (raw === undefined || raw === 'all') return -1;
+  return int(values, 'gpu-layers', { min: 0, max: 100000 })!;
+}
+
+export async function generateCommand(argv: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(argv, FLAGS, 0);
+  const modelPath = str(values, 'model');
+  if (!modelPath) throw new UsageError('power generate needs --model <model.gguf>');
+  const source = promptSource(values);
+  const strategy: Strategy = choice(values, 'strategy', STRATEGIES) ?? 'none';
+  const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
+  const temperature = num(values, 'temperature', { min: 0, max: 100 }) ?? 0;
+  const seedFlag = int(values, 'seed', { min: 0, max: 0xffffffff });
+  const sampling: SamplingOptions = {
+    temperature,
+    seed: seedFlag ?? (temperature > 0 ? randomInt(0, 0xffffffff) : 0),
+    topK: int(values, 'top-k', { min: 0, max: 1_000_000 }) ?? 40,
+    topP: num(values, 'top-p', { min: 0, max: 1, minExclusive: true }) ?? 0.95,
+    minP: num(values, 'min-p', { min: 0, max: 1 }) ?? 0.05,
+    repeatPenalty: num(values, 'repeat-penalty', { min: 0, max: 100, minExclusive: true }) ?? 1,
+    repeatLastN: 64,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+  };
+  const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
+  const threads = int(values, 'threads', { min: 1, max: 1024 }) ?? availableParallelism();
+  const flashAttn = choice(values, 'flash-attn', ['on', 'off', 'auto'] as const) ?? 'auto';
+  const layers = gpuLayers(values);
+  const draftPath = str(values, 'draft');
+
+  const opened = await openModel(modelPath, { gpuLayers: layers, verbose: values.verbose === true });
+  const { engine, modelId, info } = opened;
+  try {
+    const draft = draftPath ? checkDraftCompatibility(opened.gguf, await checkFile(draftPath, opened.build)) : undefined;
+    const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draft ? { draft } : {}) })[strategy];
+    if (!availability.available) {
+      throw new UsageError(`strategy '${strategy}' is not available for ${modelPath}: ${availability.reason}`);
+    }
+
+    const contextSize = ctxFlag ?? Math.min(info.contextLength > 0 ? info.contextLength : 4096, 4096);
+    const prompt = await buildPrompt(engine, modelId, info, source, { raw: values.raw === true }, (l) => io.err(`warning: ${l}\n`));
+    if (prompt.length + 1 > contextSize) {
+      throw new UsageError(
+        `the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`,
+      );
+    }
+    const session = await engine.call('createSession', { modelId, contextSize, threads, flashAttn });
+
+    const stopInterrupt = io.onInterrupt(() => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {}));
+    let outcome;
+    try {
+      outcome = await runGeneration(
+        engine,
+        { sessionId: session.sessionId, prompt, maxTokens, sampling },
+        values.json ? undefined : io.out,
+      );
+    } finally {
+      stopInterrupt();
+    }
+
+    const cpu = opened.devices.find((d) => d.type === 'cpu');
+    const result = GenerationResult.parse({
+      tokens: outcome.tokens,
+      text: outcome.text,
+      digest: outcome.digest,
+      strategy,
+      k: null,
+      s: null,
+      stopReason: outcome.stopReason,
+      seed: temperature > 0 ? sampling.seed : null,
+      stats: outcome.stats,
+      backend: { device: cpu ? `cpu (${cpu.description})` : 'cpu', llamaCppRelease: opened.build.llamaCppRelease },
+    });
+    if (values.json) {
+      io.out(JSON.stringify(result) + '\n');
+    } else {
+      const s = result.stats;
+      io.out('\n');
+      io.err(
+        `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
+          `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.decodeTokensPerSecondMedian?.toFixed(1) ?? '-'} tok/s]\n`,
+      );
+    }
+    return result.stopReason === 'cancelled' ? 130 : 0;
+  } catch (error) {
+    if (error instanceof EngineCrashedError) throw new UsageError(`the engine crashed: ${error.message}`);
+    if (error instanceof EngineCallError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await engine.close();
+  }
+}

@@ -1,0 +1,62 @@
+// power info <file.gguf> [--draft <file.gguf>] [--json]
+import { strategyAvailability, STRATEGIES } from '../../app/strategies.js';
+import { readBuildInfo } from '../engine/build-info.js';
+import { checkDraftCompatibility } from '../models/draft-compat.js';
+import { parseFlags, str } from './args.js';
+import { UsageError } from './errors.js';
+import { checkFile, openModel } from './open-model.js';
+
+export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--json]
+  Shows a model's architecture, size, quantization, context, layers, vocabulary, chat template
+  and which speculative strategies it can serve (with the reason when not).`;
+
+export async function infoCommand(argv: string[], out: (s: string) => void): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { draft: { type: 'string' }, json: { type: 'boolean' } }, 1);
+  const path = positionals[0];
+  if (!path) throw new UsageError('power info needs a model file: power info <model.gguf>');
+
+  const opened = await openModel(path, { gpuLayers: 0 });
+  try {
+    const draftPath = str(values, 'draft');
+    const draft = draftPath ? checkDraftCompatibility(opened.gguf, await checkFile(draftPath, readBuildInfo())) : undefined;
+    const i = opened.info;
+    const report = {
+      architecture: i.architecture,
+      parameters: i.parameters,
+      fileType: i.fileType,
+      contextLength: i.contextLength,
+      layers: i.layers,
+      nextnLayers: i.nextnLayers,
+      recurrent: i.recurrent,
+      vocabType: i.vocabType,
+      vocabSize: i.vocabSize,
+      chatTemplate: i.chatTemplate !== null,
+      strategies: strategyAvailability({ nextnLayers: i.nextnLayers, ...(draft ? { draft } : {}) }),
+      ...(draft ? { draft: { path: draftPath, ...draft } } : {}),
+    };
+    if (values.json) {
+      out(JSON.stringify(report, null, 2) + '\n');
+      return 0;
+    }
+    const lines = [
+      `model         ${path}`,
+      `architecture  ${report.architecture}${i.hybrid ? ' (hybrid: recurrent + attention)' : ''}`,
+      `parameters    ${report.parameters.toLocaleString('en-US')}`,
+      `file type     ${report.fileType}`,
+      `context       ${report.contextLength} tokens (trained)`,
+      `layers        ${report.layers}${report.nextnLayers ? ` + ${report.nextnLayers} NextN/MTP` : ''}`,
+      `recurrent     ${report.recurrent ? 'yes: S (rollback snapshots) applies' : 'no: rollback is free, S does not apply'}`,
+      `vocabulary    ${report.vocabType}, ${report.vocabSize} tokens`,
+      `chat template ${report.chatTemplate ? 'yes' : 'no'}`,
+      'strategies',
+      ...STRATEGIES.map((s) => {
+        const a = report.strategies[s];
+        return `  ${s.padEnd(12)}${a.available ? 'available' : `no: ${a.reason}`}`;
+      }),
+    ];
+    out(lines.join('\n') + '\n');
+    return 0;
+  } finally {
+    await opened.engine.close();
+  }
+}

@@ -1,0 +1,56 @@
+// Loads the native addon. Only the engine host process imports this file (DESIGN.md
+// section 6): a llama.cpp abort then takes down the host, never the app or the CLI.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import type { DeviceInfo, NativeGenerateResult, NativeModelInfo, RoundRecord, Tokens } from '../../app/engine-protocol.js';
+import { addonDir } from './build-info.js';
+
+export interface NativeModel {
+  info(): NativeModelInfo;
+  tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Tokens;
+  detokenize(tokens: Int32Array, renderSpecial: boolean): string;
+  tokenPiece(token: number, renderSpecial: boolean): Uint8Array;
+  isEog(token: number): boolean;
+  dispose(): Promise<void>;
+  readonly disposed: boolean;
+}
+
+export interface NativeSession {
+  generate(prompt: Int32Array, options: object, onRound: (round: RoundRecord) => void): Promise<NativeGenerateResult>;
+  cancel(): void;
+  dispose(): Promise<void>;
+  info(): { contextSize: number; batchSize: number; threads: number; committedTokens: number };
+  committedTokens(): Tokens;
+}
+
+export interface NativeBinding {
+  init(libDir: string): void;
+  devices(): DeviceInfo[];
+  systemInfo(): string;
+  liveHandles(): { models: number; contexts: number; jobs: number };
+  Model: {
+    load(
+      path: string,
+      options: { gpuLayers?: number; loadMtp?: boolean; onProgress?: (p: number) => void },
+    ): Promise<NativeModel>;
+  };
+  Session: {
+    create(
+      model: NativeModel,
+      options: { contextSize?: number; batchSize?: number; threads?: number; flashAttn?: string },
+    ): Promise<NativeSession>;
+  };
+}
+
+let loaded: NativeBinding | undefined;
+
+export function loadBinding(flavour = 'cpu'): NativeBinding {
+  if (loaded) return loaded;
+  const dir = addonDir(flavour);
+  const require = createRequire(import.meta.url);
+  const binding = require(join(dir, 'power.node')) as NativeBinding;
+  binding.init(dir);
+  loaded = binding;
+  return binding;
+}

@@ -1,0 +1,121 @@
+// The engine host: a child process that owns the native addon and every llama.cpp object.
+// It answers EngineRequests over Node's IPC channel (validated against app/engine-protocol)
+// and streams rounds and load progress as events. If llama.cpp aborts, only this process dies.
+import type { z } from 'zod';
+
+import {
+  EngineRequest,
+  engineMethods,
+  type EngineEvent,
+  type EngineMethod,
+  type EngineMethods,
+  type EngineResponse,
+  type EngineResult,
+} from '../../app/engine-protocol.js';
+import { loadBinding, type NativeModel, type NativeSession } from './binding.js';
+import { readBuildInfo } from './build-info.js';
+
+type Handlers = {
+  [M in EngineMethod]: (params: z.output<EngineMethods[M]['params']>) => Promise<EngineResult<M>> | EngineResult<M>;
+};
+
+const flavour = process.env.POWER_ADDON_FLAVOUR ?? 'cpu';
+const binding = loadBinding(flavour);
+const buildInfo = readBuildInfo(flavour);
+const models = new Map<string, NativeModel>();
+const sessions = new Map<string, NativeSession>();
+let nextId = 1;
+
+function send(message: EngineResponse | EngineEvent): void {
+  process.send?.(message);
+}
+
+function model(id: string): NativeModel {
+  const m = models.get(id);
+  if (!m) throw new Error(`no model ${id} in the engine`);
+  return m;
+}
+
+function session(id: string): NativeSession {
+  const s = sessions.get(id);
+  if (!s) throw new Error(`no session ${id} in the engine`);
+  return s;
+}
+
+const handlers: Handlers = {
+  hello: () => ({ llamaCppRelease: buildInfo.llamaCppRelease, flavour: buildInfo.flavour, devices: binding.devices() }),
+
+  loadModel: async (p) => {
+    const loaded = await binding.Model.load(p.path, {
+      gpuLayers: p.gpuLayers,
+      loadMtp: p.loadMtp,
+      ...(p.requestId
+        ? { onProgress: (progress: number) => send({ kind: 'event', event: 'progress', requestId: p.requestId!, progress }) }
+        : {}),
+    });
+    const modelId = `m${nextId++}`;
+    models.set(modelId, loaded);
+    return { modelId, info: loaded.info() };
+  },
+
+  tokenize: (p) => model(p.modelId).tokenize(p.text, p.addSpecial, p.parseSpecial),
+  detokenize: (p) => model(p.modelId).detokenize(p.tokens, p.renderSpecial),
+
+  createSession: async (p) => {
+    const created = await binding.Session.create(model(p.modelId), {
+      contextSize: p.contextSize,
+      batchSize: p.batchSize,
+      threads: p.threads,
+      flashAttn: p.flashAttn,
+    });
+    const sessionId = `s${nextId++}`;
+    sessions.set(sessionId, created);
+    return { sessionId, contextSize: created.info().contextSize };
+  },
+
+  generate: (p) =>
+    session(p.sessionId).generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling }, (round) =>
+      send({ kind: 'event', event: 'round', requestId: p.requestId, round }),
+    ),
+
+  cancel: (p) => {
+    session(p.sessionId).cancel();
+    return null;
+  },
+
+  disposeSession: async (p) => {
+    await session(p.sessionId).dispose();
+    sessions.delete(p.sessionId);
+    return null;
+  },
+
+  disposeModel: async (p) => {
+    await model(p.modelId).dispose();
+    models.delete(p.modelId);
+    return null;
+  },
+
+  liveHandles: () => binding.liveHandles(),
+};
+
+async function handle(raw: unknown): Promise<void> {
+  const request = EngineRequest.safeParse(raw);
+  if (!request.success) {
+    // no id to answer to: a malformed message is a bug in the main process
+    process.stderr.write(`engine host: malformed request: ${request.error.message}\n`);
+    return;
+  }
+  const { id, method } = request.data;
+  try {
+    const params = engineMethods[method].params.parse(request.data.params);
+    const handler = handlers[method] as (p: unknown) => unknown;
+    const value = await handler(params);
+    send({ kind: 'response', id, ok: true, value });
+  } catch (error) {
+    send({ kind: 'response', id, ok: false, error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+process.on('message', (message) => void handle(message));
+// the main process went away: nothing left to serve
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,107 @@
+// Module entry: backend loading, device listing, live-handle counters, and the wrapped
+// classes (Model, Session). Every exported function turns failures into JS errors.
+
+#include <mutex>
+#include <string>
+
+#include <napi.h>
+
+#include "addon_data.h"
+#include "ggml-backend.h"
+#include "handles.h"
+#include "log_capture.h"
+#include "model.h"
+#include "session.h"
+
+namespace power {
+
+addon_data & data_of(Napi::Env env) {
+    return *env.GetInstanceData<addon_data>();
+}
+
+namespace {
+
+const char * device_type_name(enum ggml_backend_dev_type type) {
+    switch (type) {
+        case GGML_BACKEND_DEVICE_TYPE_CPU:   return "cpu";
+        case GGML_BACKEND_DEVICE_TYPE_GPU:   return "gpu";
+        case GGML_BACKEND_DEVICE_TYPE_IGPU:  return "igpu";
+        case GGML_BACKEND_DEVICE_TYPE_ACCEL: return "accel";
+        default:                             return "other";
+    }
+}
+
+std::once_flag backends_once;
+
+// init(libDir): loads the ggml backends that sit next to the addon (the prebuilt packages
+// use dynamic backends: plain ggml_backend_load_all() would find no device). Idempotent.
+Napi::Value init(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) {
+        throw Napi::TypeError::New(env, "init(libDir): libDir must be a string");
+    }
+    std::string dir = info[0].As<Napi::String>().Utf8Value();
+    std::call_once(backends_once, [&dir]() {
+        log_capture_install();
+        llama_backend_init();
+        ggml_backend_load_all_from_path(dir.c_str());
+    });
+    if (ggml_backend_dev_count() == 0) {
+        throw Napi::Error::New(env, "no ggml backend could be loaded from " + dir);
+    }
+    return env.Undefined();
+}
+
+// devices() -> [{ name, description, type, freeBytes, totalBytes }]
+Napi::Value devices(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    Napi::Array out = Napi::Array::New(env);
+    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+        ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+        size_t free_bytes = 0, total_bytes = 0;
+        ggml_backend_dev_memory(dev, &free_bytes, &total_bytes);
+        Napi::Object d = Napi::Object::New(env);
+        d.Set("name", ggml_backend_dev_name(dev));
+        d.Set("description", ggml_backend_dev_description(dev));
+        d.Set("type", device_type_name(ggml_backend_dev_type(dev)));
+        d.Set("freeBytes", static_cast<double>(free_bytes));
+        d.Set("totalBytes", static_cast<double>(total_bytes));
+        out.Set(static_cast<uint32_t>(i), d);
+    }
+    return out;
+}
+
+Napi::Value system_info(const Napi::CallbackInfo & info) {
+    return Napi::String::New(info.Env(), llama_print_system_info());
+}
+
+// liveHandles() -> { models, contexts, jobs }: what native state is still alive
+Napi::Value live_handles(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("models", live().models.load());
+    out.Set("contexts", live().contexts.load());
+    out.Set("jobs", live().jobs.load());
+    return out;
+}
+
+} // namespace
+
+Napi::Object init_module(Napi::Env env, Napi::Object exports) {
+    env.SetInstanceData(new addon_data());
+    exports.Set("init", Napi::Function::New(env, init, "init"));
+    exports.Set("devices", Napi::Function::New(env, devices, "devices"));
+    exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
+    exports.Set("liveHandles", Napi::Function::New(env, live_handles, "liveHandles"));
+    Model::init(env, exports);
+    Session::init(env, exports);
+    return exports;
+}
+
+} // namespace power
+
+static Napi::Object InitPower(Napi::Env env, Napi::Object exports) {
+    return power::init_module(env, exports);
+}
+
+NODE_API_MODULE(power, InitPower)

@@ -1,0 +1,163 @@
+#include "generate.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace power {
+namespace {
+
+constexpr int32_t decode_aborted = 2; // llama_decode: the abort callback stopped it
+
+size_t common_prefix(const std::vector<llama_token> & a, const std::vector<llama_token> & b) {
+    size_t n = std::min(a.size(), b.size());
+    size_t i = 0;
+    while (i < n && a[i] == b[i]) {
+        i++;
+    }
+    return i;
+}
+
+// Drops every state row at position >= keep. Recurrent state cannot always be cut back; then
+// the sequence is cleared and the next request evaluates its prompt from the start.
+void rollback_to(session_core & core, size_t keep) {
+    llama_memory_t mem = llama_get_memory(core.ctx.get());
+    keep = std::min(keep, core.committed.size());
+    if (!llama_memory_seq_rm(mem, 0, static_cast<llama_pos>(keep), -1)) {
+        llama_memory_clear(mem, true);
+        keep = 0;
+    }
+    core.committed.resize(keep);
+}
+
+std::string decode_failure(int32_t rc) {
+    if (rc == 1) {
+        return "llama_decode found no room in the context (code 1)";
+    }
+    return "llama_decode failed (code " + std::to_string(rc) + ")";
+}
+
+// Evaluates the prompt past what the context already holds; logits on its last token only.
+// Returns false when a cancel aborted it. The committed state grows chunk by chunk.
+bool prefill(session_core & core, const std::vector<llama_token> & prompt) {
+    size_t keep = common_prefix(core.committed, prompt);
+    if (keep == prompt.size()) {
+        keep--; // the last prompt token is evaluated again: its logits pick the first token
+    }
+    if (keep < core.committed.size()) {
+        rollback_to(core, keep);
+    }
+    batch_owner & batch = *core.batch;
+    while (core.committed.size() < prompt.size()) {
+        size_t from = core.committed.size();
+        size_t to   = std::min(prompt.size(), from + static_cast<size_t>(batch.capacity()));
+        batch.clear();
+        for (size_t i = from; i < to; i++) {
+            batch.add(prompt[i], static_cast<llama_pos>(i), i + 1 == prompt.size());
+        }
+        int32_t rc = llama_decode(core.ctx.get(), batch.get());
+        if (rc != 0) {
+            rollback_to(core, from); // a partly processed chunk leaves rows behind
+            if (rc == decode_aborted) {
+                return false;
+            }
+            throw std::runtime_error("prompt evaluation failed: " + decode_failure(rc));
+        }
+        core.committed.insert(core.committed.end(), prompt.begin() + from, prompt.begin() + to);
+    }
+    return true;
+}
+
+// Evaluates one emitted token so the next one can be sampled. Returns false on cancel.
+bool commit_token(session_core & core, llama_token token) {
+    batch_owner & batch = *core.batch;
+    size_t pos = core.committed.size();
+    batch.clear();
+    batch.add(token, static_cast<llama_pos>(pos), true);
+    int32_t rc = llama_decode(core.ctx.get(), batch.get());
+    if (rc != 0) {
+        rollback_to(core, pos);
+        if (rc == decode_aborted) {
+            return false;
+        }
+        throw std::runtime_error(decode_failure(rc));
+    }
+    core.committed.push_back(token);
+    return true;
+}
+
+emitted_token make_emitted(const llama_vocab * vocab, llama_token id, const char * origin) {
+    char buf[256];
+    int32_t n = llama_token_to_piece(vocab, id, buf, sizeof buf, 0, false);
+    return emitted_token{id, std::string(buf, n > 0 ? n : 0), origin};
+}
+
+} // namespace
+
+generate_result run_generation(session_core & core, const generate_request & req, const round_sink & sink) {
+    const llama_vocab * vocab = llama_model_get_vocab(core.model.get());
+    const int64_t t0 = llama_time_us();
+    const uint32_t n_ctx = llama_n_ctx(core.ctx.get());
+
+    generate_result result;
+    result.prompt_tokens = static_cast<int32_t>(req.prompt.size());
+    if (req.prompt.empty()) {
+        throw std::runtime_error("the prompt is empty");
+    }
+    if (req.prompt.size() + 1 > n_ctx) {
+        throw std::runtime_error("the prompt is " + std::to_string(req.prompt.size()) +
+                                 " tokens but the context holds " + std::to_string(n_ctx) +
+                                 " (with room for at least one generated token)");
+    }
+    std::string invalid = validate(req.sampling);
+    if (!invalid.empty()) {
+        throw std::invalid_argument(invalid);
+    }
+    sampler_ptr sampler = make_sampler(vocab, req.sampling);
+
+    result.reused_tokens = static_cast<int32_t>(
+        std::min(common_prefix(core.committed, req.prompt), req.prompt.size() - 1));
+    bool completed = prefill(core, req.prompt);
+    result.prefill_us = llama_time_us() - t0;
+    if (!completed) {
+        result.stop_reason = "cancelled";
+        result.total_us    = llama_time_us() - t0;
+        return result;
+    }
+
+    int64_t round_start = llama_time_us() - t0;
+    while (true) {
+        if (core.cancel.load()) {
+            result.stop_reason = "cancelled";
+            break;
+        }
+        llama_token token = llama_sampler_sample(sampler.get(), core.ctx.get(), -1);
+        if (llama_vocab_is_eog(vocab, token)) {
+            result.stop_reason = "eos";
+            break;
+        }
+        round_record round;
+        round.start_us = round_start;
+        round.tokens.push_back(make_emitted(vocab, token, "target"));
+        round.end_us = llama_time_us() - t0;
+        round_start  = round.end_us;
+        result.generated++;
+        sink(std::move(round));
+
+        if (result.generated >= req.max_tokens) {
+            result.stop_reason = "max-tokens";
+            break;
+        }
+        if (core.committed.size() >= n_ctx) {
+            result.stop_reason = "context-full";
+            break;
+        }
+        if (!commit_token(core, token)) {
+            result.stop_reason = "cancelled";
+            break;
+        }
+    }
+    result.total_us = llama_time_us() - t0;
+    return result;
+}
+
+} // namespace power

@@ -1,0 +1,19 @@
+#pragma once
+// llama.cpp and ggml report why a load failed only through their log callback; we keep the
+// recent lines so a failure can be turned into an error message that says why.
+
+#include <cstdint>
+#include <string>
+
+namespace power {
+
+// routes llama.cpp/ggml logging into the capture (and to stderr when POWER_LLAMA_LOG is set)
+void log_capture_install();
+
+// a position in the log stream, to ask later for what was logged since
+uint64_t log_capture_mark();
+
+// the warning and error lines logged since `mark`, joined with "; " (empty when none)
+std::string log_capture_problems_since(uint64_t mark);
+
+} // namespace power

@@ -1,0 +1,286 @@
+#include "model.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "addon_data.h"
+#include "background_job.h"
+#include "log_capture.h"
+
+namespace power {
+
+namespace {
+
+const char * vocab_type_name(enum llama_vocab_type type) {
+    switch (type) {
+        case LLAMA_VOCAB_TYPE_NONE:   return "none";
+        case LLAMA_VOCAB_TYPE_SPM:    return "spm";
+        case LLAMA_VOCAB_TYPE_BPE:    return "bpe";
+        case LLAMA_VOCAB_TYPE_WPM:    return "wpm";
+        case LLAMA_VOCAB_TYPE_UGM:    return "ugm";
+        case LLAMA_VOCAB_TYPE_RWKV:   return "rwkv";
+        case LLAMA_VOCAB_TYPE_PLAMO2: return "plamo2";
+    }
+    return "unknown";
+}
+
+std::string meta_string(const llama_model * model, const char * key) {
+    std::vector<char> buf(256);
+    int32_t n = llama_model_meta_val_str(model, key, buf.data(), buf.size());
+    if (n < 0) {
+        return {};
+    }
+    if (static_cast<size_t>(n) >= buf.size()) {
+        buf.resize(n + 1);
+        llama_model_meta_val_str(model, key, buf.data(), buf.size());
+    }
+    return std::string(buf.data(), n);
+}
+
+// what the load worker needs, copied out of JS before the thread starts
+struct load_request {
+    std::string path;
+    int32_t     gpu_layers = -1; // negative: all
+    bool        load_mtp   = false;
+    bool        has_progress = false;
+    Napi::FunctionReference on_progress; // touched only on the JS thread
+    int last_percent = -1;               // touched only on the load thread
+    background_job * job = nullptr;
+};
+
+bool report_progress(float progress, void * user_data) {
+    auto * req = static_cast<load_request *>(user_data);
+    int percent = static_cast<int>(std::floor(progress * 100.0f));
+    if (req->has_progress && percent != req->last_percent) {
+        req->last_percent = percent;
+        req->job->post([req, progress](Napi::Env env) {
+            Napi::HandleScope scope(env);
+            req->on_progress.Call({Napi::Number::New(env, progress)});
+        });
+    }
+    return true;
+}
+
+} // namespace
+
+void Model::init(Napi::Env env, Napi::Object exports) {
+    Napi::Function ctor = DefineClass(env, "Model", {
+        StaticMethod<&Model::load>("load"),
+        InstanceMethod<&Model::info>("info"),
+        InstanceMethod<&Model::tokenize>("tokenize"),
+        InstanceMethod<&Model::detokenize>("detokenize"),
+        InstanceMethod<&Model::token_piece>("tokenPiece"),
+        InstanceMethod<&Model::is_eog>("isEog"),
+        InstanceMethod<&Model::dispose>("dispose"),
+        InstanceAccessor<&Model::disposed>("disposed"),
+    });
+    data_of(env).model_ctor = Napi::Persistent(ctor);
+    exports.Set("Model", ctor);
+}
+
+Model::Model(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Model>(info) {
+    if (info.Length() != 1 || !info[0].IsExternal()) {
+        throw Napi::TypeError::New(info.Env(), "use Model.load(path, options) to load a model");
+    }
+    model_ = *info[0].As<Napi::External<model_ref>>().Data();
+}
+
+Napi::Object Model::wrap(Napi::Env env, model_ref model) {
+    model_ref holder = std::move(model);
+    return data_of(env).model_ctor.New({Napi::External<model_ref>::New(env, &holder)});
+}
+
+model_ref Model::unwrap(Napi::Env env, Napi::Value value) {
+    if (!value.IsObject() || !value.As<Napi::Object>().InstanceOf(data_of(env).model_ctor.Value())) {
+        throw Napi::TypeError::New(env, "expected a Model");
+    }
+    Model * self = Unwrap(value.As<Napi::Object>());
+    self->live_model(env);
+    return self->model_;
+}
+
+const llama_model & Model::live_model(Napi::Env env) const {
+    if (!model_) {
+        throw Napi::Error::New(env, "model is disposed");
+    }
+    return *model_;
+}
+
+llama_token Model::checked_token(Napi::Env env, Napi::Value value) const {
+    const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
+    if (!value.IsNumber()) {
+        throw Napi::TypeError::New(env, "token id must be a number");
+    }
+    double id = value.As<Napi::Number>().DoubleValue();
+    if (id != std::floor(id) || id < 0 || id >= llama_vocab_n_tokens(vocab)) {
+        throw Napi::RangeError::New(env, "token id " + std::to_string(id) + " is outside the vocabulary");
+    }
+    return static_cast<llama_token>(id);
+}
+
+// Model.load(path, { gpuLayers?, loadMtp?, onProgress? }) -> Promise<Model>
+Napi::Value Model::load(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) {
+        throw Napi::TypeError::New(env, "Model.load(path, options): path must be a string");
+    }
+    auto req  = std::make_shared<load_request>();
+    req->path = info[0].As<Napi::String>().Utf8Value();
+    if (info.Length() > 1 && info[1].IsObject()) {
+        Napi::Object opts = info[1].As<Napi::Object>();
+        if (opts.Has("gpuLayers") && opts.Get("gpuLayers").IsNumber()) {
+            req->gpu_layers = opts.Get("gpuLayers").As<Napi::Number>().Int32Value();
+        }
+        req->load_mtp   = opts.Has("loadMtp") && opts.Get("loadMtp").ToBoolean();
+        if (opts.Has("onProgress") && opts.Get("onProgress").IsFunction()) {
+            req->on_progress  = Napi::Persistent(opts.Get("onProgress").As<Napi::Function>());
+            req->has_progress = true;
+        }
+    }
+
+    return background_job::start(env, "power.Model.load", [req](background_job & job) {
+        req->job = &job;
+        llama_model_params params        = llama_model_default_params();
+        params.n_gpu_layers              = req->gpu_layers;
+        params.load_mtp                  = req->load_mtp;
+        params.progress_callback         = report_progress;
+        params.progress_callback_user_data = req.get();
+
+        uint64_t mark = log_capture_mark();
+        llama_model * raw = llama_model_load_from_file(req->path.c_str(), params);
+        // the JS progress callback is released on the JS thread, whatever the outcome
+        job.post([req](Napi::Env) { req->on_progress.Reset(); });
+        if (!raw) {
+            std::string why = log_capture_problems_since(mark);
+            job.reject("llama.cpp could not load " + req->path + (why.empty() ? "" : ": " + why));
+            return;
+        }
+        model_ref model = adopt_model(raw);
+        job.resolve([model](Napi::Env env) -> Napi::Value { return wrap(env, model); });
+    });
+}
+
+Napi::Value Model::info(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    const llama_model & model = live_model(env);
+    const llama_vocab * vocab = llama_model_get_vocab(&model);
+
+    char desc[256] = {0};
+    llama_model_desc(&model, desc, sizeof desc);
+    const char * tmpl = llama_model_chat_template(&model, nullptr);
+
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("architecture", meta_string(&model, "general.architecture"));
+    out.Set("name", meta_string(&model, "general.name"));
+    out.Set("description", std::string(desc));
+    out.Set("parameters", static_cast<double>(llama_model_n_params(&model)));
+    out.Set("sizeBytes", static_cast<double>(llama_model_size(&model)));
+    out.Set("fileType", llama_ftype_name(llama_model_ftype(&model)));
+    out.Set("contextLength", llama_model_n_ctx_train(&model));
+    out.Set("layers", llama_model_n_layer(&model));
+    out.Set("nextnLayers", llama_model_n_layer_nextn(&model));
+    out.Set("embeddingLength", llama_model_n_embd(&model));
+    out.Set("heads", llama_model_n_head(&model));
+    out.Set("headsKv", llama_model_n_head_kv(&model));
+    out.Set("recurrent", llama_model_is_recurrent(&model) || llama_model_is_hybrid(&model));
+    out.Set("hybrid", llama_model_is_hybrid(&model));
+    out.Set("vocabType", vocab_type_name(llama_vocab_type(vocab)));
+    out.Set("vocabSize", llama_vocab_n_tokens(vocab));
+    out.Set("bos", llama_vocab_bos(vocab));
+    out.Set("eos", llama_vocab_eos(vocab));
+    out.Set("eot", llama_vocab_eot(vocab));
+    out.Set("addBos", llama_vocab_get_add_bos(vocab));
+    out.Set("chatTemplate", tmpl ? Napi::Value(Napi::String::New(env, tmpl)) : env.Null());
+    return out;
+}
+
+// tokenize(text, addSpecial, parseSpecial) -> Int32Array
+Napi::Value Model::tokenize(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
+    if (info.Length() < 1 || !info[0].IsString()) {
+        throw Napi::TypeError::New(env, "tokenize(text, addSpecial, parseSpecial): text must be a string");
+    }
+    std::string text   = info[0].As<Napi::String>().Utf8Value();
+    bool add_special   = info.Length() > 1 && info[1].ToBoolean();
+    bool parse_special = info.Length() > 2 && info[2].ToBoolean();
+
+    std::vector<llama_token> tokens(text.size() + 4);
+    int32_t n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                               static_cast<int32_t>(tokens.size()), add_special, parse_special);
+    if (n < 0 && n != INT32_MIN) {
+        tokens.resize(-n);
+        n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                           static_cast<int32_t>(tokens.size()), add_special, parse_special);
+    }
+    if (n < 0) {
+        throw Napi::Error::New(env, "tokenization failed");
+    }
+    Napi::Int32Array out = Napi::Int32Array::New(env, n);
+    std::copy(tokens.begin(), tokens.begin() + n, out.Data());
+    return out;
+}
+
+// detokenize(tokens: Int32Array, renderSpecial) -> string
+Napi::Value Model::detokenize(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
+    if (info.Length() < 1 || !info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
+        throw Napi::TypeError::New(env, "detokenize(tokens, renderSpecial): tokens must be an Int32Array");
+    }
+    Napi::Int32Array tokens = info[0].As<Napi::Int32Array>();
+    for (size_t i = 0; i < tokens.ElementLength(); i++) {
+        checked_token(env, Napi::Number::New(env, tokens[i]));
+    }
+    bool render_special = info.Length() > 1 && info[1].ToBoolean();
+    std::vector<char> text(tokens.ElementLength() * 8 + 16);
+    int32_t n = llama_detokenize(vocab, tokens.Data(), static_cast<int32_t>(tokens.ElementLength()), text.data(),
+                                 static_cast<int32_t>(text.size()), false, render_special);
+    if (n < 0) {
+        text.resize(-n);
+        n = llama_detokenize(vocab, tokens.Data(), static_cast<int32_t>(tokens.ElementLength()), text.data(),
+                             static_cast<int32_t>(text.size()), false, render_special);
+    }
+    if (n < 0) {
+        throw Napi::Error::New(env, "detokenization failed");
+    }
+    return Napi::String::New(env, text.data(), n);
+}
+
+// tokenPiece(token, renderSpecial) -> Uint8Array of the token's bytes
+Napi::Value Model::token_piece(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
+    llama_token token   = checked_token(env, info.Length() > 0 ? info[0] : env.Undefined());
+    bool render_special = info.Length() > 1 && info[1].ToBoolean();
+    char buf[256];
+    int32_t n = llama_token_to_piece(vocab, token, buf, sizeof buf, 0, render_special);
+    if (n < 0) {
+        throw Napi::Error::New(env, "token piece longer than 256 bytes");
+    }
+    return Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t *>(buf), n);
+}
+
+Napi::Value Model::is_eog(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
+    llama_token token = checked_token(env, info.Length() > 0 ? info[0] : env.Undefined());
+    return Napi::Boolean::New(env, llama_vocab_is_eog(vocab, token));
+}
+
+// dispose() -> Promise<void>. Sessions hold their own reference, so the weights are freed
+// when the last session on this model is disposed too.
+Napi::Value Model::dispose(const Napi::CallbackInfo & info) {
+    model_.reset();
+    auto deferred = Napi::Promise::Deferred::New(info.Env());
+    deferred.Resolve(info.Env().Undefined());
+    return deferred.Promise();
+}
+
+Napi::Value Model::disposed(const Napi::CallbackInfo & info) {
+    return Napi::Boolean::New(info.Env(), !model_);
+}
+
+} // namespace power

@@ -1,0 +1,37 @@
+#pragma once
+// Model: a loaded GGUF (weights + vocabulary). JS: Model.load(path, options) -> Promise<Model>,
+// info(), tokenize(), detokenize(), tokenPiece(), isEog(), dispose().
+
+#include <napi.h>
+
+#include "handles.h"
+
+namespace power {
+
+class Model : public Napi::ObjectWrap<Model> {
+  public:
+    static void init(Napi::Env env, Napi::Object exports);
+    // wraps an already loaded model in a new JS Model
+    static Napi::Object wrap(Napi::Env env, model_ref model);
+    // the model behind a JS Model; throws a JS error when disposed or not a Model
+    static model_ref unwrap(Napi::Env env, Napi::Value value);
+
+    explicit Model(const Napi::CallbackInfo & info);
+
+  private:
+    static Napi::Value load(const Napi::CallbackInfo & info);
+    Napi::Value info(const Napi::CallbackInfo & info);
+    Napi::Value tokenize(const Napi::CallbackInfo & info);
+    Napi::Value detokenize(const Napi::CallbackInfo & info);
+    Napi::Value token_piece(const Napi::CallbackInfo & info);
+    Napi::Value is_eog(const Napi::CallbackInfo & info);
+    Napi::Value dispose(const Napi::CallbackInfo & info);
+    Napi::Value disposed(const Napi::CallbackInfo & info);
+
+    const llama_model & live_model(Napi::Env env) const;
+    llama_token checked_token(Napi::Env env, Napi::Value value) const;
+
+    model_ref model_;
+};
+
+} // namespace power

@@ -1,0 +1,289 @@
+#include "session.h"
+
+#include <cmath>
+#include <string>
+
+#include "addon_data.h"
+#include "background_job.h"
+#include "generate.h"
+#include "log_capture.h"
+#include "model.h"
+
+namespace power {
+namespace {
+
+double number_or(Napi::Object opts, const char * key, double fallback) {
+    if (!opts.Has(key) || opts.Get(key).IsUndefined() || opts.Get(key).IsNull()) {
+        return fallback;
+    }
+    Napi::Value v = opts.Get(key);
+    if (!v.IsNumber() || !std::isfinite(v.As<Napi::Number>().DoubleValue())) {
+        throw Napi::TypeError::New(opts.Env(), std::string(key) + " must be a finite number");
+    }
+    return v.As<Napi::Number>().DoubleValue();
+}
+
+session_params read_session_params(Napi::Object opts) {
+    session_params p;
+    double n_ctx   = number_or(opts, "contextSize", p.n_ctx);
+    double n_batch = number_or(opts, "batchSize", p.n_batch);
+    double threads = number_or(opts, "threads", p.n_threads);
+    if (n_ctx < 16 || n_ctx > (1 << 24)) throw Napi::RangeError::New(opts.Env(), "contextSize must be in [16, 16777216]");
+    if (n_batch < 1 || n_batch > 65536) throw Napi::RangeError::New(opts.Env(), "batchSize must be in [1, 65536]");
+    if (threads < 0 || threads > 1024) throw Napi::RangeError::New(opts.Env(), "threads must be in [0, 1024]");
+    p.n_ctx     = static_cast<uint32_t>(n_ctx);
+    p.n_batch   = static_cast<uint32_t>(n_batch);
+    p.n_threads = static_cast<int32_t>(threads);
+    if (opts.Has("flashAttn") && opts.Get("flashAttn").IsString()) {
+        std::string fa = opts.Get("flashAttn").As<Napi::String>().Utf8Value();
+        if (fa == "on") p.flash_attn = LLAMA_FLASH_ATTN_TYPE_ENABLED;
+        else if (fa == "off") p.flash_attn = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+        else if (fa == "auto") p.flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO;
+        else throw Napi::RangeError::New(opts.Env(), "flashAttn must be 'on', 'off' or 'auto'");
+    }
+    return p;
+}
+
+sampling_params read_sampling(Napi::Object opts) {
+    sampling_params s;
+    s.temperature       = static_cast<float>(number_or(opts, "temperature", s.temperature));
+    s.seed              = static_cast<uint32_t>(number_or(opts, "seed", s.seed));
+    s.top_k             = static_cast<int32_t>(number_or(opts, "topK", s.top_k));
+    s.top_p             = static_cast<float>(number_or(opts, "topP", s.top_p));
+    s.min_p             = static_cast<float>(number_or(opts, "minP", s.min_p));
+    s.repeat_penalty    = static_cast<float>(number_or(opts, "repeatPenalty", s.repeat_penalty));
+    s.repeat_last_n     = static_cast<int32_t>(number_or(opts, "repeatLastN", s.repeat_last_n));
+    s.presence_penalty  = static_cast<float>(number_or(opts, "presencePenalty", s.presence_penalty));
+    s.frequency_penalty = static_cast<float>(number_or(opts, "frequencyPenalty", s.frequency_penalty));
+    std::string invalid = validate(s);
+    if (!invalid.empty()) {
+        throw Napi::RangeError::New(opts.Env(), invalid);
+    }
+    return s;
+}
+
+Napi::Object round_to_js(Napi::Env env, const round_record & r) {
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("type", "round");
+    out.Set("proposed", r.proposed);
+    out.Set("accepted", r.accepted);
+    out.Set("startUs", static_cast<double>(r.start_us));
+    out.Set("endUs", static_cast<double>(r.end_us));
+    Napi::Array tokens = Napi::Array::New(env, r.tokens.size());
+    for (size_t i = 0; i < r.tokens.size(); i++) {
+        Napi::Object t = Napi::Object::New(env);
+        t.Set("id", r.tokens[i].id);
+        t.Set("piece", Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t *>(r.tokens[i].piece.data()),
+                                                   r.tokens[i].piece.size()));
+        t.Set("origin", r.tokens[i].origin);
+        tokens.Set(static_cast<uint32_t>(i), t);
+    }
+    out.Set("tokens", tokens);
+    return out;
+}
+
+Napi::Object result_to_js(Napi::Env env, const generate_result & r) {
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("stopReason", r.stop_reason);
+    out.Set("promptTokens", r.prompt_tokens);
+    out.Set("reusedTokens", r.reused_tokens);
+    out.Set("prefillUs", static_cast<double>(r.prefill_us));
+    out.Set("totalUs", static_cast<double>(r.total_us));
+    out.Set("generated", r.generated);
+    return out;
+}
+
+// runs on the JS thread once a job on the session is over: frees the context if a dispose
+// was waiting for it
+void finish_job(session_core & core) {
+    core.busy = false;
+    if (core.disposing) {
+        core.ctx.reset();
+        core.batch.reset();
+        core.model.reset();
+        for (auto & d : core.dispose_waiters) {
+            d.Resolve(d.Env().Undefined());
+        }
+        core.dispose_waiters.clear();
+    }
+}
+
+} // namespace
+
+void Session::init(Napi::Env env, Napi::Object exports) {
+    Napi::Function ctor = DefineClass(env, "Session", {
+        StaticMethod<&Session::create>("create"),
+        InstanceMethod<&Session::generate>("generate"),
+        InstanceMethod<&Session::cancel>("cancel"),
+        InstanceMethod<&Session::dispose>("dispose"),
+        InstanceMethod<&Session::info>("info"),
+        InstanceMethod<&Session::committed_tokens>("committedTokens"),
+    });
+    data_of(env).session_ctor = Napi::Persistent(ctor);
+    exports.Set("Session", ctor);
+}
+
+Session::Session(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Session>(info) {
+    if (info.Length() != 1 || !info[0].IsExternal()) {
+        throw Napi::TypeError::New(info.Env(), "use Session.create(model, options) to create a session");
+    }
+    core_ = *info[0].As<Napi::External<session_core_ref>>().Data();
+}
+
+session_core & Session::live_core(Napi::Env env) {
+    if (!core_ || core_->disposing || !core_->ctx) {
+        throw Napi::Error::New(env, "session is disposed");
+    }
+    return *core_;
+}
+
+// Session.create(model, { contextSize?, batchSize?, threads?, flashAttn? }) -> Promise<Session>
+Napi::Value Session::create(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    auto core   = std::make_shared<session_core>();
+    core->model = Model::unwrap(env, info.Length() > 0 ? info[0] : env.Undefined());
+    core->params = read_session_params(info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>()
+                                                                              : Napi::Object::New(env));
+    return background_job::start(env, "power.Session.create", [core](background_job & job) {
+        llama_context_params cp = llama_context_default_params();
+        cp.n_ctx           = core->params.n_ctx;
+        cp.n_batch         = core->params.n_batch;
+        cp.n_ubatch        = core->params.n_batch;
+        cp.n_seq_max       = 1;
+        cp.flash_attn_type = core->params.flash_attn;
+        cp.no_perf         = true;
+        if (core->params.n_threads > 0) {
+            cp.n_threads       = core->params.n_threads;
+            cp.n_threads_batch = core->params.n_threads;
+        }
+        // lets cancel() stop a long prompt evaluation between graph nodes
+        cp.abort_callback      = [](void * data) { return static_cast<session_core *>(data)->cancel.load(); };
+        cp.abort_callback_data = core.get();
+
+        uint64_t mark = log_capture_mark();
+        llama_context * raw = llama_init_from_model(core->model.get(), cp);
+        if (!raw) {
+            std::string why = log_capture_problems_since(mark);
+            job.reject("llama.cpp could not create a context" + (why.empty() ? "" : ": " + why));
+            return;
+        }
+        core->ctx   = adopt_context(raw);
+        core->batch = std::make_unique<batch_owner>(static_cast<int32_t>(llama_n_batch(raw)), 1);
+        job.resolve([core](Napi::Env env) -> Napi::Value {
+            session_core_ref holder = core;
+            return data_of(env).session_ctor.New({Napi::External<session_core_ref>::New(env, &holder)});
+        });
+    });
+}
+
+// generate(prompt: Int32Array, options, onRound(record)) -> Promise<result>
+Napi::Value Session::generate(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    session_core & core = live_core(env);
+    if (core.busy) {
+        throw Napi::Error::New(env, "session is busy with another request");
+    }
+    if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsObject() || !info[2].IsFunction() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
+        throw Napi::TypeError::New(env, "generate(prompt: Int32Array, options: object, onRound: function)");
+    }
+    Napi::Int32Array prompt = info[0].As<Napi::Int32Array>();
+    Napi::Object opts       = info[1].As<Napi::Object>();
+    const int32_t n_vocab   = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
+
+    auto req = std::make_shared<generate_request>();
+    req->prompt.assign(prompt.Data(), prompt.Data() + prompt.ElementLength());
+    for (llama_token t : req->prompt) {
+        if (t < 0 || t >= n_vocab) {
+            throw Napi::RangeError::New(env, "prompt token " + std::to_string(t) + " is outside the vocabulary (size " +
+                                                 std::to_string(n_vocab) + ")");
+        }
+    }
+    double max_tokens = number_or(opts, "maxTokens", req->max_tokens);
+    if (max_tokens < 1 || max_tokens > (1 << 24) || max_tokens != std::floor(max_tokens)) {
+        throw Napi::RangeError::New(env, "maxTokens must be an integer in [1, 16777216]");
+    }
+    req->max_tokens = static_cast<int32_t>(max_tokens);
+    req->sampling   = read_sampling(opts);
+
+    auto on_round = std::make_shared<Napi::FunctionReference>(Napi::Persistent(info[2].As<Napi::Function>()));
+    core.busy = true;
+    core.cancel.store(false);
+    session_core_ref ref = core_;
+    return background_job::start(env, "power.Session.generate", [ref, req, on_round](background_job & job) {
+        // the callback reference is dropped on the JS thread, after the last round
+        auto release = [ref, on_round](Napi::Env) {
+            on_round->Reset();
+            finish_job(*ref);
+        };
+        try {
+            generate_result result = run_generation(*ref, *req, [&job, on_round](round_record && r) {
+                auto record = std::make_shared<round_record>(std::move(r));
+                job.post([on_round, record](Napi::Env env) {
+                    Napi::HandleScope scope(env);
+                    if (!on_round->IsEmpty()) {
+                        on_round->Call({round_to_js(env, *record)});
+                    }
+                });
+            });
+            job.post(release);
+            job.resolve([result](Napi::Env env) -> Napi::Value { return result_to_js(env, result); });
+        } catch (const std::exception & e) {
+            job.post(release);
+            job.reject(e.what());
+        }
+    });
+}
+
+// cancel(): asks the running request to stop at the next safe point; it resolves with
+// stopReason "cancelled" and the session keeps its last committed state
+Napi::Value Session::cancel(const Napi::CallbackInfo & info) {
+    if (core_ && core_->busy) {
+        core_->cancel.store(true);
+    }
+    return info.Env().Undefined();
+}
+
+// dispose() -> Promise<void>: cancels any running request, waits for it, frees the context
+Napi::Value Session::dispose(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    auto deferred = Napi::Promise::Deferred::New(env);
+    if (!core_ || core_->disposing) {
+        deferred.Resolve(env.Undefined());
+        return deferred.Promise();
+    }
+    core_->disposing = true;
+    if (core_->busy) {
+        core_->cancel.store(true);
+        core_->dispose_waiters.push_back(deferred);
+    } else {
+        finish_job(*core_);
+        deferred.Resolve(env.Undefined());
+    }
+    return deferred.Promise();
+}
+
+Napi::Value Session::info(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    session_core & core = live_core(env);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("contextSize", llama_n_ctx(core.ctx.get()));
+    out.Set("batchSize", llama_n_batch(core.ctx.get()));
+    out.Set("threads", llama_n_threads(core.ctx.get()));
+    out.Set("committedTokens", static_cast<double>(core.committed.size()));
+    return out;
+}
+
+// committedTokens() -> Int32Array: the tokens whose state the context holds
+Napi::Value Session::committed_tokens(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    session_core & core = live_core(env);
+    if (core.busy) {
+        throw Napi::Error::New(env, "session is busy with another request");
+    }
+    Napi::Int32Array out = Napi::Int32Array::New(env, core.committed.size());
+    std::copy(core.committed.begin(), core.committed.end(), out.Data());
+    return out;
+}
+
+} // namespace power

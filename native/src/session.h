@@ -1,0 +1,30 @@
+#pragma once
+// Session: a llama.cpp context with its own sequence on a Model. JS:
+// Session.create(model, options) -> Promise<Session>, generate(prompt, options, onEvent),
+// cancel(), dispose(), info().
+
+#include <napi.h>
+
+#include "session_core.h"
+
+namespace power {
+
+class Session : public Napi::ObjectWrap<Session> {
+  public:
+    static void init(Napi::Env env, Napi::Object exports);
+    explicit Session(const Napi::CallbackInfo & info);
+
+  private:
+    static Napi::Value create(const Napi::CallbackInfo & info);
+    Napi::Value generate(const Napi::CallbackInfo & info);
+    Napi::Value cancel(const Napi::CallbackInfo & info);
+    Napi::Value dispose(const Napi::CallbackInfo & info);
+    Napi::Value info(const Napi::CallbackInfo & info);
+    Napi::Value committed_tokens(const Napi::CallbackInfo & info);
+
+    session_core & live_core(Napi::Env env);
+
+    session_core_ref core_;
+};
+
+} // namespace power

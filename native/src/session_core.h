@@ -1,0 +1,41 @@
+#pragma once
+// The state a session's background work shares with its JS object. The JS thread owns the
+// bookkeeping fields; the generation thread owns the context while `busy` is set.
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include <napi.h>
+
+#include "handles.h"
+
+namespace power {
+
+struct session_params {
+    uint32_t n_ctx     = 4096; // context size in tokens
+    uint32_t n_batch   = 512;  // prompt tokens per decode call
+    int32_t  n_threads = 0;    // 0: llama.cpp's default
+    llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // when to use Flash Attention
+};
+
+struct session_core {
+    model_ref      model;
+    context_ptr    ctx;
+    session_params params;
+    std::unique_ptr<batch_owner> batch;   // reused by every decode of this session
+
+    // tokens whose state the context holds: the last committed transaction
+    std::vector<llama_token> committed;
+
+    std::atomic<bool> cancel{false};      // set by cancel()/dispose(), read by the worker and abort callback
+
+    // JS thread only
+    bool busy      = false;
+    bool disposing = false;
+    std::vector<Napi::Promise::Deferred> dispose_waiters;
+};
+
+using session_core_ref = std::shared_ptr<session_core>;
+
+} // namespace power

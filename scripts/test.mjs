@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// `npm test`: lint and type-check, build, make the synthetic models (cached in .cache/models),
+// then run the suites with node's test runner: test/unit (no model), test/model (the real
+// addon on the synthetic GGUF set, one file at a time). Extra arguments narrow the files.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const SUITES = ['test/unit', 'test/model'];
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', shell: process.platform === 'win32' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+const filter = process.argv.slice(2);
+if (!process.env.POWER_TEST_SKIP_PREP) {
+  run('npm', ['run', '--silent', 'lint']);
+  run('npm', ['run', '--silent', 'build']);
+  run(process.execPath, ['bin/power.js', 'make-models']);
+}
+const files = SUITES.flatMap((dir) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort()
+    .map((f) => join(dir, f)),
+).filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)));
+
+run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files]);
