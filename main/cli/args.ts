@@ -17,7 +17,11 @@ export function parseFlags(argv: string[], options: Options, maxPositionals: num
     parsed = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
   } catch (error) {
     // node's messages run on with advice about '--'; the first sentence says it
-    const message = (error as Error).message.split('. ')[0]!.replace(/\.$/, '');
+    const message = (error as Error).message.split('\n')[0]!.split('. ')[0]!.replace(/\.$/, '');
+    const ambiguous = /option '(--[\w-]+)' argument is ambiguous/i.exec(message);
+    if (ambiguous) {
+      throw new UsageError(`${ambiguous[1]} needs a value; for one that starts with '-', write ${ambiguous[1]}=VALUE`);
+    }
     throw new UsageError(message.charAt(0).toLowerCase() + message.slice(1));
   }
   if (parsed.positionals.length > maxPositionals) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <string>
 
 #include "llama.h"
 
@@ -56,7 +57,8 @@ void on_log(ggml_log_level level, const char * text, void * /*user_data*/) {
 } // namespace
 
 void log_capture_install() {
-    state().echo = std::getenv("POWER_LLAMA_LOG") != nullptr;
+    const char * echo = std::getenv("POWER_LLAMA_LOG");
+    state().echo = echo != nullptr && *echo != '\0' && std::string(echo) != "0";
     llama_log_set(on_log, nullptr);
 }
 

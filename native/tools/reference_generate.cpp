@@ -44,6 +44,8 @@ int main(int argc, char ** argv) {
     llama_context_params cp = llama_context_default_params();
     cp.n_ctx                = n_ctx;
     cp.n_batch              = n_ctx;
+    cp.n_threads            = 1; // tiny test models: more threads only add spin-waiting
+    cp.n_threads_batch      = 1;
     llama_context * ctx     = llama_init_from_model(model, cp);
     const llama_vocab * vocab = llama_model_get_vocab(model);
 

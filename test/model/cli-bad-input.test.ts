@@ -1,0 +1,98 @@
+// Every bad input exits 2 with one `error:` line that says what was wrong; never a signal.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { power, type CliRun } from '../fixtures/cli.js';
+import { makeBadFiles, syntheticModels, type BadFiles } from '../fixtures/models.js';
+import type { ModelSet } from '../../main/models/synthetic.js';
+
+function assertUsageError(run: CliRun, pattern: RegExp): void {
+  assert.equal(run.signal, null, `killed by ${run.signal}: ${run.stderr}`);
+  assert.equal(run.code, 2, `exit ${run.code}: ${run.stderr}`);
+  const lines = run.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one line on stderr, got:\n${run.stderr}`);
+  assert.match(lines[0]!, /^error: /);
+  assert.match(lines[0]!, pattern);
+}
+
+describe('bad input', () => {
+  let dir: string;
+  let bad: BadFiles;
+  let models: ModelSet;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'power-bad-'));
+    bad = await makeBadFiles(dir);
+    models = await syntheticModels();
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  const generate = (model: string, ...more: string[]) => power(['generate', '--model', model, '--prompt', 'hi', ...more]);
+
+  test('a missing model file', () => {
+    assertUsageError(generate(join(dir, 'nope.gguf')), /model file not found: .*nope\.gguf/);
+    assertUsageError(power(['info', join(dir, 'nope.gguf')]), /model file not found/);
+  });
+
+  test('a file that is not GGUF', () => {
+    assertUsageError(generate(bad.notGguf), /not a GGUF file/);
+    assertUsageError(power(['info', bad.emptyFile]), /not a GGUF file|too short|empty/);
+  });
+
+  test('a truncated GGUF', () => {
+    assertUsageError(generate(bad.truncated), /truncated/);
+  });
+
+  test('an architecture llama.cpp does not know', () => {
+    assertUsageError(power(['info', bad.unknownArch]), /architecture 'nosucharch' is not supported/);
+  });
+
+  test('a well-formed GGUF that llama.cpp refuses says why', () => {
+    assertUsageError(generate(bad.missingTensor), /could not load .*output_norm/);
+  });
+
+  test('a file that makes llama.cpp abort is contained in the engine host', () => {
+    const run = generate(bad.duplicateTokens);
+    assertUsageError(run, /crashed while loading/);
+  });
+
+  test('a prompt longer than --ctx', () => {
+    const long = 'the quick brown fox jumps over the lazy dog '.repeat(20);
+    assertUsageError(
+      power(['generate', '--model', models['target.gguf'], '--prompt', long, '--ctx', '32']),
+      /the prompt is \d+ tokens but the context holds 32/,
+    );
+  });
+
+  test('unknown flags, commands and bad values', () => {
+    const target = models['target.gguf'];
+    assertUsageError(generate(target, '--frobnicate'), /unknown option '--frobnicate'/);
+    assertUsageError(power(['frobnicate']), /unknown command 'frobnicate'/);
+    assertUsageError(generate(target, '--max-tokens', '0'), /--max-tokens must be an integer from 1/);
+    assertUsageError(generate(target, '--max-tokens', 'ten'), /--max-tokens must be an integer/);
+    assertUsageError(generate(target, '--temperature=-1'), /--temperature must be a number from 0/);
+    assertUsageError(generate(target, '--temperature', '-1'), /--temperature needs a value; .* write --temperature=VALUE/);
+    assertUsageError(generate(target, '--top-p', '0'), /--top-p must be a number greater than 0/);
+    assertUsageError(generate(target, '--gpu-layers', 'many'), /--gpu-layers must be an integer/);
+    assertUsageError(generate(target, '--flash-attn', 'maybe'), /--flash-attn must be one of on, off, auto/);
+    assertUsageError(generate(target, '--ctx', '8'), /--ctx must be an integer from 16/);
+    assertUsageError(generate(target, '--strategy', 'magic'), /--strategy must be one of none, ngram/);
+    assertUsageError(power(['generate', '--model', target]), /give a prompt with --prompt/);
+    assertUsageError(power(['generate', '--model', target, '--prompt', 'a', '--prompt-tokens', '1']), /give only one of/);
+    assertUsageError(power(['generate', '--model', target, '--prompt-tokens', '1,x']), /comma-separated token ids/);
+    assertUsageError(power(['generate', '--model', target, '--prompt-tokens', '1,99999']), /outside the vocabulary/);
+    assertUsageError(power(['generate', '--model', target, '--prompt-file', join(dir, 'none.txt')]), /cannot read the prompt file/);
+  });
+
+  test('a strategy the model cannot serve is refused with the reason', () => {
+    assertUsageError(generate(models['target.gguf'], '--strategy', 'mtp'), /strategy 'mtp' is not available.*no NextN\/MTP layers/);
+    assertUsageError(generate(models['target.gguf'], '--strategy', 'eagle3'), /strategy 'eagle3' is not available.*needs --draft/);
+    assertUsageError(
+      generate(models['target.gguf'], '--strategy', 'draft-model', '--draft', models['draft-badvocab.gguf']),
+      /draft is incompatible: vocabulary size differs/,
+    );
+  });
+});

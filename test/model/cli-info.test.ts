@@ -1,0 +1,76 @@
+// `power info` on every synthetic model reports what the GGUF holds, as llama.cpp reads it.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+
+import { STRATEGIES } from '../../app/strategies.js';
+import { readGgufInfo, parameterCount } from '../../main/gguf/reader.js';
+import { SYNTHETIC_MODELS, type ModelSet, type SyntheticModelName } from '../../main/models/synthetic.js';
+import { jsonOf, power } from '../fixtures/cli.js';
+import { syntheticModels } from '../fixtures/models.js';
+
+interface InfoJson {
+  architecture: string;
+  parameters: number;
+  fileType: string;
+  contextLength: number;
+  layers: number;
+  nextnLayers: number;
+  recurrent: boolean;
+  vocabType: string;
+  vocabSize: number;
+  chatTemplate: boolean;
+  strategies: Record<string, { available: boolean; reason?: string }>;
+}
+
+describe('power info', () => {
+  let models: ModelSet;
+  before(async () => {
+    models = await syntheticModels();
+  });
+
+  for (const name of Object.keys(SYNTHETIC_MODELS) as SyntheticModelName[]) {
+    test(`reports ${name} as written`, async () => {
+      const run = power(['info', models[name], '--json']);
+      assert.equal(run.code, 0, run.stderr);
+      const info = jsonOf<InfoJson>(run);
+      const gguf = await readGgufInfo(models[name]);
+      const arch = gguf.metadata.get('general.architecture')!.value as string;
+      const num = (key: string) => Number(gguf.metadata.get(`${arch}.${key}`)!.value);
+
+      assert.equal(info.architecture, arch);
+      // llama.cpp counts every weight the file holds, the NextN block included
+      assert.equal(info.parameters, parameterCount(gguf));
+      assert.equal(info.fileType, 'all F32');
+      assert.equal(info.contextLength, num('context_length'));
+      const nextn = arch === 'qwen35' ? num('nextn_predict_layers') : 0;
+      assert.equal(info.nextnLayers, nextn);
+      assert.equal(info.layers + info.nextnLayers, num('block_count'));
+      assert.equal(info.recurrent, arch === 'qwen35');
+      assert.equal(info.vocabType, 'spm');
+      const tokens = gguf.metadata.get('tokenizer.ggml.tokens')!;
+      assert.equal(info.vocabSize, tokens.type === 'array' ? tokens.value.length : -1);
+      assert.equal(info.chatTemplate, gguf.metadata.has('tokenizer.chat_template'));
+      assert.deepEqual(Object.keys(info.strategies).sort(), [...STRATEGIES].sort());
+      assert.deepEqual(info.strategies.none, { available: true });
+      assert.equal(info.strategies.mtp!.available, false);
+      assert.match(info.strategies.mtp!.reason!, nextn > 0 ? /does not run the 'mtp' proposer yet/ : /no NextN\/MTP layers/);
+      assert.match(info.strategies['draft-model']!.reason!, /needs --draft/);
+    });
+  }
+
+  test('checks a draft against the target', () => {
+    const good = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['draft-close.gguf'], '--json']));
+    assert.match(good.strategies['draft-model']!.reason!, /does not run the 'draft-model' proposer yet/);
+    assert.match(good.strategies.eagle3!.reason!, /'llama' model, not a eagle3 artifact/);
+    const bad = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['draft-badvocab.gguf'], '--json']));
+    assert.match(bad.strategies['draft-model']!.reason!, /incompatible: vocabulary size differs/);
+  });
+
+  test('prints a readable summary without --json', () => {
+    const run = power(['info', models['hybrid-mtp.gguf']]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /architecture {2}qwen35 \(hybrid: recurrent \+ attention\)/);
+    assert.match(run.stdout, /layers {8}4 \+ 1 NextN\/MTP/);
+    assert.match(run.stdout, /recurrent {5}yes/);
+  });
+});

@@ -1,0 +1,163 @@
+// The engine host and the native objects behind it: streaming order, cancel and continue,
+// dispose during a request, a crashed host, and no native handle left behind.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+
+import type { RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
+import { EngineClient, EngineCrashedError } from '../../main/engine/client.js';
+import type { ModelSet } from '../../main/models/synthetic.js';
+import { syntheticModels } from '../fixtures/models.js';
+
+const GREEDY: SamplingOptions = {
+  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
+  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
+};
+
+async function settledHandles(engine: EngineClient) {
+  // a finished job releases its thread-safe function one event-loop turn after it settles
+  for (let i = 0; i < 50; i++) {
+    const live = await engine.call('liveHandles', {});
+    if (live.jobs === 0) return live;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return engine.call('liveHandles', {});
+}
+
+interface Run {
+  tokens: number[];
+  rounds: RoundRecord[];
+  stopReason: string;
+}
+
+async function generate(
+  engine: EngineClient,
+  sessionId: string,
+  prompt: number[],
+  maxTokens: number,
+  onRound?: (round: RoundRecord, rounds: RoundRecord[]) => void,
+): Promise<Run> {
+  const requestId = randomUUID();
+  const rounds: RoundRecord[] = [];
+  const stop = engine.onRound(requestId, (round) => {
+    rounds.push(round);
+    onRound?.(round, rounds);
+  });
+  try {
+    const result = await engine.call('generate', {
+      sessionId, requestId, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY,
+    });
+    const tokens = rounds.flatMap((r) => r.tokens.map((t) => t.id));
+    assert.equal(tokens.length, result.generated, 'every emitted token arrived before the result');
+    return { tokens, rounds, stopReason: result.stopReason };
+  } finally {
+    stop();
+  }
+}
+
+describe('engine host', () => {
+  let models: ModelSet;
+  let engine: EngineClient;
+
+  before(async () => {
+    models = await syntheticModels();
+    engine = EngineClient.start();
+  });
+  after(() => engine.close());
+
+  for (const name of ['target.gguf', 'hybrid-mtp.gguf'] as const) {
+    test(`a cancelled request on ${name} keeps its tokens and the session continues exactly`, async () => {
+      const { modelId } = await engine.call('loadModel', { path: models[name], gpuLayers: 0 });
+      const { sessionId } = await engine.call('createSession', { modelId, contextSize: 512, threads: 1 });
+      const prompt = [1, 300, 301, 302, 303];
+
+      const whole = await generate(engine, sessionId, prompt, 80);
+      assert.equal(whole.stopReason, 'max-tokens');
+      assert.equal(whole.tokens.length, 80);
+
+      // a fresh conversation, cancelled from the stream after 10 rounds
+      const cancelled = await generate(engine, sessionId, prompt, 80, (_round, rounds) => {
+        if (rounds.length === 10) void engine.call('cancel', { sessionId });
+      });
+      assert.equal(cancelled.stopReason, 'cancelled');
+      assert.ok(cancelled.tokens.length >= 10 && cancelled.tokens.length < 80, `${cancelled.tokens.length} tokens`);
+      assert.deepEqual(cancelled.tokens, whole.tokens.slice(0, cancelled.tokens.length));
+
+      const rest = await generate(engine, sessionId, [...prompt, ...cancelled.tokens], 80 - cancelled.tokens.length);
+      assert.deepEqual([...cancelled.tokens, ...rest.tokens], whole.tokens);
+
+      await engine.call('disposeSession', { sessionId });
+      await engine.call('disposeModel', { modelId });
+    });
+  }
+
+  test('rounds stream in order with increasing times', async () => {
+    const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+    const { sessionId } = await engine.call('createSession', { modelId, contextSize: 256, threads: 1 });
+    const run = await generate(engine, sessionId, [1, 400, 401], 30);
+    assert.equal(run.rounds.length, 30);
+    for (let i = 1; i < run.rounds.length; i++) {
+      assert.ok(run.rounds[i]!.endUs >= run.rounds[i - 1]!.endUs);
+      assert.equal(run.rounds[i]!.tokens[0]!.origin, 'target');
+    }
+    await engine.call('disposeSession', { sessionId });
+    await engine.call('disposeModel', { modelId });
+  });
+
+  test('a context that fills up stops with context-full', async () => {
+    const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+    const { sessionId, contextSize } = await engine.call('createSession', { modelId, contextSize: 32, threads: 1 });
+    assert.ok(contextSize >= 32); // llama.cpp may round the context up
+    const run = await generate(engine, sessionId, [1, 400, 401], 100_000);
+    assert.equal(run.stopReason, 'context-full');
+    // every position of the context holds a token; the last emitted one is not evaluated
+    assert.equal(run.tokens.length, contextSize - 3 + 1);
+    await engine.call('disposeSession', { sessionId });
+    await engine.call('disposeModel', { modelId });
+  });
+
+  test('disposing a session during a request cancels it and frees the context', async () => {
+    const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+    const { sessionId } = await engine.call('createSession', { modelId, contextSize: 2048, threads: 1 });
+    let disposed: Promise<null> | undefined;
+    const run = await generate(engine, sessionId, [1, 300], 2000, (_r, rounds) => {
+      if (rounds.length === 5) disposed = engine.call('disposeSession', { sessionId });
+    });
+    await disposed;
+    assert.equal(run.stopReason, 'cancelled');
+    await assert.rejects(engine.call('generate', {
+      sessionId, requestId: 'x', prompt: Int32Array.of(1), maxTokens: 1, sampling: GREEDY,
+    }), /no session/);
+    await engine.call('disposeModel', { modelId });
+  });
+
+  test('bad calls are errors, not crashes', async () => {
+    const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+    const { sessionId, contextSize } = await engine.call('createSession', { modelId, contextSize: 64, threads: 1 });
+    const call = (prompt: number[], maxTokens = 4) =>
+      engine.call('generate', { sessionId, requestId: 'bad', prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY });
+    await assert.rejects(call([1, 99999]), /outside the vocabulary/);
+    await assert.rejects(call([]), /the prompt is empty/);
+    const long = contextSize + 5;
+    await assert.rejects(call(new Array(long).fill(300)), new RegExp(`the prompt is ${long} tokens but the context holds ${contextSize}`));
+    assert.equal((await call([1, 300])).generated, 4); // the session is still usable
+    await engine.call('disposeSession', { sessionId });
+    await engine.call('disposeModel', { modelId });
+  });
+
+  test('nothing native is left alive once everything is disposed', async () => {
+    assert.deepEqual(await settledHandles(engine), { models: 0, contexts: 0, jobs: 0 });
+  });
+
+  test('a crashed engine host fails pending calls with EngineCrashedError', async () => {
+    const doomed = EngineClient.start();
+    const { modelId } = await doomed.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+    const { sessionId } = await doomed.call('createSession', { modelId, contextSize: 2048, threads: 1 });
+    const pending = generate(doomed, sessionId, [1, 300], 2000, (_r, rounds) => {
+      if (rounds.length === 3) (doomed as unknown as { child: { kill(s: string): void } }).child.kill('SIGKILL');
+    });
+    await assert.rejects(pending, (e: unknown) => e instanceof EngineCrashedError && /signal SIGKILL/.test(e.message));
+    assert.ok(doomed.crash instanceof EngineCrashedError);
+    await assert.rejects(doomed.call('liveHandles', {}), EngineCrashedError);
+  });
+});

@@ -1,0 +1,107 @@
+// `power generate` with the autoregressive path: greedy output equals a reference loop
+// written straight on llama.cpp's C API, runs reproduce, seeded sampling reproduces.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { before, describe, test } from 'node:test';
+
+import { GenerationResult } from '../../app/generation-result.js';
+import { addonDir } from '../../main/engine/build-info.js';
+import type { ModelSet } from '../../main/models/synthetic.js';
+import { jsonOf, power } from '../fixtures/cli.js';
+import { syntheticModels } from '../fixtures/models.js';
+
+function generate(args: string[]): GenerationResult {
+  const run = power(['generate', '--json', '--threads', '1', ...args]);
+  assert.equal(run.code, 0, run.stderr);
+  return GenerationResult.parse(jsonOf(run));
+}
+
+function reference(model: string, prompt: number[], n: number): number[] {
+  const out = execFileSync(join(addonDir(), 'power-reference'), [model, String(n), '256', prompt.join(',')], {
+    encoding: 'utf8',
+  }).trim();
+  return out === '' ? [] : out.split(',').map(Number);
+}
+
+const PROMPTS = [
+  [1, 300, 301, 302],
+  [1, 263, 400, 500, 600, 700],
+  [1, 42],
+];
+
+describe('power generate (autoregressive)', () => {
+  let models: ModelSet;
+  before(async () => {
+    models = await syntheticModels();
+  });
+
+  for (const name of ['target.gguf', 'hybrid-mtp.gguf'] as const) {
+    test(`greedy ids on ${name} equal the reference loop on llama.cpp's C API`, () => {
+      for (const prompt of PROMPTS) {
+        const result = generate(['--model', models[name], '--prompt-tokens', prompt.join(','), '--max-tokens', '40']);
+        assert.deepEqual(result.tokens, reference(models[name], prompt, 40), `prompt ${prompt}`);
+      }
+    });
+  }
+
+  test('greedy generation is reproducible run to run, with a digest over little-endian int32 ids', () => {
+    const args = ['--model', models['target.gguf'], '--prompt', 'hello world', '--max-tokens', '48'];
+    const a = generate(args);
+    const b = generate(args);
+    assert.deepEqual(a.tokens, b.tokens);
+    assert.equal(a.tokens.length, 48);
+    assert.equal(a.stopReason, 'max-tokens');
+    const bytes = Buffer.alloc(a.tokens.length * 4);
+    a.tokens.forEach((t, i) => bytes.writeInt32LE(t, i * 4));
+    assert.equal(a.digest, `sha256:${createHash('sha256').update(bytes).digest('hex')}`);
+    assert.equal(a.digest, b.digest);
+    assert.ok(a.text.length > 0);
+  });
+
+  test('seeded sampling is reproducible and the seed matters', () => {
+    const args = ['--model', models['target.gguf'], '--prompt', 'the fast model', '--max-tokens', '40', '--temperature', '1.5', '--top-k', '0', '--top-p', '1', '--min-p', '0'];
+    const a = generate([...args, '--seed', '7']);
+    const b = generate([...args, '--seed', '7']);
+    const c = generate([...args, '--seed', '8']);
+    assert.deepEqual(a.tokens, b.tokens);
+    assert.equal(a.seed, 7);
+    assert.notDeepEqual(a.tokens, c.tokens);
+    const greedy = generate(['--model', models['target.gguf'], '--prompt', 'the fast model', '--max-tokens', '40']);
+    assert.notDeepEqual(a.tokens, greedy.tokens);
+    assert.equal(greedy.seed, null);
+  });
+
+  test('the JSON carries the autoregressive evidence', () => {
+    const r = generate(['--model', models['target.gguf'], '--prompt', 'hello', '--max-tokens', '20']);
+    assert.equal(r.strategy, 'none');
+    assert.equal(r.k, null);
+    assert.equal(r.s, null);
+    assert.equal(r.backend.llamaCppRelease, 'v0.4.0');
+    assert.match(r.backend.device, /^cpu/);
+    const s = r.stats;
+    assert.ok(s.promptTokens > 2);
+    assert.ok(s.ttftMs! > 0);
+    assert.ok(s.prefillTokensPerSecond! > 0);
+    assert.ok(s.decodeTokensPerSecondMedian! > 0);
+    assert.ok(s.requestTokensPerSecond! > 0);
+    assert.deepEqual(
+      [s.proposed, s.accepted, s.rounds, s.replays, s.clampedTo, s.acceptanceRate, s.meanAcceptanceLength, s.acceptancePerPosition],
+      [0, 0, 0, 0, null, null, null, []],
+    );
+  });
+
+  test('--max-tokens bounds the tokens, and text streams to stdout without --json', () => {
+    const run = power(['generate', '--model', models['hybrid-mtp.gguf'], '--prompt', 'hello', '--max-tokens', '5']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(run.stdout.trim().length > 0);
+    assert.match(run.stderr, /\[5 tokens, stop: max-tokens/);
+  });
+
+  test('the chat template wraps the prompt unless --raw', () => {
+    const templated = generate(['--model', models['target.gguf'], '--prompt', 'hello', '--max-tokens', '1']);
+    const raw = generate(['--model', models['target.gguf'], '--prompt', 'hello', '--max-tokens', '1', '--raw']);
+    assert.ok(templated.stats.promptTokens > raw.stats.promptTokens + 2);
+  });
+});

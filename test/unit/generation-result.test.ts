@@ -1,0 +1,59 @@
+// The evidence computed from round records, and the token digest.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+
+import type { RoundRecord } from '../../app/engine-protocol.js';
+import { computeStats, tokenDigest } from '../../app/generation-result.js';
+
+const piece = new Uint8Array();
+function round(endUs: number, tokens: number, proposed = 0, accepted = 0): RoundRecord {
+  return {
+    type: 'round', proposed, accepted, startUs: 0, endUs,
+    tokens: Array.from({ length: tokens }, (_, i) => ({ id: i, piece, origin: 'target' as const })),
+  };
+}
+const native = { stopReason: 'max-tokens' as const, promptTokens: 10, reusedTokens: 2, prefillUs: 4000, totalUs: 10_000, generated: 0 };
+
+describe('computeStats', () => {
+  test('autoregressive rounds: rates from emission times, no speculative evidence', () => {
+    // first token at 5 ms; then 1 ms, 1 ms, 2 ms, 2 ms apart
+    const rounds = [round(5000, 1), round(6000, 1), round(7000, 1), round(9000, 1), round(11000, 1)];
+    const s = computeStats({ ...native, totalUs: 11000 }, rounds);
+    assert.equal(s.ttftMs, 5);
+    assert.equal(s.prefillTokensPerSecond, 2000); // 8 new prompt tokens in 4 ms
+    // warm-up skips the first two gaps' rounds: rates 1000/s, 500/s, 500/s -> median 500
+    assert.equal(s.decodeTokensPerSecondMedian, 500);
+    assert.ok(Math.abs(s.requestTokensPerSecond! - 5 / 0.011) < 1e-9);
+    assert.deepEqual([s.proposed, s.accepted, s.rounds, s.acceptanceRate, s.meanAcceptanceLength], [0, 0, 0, null, null]);
+    assert.deepEqual(s.acceptancePerPosition, []);
+  });
+
+  test('speculative rounds: acceptance rate, mean length and per position', () => {
+    const rounds = [round(1000, 3, 4, 2), round(2000, 5, 4, 4), round(3000, 1, 4, 0)];
+    const s = computeStats(native, rounds);
+    assert.equal(s.proposed, 12);
+    assert.equal(s.accepted, 6);
+    assert.equal(s.rounds, 3);
+    assert.equal(s.acceptanceRate, 0.5);
+    assert.equal(s.meanAcceptanceLength, 3);
+    assert.deepEqual(s.acceptancePerPosition, [2 / 3, 2 / 3, 1 / 3, 1 / 3]);
+  });
+
+  test('no rounds at all', () => {
+    const s = computeStats({ ...native, stopReason: 'cancelled' }, []);
+    assert.equal(s.ttftMs, null);
+    assert.equal(s.decodeTokensPerSecondMedian, null);
+    assert.equal(s.requestTokensPerSecond, null);
+  });
+});
+
+describe('tokenDigest', () => {
+  test('is sha256 over little-endian int32 ids', async () => {
+    const ids = [1, 255, 256, 65535, 2 ** 31 - 1];
+    const bytes = Buffer.alloc(ids.length * 4);
+    ids.forEach((t, i) => bytes.writeInt32LE(t, i * 4));
+    assert.equal(await tokenDigest(ids), `sha256:${createHash('sha256').update(bytes).digest('hex')}`);
+    assert.equal(await tokenDigest([]), 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  });
+});

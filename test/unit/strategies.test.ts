@@ -1,0 +1,24 @@
+// Strategy availability fails closed and always says why.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { ENGINE_STRATEGIES, STRATEGIES, strategyAvailability } from '../../app/strategies.js';
+
+test('every strategy has an answer, and every refusal a reason', () => {
+  for (const facts of [{ nextnLayers: 0 }, { nextnLayers: 1 }, { nextnLayers: 1, draft: { architecture: 'llama', compatible: true } }]) {
+    const a = strategyAvailability(facts);
+    assert.deepEqual(Object.keys(a).sort(), [...STRATEGIES].sort());
+    for (const s of STRATEGIES) {
+      if (!a[s].available) assert.ok(a[s].reason && a[s].reason.length > 10, `${s} needs a reason`);
+      if (a[s].available) assert.ok(ENGINE_STRATEGIES.has(s), `${s} is offered only when the engine runs it`);
+    }
+  }
+});
+
+test('mtp needs NextN layers; draft artifacts need their own architecture', () => {
+  assert.match(strategyAvailability({ nextnLayers: 0 }).mtp.reason!, /no NextN\/MTP layers/);
+  const llamaDraft = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: true } });
+  assert.match(llamaDraft.dflash.reason!, /'llama' model, not a dflash artifact/);
+  const bad = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: false, reason: 'vocabulary size differs' } });
+  assert.match(bad['draft-model'].reason!, /incompatible: vocabulary size differs/);
+});
