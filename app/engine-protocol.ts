@@ -2,6 +2,8 @@
 // process that loads the native addon) is described once here and validated at both ends.
 import { z } from 'zod';
 
+import { STRATEGIES } from './strategies.js';
+
 export const FlashAttn = z.enum(['auto', 'on', 'off']);
 
 export const NativeModelInfo = z.object({
@@ -51,8 +53,16 @@ export const RoundRecord = z.object({
   type: z.literal('round'),
   proposed: z.number().int().min(0),
   accepted: z.number().int().min(0),
+  /** the round restored its checkpoint and replayed the accepted prefix */
+  replay: z.boolean(),
+  /** proposals per round from now on, after a replay */
+  clampedTo: z.number().int().nullable(),
   startUs: z.number(),
   endUs: z.number(),
+  /** step times: propose (2), verify (3), sample + commit (4, 5) */
+  proposeUs: z.number(),
+  verifyUs: z.number(),
+  commitUs: z.number(),
   tokens: z.array(EmittedToken),
 });
 export type RoundRecord = z.infer<typeof RoundRecord>;
@@ -62,6 +72,8 @@ export type StopReason = z.infer<typeof StopReason>;
 
 export const NativeGenerateResult = z.object({
   stopReason: StopReason,
+  replays: z.number().int().min(0),
+  clampedTo: z.number().int().nullable(),
   promptTokens: z.number().int(),
   reusedTokens: z.number().int(),
   prefillUs: z.number(),
@@ -117,12 +129,24 @@ export const engineMethods = {
   createSession: {
     params: z.object({
       modelId: Id,
+      strategy: z.enum(STRATEGIES).default('none'),
+      /** spec_draft_max */
+      k: z.number().int().min(0).max(16).default(0),
+      /** spec_mtp_recurrent_snapshots */
+      s: z.number().int().min(0).max(16).default(0),
+      draftModelId: Id.optional(),
       contextSize: z.number().int().min(16),
       batchSize: z.number().int().min(1).default(512),
       threads: z.number().int().min(0).default(0),
       flashAttn: FlashAttn.default('auto'),
     }),
-    result: z.object({ sessionId: Id, contextSize: z.number().int() }),
+    result: z.object({
+      sessionId: Id,
+      contextSize: z.number().int(),
+      k: z.number().int(),
+      s: z.number().int().nullable(),
+      recurrent: z.boolean(),
+    }),
   },
   generate: {
     params: z.object({
@@ -135,6 +159,8 @@ export const engineMethods = {
     result: NativeGenerateResult,
   },
   cancel: { params: z.object({ sessionId: Id }), result: z.null() },
+  /** test hook (engine started with POWER_TEST_HOOKS=1): fail the verify of that round of the next request */
+  injectFailure: { params: z.object({ sessionId: Id, round: z.number().int().min(1) }), result: z.null() },
   disposeSession: { params: z.object({ sessionId: Id }), result: z.null() },
   disposeModel: { params: z.object({ modelId: Id }), result: z.null() },
   liveHandles: { params: z.object({}), result: LiveHandles },

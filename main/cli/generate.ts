@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
+import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../app/profile.js';
 import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
 import { runGeneration } from '../engine/generation.js';
@@ -11,12 +12,14 @@ import { checkDraftCompatibility } from '../models/draft-compat.js';
 import { choice, int, num, parseFlags, str, tokenList } from './args.js';
 import { UsageError } from './errors.js';
 import { checkFile, openModel } from './open-model.js';
+import { readProfile } from './profile.js';
 import { buildPrompt, type PromptSource } from './prompt.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
   [--repeat-penalty R] [--ctx N] [--threads N] [--gpu-layers N|all] [--flash-attn on|off|auto]
-  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--json]
+  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
+  [--profile FILE.toml] [--json]
   Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
   digest, the stop reason and the evidence. Ctrl-C cancels and keeps what was generated.`;
 
@@ -39,6 +42,10 @@ const FLAGS = {
   'flash-attn': { type: 'string' },
   strategy: { type: 'string' },
   draft: { type: 'string' },
+  k: { type: 'string' },
+  s: { type: 'string' },
+  profile: { type: 'string' },
+  'fr-vocab': { type: 'string' },
   json: { type: 'boolean' },
   verbose: { type: 'boolean' },
 } as const;
@@ -79,7 +86,16 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
   const modelPath = str(values, 'model');
   if (!modelPath) throw new UsageError('power generate needs --model <model.gguf>');
   const source = promptSource(values);
-  const strategy: Strategy = choice(values, 'strategy', STRATEGIES) ?? 'none';
+  const profilePath = str(values, 'profile');
+  const profile = profilePath ? await readProfile(profilePath) : undefined;
+  // flags override the profile
+  const strategy: Strategy = choice(values, 'strategy', STRATEGIES) ?? profile?.spec_mode ?? 'none';
+  if (str(values, 'fr-vocab') !== undefined || profile?.spec_mtp_fr_vocab_size !== undefined) {
+    throw new UsageError(FR_UNSUPPORTED);
+  }
+  const k = int(values, 'k', { min: 1, max: K_MAX }) ?? profile?.spec_draft_max ?? DEFAULT_K;
+  const s = int(values, 's', { min: 0, max: K_MAX }) ?? profile?.spec_mtp_recurrent_snapshots ?? k;
+  if (s > k) throw new UsageError(`--s must be from 0 to K (${k}) (got ${s})`);
   const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
   const temperature = num(values, 'temperature', { min: 0, max: 100 }) ?? 0;
   const seedFlag = int(values, 'seed', { min: 0, max: 0xffffffff });
@@ -116,7 +132,22 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
         `the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const session = await engine.call('createSession', { modelId, contextSize, threads, flashAttn });
+    const speculative = strategy !== 'none';
+    const draftModel = speculative && draftPath
+      ? await engine.call('loadModel', { path: draftPath, gpuLayers: layers }).catch((error: Error) => {
+          throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
+        })
+      : undefined;
+    const session = await engine.call('createSession', {
+      modelId,
+      contextSize,
+      threads,
+      flashAttn,
+      strategy,
+      k: speculative ? k : 0,
+      s: speculative ? s : 0,
+      ...(draftModel ? { draftModelId: draftModel.modelId } : {}),
+    });
 
     const stopInterrupt = io.onInterrupt(() => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {}));
     let outcome;
@@ -136,8 +167,8 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
       text: outcome.text,
       digest: outcome.digest,
       strategy,
-      k: null,
-      s: null,
+      k: speculative ? session.k : null,
+      s: speculative ? session.s : null,
       stopReason: outcome.stopReason,
       seed: temperature > 0 ? sampling.seed : null,
       stats: outcome.stats,

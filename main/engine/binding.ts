@@ -20,7 +20,17 @@ export interface NativeSession {
   generate(prompt: Int32Array, options: object, onRound: (round: RoundRecord) => void): Promise<NativeGenerateResult>;
   cancel(): void;
   dispose(): Promise<void>;
-  info(): { contextSize: number; batchSize: number; threads: number; committedTokens: number };
+  info(): {
+    contextSize: number;
+    batchSize: number;
+    threads: number;
+    committedTokens: number;
+    strategy: string;
+    k: number;
+    s: number | null;
+    recurrent: boolean;
+  };
+  injectFailureForTest(round: number): void;
   committedTokens(): Tokens;
 }
 
@@ -38,7 +48,16 @@ export interface NativeBinding {
   Session: {
     create(
       model: NativeModel,
-      options: { contextSize?: number; batchSize?: number; threads?: number; flashAttn?: string },
+      options: {
+        contextSize?: number;
+        batchSize?: number;
+        threads?: number;
+        flashAttn?: string;
+        strategy?: string;
+        k?: number;
+        s?: number;
+        draft?: NativeModel;
+      },
     ): Promise<NativeSession>;
   };
 }

@@ -46,6 +46,8 @@ export interface EngineOptions {
   flavour?: string;
   /** echo llama.cpp's log to this process's stderr */
   verbose?: boolean;
+  /** enable test-only hooks in the engine (failure injection) */
+  testHooks?: boolean;
 }
 
 const STDERR_TAIL_LINES = 20;
@@ -72,6 +74,7 @@ export class EngineClient {
     const hostFile = new URL(`./host${extname(here)}`, import.meta.url);
     const env: NodeJS.ProcessEnv = { ...process.env, POWER_ADDON_FLAVOUR: options.flavour ?? 'cpu' };
     if (options.verbose) env.POWER_LLAMA_LOG = '1';
+    env.POWER_TEST_HOOKS = options.testHooks ? '1' : '0';
     const child = fork(fileURLToPath(hostFile), [], {
       serialization: 'advanced', // typed arrays cross as typed arrays
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],

@@ -67,10 +67,15 @@ const handlers: Handlers = {
       batchSize: p.batchSize,
       threads: p.threads,
       flashAttn: p.flashAttn,
+      strategy: p.strategy,
+      k: p.k,
+      s: p.s,
+      ...(p.draftModelId ? { draft: model(p.draftModelId) } : {}),
     });
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
-    return { sessionId, contextSize: created.info().contextSize };
+    const info = created.info();
+    return { sessionId, contextSize: info.contextSize, k: info.k, s: info.s, recurrent: info.recurrent };
   },
 
   generate: (p) =>
@@ -80,6 +85,12 @@ const handlers: Handlers = {
 
   cancel: (p) => {
     session(p.sessionId).cancel();
+    return null;
+  },
+
+  injectFailure: (p) => {
+    if (process.env.POWER_TEST_HOOKS !== '1') throw new Error('test hooks are off in this engine');
+    session(p.sessionId).injectFailureForTest(p.round);
     return null;
   },
 

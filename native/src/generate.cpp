@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "transaction.h"
+
 namespace power {
 namespace {
 
@@ -18,7 +20,7 @@ size_t common_prefix(const std::vector<llama_token> & a, const std::vector<llama
 }
 
 // Drops every state row at position >= keep. Recurrent state cannot always be cut back; then
-// the sequence is cleared and the next request evaluates its prompt from the start.
+// the sequence is cleared and the prompt is evaluated from the start.
 void rollback_to(session_core & core, size_t keep) {
     llama_memory_t mem = llama_get_memory(core.ctx.get());
     keep = std::min(keep, core.committed.size());
@@ -62,36 +64,19 @@ bool prefill(session_core & core, const std::vector<llama_token> & prompt) {
             }
             throw std::runtime_error("prompt evaluation failed: " + decode_failure(rc));
         }
+        core.prop->observe_target(batch.get());
         core.committed.insert(core.committed.end(), prompt.begin() + from, prompt.begin() + to);
     }
     return true;
 }
 
-// Evaluates one emitted token so the next one can be sampled. Returns false on cancel.
-bool commit_token(session_core & core, llama_token token) {
-    batch_owner & batch = *core.batch;
-    size_t pos = core.committed.size();
-    batch.clear();
-    batch.add(token, static_cast<llama_pos>(pos), true);
-    int32_t rc = llama_decode(core.ctx.get(), batch.get());
-    if (rc != 0) {
-        rollback_to(core, pos);
-        if (rc == decode_aborted) {
-            return false;
-        }
-        throw std::runtime_error(decode_failure(rc));
-    }
-    core.committed.push_back(token);
-    return true;
-}
+} // namespace
 
 emitted_token make_emitted(const llama_vocab * vocab, llama_token id, const char * origin) {
     char buf[256];
     int32_t n = llama_token_to_piece(vocab, id, buf, sizeof buf, 0, false);
     return emitted_token{id, std::string(buf, n > 0 ? n : 0), origin};
 }
-
-} // namespace
 
 generate_result run_generation(session_core & core, const generate_request & req, const round_sink & sink) {
     const llama_vocab * vocab = llama_model_get_vocab(core.model.get());
@@ -116,6 +101,7 @@ generate_result run_generation(session_core & core, const generate_request & req
 
     result.reused_tokens = static_cast<int32_t>(
         std::min(common_prefix(core.committed, req.prompt), req.prompt.size() - 1));
+    core.prop->begin(core.committed);
     bool completed = prefill(core, req.prompt);
     result.prefill_us = llama_time_us() - t0;
     if (!completed) {
@@ -124,26 +110,26 @@ generate_result run_generation(session_core & core, const generate_request & req
         return result;
     }
 
-    int64_t round_start = llama_time_us() - t0;
-    while (true) {
-        if (core.cancel.load()) {
-            result.stop_reason = "cancelled";
-            break;
-        }
-        llama_token token = llama_sampler_sample(sampler.get(), core.ctx.get(), -1);
-        if (llama_vocab_is_eog(vocab, token)) {
-            result.stop_reason = "eos";
-            break;
-        }
-        round_record round;
-        round.start_us = round_start;
-        round.tokens.push_back(make_emitted(vocab, token, "target"));
-        round.end_us = llama_time_us() - t0;
-        round_start  = round.end_us;
-        result.generated++;
-        sink(std::move(round));
+    // the first token comes from the prompt's last row: an autoregressive step, no proposals
+    round_state st;
+    llama_token first = llama_sampler_sample(sampler.get(), core.ctx.get(), -1);
+    if (llama_vocab_is_eog(vocab, first)) {
+        result.stop_reason = "eos";
+        result.total_us    = llama_time_us() - t0;
+        return result;
+    }
+    round_record r0;
+    r0.tokens.push_back(make_emitted(vocab, first, "target"));
+    r0.end_us = llama_time_us() - t0;
+    int64_t round_start = r0.end_us;
+    sink(std::move(r0));
+    result.generated = 1;
+    st.anchor = first;
 
-        if (result.generated >= req.max_tokens) {
+    transaction tx(core, sampler.get(), st);
+    while (true) {
+        const int32_t budget = req.max_tokens - result.generated;
+        if (budget <= 0) {
             result.stop_reason = "max-tokens";
             break;
         }
@@ -151,11 +137,30 @@ generate_result run_generation(session_core & core, const generate_request & req
             result.stop_reason = "context-full";
             break;
         }
-        if (!commit_token(core, token)) {
+        if (core.cancel.load()) {
             result.stop_reason = "cancelled";
             break;
         }
+        const int32_t n_max = tx.scheduled_proposals(budget);
+        tx.retain_checkpoint(n_max);
+        tx.request_proposals(n_max);
+        if (!tx.verify()) {
+            result.stop_reason = "cancelled";
+            break;
+        }
+        tx.sample_rows(budget);
+        tx.commit();
+        round_record record = tx.emit(round_start, t0);
+        round_start = record.end_us;
+        result.generated += static_cast<int32_t>(record.tokens.size());
+        sink(std::move(record));
+        if (st.saw_eog) {
+            result.stop_reason = "eos";
+            break;
+        }
     }
+    result.replays  = st.replays;
+    result.clamp    = st.clamp;
     result.total_us = llama_time_us() - t0;
     return result;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // One generation request on a session: restore the cached prefix, prefill the rest of the
-// prompt, then emit tokens until end-of-generation, the token limit, a full context or a
-// cancel. Each emitted token is a committed transaction: a cancel or failure leaves the
-// session at the last committed token, ready to continue.
+// prompt, sample the first token, then run speculative transactions (transaction.h) until
+// end-of-generation, the token limit, a full context or a cancel. A cancel or failure leaves
+// the session at its last committed transaction, ready to continue.
 
 #include <cstdint>
 #include <functional>
@@ -31,10 +31,18 @@ struct emitted_token {
 struct round_record {
     int32_t proposed = 0;
     int32_t accepted = 0;
+    bool    replay   = false; // the round restored its checkpoint and replayed the accepted prefix
+    int32_t clamp    = -1;    // proposals per round from now on after a replay (-1: not clamped)
     std::vector<emitted_token> tokens;
-    int64_t start_us = 0; // since the request started
-    int64_t end_us   = 0;
+    int64_t start_us   = 0; // since the request started
+    int64_t end_us     = 0;
+    int64_t propose_us = 0; // step 2
+    int64_t verify_us  = 0; // step 3
+    int64_t commit_us  = 0; // steps 4 and 5
 };
+
+// a token with its bytes, for streaming
+emitted_token make_emitted(const llama_vocab * vocab, llama_token id, const char * origin);
 
 struct generate_result {
     std::string stop_reason;       // "eos" | "max-tokens" | "cancelled" | "context-full"
@@ -43,6 +51,8 @@ struct generate_result {
     int64_t prefill_us     = 0;    // time to evaluate the rest of the prompt
     int64_t total_us       = 0;    // whole request
     int32_t generated      = 0;    // tokens emitted
+    int32_t replays        = 0;    // guarded replays (at most one per request)
+    int32_t clamp          = -1;   // the clamp in force at the end (-1: none)
 };
 
 // receives each round as soon as it is committed (called on the generation thread)

@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -34,6 +35,15 @@ session_params read_session_params(Napi::Object opts) {
     p.n_ctx     = static_cast<uint32_t>(n_ctx);
     p.n_batch   = static_cast<uint32_t>(n_batch);
     p.n_threads = static_cast<int32_t>(threads);
+    double k = number_or(opts, "k", 0);
+    double s = number_or(opts, "s", k);
+    if (k < 0 || k > 16 || k != std::floor(k)) throw Napi::RangeError::New(opts.Env(), "k must be an integer in [0, 16]");
+    if (s < 0 || s > k || s != std::floor(s)) throw Napi::RangeError::New(opts.Env(), "s must be an integer in [0, k]");
+    p.k = static_cast<int32_t>(k);
+    p.s = static_cast<int32_t>(s);
+    if (opts.Has("strategy") && opts.Get("strategy").IsString()) {
+        p.strategy = opts.Get("strategy").As<Napi::String>().Utf8Value();
+    }
     if (opts.Has("flashAttn") && opts.Get("flashAttn").IsString()) {
         std::string fa = opts.Get("flashAttn").As<Napi::String>().Utf8Value();
         if (fa == "on") p.flash_attn = LLAMA_FLASH_ATTN_TYPE_ENABLED;
@@ -67,8 +77,13 @@ Napi::Object round_to_js(Napi::Env env, const round_record & r) {
     out.Set("type", "round");
     out.Set("proposed", r.proposed);
     out.Set("accepted", r.accepted);
+    out.Set("replay", r.replay);
+    out.Set("clampedTo", r.clamp >= 0 ? Napi::Value(Napi::Number::New(env, r.clamp)) : env.Null());
     out.Set("startUs", static_cast<double>(r.start_us));
     out.Set("endUs", static_cast<double>(r.end_us));
+    out.Set("proposeUs", static_cast<double>(r.propose_us));
+    out.Set("verifyUs", static_cast<double>(r.verify_us));
+    out.Set("commitUs", static_cast<double>(r.commit_us));
     Napi::Array tokens = Napi::Array::New(env, r.tokens.size());
     for (size_t i = 0; i < r.tokens.size(); i++) {
         Napi::Object t = Napi::Object::New(env);
@@ -85,6 +100,8 @@ Napi::Object round_to_js(Napi::Env env, const round_record & r) {
 Napi::Object result_to_js(Napi::Env env, const generate_result & r) {
     Napi::Object out = Napi::Object::New(env);
     out.Set("stopReason", r.stop_reason);
+    out.Set("replays", r.replays);
+    out.Set("clampedTo", r.clamp >= 0 ? Napi::Value(Napi::Number::New(env, r.clamp)) : env.Null());
     out.Set("promptTokens", r.prompt_tokens);
     out.Set("reusedTokens", r.reused_tokens);
     out.Set("prefillUs", static_cast<double>(r.prefill_us));
@@ -98,6 +115,7 @@ Napi::Object result_to_js(Napi::Env env, const generate_result & r) {
 void finish_job(session_core & core) {
     core.busy = false;
     if (core.disposing) {
+        core.prop.reset(); // before the target context: a proposer may read it
         core.ctx.reset();
         core.batch.reset();
         core.model.reset();
@@ -118,6 +136,7 @@ void Session::init(Napi::Env env, Napi::Object exports) {
         InstanceMethod<&Session::dispose>("dispose"),
         InstanceMethod<&Session::info>("info"),
         InstanceMethod<&Session::committed_tokens>("committedTokens"),
+        InstanceMethod<&Session::inject_failure>("injectFailureForTest"),
     });
     data_of(env).session_ctor = Napi::Persistent(ctor);
     exports.Set("Session", ctor);
@@ -142,13 +161,33 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     auto core   = std::make_shared<session_core>();
     core->model = Model::unwrap(env, info.Length() > 0 ? info[0] : env.Undefined());
-    core->params = read_session_params(info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>()
-                                                                              : Napi::Object::New(env));
-    return background_job::start(env, "power.Session.create", [core](background_job & job) {
+    Napi::Object opts = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
+    core->params = read_session_params(opts);
+    const std::string & strategy = core->params.strategy;
+    if (strategy != "none" && strategy != "ngram" && strategy != "draft-model") {
+        throw Napi::Error::New(env, "strategy '" + strategy + "' is not implemented by this engine");
+    }
+    if (strategy != "none" && core->params.k < 1) {
+        throw Napi::RangeError::New(env, "strategy '" + strategy + "' needs k >= 1");
+    }
+    model_ref draft;
+    if (strategy == "draft-model") {
+        if (!opts.Has("draft")) {
+            throw Napi::Error::New(env, "strategy 'draft-model' needs a draft Model");
+        }
+        draft = Model::unwrap(env, opts.Get("draft"));
+    }
+    core->spec.recurrent = llama_model_is_recurrent(core->model.get()) || llama_model_is_hybrid(core->model.get());
+    core->spec.k         = strategy == "none" ? 0 : core->params.k;
+    core->spec.s         = core->spec.recurrent ? core->params.s : core->spec.k; // attention rows roll back freely
+    return background_job::start(env, "power.Session.create", [core, draft](background_job & job) {
         llama_context_params cp = llama_context_default_params();
+        // a verify pass is one batch and one ubatch of k + 1 rows, all with logits
+        const uint32_t n_batch = std::max<uint32_t>(core->params.n_batch, core->spec.k + 1);
         cp.n_ctx           = core->params.n_ctx;
-        cp.n_batch         = core->params.n_batch;
-        cp.n_ubatch        = core->params.n_batch;
+        cp.n_batch         = n_batch;
+        cp.n_ubatch        = n_batch;
+        cp.n_rs_seq        = core->spec.recurrent ? static_cast<uint32_t>(core->spec.s) : 0;
         cp.n_seq_max       = 1;
         cp.flash_attn_type = core->params.flash_attn;
         cp.no_perf         = true;
@@ -169,6 +208,24 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
         }
         core->ctx   = adopt_context(raw);
         core->batch = std::make_unique<batch_owner>(static_cast<int32_t>(llama_n_batch(raw)), 1);
+        if (core->spec.recurrent && llama_n_rs_seq(raw) != static_cast<uint32_t>(core->spec.s)) {
+            job.reject("this model cannot keep " + std::to_string(core->spec.s) + " recurrent rollback snapshots (S)");
+            return;
+        }
+        const std::string & strategy = core->params.strategy;
+        if (strategy == "ngram") {
+            core->prop = make_proposer_ngram(1, 4);
+        } else if (strategy == "draft-model") {
+            draft_context_params dp;
+            dp.n_ctx          = llama_n_ctx(raw);
+            dp.n_batch        = n_batch;
+            dp.n_threads      = core->params.n_threads;
+            dp.abort_callback = cp.abort_callback;
+            dp.abort_data     = core.get();
+            core->prop        = make_proposer_draft(draft, dp);
+        } else {
+            core->prop = make_proposer_none();
+        }
         job.resolve([core](Napi::Env env) -> Napi::Value {
             session_core_ref holder = core;
             return data_of(env).session_ctor.New({Napi::External<session_core_ref>::New(env, &holder)});
@@ -271,6 +328,10 @@ Napi::Value Session::info(const Napi::CallbackInfo & info) {
     out.Set("batchSize", llama_n_batch(core.ctx.get()));
     out.Set("threads", llama_n_threads(core.ctx.get()));
     out.Set("committedTokens", static_cast<double>(core.committed.size()));
+    out.Set("strategy", core.prop ? core.prop->name() : "none");
+    out.Set("k", core.spec.k);
+    out.Set("s", core.spec.recurrent ? Napi::Value(Napi::Number::New(env, core.spec.s)) : env.Null());
+    out.Set("recurrent", core.spec.recurrent);
     return out;
 }
 
@@ -284,6 +345,15 @@ Napi::Value Session::committed_tokens(const Napi::CallbackInfo & info) {
     Napi::Int32Array out = Napi::Int32Array::New(env, core.committed.size());
     std::copy(core.committed.begin(), core.committed.end(), out.Data());
     return out;
+}
+
+// injectFailureForTest(round): the verify decode of that round (1-based) of the next request
+// fails as a fatal decode error would, after evaluating its rows. For tests only.
+Napi::Value Session::inject_failure(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    session_core & core = live_core(env);
+    core.fail_at_round = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
+    return env.Undefined();
 }
 
 } // namespace power

@@ -21,6 +21,7 @@ class Session : public Napi::ObjectWrap<Session> {
     Napi::Value dispose(const Napi::CallbackInfo & info);
     Napi::Value info(const Napi::CallbackInfo & info);
     Napi::Value committed_tokens(const Napi::CallbackInfo & info);
+    Napi::Value inject_failure(const Napi::CallbackInfo & info);
 
     session_core & live_core(Napi::Env env);
 

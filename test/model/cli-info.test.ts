@@ -52,6 +52,7 @@ describe('power info', () => {
       assert.equal(info.chatTemplate, gguf.metadata.has('tokenizer.chat_template'));
       assert.deepEqual(Object.keys(info.strategies).sort(), [...STRATEGIES].sort());
       assert.deepEqual(info.strategies.none, { available: true });
+      assert.deepEqual(info.strategies.ngram, { available: true });
       assert.equal(info.strategies.mtp!.available, false);
       assert.match(info.strategies.mtp!.reason!, nextn > 0 ? /does not run the 'mtp' proposer yet/ : /no NextN\/MTP layers/);
       assert.match(info.strategies['draft-model']!.reason!, /needs --draft/);
@@ -60,7 +61,7 @@ describe('power info', () => {
 
   test('checks a draft against the target', () => {
     const good = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['draft-close.gguf'], '--json']));
-    assert.match(good.strategies['draft-model']!.reason!, /does not run the 'draft-model' proposer yet/);
+    assert.deepEqual(good.strategies['draft-model'], { available: true });
     assert.match(good.strategies.eagle3!.reason!, /'llama' model, not a eagle3 artifact/);
     const bad = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['draft-badvocab.gguf'], '--json']));
     assert.match(bad.strategies['draft-model']!.reason!, /incompatible: vocabulary size differs/);

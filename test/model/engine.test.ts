@@ -68,22 +68,23 @@ describe('engine host', () => {
   for (const name of ['target.gguf', 'hybrid-mtp.gguf'] as const) {
     test(`a cancelled request on ${name} keeps its tokens and the session continues exactly`, async () => {
       const { modelId } = await engine.call('loadModel', { path: models[name], gpuLayers: 0 });
-      const { sessionId } = await engine.call('createSession', { modelId, contextSize: 512, threads: 1 });
+      const { sessionId } = await engine.call('createSession', { modelId, contextSize: 2048, threads: 1 });
       const prompt = [1, 300, 301, 302, 303];
+      const N = 1500; // long enough that the cancel lands well before the end
 
-      const whole = await generate(engine, sessionId, prompt, 80);
+      const whole = await generate(engine, sessionId, prompt, N);
       assert.equal(whole.stopReason, 'max-tokens');
-      assert.equal(whole.tokens.length, 80);
+      assert.equal(whole.tokens.length, N);
 
       // a fresh conversation, cancelled from the stream after 10 rounds
-      const cancelled = await generate(engine, sessionId, prompt, 80, (_round, rounds) => {
+      const cancelled = await generate(engine, sessionId, prompt, N, (_round, rounds) => {
         if (rounds.length === 10) void engine.call('cancel', { sessionId });
       });
       assert.equal(cancelled.stopReason, 'cancelled');
-      assert.ok(cancelled.tokens.length >= 10 && cancelled.tokens.length < 80, `${cancelled.tokens.length} tokens`);
+      assert.ok(cancelled.tokens.length >= 10 && cancelled.tokens.length < N, `${cancelled.tokens.length} tokens`);
       assert.deepEqual(cancelled.tokens, whole.tokens.slice(0, cancelled.tokens.length));
 
-      const rest = await generate(engine, sessionId, [...prompt, ...cancelled.tokens], 80 - cancelled.tokens.length);
+      const rest = await generate(engine, sessionId, [...prompt, ...cancelled.tokens], N - cancelled.tokens.length);
       assert.deepEqual([...cancelled.tokens, ...rest.tokens], whole.tokens);
 
       await engine.call('disposeSession', { sessionId });

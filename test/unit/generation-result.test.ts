@@ -9,11 +9,11 @@ import { computeStats, tokenDigest } from '../../app/generation-result.js';
 const piece = new Uint8Array();
 function round(endUs: number, tokens: number, proposed = 0, accepted = 0): RoundRecord {
   return {
-    type: 'round', proposed, accepted, startUs: 0, endUs,
+    type: 'round', proposed, accepted, replay: false, clampedTo: null, startUs: 0, endUs, proposeUs: 0, verifyUs: 0, commitUs: 0,
     tokens: Array.from({ length: tokens }, (_, i) => ({ id: i, piece, origin: 'target' as const })),
   };
 }
-const native = { stopReason: 'max-tokens' as const, promptTokens: 10, reusedTokens: 2, prefillUs: 4000, totalUs: 10_000, generated: 0 };
+const native = { stopReason: 'max-tokens' as const, replays: 0, clampedTo: null, promptTokens: 10, reusedTokens: 2, prefillUs: 4000, totalUs: 10_000, generated: 0 };
 
 describe('computeStats', () => {
   test('autoregressive rounds: rates from emission times, no speculative evidence', () => {

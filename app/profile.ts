@@ -1,0 +1,36 @@
+// K/S profiles (DESIGN.md section 1): plain data, e.g. a TOML file
+//   spec_mode = "mtp"
+//   spec_draft_max = 7
+//   spec_mtp_recurrent_snapshots = 7
+// Unknown keys and out-of-range values are errors; an option this backend cannot honour
+// (the experimental compact draft projection) fails closed.
+import { z } from 'zod';
+
+import { STRATEGIES } from './strategies.js';
+
+export const K_MAX = 16;
+
+export const Profile = z
+  .object({
+    spec_mode: z.enum(STRATEGIES),
+    spec_draft_max: z.number().int().min(1).max(K_MAX).optional(),
+    spec_mtp_recurrent_snapshots: z.number().int().min(0).max(K_MAX).optional(),
+    spec_mtp_fr_vocab_size: z.number().int().positive().optional(),
+  })
+  .strict()
+  .refine((p) => p.spec_mtp_recurrent_snapshots === undefined || p.spec_draft_max === undefined || p.spec_mtp_recurrent_snapshots <= p.spec_draft_max, {
+    message: 'spec_mtp_recurrent_snapshots must not exceed spec_draft_max',
+  });
+export type Profile = z.infer<typeof Profile>;
+
+/** The balanced default: a rollback point for every proposal. */
+export const DEFAULT_K = 7;
+
+/** Named profiles the UI offers (K7/S6 is the "guarded peak"). */
+export const NAMED_PROFILES = {
+  'K7/S7': { k: 7, s: 7, note: 'balanced default: a rollback point for every proposal' },
+  'K7/S6': { k: 7, s: 6, note: 'guarded peak: a rejection deeper than 6 replays once, then rounds clamp to 6' },
+} as const;
+
+/** Why the compact draft projection (FR) is refused on this backend. */
+export const FR_UNSUPPORTED = 'the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) is not supported by this backend';

@@ -1,0 +1,258 @@
+// GGUF v3 writer. The header is built in memory (it is small); tensor data is
+// produced and written one tensor at a time so models of hundreds of MB never
+// sit in memory whole.
+import { open } from 'node:fs/promises';
+import { endianness } from 'node:os';
+import type { FileHandle } from 'node:fs/promises';
+import {
+  GGUF_DEFAULT_ALIGNMENT,
+  GGUF_KIND_TO_ID,
+  GGUF_MAGIC,
+  GGUF_MAX_DIMS,
+  GGUF_MAX_TENSOR_NAME_BYTES,
+  GGUF_VERSION,
+  GgmlType,
+  GgufValueType,
+  alignUp,
+  elementCount,
+} from './types.js';
+import type { GgufModel, GgufScalarKind, GgufTensorSpec, GgufValue } from './types.js';
+
+const INT_RANGES: Partial<Record<GgufScalarKind, [number, number]>> = {
+  u8: [0, 0xff],
+  i8: [-0x80, 0x7f],
+  u16: [0, 0xffff],
+  i16: [-0x8000, 0x7fff],
+  u32: [0, 0xffffffff],
+  i32: [-0x80000000, 0x7fffffff],
+};
+
+/** Growable little-endian byte sink for the header. */
+class ByteBuilder {
+  private buf = Buffer.alloc(1 << 16);
+  length = 0;
+
+  private reserve(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + n) size *= 2;
+    const next = Buffer.alloc(size);
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
+  }
+  u8(v: number): void { this.reserve(1); this.buf.writeUInt8(v, this.length); this.length += 1; }
+  i8(v: number): void { this.reserve(1); this.buf.writeInt8(v, this.length); this.length += 1; }
+  u16(v: number): void { this.reserve(2); this.buf.writeUInt16LE(v, this.length); this.length += 2; }
+  i16(v: number): void { this.reserve(2); this.buf.writeInt16LE(v, this.length); this.length += 2; }
+  u32(v: number): void { this.reserve(4); this.buf.writeUInt32LE(v, this.length); this.length += 4; }
+  i32(v: number): void { this.reserve(4); this.buf.writeInt32LE(v, this.length); this.length += 4; }
+  f32(v: number): void { this.reserve(4); this.buf.writeFloatLE(v, this.length); this.length += 4; }
+  f64(v: number): void { this.reserve(8); this.buf.writeDoubleLE(v, this.length); this.length += 8; }
+  u64(v: bigint | number): void { this.reserve(8); this.buf.writeBigUInt64LE(BigInt(v), this.length); this.length += 8; }
+  i64(v: bigint): void { this.reserve(8); this.buf.writeBigInt64LE(v, this.length); this.length += 8; }
+  str(s: string): void {
+    const bytes = Buffer.from(s, 'utf8');
+    this.u64(bytes.length);
+    this.reserve(bytes.length);
+    bytes.copy(this.buf, this.length);
+    this.length += bytes.length;
+  }
+  zeros(n: number): void { this.reserve(n); this.buf.fill(0, this.length, this.length + n); this.length += n; }
+  bytes(): Buffer { return this.buf.subarray(0, this.length); }
+}
+
+function checkNumber(key: string, kind: GgufScalarKind, v: number): void {
+  const range = INT_RANGES[kind];
+  if (range && !(Number.isInteger(v) && v >= range[0] && v <= range[1])) {
+    throw new RangeError(`GGUF key "${key}": ${v} is not a valid ${kind}`);
+  }
+}
+
+function checkBigInt(key: string, kind: 'u64' | 'i64', v: bigint): void {
+  const ok = kind === 'u64' ? v >= 0n && v < 1n << 64n : v >= -(1n << 63n) && v < 1n << 63n;
+  if (!ok) throw new RangeError(`GGUF key "${key}": ${v} is not a valid ${kind}`);
+}
+
+function writeScalar(b: ByteBuilder, key: string, kind: GgufScalarKind, v: number | bigint | boolean | string): void {
+  switch (kind) {
+    case 'u8': case 'i8': case 'u16': case 'i16': case 'u32': case 'i32': case 'f32': case 'f64': {
+      if (typeof v !== 'number') throw new TypeError(`GGUF key "${key}": ${kind} needs a number`);
+      checkNumber(key, kind, v);
+      b[kind](v);
+      return;
+    }
+    case 'u64': case 'i64': {
+      if (typeof v !== 'bigint') throw new TypeError(`GGUF key "${key}": ${kind} needs a bigint`);
+      checkBigInt(key, kind, v);
+      b[kind](v);
+      return;
+    }
+    case 'bool':
+      if (typeof v !== 'boolean') throw new TypeError(`GGUF key "${key}": bool needs a boolean`);
+      b.u8(v ? 1 : 0);
+      return;
+    case 'string':
+      if (typeof v !== 'string') throw new TypeError(`GGUF key "${key}": string needs a string`);
+      b.str(v);
+      return;
+  }
+}
+
+function writeValue(b: ByteBuilder, key: string, value: GgufValue): void {
+  if (value.type === 'array') {
+    b.u32(GgufValueType.ARRAY);
+    b.u32(GGUF_KIND_TO_ID[value.itemType]);
+    b.u64(value.value.length);
+    for (const item of value.value) writeScalar(b, key, value.itemType, item);
+    return;
+  }
+  b.u32(GGUF_KIND_TO_ID[value.type]);
+  writeScalar(b, key, value.type, value.value);
+}
+
+function resolveAlignment(model: GgufModel): number {
+  const entry = model.metadata.find((e) => e.key === 'general.alignment');
+  if (!entry) return GGUF_DEFAULT_ALIGNMENT;
+  const v = entry.value;
+  // ggml refuses any other type or a non-power-of-two.
+  if (v.type !== 'u32' || v.value <= 0 || (v.value & (v.value - 1)) !== 0) {
+    throw new RangeError('GGUF key "general.alignment" must be a u32 power of two');
+  }
+  return v.value;
+}
+
+function checkTensor(t: GgufTensorSpec, seen: Set<string>): void {
+  const nameBytes = Buffer.byteLength(t.name, 'utf8');
+  if (nameBytes === 0 || nameBytes > GGUF_MAX_TENSOR_NAME_BYTES) {
+    throw new RangeError(`tensor name "${t.name}" must be 1..${GGUF_MAX_TENSOR_NAME_BYTES} bytes`);
+  }
+  if (seen.has(t.name)) throw new RangeError(`duplicate tensor name "${t.name}"`);
+  seen.add(t.name);
+  if (t.shape.length < 1 || t.shape.length > GGUF_MAX_DIMS || !t.shape.every((d) => Number.isInteger(d) && d > 0)) {
+    throw new RangeError(`tensor "${t.name}" has invalid shape [${t.shape.join(', ')}]`);
+  }
+}
+
+const BYTES_PER_ELEMENT = { f32: 4, f16: 2 } as const;
+
+/** Writes `model` as GGUF v3. Tensors are written in the given order, each padded to the alignment. */
+export async function writeGguf(path: string, model: GgufModel): Promise<void> {
+  if (endianness() !== 'LE') throw new Error('writeGguf: only little-endian hosts are supported');
+  const alignment = resolveAlignment(model);
+
+  const keys = new Set<string>();
+  for (const { key } of model.metadata) {
+    if (key.length === 0) throw new RangeError('empty GGUF key');
+    if (keys.has(key)) throw new RangeError(`duplicate GGUF key "${key}"`);
+    keys.add(key);
+  }
+  const names = new Set<string>();
+  for (const t of model.tensors) checkTensor(t, names);
+
+  const header = new ByteBuilder();
+  header.u32(GGUF_MAGIC);
+  header.u32(GGUF_VERSION);
+  header.u64(model.tensors.length);
+  header.u64(model.metadata.length);
+  for (const { key, value } of model.metadata) {
+    header.str(key);
+    writeValue(header, key, value);
+  }
+  // ggml requires each offset to equal the padded end of the previous tensor.
+  let offset = 0;
+  const sizes: number[] = [];
+  for (const t of model.tensors) {
+    header.str(t.name);
+    header.u32(t.shape.length);
+    for (const d of t.shape) header.u64(d);
+    header.u32(t.type === 'f32' ? GgmlType.F32 : GgmlType.F16);
+    header.u64(offset);
+    const size = elementCount(t.shape) * BYTES_PER_ELEMENT[t.type];
+    sizes.push(size);
+    offset += alignUp(size, alignment);
+  }
+  header.zeros(alignUp(header.length, alignment) - header.length);
+
+  const fh = await open(path, 'w');
+  try {
+    await writeAll(fh, header.bytes());
+    const pad = Buffer.alloc(alignment);
+    for (const [i, t] of model.tensors.entries()) {
+      const bytes = encodeTensor(t);
+      await writeAll(fh, bytes);
+      const size = sizes[i] ?? 0;
+      await writeAll(fh, pad.subarray(0, alignUp(size, alignment) - size));
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+function encodeTensor(t: GgufTensorSpec): Uint8Array {
+  const data = t.data();
+  const expected = elementCount(t.shape);
+  if (data.length !== expected) {
+    throw new RangeError(`tensor "${t.name}" produced ${data.length} values, shape needs ${expected}`);
+  }
+  if (t.type === 'f32') return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const half = f32ArrayToF16(data);
+  return new Uint8Array(half.buffer, half.byteOffset, half.byteLength);
+}
+
+async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await fh.write(bytes, done, bytes.length - done);
+    done += bytesWritten;
+  }
+}
+
+const f32Scratch = new Float32Array(1);
+const u32Scratch = new Uint32Array(f32Scratch.buffer);
+
+/** IEEE 754 binary32 bits to binary16 bits, round to nearest even (as numpy and ggml's F16C path do). */
+function bitsToF16(x: number): number {
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  const mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant !== 0 ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    // Subnormal half: shift in the implicit bit, then round away the dropped bits.
+    if (e < -10) return sign;
+    const m = mant | 0x800000;
+    const shift = 14 - e;
+    const half = 1 << (shift - 1);
+    const rem = m & ((1 << shift) - 1);
+    let r = m >>> shift;
+    if (rem > half || (rem === half && (r & 1) === 1)) r += 1;
+    return sign | r;
+  }
+  let h = sign | (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  // A carry out of the mantissa correctly bumps the exponent (up to infinity).
+  if (rem > 0x1000 || (rem === 0x1000 && (h & 1) === 1)) h += 1;
+  return h;
+}
+
+export function f32ToF16(value: number): number {
+  f32Scratch[0] = value;
+  return bitsToF16(u32Scratch[0] ?? 0);
+}
+
+export function f32ArrayToF16(data: Float32Array): Uint16Array {
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  const out = new Uint16Array(data.length);
+  for (let i = 0; i < bits.length; i++) out[i] = bitsToF16(bits[i] ?? 0);
+  return out;
+}
+
+export function f16ToF32(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >>> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 0x1f) return mant !== 0 ? NaN : sign * Infinity;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}

@@ -1,0 +1,63 @@
+#pragma once
+// The proposer interface (DESIGN.md section 6): the transaction asks for guesses and reports
+// what the target kept; it knows no strategy by name. Proposals are advisory: the target
+// decides every emitted token, so a proposer can only change speed, never output.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llama.h"
+
+namespace power {
+
+class proposer {
+  public:
+    virtual ~proposer() = default;
+
+    // the strategy name as the user asked for it ("none", "ngram", "draft-model", "mtp", ...)
+    virtual const char * name() const = 0;
+
+    // a request starts: `history` is every token whose state the target holds
+    virtual void begin(const std::vector<llama_token> & history) = 0;
+
+    // up to n_max tokens to follow history + anchor (anchor: the last emitted token, not yet
+    // evaluated by the target). Writes into `out` (cleared first); may propose fewer.
+    virtual void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
+                         std::vector<llama_token> & out) = 0;
+
+    // the target evaluated `batch` (prefill or verify); proposers that read the target's
+    // hidden rows (MTP) take them here
+    virtual void observe_target(const llama_batch & batch) { (void) batch; }
+
+    // the round kept the first `n_accepted` proposals
+    virtual void accept(int n_accepted) { (void) n_accepted; }
+
+    // the transaction failed or was replayed: drop any state derived after the last commit
+    virtual void restore() {}
+};
+
+// proposes nothing: the autoregressive control, through the same transaction
+std::unique_ptr<proposer> make_proposer_none();
+
+// prompt-lookup n-gram proposer (ours): finds the longest recent suffix of the sequence earlier
+// in prompt + history and proposes what followed it
+std::unique_ptr<proposer> make_proposer_ngram(int n_min, int n_max_ngram);
+
+} // namespace power
+
+namespace power {
+
+struct draft_context_params {
+    uint32_t n_ctx     = 4096; // same as the target's
+    uint32_t n_batch   = 512;
+    int32_t  n_threads = 0;
+    bool (*abort_callback)(void *) = nullptr; // lets a cancel stop the draft's prompt evaluation
+    void * abort_data = nullptr;
+};
+
+// a separate small model with the target's vocabulary, decoding greedily in its own context
+// (throws std::runtime_error when the context cannot be created)
+std::unique_ptr<proposer> make_proposer_draft(std::shared_ptr<llama_model> draft, const draft_context_params & params);
+
+} // namespace power

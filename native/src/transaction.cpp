@@ -1,0 +1,194 @@
+#include "transaction.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace power {
+
+transaction::transaction(session_core & core, llama_sampler * sampler, round_state & st)
+    : core_(core), sampler_(sampler), st_(st), vocab_(llama_model_get_vocab(core.model.get())) {}
+
+int32_t transaction::scheduled_proposals(int32_t budget) const {
+    int32_t k = core_.spec.k;
+    if (st_.clamp >= 0) {
+        k = std::min(k, st_.clamp);
+    }
+    // a round emits at most k + 1 tokens; the verify rows must fit in the context
+    const int32_t room = static_cast<int32_t>(llama_n_ctx(core_.ctx.get())) - 1 -
+                         static_cast<int32_t>(core_.committed.size());
+    return std::max(0, std::min({k, budget - 1, room}));
+}
+
+// Step 1. The target's attention rows and the proposer's state roll back by position for free;
+// recurrent state rolls back only through its S resident snapshots. When this round could need
+// more (k + 1 rows on a failed verify), keep a copy of the recurrent state to restore.
+void transaction::retain_checkpoint(int32_t n_proposals) {
+    st_.base           = static_cast<llama_pos>(core_.committed.size());
+    st_.has_checkpoint = false;
+    if (!core_.spec.recurrent || n_proposals + 1 <= core_.spec.s) {
+        return;
+    }
+    const llama_state_seq_flags flags = LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY;
+    const size_t size = llama_state_seq_get_size_ext(core_.ctx.get(), 0, flags);
+    core_.checkpoint.resize(size);
+    if (llama_state_seq_get_data_ext(core_.ctx.get(), core_.checkpoint.data(), size, 0, flags) != size) {
+        throw std::runtime_error("could not checkpoint the recurrent state");
+    }
+    st_.has_checkpoint = true;
+}
+
+// Step 2.
+void transaction::request_proposals(int32_t n_max) {
+    const int64_t t = llama_time_us();
+    if (n_max > 0) {
+        core_.prop->propose(core_.committed, st_.anchor, n_max, st_.proposals);
+        if (static_cast<int32_t>(st_.proposals.size()) > n_max) {
+            st_.proposals.resize(n_max); // proposals are advisory; the schedule is not
+        }
+    } else {
+        st_.proposals.clear();
+    }
+    propose_us = llama_time_us() - t;
+}
+
+// Step 3: anchor + proposals in one target pass, logits on every row. Returns false when a
+// cancel aborted the pass (the last commit is restored).
+bool transaction::verify() {
+    const int64_t t = llama_time_us();
+    batch_owner & batch = *core_.batch;
+    batch.clear();
+    batch.add(st_.anchor, st_.base, true);
+    for (size_t i = 0; i < st_.proposals.size(); i++) {
+        batch.add(st_.proposals[i], st_.base + 1 + static_cast<llama_pos>(i), true);
+    }
+    int32_t rc = llama_decode(core_.ctx.get(), batch.get());
+    st_.round_no++;
+    if (rc == 0 && core_.fail_at_round == st_.round_no) {
+        core_.fail_at_round = 0;
+        rc = -99; // injected by a test: the rows were evaluated, as a fatal decode error leaves them
+    }
+    if (rc != 0) {
+        restore_last_commit();
+        if (rc == 2) {
+            return false; // aborted by cancel()
+        }
+        throw std::runtime_error("verify decode failed (code " + std::to_string(rc) + "); restored the last commit");
+    }
+    core_.prop->observe_target(batch.get());
+    verify_us = llama_time_us() - t;
+    return true;
+}
+
+// Step 4: sequential target sampling through the first mismatch. The sampler (its RNG and
+// penalty history included) advances exactly once per emitted token.
+void transaction::sample_rows(int32_t budget) {
+    const int64_t t = llama_time_us();
+    st_.emitted.clear();
+    st_.origins.clear();
+    st_.accepted = 0;
+    st_.saw_eog  = false;
+    const int32_t k = static_cast<int32_t>(st_.proposals.size());
+    for (int32_t i = 0; i <= k; i++) {
+        const llama_token token = llama_sampler_sample(sampler_, core_.ctx.get(), i);
+        if (llama_vocab_is_eog(vocab_, token)) {
+            st_.saw_eog = true;
+            break;
+        }
+        const bool matches = i < k && token == st_.proposals[i];
+        st_.emitted.push_back(token);
+        st_.origins.push_back(k == 0 ? "target" : matches ? "accepted" : i < k ? "correction" : "bonus");
+        if (matches) {
+            st_.accepted++;
+        }
+        if (!matches || static_cast<int32_t>(st_.emitted.size()) >= budget) {
+            break;
+        }
+    }
+    commit_us = llama_time_us() - t;
+}
+
+bool transaction::remove_rows_from(llama_pos pos) {
+    return llama_memory_seq_rm(llama_get_memory(core_.ctx.get()), 0, pos, -1);
+}
+
+// The rejected suffix was deeper than the resident snapshots: restore the round's checkpoint
+// and evaluate the kept rows (anchor + accepted prefix) once more.
+void transaction::replay_kept(int32_t kept) {
+    const llama_state_seq_flags flags = LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY;
+    if (!st_.has_checkpoint ||
+        llama_state_seq_set_data_ext(core_.ctx.get(), core_.checkpoint.data(), core_.checkpoint.size(), 0, flags) == 0 ||
+        !remove_rows_from(st_.base)) {
+        throw std::runtime_error("could not restore the round's checkpoint for a replay");
+    }
+    batch_owner & batch = *core_.batch;
+    batch.clear();
+    batch.add(st_.anchor, st_.base, false);
+    for (int32_t i = 0; i + 1 < kept; i++) {
+        batch.add(st_.emitted[i], st_.base + 1 + i, false);
+    }
+    const int32_t rc = llama_decode(core_.ctx.get(), batch.get());
+    if (rc != 0) {
+        restore_last_commit();
+        throw std::runtime_error("replay decode failed (code " + std::to_string(rc) + "); restored the last commit");
+    }
+    core_.prop->observe_target(batch.get());
+    st_.replayed = true;
+    st_.replays++;
+    st_.clamp = core_.spec.s;
+}
+
+// Step 5: keep the anchor and every emitted token but the last (the new anchor); at an
+// end-of-generation token every emitted token is kept. Every other verify row is discarded.
+void transaction::commit() {
+    const int64_t t = llama_time_us();
+    st_.replayed = false;
+    const int32_t m    = static_cast<int32_t>(st_.emitted.size());
+    const int32_t kept = st_.saw_eog ? m + 1 : m;
+    const int32_t rows = 1 + static_cast<int32_t>(st_.proposals.size());
+    if (kept < rows && !remove_rows_from(st_.base + kept)) {
+        replay_kept(kept);
+    }
+    core_.committed.push_back(st_.anchor);
+    core_.committed.insert(core_.committed.end(), st_.emitted.begin(), st_.emitted.begin() + (kept - 1));
+    core_.prop->accept(st_.accepted);
+    st_.anchor = st_.saw_eog || m == 0 ? -1 : st_.emitted.back();
+    commit_us += llama_time_us() - t;
+}
+
+// Step 6.
+round_record transaction::emit(int64_t start_us, int64_t t0) {
+    round_record r;
+    r.proposed = static_cast<int32_t>(st_.proposals.size());
+    r.accepted = st_.accepted;
+    r.replay   = st_.replayed;
+    r.clamp    = st_.clamp;
+    r.tokens.reserve(st_.emitted.size());
+    for (size_t i = 0; i < st_.emitted.size(); i++) {
+        r.tokens.push_back(make_emitted(vocab_, st_.emitted[i], st_.origins[i]));
+    }
+    r.start_us   = start_us;
+    r.end_us     = llama_time_us() - t0;
+    r.propose_us = propose_us;
+    r.verify_us  = verify_us;
+    r.commit_us  = commit_us;
+    return r;
+}
+
+// Step 7: back to the state after the last committed round: every row past it is dropped (by
+// the snapshots, or from the checkpoint when they do not reach), and the proposer forgets.
+void transaction::restore_last_commit() {
+    bool ok = true;
+    if (st_.has_checkpoint) {
+        ok = llama_state_seq_set_data_ext(core_.ctx.get(), core_.checkpoint.data(), core_.checkpoint.size(), 0,
+                                          LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != 0;
+    }
+    if (!ok || !remove_rows_from(st_.base)) {
+        // nothing left to roll back with: start the sequence over on the next request
+        llama_memory_clear(llama_get_memory(core_.ctx.get()), true);
+        core_.committed.clear();
+    }
+    core_.prop->restore();
+}
+
+} // namespace power

@@ -1,0 +1,63 @@
+#pragma once
+// The speculative transaction (DESIGN.md section 1), one function per step:
+//   1 retain_checkpoint  2 request_proposals  3 verify  4 sample_rows  5 commit  6 emit
+//   7 restore_last_commit (on cancellation or failure)
+// A round starts from the anchor (the last emitted token, not yet evaluated by the target) and
+// ends with the anchor, the accepted proposals and the new anchor's predecessors committed.
+
+#include <cstdint>
+#include <vector>
+
+#include "generate.h"
+#include "session_core.h"
+
+namespace power {
+
+// per-request state the rounds share; buffers are reused, so a round allocates nothing once
+// they have grown
+struct round_state {
+    llama_token anchor = -1;   // last emitted token, not yet in the target's state
+    int32_t clamp      = -1;   // proposals per round after a guarded replay (-1: none)
+    int32_t replays    = 0;
+    int32_t round_no   = 0;    // verify rounds so far in this request
+
+    // this round
+    std::vector<llama_token> proposals;
+    std::vector<llama_token> emitted;
+    std::vector<const char *> origins;
+    int32_t accepted      = 0;
+    bool    saw_eog       = false;
+    bool    has_checkpoint = false;
+    bool    replayed      = false;
+    llama_pos base        = 0; // position of the anchor
+};
+
+class transaction {
+  public:
+    transaction(session_core & core, llama_sampler * sampler, round_state & st);
+
+    // how many proposals this round may ask for: K, or the clamp, bounded by the tokens still
+    // to emit and the room left in the context
+    int32_t scheduled_proposals(int32_t budget) const;
+
+    void retain_checkpoint(int32_t n_proposals);     // 1
+    void request_proposals(int32_t n_max);           // 2
+    bool verify();                                   // 3 (false: cancelled; throws on failure; restores both)
+    void sample_rows(int32_t budget);                // 4
+    void commit();                                   // 5
+    round_record emit(int64_t start_us, int64_t t0); // 6
+    void restore_last_commit();                      // 7
+
+    int64_t propose_us = 0, verify_us = 0, commit_us = 0;
+
+  private:
+    bool remove_rows_from(llama_pos pos);
+    void replay_kept(int32_t kept);
+
+    session_core & core_;
+    llama_sampler * sampler_;
+    round_state & st_;
+    const llama_vocab * vocab_;
+};
+
+} // namespace power
