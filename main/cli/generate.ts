@@ -19,7 +19,7 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
   [--repeat-penalty R] [--ctx N] [--threads N] [--gpu-layers N|all] [--flash-attn on|off|auto]
   [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
-  [--profile FILE.toml] [--json]
+  [--profile FILE.toml] [--json [--rounds]]
   Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
   digest, the stop reason and the evidence. Ctrl-C cancels and keeps what was generated.`;
 
@@ -47,6 +47,7 @@ const FLAGS = {
   profile: { type: 'string' },
   'fr-vocab': { type: 'string' },
   json: { type: 'boolean' },
+  rounds: { type: 'boolean' },
   verbose: { type: 'boolean' },
 } as const;
 
@@ -175,7 +176,23 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
       backend: { device: cpu ? `cpu (${cpu.description})` : 'cpu', llamaCppRelease: opened.build.llamaCppRelease },
     });
     if (values.json) {
-      io.out(JSON.stringify(result) + '\n');
+      const rounds = values.rounds
+        ? {
+            rounds: outcome.rounds.map((r) => ({
+              proposed: r.proposed,
+              accepted: r.accepted,
+              replay: r.replay,
+              clampedTo: r.clampedTo,
+              tokens: r.tokens.map((t) => t.id),
+              origins: r.tokens.map((t) => t.origin),
+              endUs: r.endUs,
+              proposeUs: r.proposeUs,
+              verifyUs: r.verifyUs,
+              commitUs: r.commitUs,
+            })),
+          }
+        : {};
+      io.out(JSON.stringify({ ...result, ...rounds }) + '\n');
     } else {
       const s = result.stats;
       io.out('\n');

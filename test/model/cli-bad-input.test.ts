@@ -1,6 +1,6 @@
 // Every bad input exits 2 with one `error:` line that says what was wrong; never a signal.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -85,6 +85,34 @@ describe('bad input', () => {
     assertUsageError(power(['generate', '--model', target, '--prompt-tokens', '1,x']), /comma-separated token ids/);
     assertUsageError(power(['generate', '--model', target, '--prompt-tokens', '1,99999']), /outside the vocabulary/);
     assertUsageError(power(['generate', '--model', target, '--prompt-file', join(dir, 'none.txt')]), /cannot read the prompt file/);
+  });
+
+  test('bad K, S, FR and profile values', async () => {
+    const target = models['target.gguf'];
+    const spec = (...more: string[]) => generate(target, '--strategy', 'ngram', ...more);
+    assertUsageError(spec('--k', '0'), /--k must be an integer from 1 to 16 \(got '0'\)/);
+    assertUsageError(spec('--k', '17'), /--k must be an integer from 1 to 16/);
+    assertUsageError(spec('--k', '3', '--s', '4'), /--s must be from 0 to K \(3\) \(got 4\)/);
+    assertUsageError(spec('--s', 'x'), /--s must be an integer/);
+    assertUsageError(spec('--fr-vocab', '8192'), /compact draft projection .* is not supported by this backend/);
+    const profile = async (name: string, text: string) => {
+      const path = join(dir, name);
+      await writeFile(path, text);
+      return path;
+    };
+    assertUsageError(spec('--profile', join(dir, 'none.toml')), /cannot read the profile/);
+    assertUsageError(spec('--profile', await profile('bad.toml', 'spec_mode = \n')), /is not valid TOML/);
+    assertUsageError(spec('--profile', await profile('unknown.toml', 'spec_mode = "ngram"\nspec_turbo = 1\n')), /is invalid: .*spec_turbo/);
+    assertUsageError(spec('--profile', await profile('big.toml', 'spec_mode = "ngram"\nspec_draft_max = 99\n')), /is invalid: spec_draft_max/);
+    assertUsageError(spec('--profile', await profile('mode.toml', 'spec_mode = "turbo"\n')), /is invalid: spec_mode/);
+    assertUsageError(
+      spec('--profile', await profile('s.toml', 'spec_mode = "ngram"\nspec_draft_max = 3\nspec_mtp_recurrent_snapshots = 5\n')),
+      /must not exceed spec_draft_max/,
+    );
+    assertUsageError(
+      spec('--profile', await profile('fr.toml', 'spec_mode = "mtp"\nspec_mtp_fr_vocab_size = 8192\n')),
+      /compact draft projection/,
+    );
   });
 
   test('a strategy the model cannot serve is refused with the reason', () => {

@@ -162,3 +162,72 @@ describe('engine host', () => {
     await assert.rejects(doomed.call('liveHandles', {}), EngineCrashedError);
   });
 });
+
+describe('speculative requests: cancel and failure inside a round', () => {
+  let models: ModelSet;
+  let engine: EngineClient;
+
+  before(async () => {
+    models = await syntheticModels();
+    engine = EngineClient.start({ testHooks: true });
+  });
+  after(() => engine.close());
+
+  const configs = [
+    { name: 'draft-model K4 on the llama target', target: 'target.gguf', strategy: 'draft-model', draft: 'draft-close.gguf', k: 4, s: 4 },
+    { name: 'ngram K3/S2 on the hybrid target', target: 'hybrid-mtp.gguf', strategy: 'ngram', k: 3, s: 2 },
+    { name: 'ngram K3/S3 on the hybrid target', target: 'hybrid-mtp.gguf', strategy: 'ngram', k: 3, s: 3 },
+  ] as const;
+
+  for (const c of configs) {
+    test(`${c.name}: an injected verify failure restores the last commit and the session continues exactly`, async () => {
+      const { modelId } = await engine.call('loadModel', { path: models[c.target], gpuLayers: 0 });
+      const draft = 'draft' in c ? await engine.call('loadModel', { path: models[c.draft], gpuLayers: 0 }) : undefined;
+      const { sessionId } = await engine.call('createSession', {
+        modelId, contextSize: 2048, threads: 1, strategy: c.strategy, k: c.k, s: c.s,
+        ...(draft ? { draftModelId: draft.modelId } : {}),
+      });
+      const prompt = [1, 500, 501, 500, 501];
+      const whole = await generate(engine, sessionId, prompt, 120);
+
+      await engine.call('injectFailure', { sessionId, round: 6 });
+      const requestId = randomUUID();
+      const before: number[] = [];
+      const stop = engine.onRound(requestId, (r) => before.push(...r.tokens.map((t) => t.id)));
+      await assert.rejects(
+        engine.call('generate', { sessionId, requestId, prompt: Int32Array.from(prompt), maxTokens: 120, sampling: GREEDY }),
+        /verify decode failed \(code -99\); restored the last commit/,
+      );
+      stop();
+      assert.ok(before.length > 0 && before.length < 120);
+      assert.deepEqual(before, whole.tokens.slice(0, before.length), 'what streamed before the failure was committed output');
+      const rest = await generate(engine, sessionId, [...prompt, ...before], 120 - before.length);
+      assert.deepEqual([...before, ...rest.tokens], whole.tokens);
+
+      // a cancel in the middle of speculative rounds: same continuation
+      const cancelled = await generate(engine, sessionId, prompt, 1500, (_r, rounds) => {
+        if (rounds.length === 8) void engine.call('cancel', { sessionId });
+      });
+      assert.equal(cancelled.stopReason, 'cancelled');
+      const full = await generate(engine, sessionId, prompt, cancelled.tokens.length + 40);
+      const resumed = await generate(engine, sessionId, [...prompt, ...cancelled.tokens], 40);
+      assert.deepEqual([...cancelled.tokens, ...resumed.tokens], full.tokens);
+
+      await engine.call('disposeSession', { sessionId });
+      await engine.call('disposeModel', { modelId });
+      if (draft) await engine.call('disposeModel', { modelId: draft.modelId });
+    });
+  }
+
+  test('the failure hook is off unless the engine was started for tests', async () => {
+    const plain = EngineClient.start();
+    const { modelId } = await plain.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+    const { sessionId } = await plain.call('createSession', { modelId, contextSize: 64, threads: 1 });
+    await assert.rejects(plain.call('injectFailure', { sessionId, round: 1 }), /test hooks are off/);
+    await plain.close();
+  });
+
+  test('nothing native is left alive', async () => {
+    assert.deepEqual(await settledHandles(engine), { models: 0, contexts: 0, jobs: 0 });
+  });
+});

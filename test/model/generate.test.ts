@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
@@ -15,7 +17,7 @@ import { syntheticModels } from '../fixtures/models.js';
 function generate(args: string[]): GenerationResult {
   const run = power(['generate', '--json', '--threads', '1', ...args]);
   assert.equal(run.code, 0, run.stderr);
-  return GenerationResult.parse(jsonOf(run));
+  return GenerationResult.passthrough().parse(jsonOf(run));
 }
 
 function reference(model: string, prompt: number[], n: number): number[] {
@@ -97,6 +99,39 @@ describe('power generate (autoregressive)', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.ok(run.stdout.trim().length > 0);
     assert.match(run.stderr, /\[5 tokens, stop: max-tokens/);
+  });
+
+  test('speculative strategies emit the autoregressive tokens and fill the evidence', async () => {
+    const base = ['--model', models['target.gguf'], '--prompt', 'the quick brown fox', '--max-tokens', '60'];
+    const control = generate(base);
+    const draft = generate([...base, '--strategy', 'draft-model', '--draft', models['draft-close.gguf'], '--k', '4', '--rounds']);
+    assert.equal(draft.digest, control.digest);
+    assert.equal(draft.strategy, 'draft-model');
+    assert.equal(draft.k, 4);
+    assert.equal(draft.s, null); // attention-only target: S does not apply
+    const s = draft.stats;
+    assert.ok(s.proposed > 0 && s.accepted > 0 && s.accepted <= s.proposed);
+    assert.equal(s.acceptanceRate, s.accepted / s.proposed);
+    assert.equal(s.meanAcceptanceLength, 1 + s.accepted / s.rounds);
+    assert.equal(s.acceptancePerPosition.length, 4);
+    assert.deepEqual([s.replays, s.clampedTo], [0, null]);
+    const rounds = (draft as unknown as { rounds: { origins: string[]; proposeUs: number; verifyUs: number }[] }).rounds;
+    assert.ok(rounds.some((r) => r.origins.includes('accepted')));
+    assert.ok(rounds.some((r) => r.origins.includes('correction') || r.origins.includes('bonus')));
+    assert.ok(rounds.slice(1).every((r) => r.verifyUs > 0));
+
+    // a profile file sets the strategy and K/S; flags override it
+    const dir = await mkdtemp(join(tmpdir(), 'power-profile-'));
+    const profile = join(dir, 'guarded.toml');
+    await writeFile(profile, 'spec_mode = "ngram"\nspec_draft_max = 7\nspec_mtp_recurrent_snapshots = 6\n');
+    const hybrid = ['--model', models['hybrid-mtp.gguf'], '--prompt-tokens', '1,500,501,500,501', '--max-tokens', '60'];
+    const guarded = generate([...hybrid, '--profile', profile]);
+    assert.deepEqual([guarded.strategy, guarded.k, guarded.s], ['ngram', 7, 6]);
+    assert.equal(guarded.digest, generate(hybrid).digest);
+    assert.ok(guarded.stats.replays <= 1);
+    const overridden = generate([...hybrid, '--profile', profile, '--k', '3', '--s', '3']);
+    assert.deepEqual([overridden.k, overridden.s], [3, 3]);
+    await rm(dir, { recursive: true, force: true });
   });
 
   test('the chat template wraps the prompt unless --raw', () => {

@@ -1,0 +1,162 @@
+// The exactness contract (DESIGN.md section 1) over the strategy × K × S × sampling matrix:
+// every speculative run emits exactly the tokens of the autoregressive control with the same
+// settings, and its counters are consistent. Runs through one engine host with the models
+// loaded once; each configuration gets a session of its own and the same prompts in the same
+// order, so prefill batches match and only the verify passes differ from the control.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import type { SamplingOptions } from '../../app/engine-protocol.js';
+import type { Strategy } from '../../app/strategies.js';
+import { EngineClient } from '../../main/engine/client.js';
+import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
+import type { ModelSet } from '../../main/models/synthetic.js';
+import { syntheticModels } from '../fixtures/models.js';
+
+const PROMPTS: number[][] = [
+  [1, 300, 301, 302, 303],
+  [1, 263, 400, 500, 600, 700],
+  [1, 42, 43, 44],
+  [1, 500, 501, 500, 501, 500, 501],
+  [1, 350, 360, 370, 380, 390, 400, 410],
+  [1, 262, 263, 264],
+  [1, 600, 610, 620, 600, 610, 620, 600],
+  [1, 270, 280, 290, 300, 310],
+];
+const TOKENS = 64;
+
+const GREEDY: SamplingOptions = {
+  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
+  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
+};
+const STOCHASTIC: SamplingOptions = {
+  temperature: 0.9, seed: 1234, topK: 40, topP: 0.95, minP: 0.05,
+  repeatPenalty: 1.1, repeatLastN: 64, presencePenalty: 0.1, frequencyPenalty: 0.1,
+};
+
+interface Config {
+  target: 'target.gguf' | 'hybrid-mtp.gguf';
+  strategy: Strategy;
+  draft?: 'draft-same.gguf' | 'draft-close.gguf' | 'draft-far.gguf';
+  k: number;
+  s: number;
+}
+
+function configs(): Config[] {
+  const out: Config[] = [];
+  for (const k of [1, 3, 7]) {
+    out.push({ target: 'target.gguf', strategy: 'ngram', k, s: k });
+    for (const draft of ['draft-same.gguf', 'draft-close.gguf', 'draft-far.gguf'] as const) {
+      out.push({ target: 'target.gguf', strategy: 'draft-model', draft, k, s: k });
+    }
+    // recurrent target: S is the snapshot window; S = K - 1 exercises the guarded replay
+    for (const s of [k, k - 1]) out.push({ target: 'hybrid-mtp.gguf', strategy: 'ngram', k, s });
+  }
+  return out;
+}
+
+const label = (c: Config) => `${c.target} ${c.strategy}${c.draft ? `(${c.draft})` : ''} K${c.k}/S${c.s}`;
+
+describe('exactness contract', () => {
+  let models: ModelSet;
+  let engine: EngineClient;
+  const modelIds = new Map<string, string>();
+  const controls = new Map<string, GenerationOutcome[]>(); // `${target} ${mode}` -> per prompt
+  const summary: string[] = [];
+
+  async function modelId(name: keyof ModelSet): Promise<string> {
+    if (!modelIds.has(name)) {
+      const loaded = await engine.call('loadModel', { path: models[name], gpuLayers: 0 });
+      modelIds.set(name, loaded.modelId);
+    }
+    return modelIds.get(name)!;
+  }
+
+  async function runAll(c: Omit<Config, 'strategy'> & { strategy: Strategy }, sampling: SamplingOptions) {
+    const session = await engine.call('createSession', {
+      modelId: await modelId(c.target),
+      contextSize: 256,
+      threads: 1,
+      strategy: c.strategy,
+      k: c.strategy === 'none' ? 0 : c.k,
+      s: c.strategy === 'none' ? 0 : c.s,
+      ...(c.draft ? { draftModelId: await modelId(c.draft) } : {}),
+    });
+    const outcomes: GenerationOutcome[] = [];
+    for (const [i, prompt] of PROMPTS.entries()) {
+      outcomes.push(
+        await runGeneration(engine, {
+          sessionId: session.sessionId,
+          prompt: Int32Array.from(prompt),
+          maxTokens: TOKENS,
+          sampling: { ...sampling, seed: sampling.seed + i },
+        }),
+      );
+    }
+    await engine.call('disposeSession', { sessionId: session.sessionId });
+    return outcomes;
+  }
+
+  before(async () => {
+    models = await syntheticModels();
+    engine = EngineClient.start();
+    for (const target of ['target.gguf', 'hybrid-mtp.gguf'] as const) {
+      for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', STOCHASTIC]] as const) {
+        controls.set(`${target} ${mode}`, await runAll({ target, strategy: 'none', k: 0, s: 0 }, sampling));
+      }
+    }
+  });
+
+  after(async () => {
+    for (const id of modelIds.values()) await engine.call('disposeModel', { modelId: id });
+    const live = await engine.call('liveHandles', {});
+    await engine.close();
+    console.log(`contract matrix (${PROMPTS.length} prompts × ${TOKENS} tokens each):\n${summary.join('\n')}`);
+    assert.deepEqual({ models: live.models, contexts: live.contexts }, { models: 0, contexts: 0 });
+  });
+
+  for (const c of configs()) {
+    for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', STOCHASTIC]] as const) {
+      test(`${label(c)} ${mode} emits the control's tokens`, async () => {
+        const control = controls.get(`${c.target} ${mode}`)!;
+        const runs = await runAll(c, sampling);
+        let proposed = 0;
+        let accepted = 0;
+        let replays = 0;
+        for (const [i, run] of runs.entries()) {
+          const want = control[i]!;
+          const at = run.tokens.findIndex((t, j) => t !== want.tokens[j]);
+          assert.equal(
+            run.digest,
+            want.digest,
+            `prompt ${i}: diverges from the control at token ${at} (${run.tokens[at]} vs ${want.tokens[at]})`,
+          );
+          const s = run.stats;
+          assert.ok(s.accepted <= s.proposed);
+          assert.ok(s.replays <= 1, 'at most one replay per request');
+          if (s.clampedTo !== null) assert.equal(s.replays, 1, 'a clamp only after a replay');
+          if (s.replays > 0) assert.equal(s.clampedTo, c.s);
+          for (const r of run.rounds) {
+            assert.ok(r.proposed <= c.k, 'never more proposals than K');
+            assert.ok(r.accepted <= r.proposed);
+            assert.ok(r.tokens.length <= r.accepted + 1);
+          }
+          // after the clamp every round proposes at most S
+          const clampAt = run.rounds.findIndex((r) => r.replay);
+          if (clampAt >= 0) for (const r of run.rounds.slice(clampAt + 1)) assert.ok(r.proposed <= c.s);
+          proposed += s.proposed;
+          accepted += s.accepted;
+          replays += s.replays;
+        }
+        // the draft proposes its greedy choice, so under greedy sampling the identical draft always agrees
+        if (c.draft === 'draft-same.gguf' && mode === 'greedy') assert.equal(accepted, proposed, 'the identical draft is always accepted');
+        if (c.draft === 'draft-far.gguf' && mode === 'greedy') assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');
+        if (c.s < c.k && mode === 'greedy') assert.ok(replays > 0, 'S < K triggers the guarded replay somewhere');
+        summary.push(
+          `  ${label(c).padEnd(50)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}` +
+            `  acceptance ${(accepted / Math.max(1, proposed)).toFixed(3)}  replays ${replays}`,
+        );
+      });
+    }
+  }
+});
