@@ -161,6 +161,24 @@ export const engineMethods = {
   cancel: { params: z.object({ sessionId: Id }), result: z.null() },
   /** test hook (engine started with POWER_TEST_HOOKS=1): fail the verify of that round of the next request */
   injectFailure: { params: z.object({ sessionId: Id, round: z.number().int().min(1) }), result: z.null() },
+  /** test hook: the step-4 sampling rule vs plain autoregressive sampling on the same logit rows */
+  samplingOrderCheck: {
+    params: z.object({
+      modelId: Id,
+      rows: z.instanceof(Float32Array),
+      proposals: z.instanceof(Int32Array),
+      sampling: SamplingOptions,
+      extraDraws: z.number().int().min(0),
+    }),
+    result: z.object({
+      spec: z.array(z.number().int()),
+      accepted: z.number().int(),
+      eog: z.boolean(),
+      ar: z.array(z.number().int()),
+      probeSpec: z.number().int(),
+      probeAr: z.number().int(),
+    }),
+  },
   disposeSession: { params: z.object({ sessionId: Id }), result: z.null() },
   disposeModel: { params: z.object({ modelId: Id }), result: z.null() },
   liveHandles: { params: z.object({}), result: LiveHandles },

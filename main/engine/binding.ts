@@ -12,6 +12,12 @@ export interface NativeModel {
   detokenize(tokens: Int32Array, renderSpecial: boolean): string;
   tokenPiece(token: number, renderSpecial: boolean): Uint8Array;
   isEog(token: number): boolean;
+  samplingOrderCheckForTest(
+    rows: Float32Array,
+    proposals: Int32Array,
+    sampling: object,
+    extraDraws: number,
+  ): { spec: number[]; accepted: number; eog: boolean; ar: number[]; probeSpec: number; probeAr: number };
   dispose(): Promise<void>;
   readonly disposed: boolean;
 }

@@ -42,6 +42,10 @@ function session(id: string): NativeSession {
   return s;
 }
 
+function testHooksOn(): void {
+  if (process.env.POWER_TEST_HOOKS !== '1') throw new Error('test hooks are off in this engine');
+}
+
 const handlers: Handlers = {
   hello: () => ({ llamaCppRelease: buildInfo.llamaCppRelease, flavour: buildInfo.flavour, devices: binding.devices() }),
 
@@ -88,8 +92,13 @@ const handlers: Handlers = {
     return null;
   },
 
+  samplingOrderCheck: (p) => {
+    testHooksOn();
+    return model(p.modelId).samplingOrderCheckForTest(p.rows, p.proposals, p.sampling, p.extraDraws);
+  },
+
   injectFailure: (p) => {
-    if (process.env.POWER_TEST_HOOKS !== '1') throw new Error('test hooks are off in this engine');
+    testHooksOn();
     session(p.sessionId).injectFailureForTest(p.round);
     return null;
   },

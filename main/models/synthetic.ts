@@ -146,6 +146,12 @@ export interface LlamaModelParams extends CommonParams {
   contextLength: number;
   ropeFreqBase?: number;
   rmsEps?: number;
+  /**
+   * Blocks from index `fromLayer` on write `scale`× their usual attn_output/ffn_down into the
+   * residual stream (their other weights are unchanged, so they cost as much to evaluate).
+   * A small scale makes the first `fromLayer` blocks, cut out as a draft, agree with the whole.
+   */
+  residualScale?: { fromLayer: number; scale: number };
 }
 
 export function makeLlamaModelSpec(p: LlamaModelParams): GgufModel {
@@ -176,15 +182,16 @@ export function makeLlamaModelSpec(p: LlamaModelParams): GgufModel {
   t.add('token_embd.weight', [E, V], { kind: 'normal', std: s.embedding });
   for (let i = 0; i < p.layers; i++) {
     const b = `blk.${i}.`;
+    const r = p.residualScale && i >= p.residualScale.fromLayer ? p.residualScale.scale : 1;
     t.add(`${b}attn_norm.weight`, [E], one);
     t.add(`${b}attn_q.weight`, [E, p.heads * D], { kind: 'normal', std: s.attentionQK });
     t.add(`${b}attn_k.weight`, [E, p.kvHeads * D], { kind: 'normal', std: s.attentionQK });
     t.add(`${b}attn_v.weight`, [E, p.kvHeads * D], { kind: 'normal', std: s.attentionVO });
-    t.add(`${b}attn_output.weight`, [p.heads * D, E], { kind: 'normal', std: s.attentionVO });
+    t.add(`${b}attn_output.weight`, [p.heads * D, E], { kind: 'normal', std: r * s.attentionVO });
     t.add(`${b}ffn_norm.weight`, [E], one);
     t.add(`${b}ffn_gate.weight`, [E, p.ff], { kind: 'normal', std: s.projection });
     t.add(`${b}ffn_up.weight`, [E, p.ff], { kind: 'normal', std: s.projection });
-    t.add(`${b}ffn_down.weight`, [p.ff, E], { kind: 'normal', std: s.projection });
+    t.add(`${b}ffn_down.weight`, [p.ff, E], { kind: 'normal', std: r * s.projection });
   }
   t.add('output_norm.weight', [E], one);
   t.add('output.weight', [E, V], { kind: 'normal', std: s.output }, suppressSpecialRows(vocab, E));

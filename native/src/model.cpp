@@ -7,6 +7,7 @@
 #include "addon_data.h"
 #include "background_job.h"
 #include "log_capture.h"
+#include "sampling.h"
 
 namespace power {
 
@@ -73,6 +74,7 @@ void Model::init(Napi::Env env, Napi::Object exports) {
         InstanceMethod<&Model::token_piece>("tokenPiece"),
         InstanceMethod<&Model::is_eog>("isEog"),
         InstanceMethod<&Model::dispose>("dispose"),
+        InstanceMethod<&Model::sampling_order_check>("samplingOrderCheckForTest"),
         InstanceAccessor<&Model::disposed>("disposed"),
     });
     data_of(env).model_ctor = Napi::Persistent(ctor);
@@ -281,6 +283,67 @@ Napi::Value Model::dispose(const Napi::CallbackInfo & info) {
 
 Napi::Value Model::disposed(const Napi::CallbackInfo & info) {
     return Napi::Boolean::New(info.Env(), !model_);
+}
+
+// samplingOrderCheckForTest(rows: Float32Array (nRows x n_vocab), proposals: Int32Array, sampling,
+// extraDraws) -> { spec, ar, probeSpec, probeAr }. For tests: feeds the same logit rows to the
+// transaction's step-4 rule and to a plain autoregressive sampler (one row per emitted token,
+// plus `extraDraws` rows to show the probe notices), then draws once more from row 0 with each
+// sampler: equal probes mean equal random state.
+Napi::Value Model::sampling_order_check(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
+    const int32_t n_vocab = llama_vocab_n_tokens(vocab);
+    if (info.Length() < 4 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsObject()) {
+        throw Napi::TypeError::New(env, "samplingOrderCheckForTest(rows, proposals, sampling, extraDraws)");
+    }
+    Napi::Float32Array rows = info[0].As<Napi::Float32Array>();
+    Napi::Int32Array props  = info[1].As<Napi::Int32Array>();
+    const int32_t extra     = info[3].As<Napi::Number>().Int32Value();
+    const int32_t n_rows    = static_cast<int32_t>(rows.ElementLength() / n_vocab);
+    if (n_rows * n_vocab != static_cast<int32_t>(rows.ElementLength()) || n_rows != static_cast<int32_t>(props.ElementLength()) + 1) {
+        throw Napi::RangeError::New(env, "rows must hold proposals + 1 rows of n_vocab logits");
+    }
+    Napi::Object o = info[2].As<Napi::Object>();
+    sampling_params sp;
+    sp.temperature    = o.Get("temperature").As<Napi::Number>().FloatValue();
+    sp.seed           = o.Get("seed").As<Napi::Number>().Uint32Value();
+    sp.top_k          = o.Get("topK").As<Napi::Number>().Int32Value();
+    sp.top_p          = o.Get("topP").As<Napi::Number>().FloatValue();
+    sp.min_p          = o.Get("minP").As<Napi::Number>().FloatValue();
+    sp.repeat_penalty = o.Get("repeatPenalty").As<Napi::Number>().FloatValue();
+    const float * data = rows.Data();
+    auto row = [data, n_vocab](int32_t i) { return data + static_cast<size_t>(i) * n_vocab; };
+    std::vector<llama_token> proposals(props.Data(), props.Data() + props.ElementLength());
+
+    sampler_ptr spec = make_sampler(vocab, sp);
+    sampler_ptr ar   = make_sampler(vocab, sp);
+    std::vector<llama_token_data> cur;
+    std::vector<llama_token> emitted;
+    std::vector<const char *> origins;
+    const row_decision d = sample_through_first_mismatch(spec.get(), vocab, row, proposals, n_rows, emitted, origins, cur);
+
+    std::vector<llama_token> ar_tokens;
+    const int32_t sampled_rows = static_cast<int32_t>(emitted.size()) + (d.eog ? 1 : 0);
+    for (int32_t i = 0; i < sampled_rows + extra && i < n_rows; i++) {
+        ar_tokens.push_back(sample_row(ar.get(), row(i), n_vocab, cur));
+    }
+    const llama_token probe_spec = sample_row(spec.get(), row(0), n_vocab, cur);
+    const llama_token probe_ar   = sample_row(ar.get(), row(0), n_vocab, cur);
+
+    auto to_js = [&env](const std::vector<llama_token> & v) {
+        Napi::Array a = Napi::Array::New(env, v.size());
+        for (size_t i = 0; i < v.size(); i++) a.Set(static_cast<uint32_t>(i), v[i]);
+        return a;
+    };
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("spec", to_js(emitted));
+    out.Set("accepted", d.accepted);
+    out.Set("eog", d.eog);
+    out.Set("ar", to_js(ar_tokens));
+    out.Set("probeSpec", probe_spec);
+    out.Set("probeAr", probe_ar);
+    return out;
 }
 
 } // namespace power

@@ -27,6 +27,7 @@ class Model : public Napi::ObjectWrap<Model> {
     Napi::Value is_eog(const Napi::CallbackInfo & info);
     Napi::Value dispose(const Napi::CallbackInfo & info);
     Napi::Value disposed(const Napi::CallbackInfo & info);
+    Napi::Value sampling_order_check(const Napi::CallbackInfo & info);
 
     const llama_model & live_model(Napi::Env env) const;
     llama_token checked_token(Napi::Env env, Napi::Value value) const;

@@ -38,4 +38,46 @@ sampler_ptr make_sampler(const llama_vocab * vocab, const sampling_params & p) {
     return chain;
 }
 
+llama_token sample_row(llama_sampler * sampler, const float * logits, int32_t n_vocab,
+                       std::vector<llama_token_data> & cur) {
+    cur.resize(n_vocab);
+    for (llama_token id = 0; id < n_vocab; id++) {
+        cur[id] = llama_token_data{id, logits[id], 0.0f};
+    }
+    llama_token_data_array arr = {cur.data(), cur.size(), -1, false};
+    llama_sampler_apply(sampler, &arr);
+    const llama_token token = arr.data[arr.selected].id;
+    llama_sampler_accept(sampler, token);
+    return token;
+}
+
+row_decision sample_through_first_mismatch(llama_sampler * sampler, const llama_vocab * vocab,
+                                           const std::function<const float *(int32_t)> & row,
+                                           const std::vector<llama_token> & proposals, int32_t budget,
+                                           std::vector<llama_token> & emitted, std::vector<const char *> & origins,
+                                           std::vector<llama_token_data> & cur) {
+    row_decision d;
+    emitted.clear();
+    origins.clear();
+    const int32_t n_vocab = llama_vocab_n_tokens(vocab);
+    const int32_t k       = static_cast<int32_t>(proposals.size());
+    for (int32_t i = 0; i <= k; i++) {
+        const llama_token token = sample_row(sampler, row(i), n_vocab, cur);
+        if (llama_vocab_is_eog(vocab, token)) {
+            d.eog = true;
+            break;
+        }
+        const bool matches = i < k && token == proposals[i];
+        emitted.push_back(token);
+        origins.push_back(k == 0 ? "target" : matches ? "accepted" : i < k ? "correction" : "bonus");
+        if (matches) {
+            d.accepted++;
+        }
+        if (!matches || static_cast<int32_t>(emitted.size()) >= budget) {
+            break;
+        }
+    }
+    return d;
+}
+
 } // namespace power

@@ -84,27 +84,12 @@ bool transaction::verify() {
 // penalty history included) advances exactly once per emitted token.
 void transaction::sample_rows(int32_t budget) {
     const int64_t t = llama_time_us();
-    st_.emitted.clear();
-    st_.origins.clear();
-    st_.accepted = 0;
-    st_.saw_eog  = false;
-    const int32_t k = static_cast<int32_t>(st_.proposals.size());
-    for (int32_t i = 0; i <= k; i++) {
-        const llama_token token = llama_sampler_sample(sampler_, core_.ctx.get(), i);
-        if (llama_vocab_is_eog(vocab_, token)) {
-            st_.saw_eog = true;
-            break;
-        }
-        const bool matches = i < k && token == st_.proposals[i];
-        st_.emitted.push_back(token);
-        st_.origins.push_back(k == 0 ? "target" : matches ? "accepted" : i < k ? "correction" : "bonus");
-        if (matches) {
-            st_.accepted++;
-        }
-        if (!matches || static_cast<int32_t>(st_.emitted.size()) >= budget) {
-            break;
-        }
-    }
+    llama_context * ctx = core_.ctx.get();
+    const row_decision d = sample_through_first_mismatch(
+        sampler_, vocab_, [ctx](int32_t i) { return llama_get_logits_ith(ctx, i); }, st_.proposals, budget,
+        st_.emitted, st_.origins, core_.candidates);
+    st_.accepted = d.accepted;
+    st_.saw_eog  = d.eog;
     commit_us = llama_time_us() - t;
 }
 

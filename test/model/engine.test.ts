@@ -92,6 +92,17 @@ describe('engine host', () => {
     });
   }
 
+  test('a load reports progress up to 1', async () => {
+    const seen: number[] = [];
+    const stop = engine.onProgress('load-progress', (p) => seen.push(p));
+    const { modelId } = await engine.call('loadModel', { path: models['hybrid-mtp.gguf'], gpuLayers: 0, requestId: 'load-progress' });
+    stop();
+    assert.ok(seen.length >= 2, `${seen.length} progress events`);
+    assert.deepEqual([...seen].sort((a, b) => a - b), seen, 'progress never goes back');
+    assert.equal(seen.at(-1), 1);
+    await engine.call('disposeModel', { modelId });
+  });
+
   test('rounds stream in order with increasing times', async () => {
     const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
     const { sessionId } = await engine.call('createSession', { modelId, contextSize: 256, threads: 1 });
