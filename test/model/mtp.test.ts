@@ -154,6 +154,43 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
     await engine.call('disposeSession', { sessionId });
   });
 
+  // The recurrent snapshots of a decode reach back at most to the state after its first row
+  // (llama.cpp's seq_rm accepts deeper cuts within S and hands back a stale state): a failed
+  // verify of fewer than S + 1 rows, and a next prompt that diverges at or before the last
+  // decode's first row, must still come out exactly.
+  test('short rounds: a failed verify and an edited reply within S positions stay exact', async () => {
+    const none = await openSession(controlModel, 'none');
+    for (const [k, s] of [[3, 3], [3, 2]] as const) {
+      for (const [i, prompt] of PROMPTS.slice(1, 4).entries()) {
+        const whole = control[i + 1]!.tokens.slice(0, 30);
+        for (const maxTokens of [2, 3]) {
+          const label = `K=${k} S=${s} prompt ${prompt.join(',')} max ${maxTokens}`;
+          // round 1 verifies maxTokens - 1 rows (the budget), fewer than S + 1, and fails
+          const sessionId = await openSession(mtpModel, 'mtp', k, s);
+          await engine.call('injectFailure', { sessionId, round: 1 });
+          const streamed: number[] = [];
+          const stop = engine.onRound(label, (r) => streamed.push(...r.tokens.map((t) => t.id)));
+          await assert.rejects(engine.call('generate', {
+            sessionId, requestId: label, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY,
+          }), /verify decode failed/);
+          stop();
+          const rest = await generate(sessionId, [...prompt, ...streamed], whole.length - streamed.length);
+          assert.deepEqual([...streamed, ...rest.tokens], whole, `${label}: after the failed verify`);
+
+          // a short reply, then the user replaces its last evaluated token: the cut reaches
+          // back to (or past) the first row of the last decode
+          const short = await generate(sessionId, prompt, maxTokens);
+          const edited = [...prompt, ...short.tokens.slice(0, -2), 777];
+          const again = await generate(sessionId, edited, 20);
+          const expected = await generate(none, edited, 20);
+          assert.deepEqual(again.tokens, expected.tokens, `${label}: after the edited reply`);
+          await engine.call('disposeSession', { sessionId });
+        }
+      }
+    }
+    await engine.call('disposeSession', { sessionId: none });
+  });
+
   test('createSession refuses mtp without NextN weights, naming the reason', async () => {
     await assert.rejects(
       engine.call('createSession', { modelId: controlModel, contextSize: 256, threads: 1, strategy: 'mtp', k: 3, s: 3 }),
