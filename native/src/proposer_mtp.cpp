@@ -3,21 +3,25 @@
 // common_speculative_impl_draft_mtp (common/speculative.cpp), single-head mode.
 //
 // The NextN block predicts the token at p + 2 from the pair (h_p, x_{p+1}): the target's
-// last hidden row (before the output norm's head: "h_nextn") at position p and the embedding
-// of the token at p + 1. Its context therefore holds one row per target position p + 1, built
-// from the target's rows: every target decode (prefill chunks, verify, replay) is mirrored
-// into the MTP context with its hidden rows shifted right by one (observe_target). Drafting
-// starts at the anchor (position n_past) paired with h_{n_past - 1} and feeds the MTP head's
-// own hidden row forward for each further guess.
+// last hidden row (before the output head: "h_nextn") at position p and the embedding of the
+// token at p + 1. Its context therefore holds one row per target position p + 1, built from
+// the target's rows: every target decode (prefill chunks, verify, replay) reaches
+// observe_target, which keeps the batch's tokens and hidden rows (the "pending" batch).
+// Those rows are mirrored into the MTP context, shifted right by one, once they are known to
+// be committed: the next observed batch starts past them, or the next proposal's history
+// covers them. A proposal mirrors the committed part of the pending batch and the anchor
+// (paired with h_{n_past-1}) in one decode, which also yields the first guess; each further
+// guess feeds the head's own hidden row forward. Unlike llama.cpp, which mirrors every verify
+// row and then drops the rejected ones, this saves one MTP decode per round and never
+// evaluates a rejected row; the rows the MTP context holds are the same.
 //
-// The state is position-driven, not event-driven: every observed batch first drops the MTP
-// rows at and after its first position, and every proposal first drops the rows at and after
-// the anchor, so the MTP context always holds exactly rows for the target's committed history
-// (rejected verify rows and draft rows never survive into a later round). That is why accept()
-// and restore() have nothing to do: a replay re-evaluates the kept rows and observe_target
-// rebuilds them from that batch; a failed round leaves the target at an earlier position and
-// the next batch or proposal trims back to it. Proposals are advisory: whatever this state is,
-// the target decides every emitted token.
+// The state is position-driven: every observed batch first drops the MTP rows at and after
+// its first position, and every proposal drops its draft rows, so the MTP context holds rows
+// for the target's committed history only. That is why accept() and restore() have nothing to
+// do: a replay re-evaluates the kept rows and observe_target replaces the pending batch with
+// them; a failed round leaves the target at an earlier position, and the next proposal or
+// batch mirrors only what lies below it. Proposals are advisory: whatever this state is, the
+// target decides every emitted token.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -90,14 +94,14 @@ class proposer_mtp : public proposer {
     proposer_mtp(model_ref model, llama_context * target, const mtp_context_params & p)
         : model_(std::move(model)), target_(target), n_embd_(llama_model_n_embd_out(model_.get())),
           n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(model_.get()))),
-          batch_(static_cast<int32_t>(llama_n_batch(target)), n_embd_) {
+          batch_(static_cast<int32_t>(llama_n_batch(target)) + 1, n_embd_) {
         llama_context_params cp = llama_context_default_params();
         cp.ctx_type  = LLAMA_CONTEXT_TYPE_MTP;
         cp.ctx_other = target; // as common/speculative.cpp; qwen35-style heads keep their own KV
         cp.n_ctx     = llama_n_ctx(target);
-        // every target batch is mirrored in one decode: same batch size as the target's
-        cp.n_batch   = llama_n_batch(target);
-        cp.n_ubatch  = llama_n_batch(target);
+        // one decode mirrors up to a whole target batch plus the anchor row
+        cp.n_batch   = llama_n_batch(target) + 1;
+        cp.n_ubatch  = cp.n_batch;
         cp.n_seq_max = 1;
         cp.n_rs_seq  = 0;
         cp.no_perf   = true;
@@ -122,10 +126,14 @@ class proposer_mtp : public proposer {
         // for qwen35 this only copies out a tensor the graph computes anyway, so the target's
         // logits are the same as without it
         llama_set_embeddings_nextn(target_, true, /*masked=*/false);
-        // MTP context: its own hidden row only where it outputs logits (the draft steps)
-        llama_set_embeddings_nextn(ctx_.get(), true, /*masked=*/true);
-        window_.reserve(static_cast<size_t>(batch_.capacity() + 1) * n_embd_);
+        // MTP context: its own hidden rows, unmasked too. Masked, llama.cpp copies the first
+        // n_outputs rows of the head's h_nextn tensor, which the qwen35 MTP graph takes before
+        // selecting the output rows: in a batch whose output (the anchor) is not its first
+        // row, that hands back the first row's state instead of the anchor's.
+        llama_set_embeddings_nextn(ctx_.get(), true, /*masked=*/false);
+        window_.reserve(static_cast<size_t>(batch_.capacity()) * n_embd_);
         next_window_.reserve(window_.capacity());
+        pending_.reserve(batch_.capacity());
         h_.resize(n_embd_);
     }
 
@@ -140,18 +148,19 @@ class proposer_mtp : public proposer {
 
     void begin(const std::vector<llama_token> &) override {}
 
-    // Mirrors a target decode: rows (x_p, h_{p-1}) for each batch position p. Drops the MTP
-    // rows at and after the batch's first position first, so a replay or a re-evaluated prompt
-    // suffix replaces what was there.
+    // Keeps a target decode as the pending batch: its tokens and hidden rows h_{p0} ..
+    // h_{p0+n-1}, plus h_{p0-1}. The previous pending rows below p0 are committed (the
+    // target decodes at p0, so it holds exactly the positions below): they are mirrored first.
     void observe_target(const llama_batch & b) override {
         if (b.n_tokens <= 0 || !b.token || b.embd) {
             return; // embeddings input (no token ids): nothing to pair with
         }
         const llama_pos p0 = b.pos[0];
+        mirror_pending(p0);
         trim_from(p0);
 
         // the new window: h_{p0-1} (zeros when unknown, as llama.cpp does at position 0), then
-        // the batch's rows h_{p0} .. h_{p0+n-1}
+        // the batch's rows
         const size_t row = static_cast<size_t>(n_embd_);
         next_window_.resize((b.n_tokens + 1) * row);
         const float * before = window_row(p0 - 1);
@@ -163,70 +172,113 @@ class proposer_mtp : public proposer {
         for (int32_t i = 0; i < b.n_tokens; i++) {
             const float * h = llama_get_embeddings_nextn_ith(target_, i);
             if (!h) {
-                // should not happen (every row is output unmasked); draft from nothing rather
-                // than from stale rows
+                // should not happen (every row is output unmasked): nothing to pair rows with
                 forget_window();
-                trim_from(0);
                 return;
             }
             std::memcpy(next_window_.data() + (i + 1) * row, h, row * sizeof(float));
         }
         window_.swap(next_window_);
-        window_pos_ = p0 - 1;
+        window_pos_  = p0 - 1;
         window_rows_ = b.n_tokens + 1;
-
-        // MTP rows at p0 .. p0+n-1, row i paired with h_{p0+i-1}; no logits needed here
-        batch_.clear();
-        for (int32_t i = 0; i < b.n_tokens; i++) {
-            batch_.add(b.token[i], b.pos[i], window_.data() + i * row, false);
-        }
-        if (llama_decode(ctx_.get(), batch_.get()) != 0) {
-            // cancelled or failed: whatever part of the batch got in is dropped; the next
-            // batch starts past a gap, which trim_from handles
-            trim_from(p0);
-            return;
-        }
-        in_kv_.insert(in_kv_.end(), b.token, b.token + b.n_tokens);
+        pending_pos_ = p0;
+        pending_.assign(b.token, b.token + b.n_tokens);
     }
 
     void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
                  std::vector<llama_token> & out) override {
         out.clear();
         const llama_pos n_past = static_cast<llama_pos>(history.size());
-        // rows past the committed history (rejected verify rows, earlier drafts) go first
-        trim_from(n_past);
         if (n_max <= 0 || anchor < 0 || static_cast<size_t>(n_past) + n_max > llama_n_ctx(ctx_.get())) {
+            return; // the pending rows wait for the next batch
+        }
+        if (in_kv_.size() > static_cast<size_t>(n_past)) {
+            trim_from(n_past); // the target went back (a failed round): so does the head
+        }
+        // the rows below the anchor not mirrored yet must all be in the pending batch, with the
+        // history's tokens, and the anchor needs h_{n_past-1}
+        const llama_pos from = static_cast<llama_pos>(in_kv_.size());
+        const float * h_last = window_row(n_past - 1);
+        bool ready = h_last && in_step_with(history);
+        for (llama_pos pos = from; ready && pos < n_past; pos++) {
+            ready = pending_has(pos) && pending_[pos - pending_pos_] == history[pos];
+        }
+        if (!ready) {
+            drop_pending(); // should not happen; the next batch starts the mirror over
             return;
         }
-        const float * h_last = window_row(n_past - 1);
-        if (!h_last || !in_step_with(history)) {
-            return; // no hidden row to start from: nothing sensible to guess
-        }
-        std::memcpy(h_.data(), h_last, h_.size() * sizeof(float));
 
-        llama_token token = anchor;
+        // one decode: the committed pending rows (no outputs), then the anchor (first guess)
+        batch_.clear();
+        for (llama_pos pos = from; pos < n_past; pos++) {
+            batch_.add(history[pos], pos, window_row(pos - 1), false);
+        }
+        batch_.add(anchor, n_past, h_last, true);
+        if (llama_decode(ctx_.get(), batch_.get()) != 0) {
+            trim_from(from); // cancelled or failed: the next batch starts past a gap
+            drop_pending();
+            return;
+        }
+        in_kv_.insert(in_kv_.end(), history.begin() + from, history.end());
+        drop_pending(); // its rows past the history were rejected
+
+        int32_t last = batch_.size() - 1;
         for (int i = 0; i < n_max; i++) {
-            batch_.clear();
-            batch_.add(token, n_past + i, h_.data(), true);
-            if (llama_decode(ctx_.get(), batch_.get()) != 0) {
-                break;
-            }
-            const float * logits = llama_get_logits_ith(ctx_.get(), 0);
-            const float * h_next = llama_get_embeddings_nextn_ith(ctx_.get(), 0);
+            const float * logits = llama_get_logits_ith(ctx_.get(), last);
+            const float * h_next = llama_get_embeddings_nextn_ith(ctx_.get(), last);
             if (!logits || !h_next) {
                 break;
             }
-            token = argmax(logits); // greedy drafting (top-1)
+            const llama_token token = argmax(logits); // greedy drafting (top-1)
             out.push_back(token);
+            if (i + 1 == n_max) {
+                break;
+            }
             // the head's own hidden row stands in for the target's at the next position
             std::memcpy(h_.data(), h_next, h_.size() * sizeof(float));
+            batch_.clear();
+            batch_.add(token, n_past + 1 + i, h_.data(), true);
+            if (llama_decode(ctx_.get(), batch_.get()) != 0) {
+                break;
+            }
+            last = 0;
         }
-        // the draft rows are guesses: the verify batch re-adds the anchor's row from the
-        // target's own hidden row
+        // the anchor's row and the draft rows go: the verify batch brings the anchor back
+        // with the target's own rows
         remove_rows_from(n_past);
     }
 
   private:
+    bool pending_has(llama_pos pos) const {
+        return pending_pos_ >= 0 && pos >= pending_pos_ && pos < pending_pos_ + static_cast<llama_pos>(pending_.size());
+    }
+
+    void drop_pending() {
+        pending_.clear();
+        pending_pos_ = -1;
+    }
+
+    // mirrors the pending rows below `limit` that follow the MTP context's last row, then drops
+    // the pending batch
+    void mirror_pending(llama_pos limit) {
+        const llama_pos from = static_cast<llama_pos>(in_kv_.size());
+        if (!pending_has(from) || from >= limit) {
+            drop_pending();
+            return;
+        }
+        const llama_pos end = std::min<llama_pos>(limit, pending_pos_ + static_cast<llama_pos>(pending_.size()));
+        batch_.clear();
+        for (llama_pos pos = from; pos < end; pos++) {
+            batch_.add(pending_[pos - pending_pos_], pos, window_row(pos - 1), false);
+        }
+        if (llama_decode(ctx_.get(), batch_.get()) != 0) {
+            trim_from(from); // cancelled or failed: the next batch starts past a gap
+        } else {
+            in_kv_.insert(in_kv_.end(), pending_.begin() + (from - pending_pos_), pending_.begin() + (end - pending_pos_));
+        }
+        drop_pending();
+    }
+
     // the target's hidden row at `pos` from the last observed batch (or the row before it);
     // nullptr when it is not there
     const float * window_row(llama_pos pos) const {
@@ -239,15 +291,14 @@ class proposer_mtp : public proposer {
     void forget_window() {
         window_rows_ = 0;
         window_pos_  = -1;
+        drop_pending();
     }
 
     // true when the MTP rows below history.size() were built from exactly these tokens
     // (-1: a row that is absent after a gap, which degrades drafts but misleads nothing)
     bool in_step_with(const std::vector<llama_token> & history) const {
-        if (in_kv_.size() < history.size()) {
-            return false;
-        }
-        for (size_t i = 0; i < history.size(); i++) {
+        const size_t n = std::min(in_kv_.size(), history.size());
+        for (size_t i = 0; i < n; i++) {
             if (in_kv_[i] != history[i] && in_kv_[i] != -1) {
                 return false;
             }
@@ -294,12 +345,14 @@ class proposer_mtp : public proposer {
     context_ptr     ctx_;
     mtp_batch       batch_;
 
-    std::vector<llama_token> in_kv_;  // token of each MTP row by position (-1: absent)
-    std::vector<float> window_;       // target rows h_{window_pos_} .. (window_rows_ rows)
-    std::vector<float> next_window_;  // reused while building the next window
+    std::vector<llama_token> in_kv_;   // token of each MTP row by position (-1: absent)
+    std::vector<llama_token> pending_; // tokens of the last target batch not mirrored yet
+    llama_pos pending_pos_ = -1;       // position of pending_[0] (-1: nothing pending)
+    std::vector<float> window_;        // target rows h_{window_pos_} .. (window_rows_ rows)
+    std::vector<float> next_window_;   // reused while building the next window
     llama_pos window_pos_  = -1;
     int32_t   window_rows_ = 0;
-    std::vector<float> h_;            // the hidden row the next draft step reads
+    std::vector<float> h_;             // the hidden row the next draft step reads
 };
 
 } // namespace
