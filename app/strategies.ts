@@ -6,7 +6,7 @@ export const STRATEGIES = ['none', 'ngram', 'draft-model', 'mtp', 'dflash', 'eag
 export type Strategy = (typeof STRATEGIES)[number];
 
 /** Strategies whose proposer this engine build implements. */
-export const ENGINE_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['none', 'ngram', 'draft-model']);
+export const ENGINE_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['none', 'ngram', 'draft-model', 'mtp']);
 
 export interface StrategyAvailability {
   available: boolean;

@@ -117,7 +117,8 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
   const layers = gpuLayers(values);
   const draftPath = str(values, 'draft');
 
-  const opened = await openModel(modelPath, { gpuLayers: layers, verbose: values.verbose === true });
+  // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
+  const opened = await openModel(modelPath, { gpuLayers: layers, loadMtp: strategy === 'mtp', verbose: values.verbose === true });
   const { engine, modelId, info } = opened;
   try {
     const draft = draftPath ? checkDraftCompatibility(opened.gguf, await checkFile(draftPath, opened.build)) : undefined;

@@ -19,14 +19,15 @@ size_t common_prefix(const std::vector<llama_token> & a, const std::vector<llama
     return i;
 }
 
-// Drops every state row at position >= keep. Recurrent state cannot always be cut back; then
-// the sequence is cleared and the prompt is evaluated from the start.
+// Drops every state row at position >= keep. Recurrent state cannot always be cut back (only
+// within the last decode's snapshots, see cut_target); then the sequence is cleared and the
+// prompt is evaluated from the start.
 void rollback_to(session_core & core, size_t keep) {
-    llama_memory_t mem = llama_get_memory(core.ctx.get());
     keep = std::min(keep, core.committed.size());
-    if (!llama_memory_seq_rm(mem, 0, static_cast<llama_pos>(keep), -1)) {
-        llama_memory_clear(mem, true);
-        keep = 0;
+    const int32_t back = static_cast<int32_t>(core.committed.size() - keep);
+    if (!cut_target(core, static_cast<llama_pos>(keep), back)) {
+        forget_target(core);
+        return;
     }
     core.committed.resize(keep);
 }
@@ -56,14 +57,22 @@ bool prefill(session_core & core, const std::vector<llama_token> & prompt) {
         for (size_t i = from; i < to; i++) {
             batch.add(prompt[i], static_cast<llama_pos>(i), i + 1 == prompt.size());
         }
+        core.rs_room = 0; // until this decode succeeds, no snapshot is known to be good
         int32_t rc = llama_decode(core.ctx.get(), batch.get());
         if (rc != 0) {
-            rollback_to(core, from); // a partly processed chunk leaves rows behind
+            if (core.spec.recurrent) {
+                // an aborted graph may have written some layers' recurrent state: only a
+                // fresh start is exact
+                forget_target(core);
+            } else {
+                rollback_to(core, from); // a partly processed chunk leaves rows behind
+            }
             if (rc == decode_aborted) {
                 return false;
             }
             throw std::runtime_error("prompt evaluation failed: " + decode_failure(rc));
         }
+        note_target_decode(core, batch.get().n_tokens);
         core.prop->observe_target(batch.get());
         core.committed.insert(core.committed.end(), prompt.begin() + from, prompt.begin() + to);
     }
@@ -143,7 +152,7 @@ generate_result run_generation(session_core & core, const generate_request & req
             break;
         }
         const int32_t n_max = tx.scheduled_proposals(budget);
-        tx.retain_checkpoint(n_max);
+        tx.retain_checkpoint();
         tx.request_proposals(n_max);
         if (!tx.verify()) {
             result.stop_reason = "cancelled";

@@ -81,16 +81,31 @@ void Model::init(Napi::Env env, Napi::Object exports) {
     exports.Set("Model", ctor);
 }
 
+namespace {
+// what Model::wrap hands the constructor
+struct model_handle {
+    model_ref model;
+    bool      mtp_loaded = false;
+};
+} // namespace
+
 Model::Model(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Model>(info) {
     if (info.Length() != 1 || !info[0].IsExternal()) {
         throw Napi::TypeError::New(info.Env(), "use Model.load(path, options) to load a model");
     }
-    model_ = *info[0].As<Napi::External<model_ref>>().Data();
+    const model_handle & handle = *info[0].As<Napi::External<model_handle>>().Data();
+    model_      = handle.model;
+    mtp_loaded_ = handle.mtp_loaded;
 }
 
-Napi::Object Model::wrap(Napi::Env env, model_ref model) {
-    model_ref holder = std::move(model);
-    return data_of(env).model_ctor.New({Napi::External<model_ref>::New(env, &holder)});
+Napi::Object Model::wrap(Napi::Env env, model_ref model, bool mtp_loaded) {
+    model_handle holder{std::move(model), mtp_loaded};
+    return data_of(env).model_ctor.New({Napi::External<model_handle>::New(env, &holder)});
+}
+
+bool Model::mtp_loaded(Napi::Env env, Napi::Value value) {
+    unwrap(env, value); // validates
+    return Unwrap(value.As<Napi::Object>())->mtp_loaded_;
 }
 
 model_ref Model::unwrap(Napi::Env env, Napi::Value value) {
@@ -159,7 +174,9 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
             return;
         }
         model_ref model = adopt_model(raw);
-        job.resolve([model](Napi::Env env) -> Napi::Value { return wrap(env, model); });
+        // NextN weights are loaded only when asked for and when the file has NextN layers
+        const bool mtp_loaded = req->load_mtp && llama_model_n_layer_nextn(raw) > 0;
+        job.resolve([model, mtp_loaded](Napi::Env env) -> Napi::Value { return wrap(env, model, mtp_loaded); });
     });
 }
 

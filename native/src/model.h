@@ -11,10 +11,14 @@ namespace power {
 class Model : public Napi::ObjectWrap<Model> {
   public:
     static void init(Napi::Env env, Napi::Object exports);
-    // wraps an already loaded model in a new JS Model
-    static Napi::Object wrap(Napi::Env env, model_ref model);
+    // wraps an already loaded model in a new JS Model; mtp_loaded: its NextN/MTP weights were
+    // loaded (llama_model_params.load_mtp)
+    static Napi::Object wrap(Napi::Env env, model_ref model, bool mtp_loaded);
     // the model behind a JS Model; throws a JS error when disposed or not a Model
     static model_ref unwrap(Napi::Env env, Napi::Value value);
+    // whether the JS Model was loaded with loadMtp (llama.cpp skips the NextN weights otherwise,
+    // and an MTP context on such a model aborts while building its graph)
+    static bool mtp_loaded(Napi::Env env, Napi::Value value);
 
     explicit Model(const Napi::CallbackInfo & info);
 
@@ -33,6 +37,7 @@ class Model : public Napi::ObjectWrap<Model> {
     llama_token checked_token(Napi::Env env, Napi::Value value) const;
 
     model_ref model_;
+    bool      mtp_loaded_ = false;
 };
 
 } // namespace power

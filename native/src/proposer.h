@@ -61,3 +61,21 @@ struct draft_context_params {
 std::unique_ptr<proposer> make_proposer_draft(std::shared_ptr<llama_model> draft, const draft_context_params & params);
 
 } // namespace power
+
+namespace power {
+
+struct mtp_context_params {
+    int32_t n_threads = 0; // 0: llama.cpp's default
+    llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's
+    bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a long mirrored prompt batch
+    void * abort_data = nullptr;
+};
+
+// drafts greedily with the target's own NextN/MTP layers through an MTP context on `model`,
+// which must have NextN layers and have been loaded with load_mtp. `target` is the session's
+// context (not owned; it must outlive the proposer): from now on it also outputs the hidden
+// rows the MTP head reads. Throws std::runtime_error when the context cannot be created.
+std::unique_ptr<proposer> make_proposer_mtp(std::shared_ptr<llama_model> model, llama_context * target,
+                                            const mtp_context_params & params);
+
+} // namespace power

@@ -164,11 +164,23 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     Napi::Object opts = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
     core->params = read_session_params(opts);
     const std::string & strategy = core->params.strategy;
-    if (strategy != "none" && strategy != "ngram" && strategy != "draft-model") {
+    if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp") {
         throw Napi::Error::New(env, "strategy '" + strategy + "' is not implemented by this engine");
     }
     if (strategy != "none" && core->params.k < 1) {
         throw Napi::RangeError::New(env, "strategy '" + strategy + "' needs k >= 1");
+    }
+    if (strategy == "mtp") {
+        // checked here, on the JS thread: an MTP context on a model without its NextN weights
+        // aborts inside llama.cpp instead of failing
+        if (llama_model_n_layer_nextn(core->model.get()) <= 0) {
+            throw Napi::Error::New(env, "strategy 'mtp' needs a model with NextN/MTP layers; this one has none "
+                                        "(nextn_predict_layers = 0)");
+        }
+        if (!Model::mtp_loaded(env, info[0])) {
+            throw Napi::Error::New(env, "strategy 'mtp' needs the model loaded with loadMtp: true (its NextN/MTP "
+                                        "layers were not loaded)");
+        }
     }
     model_ref draft;
     if (strategy == "draft-model") {
@@ -223,6 +235,20 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             dp.abort_callback = cp.abort_callback;
             dp.abort_data     = core.get();
             core->prop        = make_proposer_draft(draft, dp);
+        } else if (strategy == "mtp") {
+            mtp_context_params mp;
+            mp.n_threads      = core->params.n_threads;
+            mp.flash_attn     = core->params.flash_attn;
+            mp.abort_callback = cp.abort_callback;
+            mp.abort_data     = core.get();
+            const uint64_t mtp_mark = log_capture_mark();
+            try {
+                core->prop = make_proposer_mtp(core->model, raw, mp);
+            } catch (const std::exception & e) {
+                std::string why = log_capture_problems_since(mtp_mark);
+                job.reject(e.what() + (why.empty() ? "" : ": " + why));
+                return;
+            }
         } else {
             core->prop = make_proposer_none();
         }

@@ -2,6 +2,7 @@
 // The state a session's background work shares with its JS object. The JS thread owns the
 // bookkeeping fields; the generation thread owns the context while `busy` is set.
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -47,6 +48,10 @@ struct session_core {
     // tokens whose state the context holds: the last committed transaction
     std::vector<llama_token> committed;
 
+    // recurrent targets: how many positions the snapshots of the last target decode can still
+    // take back (note_target_decode); unused for attention-only targets
+    int32_t rs_room = 0;
+
     std::atomic<bool> cancel{false};      // set by cancel()/dispose(), read by the worker and abort callback
 
     // JS thread only
@@ -56,5 +61,37 @@ struct session_core {
 };
 
 using session_core_ref = std::shared_ptr<session_core>;
+
+// Recurrent rollback (n_rs_seq = S): a decode of n tokens leaves the states after each of its
+// last min(n, S + 1) tokens, so it can take back at most min(n - 1, S) positions, once, until
+// the next decode. llama_memory_seq_rm checks only the S bound: asked to go back to or past
+// the decode's first token, it returns true and hands back a stale state (that snapshot slot
+// holds an older decode's state). So the session keeps the exact bound itself.
+inline void note_target_decode(session_core & core, int32_t n_tokens) {
+    core.rs_room = core.spec.recurrent ? std::max(0, std::min(core.spec.s, n_tokens - 1)) : 0;
+}
+
+// Drops the target's rows at positions >= pos, which takes its recurrent state `back`
+// positions back (0: a restored checkpoint already put it at pos). Returns false, changing
+// nothing, when the recurrent state cannot go back that far exactly.
+inline bool cut_target(session_core & core, llama_pos pos, int32_t back) {
+    if (core.spec.recurrent && back > core.rs_room) {
+        return false;
+    }
+    if (!llama_memory_seq_rm(llama_get_memory(core.ctx.get()), 0, pos, -1)) {
+        return false;
+    }
+    if (back > 0) {
+        core.rs_room = 0; // single use
+    }
+    return true;
+}
+
+// Empties the target's sequence: the next request evaluates its prompt from the start.
+inline void forget_target(session_core & core) {
+    llama_memory_clear(llama_get_memory(core.ctx.get()), true);
+    core.committed.clear();
+    core.rs_room = 0;
+}
 
 } // namespace power

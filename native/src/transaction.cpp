@@ -21,12 +21,15 @@ int32_t transaction::scheduled_proposals(int32_t budget) const {
 }
 
 // Step 1. The target's attention rows and the proposer's state roll back by position for free;
-// recurrent state rolls back only through its S resident snapshots. When this round could need
-// more (k + 1 rows on a failed verify), keep a copy of the recurrent state to restore.
-void transaction::retain_checkpoint(int32_t n_proposals) {
+// recurrent state rolls back only through the S snapshots of the last decode, which reach back
+// at most to the state after its first row (cut_target). Commit cuts stay inside the verify
+// decode (the anchor is always kept), but a failed or cancelled verify must undo all of it, and
+// a guarded replay more than S rows: so a recurrent target keeps a copy of its state every
+// round, however many proposals it schedules.
+void transaction::retain_checkpoint() {
     st_.base           = static_cast<llama_pos>(core_.committed.size());
     st_.has_checkpoint = false;
-    if (!core_.spec.recurrent || n_proposals + 1 <= core_.spec.s) {
+    if (!core_.spec.recurrent) {
         return;
     }
     const llama_state_seq_flags flags = LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY;
@@ -62,6 +65,7 @@ bool transaction::verify() {
     for (size_t i = 0; i < st_.proposals.size(); i++) {
         batch.add(st_.proposals[i], st_.base + 1 + static_cast<llama_pos>(i), true);
     }
+    core_.rs_room = 0; // until this decode succeeds, no snapshot is known to be good
     int32_t rc = llama_decode(core_.ctx.get(), batch.get());
     st_.round_no++;
     if (rc == 0 && core_.fail_at_round == st_.round_no) {
@@ -75,6 +79,7 @@ bool transaction::verify() {
         }
         throw std::runtime_error("verify decode failed (code " + std::to_string(rc) + "); restored the last commit");
     }
+    note_target_decode(core_, batch.get().n_tokens);
     core_.prop->observe_target(batch.get());
     verify_us = llama_time_us() - t;
     return true;
@@ -93,17 +98,22 @@ void transaction::sample_rows(int32_t budget) {
     commit_us = llama_time_us() - t;
 }
 
-bool transaction::remove_rows_from(llama_pos pos) {
-    return llama_memory_seq_rm(llama_get_memory(core_.ctx.get()), 0, pos, -1);
+// Puts the recurrent state back to the start of the round (the attention rows past it are still
+// there); false when there is no checkpoint or llama.cpp refuses it.
+bool transaction::restore_checkpoint() {
+    if (!st_.has_checkpoint) {
+        return false;
+    }
+    const bool ok = llama_state_seq_set_data_ext(core_.ctx.get(), core_.checkpoint.data(), core_.checkpoint.size(), 0,
+                                                 LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != 0;
+    core_.rs_room = 0; // the snapshots no longer follow the state
+    return ok;
 }
 
 // The rejected suffix was deeper than the resident snapshots: restore the round's checkpoint
 // and evaluate the kept rows (anchor + accepted prefix) once more.
 void transaction::replay_kept(int32_t kept) {
-    const llama_state_seq_flags flags = LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY;
-    if (!st_.has_checkpoint ||
-        llama_state_seq_set_data_ext(core_.ctx.get(), core_.checkpoint.data(), core_.checkpoint.size(), 0, flags) == 0 ||
-        !remove_rows_from(st_.base)) {
+    if (!restore_checkpoint() || !cut_target(core_, st_.base, 0)) {
         throw std::runtime_error("could not restore the round's checkpoint for a replay");
     }
     batch_owner & batch = *core_.batch;
@@ -117,6 +127,7 @@ void transaction::replay_kept(int32_t kept) {
         restore_last_commit();
         throw std::runtime_error("replay decode failed (code " + std::to_string(rc) + "); restored the last commit");
     }
+    note_target_decode(core_, batch.get().n_tokens);
     core_.prop->observe_target(batch.get());
     st_.replayed = true;
     st_.replays++;
@@ -131,7 +142,7 @@ void transaction::commit() {
     const int32_t m    = static_cast<int32_t>(st_.emitted.size());
     const int32_t kept = st_.saw_eog ? m + 1 : m;
     const int32_t rows = 1 + static_cast<int32_t>(st_.proposals.size());
-    if (kept < rows && !remove_rows_from(st_.base + kept)) {
+    if (kept < rows && !cut_target(core_, st_.base + kept, rows - kept)) {
         replay_kept(kept);
     }
     core_.committed.push_back(st_.anchor);
@@ -160,18 +171,15 @@ round_record transaction::emit(int64_t start_us, int64_t t0) {
     return r;
 }
 
-// Step 7: back to the state after the last committed round: every row past it is dropped (by
-// the snapshots, or from the checkpoint when they do not reach), and the proposer forgets.
+// Step 7: back to the state after the last committed round: attention rows past it are dropped,
+// recurrent state comes back from the round's checkpoint (the snapshots never reach back past
+// the failed decode's first row), and the proposer forgets.
 void transaction::restore_last_commit() {
-    bool ok = true;
-    if (st_.has_checkpoint) {
-        ok = llama_state_seq_set_data_ext(core_.ctx.get(), core_.checkpoint.data(), core_.checkpoint.size(), 0,
-                                          LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != 0;
-    }
-    if (!ok || !remove_rows_from(st_.base)) {
+    // a recurrent target without its checkpoint has nothing that restores it exactly
+    const bool ok = core_.spec.recurrent ? restore_checkpoint() : true;
+    if (!ok || !cut_target(core_, st_.base, 0)) {
         // nothing left to roll back with: start the sequence over on the next request
-        llama_memory_clear(llama_get_memory(core_.ctx.get()), true);
-        core_.committed.clear();
+        forget_target(core_);
     }
     core_.prop->restore();
 }

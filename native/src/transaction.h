@@ -40,7 +40,7 @@ class transaction {
     // to emit and the room left in the context
     int32_t scheduled_proposals(int32_t budget) const;
 
-    void retain_checkpoint(int32_t n_proposals);     // 1
+    void retain_checkpoint();                        // 1
     void request_proposals(int32_t n_max);           // 2
     bool verify();                                   // 3 (false: cancelled; throws on failure; restores both)
     void sample_rows(int32_t budget);                // 4
@@ -51,7 +51,7 @@ class transaction {
     int64_t propose_us = 0, verify_us = 0, commit_us = 0;
 
   private:
-    bool remove_rows_from(llama_pos pos);
+    bool restore_checkpoint();
     void replay_kept(int32_t kept);
 
     session_core & core_;

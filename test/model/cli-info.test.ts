@@ -53,8 +53,12 @@ describe('power info', () => {
       assert.deepEqual(Object.keys(info.strategies).sort(), [...STRATEGIES].sort());
       assert.deepEqual(info.strategies.none, { available: true });
       assert.deepEqual(info.strategies.ngram, { available: true });
-      assert.equal(info.strategies.mtp!.available, false);
-      assert.match(info.strategies.mtp!.reason!, nextn > 0 ? /does not run the 'mtp' proposer yet/ : /no NextN\/MTP layers/);
+      if (nextn > 0) {
+        assert.deepEqual(info.strategies.mtp, { available: true });
+      } else {
+        assert.equal(info.strategies.mtp!.available, false);
+        assert.match(info.strategies.mtp!.reason!, /no NextN\/MTP layers/);
+      }
       assert.match(info.strategies['draft-model']!.reason!, /needs --draft/);
     });
   }
@@ -73,5 +77,8 @@ describe('power info', () => {
     assert.match(run.stdout, /architecture {2}qwen35 \(hybrid: recurrent \+ attention\)/);
     assert.match(run.stdout, /layers {8}4 \+ 1 NextN\/MTP/);
     assert.match(run.stdout, /recurrent {5}yes/);
+    assert.match(run.stdout, /\n {2}mtp {9}available\n/);
+    const target = power(['info', models['target.gguf']]);
+    assert.match(target.stdout, /\n {2}mtp {9}no: the model has no NextN\/MTP layers/);
   });
 });

@@ -17,6 +17,8 @@ test('every strategy has an answer, and every refusal a reason', () => {
 
 test('mtp needs NextN layers; draft artifacts need their own architecture', () => {
   assert.match(strategyAvailability({ nextnLayers: 0 }).mtp.reason!, /no NextN\/MTP layers/);
+  assert.ok(ENGINE_STRATEGIES.has('mtp'));
+  assert.deepEqual(strategyAvailability({ nextnLayers: 1 }).mtp, { available: true });
   const llamaDraft = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: true } });
   assert.match(llamaDraft.dflash.reason!, /'llama' model, not a dflash artifact/);
   const bad = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: false, reason: 'vocabulary size differs' } });
