@@ -50,7 +50,10 @@ function configs(): Config[] {
       out.push({ target: 'target.gguf', strategy: 'draft-model', draft, k, s: k });
     }
     // recurrent target: S is the snapshot window; S = K - 1 exercises the guarded replay
-    for (const s of [k, k - 1]) out.push({ target: 'hybrid-mtp.gguf', strategy: 'ngram', k, s });
+    for (const s of [k, k - 1]) {
+      out.push({ target: 'hybrid-mtp.gguf', strategy: 'ngram', k, s });
+      out.push({ target: 'hybrid-mtp.gguf', strategy: 'mtp', k, s });
+    }
   }
   return out;
 }
@@ -66,7 +69,8 @@ describe('exactness contract', () => {
 
   async function modelId(name: keyof ModelSet): Promise<string> {
     if (!modelIds.has(name)) {
-      const loaded = await engine.call('loadModel', { path: models[name], gpuLayers: 0 });
+      // the hybrid keeps its NextN (MTP) layers loaded; the trunk, and so the control, is unchanged
+      const loaded = await engine.call('loadModel', { path: models[name], gpuLayers: 0, loadMtp: name === 'hybrid-mtp.gguf' });
       modelIds.set(name, loaded.modelId);
     }
     return modelIds.get(name)!;
