@@ -89,6 +89,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
         gpuLayers: options.gpuLayers,
         s: options.plan?.s ?? 0,
         flashAttn: options.plan?.flashAttn ?? true,
+        loadMtp: options.loadMtp ?? false,
       };
       const estimate = estimateMemory(plan);
       memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };

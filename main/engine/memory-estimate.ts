@@ -2,6 +2,7 @@
 // so a model that does not fit is refused with numbers instead of failing inside CUDA.
 // Pure: GgufInfo in, bytes out. Mirrors llama.cpp v0.4.0's placement rules:
 //   - with N GPU layers, blocks i >= n_layer + 1 - N and (N >= 1) the output head go to the GPU;
+//     NextN/MTP blocks count only when they are loaded;
 //     the token embedding always stays on the CPU (a tied output head is a GPU copy of it);
 //   - KV cache (F16) per attention block: n_ctx x kv_heads x (key_len + value_len) x 2 bytes;
 //   - recurrent state (F32) per recurrent block: (n_embd_r + n_embd_s) x 4 bytes x (1 + S),
@@ -38,6 +39,8 @@ export interface MemoryPlan {
   /** spec_mtp_recurrent_snapshots; only recurrent blocks pay for it */
   s: number;
   flashAttn: boolean;
+  /** the NextN/MTP blocks are loaded (llama.cpp skips them otherwise) */
+  loadMtp?: boolean;
 }
 
 export interface MemoryEstimate {
@@ -69,8 +72,13 @@ function hp(info: GgufInfo, key: string, layer = 0): number | undefined {
 }
 
 /** Where a model's bytes go with `gpuLayers` on the device, and its per-token caches there. */
-export function modelPlacement(info: GgufInfo, plan: Pick<MemoryPlan, 'contextSize' | 'gpuLayers' | 's'>): ModelPlacement {
+export function modelPlacement(
+  info: GgufInfo,
+  plan: Pick<MemoryPlan, 'contextSize' | 'gpuLayers' | 's' | 'loadMtp'>,
+): ModelPlacement {
   const blocks = hp(info, 'block_count') ?? 0;
+  // NextN/MTP blocks are the last ones; unused (never allocated) unless loaded
+  const firstNextn = plan.loadMtp ? blocks : blocks - (hp(info, 'nextn_predict_layers') ?? 0);
   const embd = hp(info, 'embedding_length') ?? 0;
   const heads = hp(info, 'attention.head_count') ?? 1;
   const n = plan.gpuLayers < 0 ? blocks + 1 : plan.gpuLayers;
@@ -112,7 +120,7 @@ export function modelPlacement(info: GgufInfo, plan: Pick<MemoryPlan, 'contextSi
   let recurrent = 0;
   let offloadedBlocks = 0;
   for (const [i, b] of perBlock) {
-    if (i < firstGpu) continue;
+    if (i < firstGpu || i >= firstNextn) continue;
     offloadedBlocks++;
     weights += b.bytes;
     if (b.recurrent) {
