@@ -86,10 +86,34 @@ export const DeviceInfo = z.object({
   name: z.string(),
   description: z.string(),
   type: z.string(),
+  /** the ggml backend that registered it: CPU, CUDA, ... */
+  backend: z.string(),
   freeBytes: z.number(),
   totalBytes: z.number(),
 });
 export type DeviceInfo = z.infer<typeof DeviceInfo>;
+
+/** One shared library the CUDA backend needs, and whether the system loader finds it. */
+export const RuntimeLibrary = z.object({
+  name: z.string(),
+  /** driver, runtime, cublas */
+  role: z.string(),
+  /** the loader's message; null when it loads */
+  error: z.string().nullable(),
+});
+export type RuntimeLibrary = z.infer<typeof RuntimeLibrary>;
+
+/** What the engine's flavour can do with CUDA, and why not when it cannot. */
+export const CudaStatus = z.object({
+  /** CUDA devices ggml registered */
+  devices: z.number().int().min(0),
+  /** why there is no usable CUDA device (null when there is one) */
+  reason: z.string().nullable(),
+  /** the backend library's own load error (null when it loads) */
+  backendError: z.string().nullable(),
+  libraries: z.array(RuntimeLibrary),
+});
+export type CudaStatus = z.infer<typeof CudaStatus>;
 
 export const LiveHandles = z.object({ models: z.number(), contexts: z.number(), jobs: z.number() });
 
@@ -106,6 +130,8 @@ export const engineMethods = {
       llamaCppRelease: z.string(),
       flavour: z.string(),
       devices: z.array(DeviceInfo),
+      /** null when the flavour has no CUDA backend at all */
+      cuda: CudaStatus.nullable(),
     }),
   },
   loadModel: {
@@ -115,6 +141,8 @@ export const engineMethods = {
       requestId: Id.optional(),
       gpuLayers: z.number().int().min(-1).default(-1),
       loadMtp: z.boolean().default(false),
+      /** devices by name (CUDA0); [] keeps everything on the CPU; absent: llama.cpp's choice */
+      devices: z.array(z.string()).optional(),
     }),
     result: z.object({ modelId: Id, info: NativeModelInfo }),
   },
@@ -146,6 +174,8 @@ export const engineMethods = {
       k: z.number().int(),
       s: z.number().int().nullable(),
       recurrent: z.boolean(),
+      /** what llama.cpp settled on (it resolves "auto" itself) */
+      flashAttn: z.enum(['on', 'off', 'unknown']),
     }),
   },
   generate: {

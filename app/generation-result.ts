@@ -22,6 +22,27 @@ export const GenerationStats = z.object({
 });
 export type GenerationStats = z.infer<typeof GenerationStats>;
 
+/** What actually ran the request (not what was asked for). */
+export const GenerationBackend = z.object({
+  /** "cpu (AMD EPYC)" or "CUDA0 (NVIDIA H200, 139.4 of 140.0 GiB free)" */
+  device: z.string(),
+  kind: z.enum(['cpu', 'cuda']),
+  /** the addon flavour the engine host loaded: cpu, cuda, cpu-src, cuda-src */
+  flavour: z.string(),
+  llamaCppRelease: z.string(),
+  /** layers offloaded to the GPU ("all" or a count); null on the CPU */
+  gpuLayers: z.union([z.literal('all'), z.number().int().min(0)]).nullable(),
+  /** what llama.cpp settled on for the target's context */
+  flashAttn: z.enum(['on', 'off', 'unknown']),
+  /** where tokens are sampled: llama.cpp's backend (GPU) samplers are not used yet */
+  sampling: z.literal('cpu'),
+  /** how --device auto decided (null for an explicit --device) */
+  choice: z.string().nullable(),
+  /** the device-memory estimate checked before loading (CUDA only) */
+  memoryEstimateBytes: z.number().nullable(),
+});
+export type GenerationBackend = z.infer<typeof GenerationBackend>;
+
 export const GenerationResult = z.object({
   tokens: z.array(z.number().int()),
   text: z.string(),
@@ -33,7 +54,7 @@ export const GenerationResult = z.object({
   /** the sampler seed of a stochastic run (null when greedy) */
   seed: z.number().int().nullable(),
   stats: GenerationStats,
-  backend: z.object({ device: z.string(), llamaCppRelease: z.string() }),
+  backend: GenerationBackend,
 });
 export type GenerationResult = z.infer<typeof GenerationResult>;
 

@@ -1,51 +1,59 @@
 #!/usr/bin/env node
 // Builds the native addon (native/) with cmake-js against the llama.cpp release that
 // node-llama-cpp@3.21.1 bundles: headers from its git bundle, libraries from the prebuilt
-// @node-llama-cpp/<platform> package. Output: build/addon-<flavour>/ (power.node, the
-// reference tool, the llama/ggml libraries and build-info.json). Incremental: a second run
-// only recompiles what changed.
+// @node-llama-cpp/<platform>[-cuda] package or built here from the same source. Output:
+// build/addon-<flavour>/ (power.node, the reference tool, the llama/ggml libraries and
+// build-info.json). Incremental: a second run only recompiles what changed.
 //
-//   node scripts/build-native.mjs [--force] [--flavour cpu]
+//   node scripts/build-native.mjs [--force] [--flavour cpu|cuda]
+//       no --flavour (npm install): cpu, and cuda when @node-llama-cpp/<platform>-cuda is installed
+//   node scripts/build-native.mjs --from-source [--cuda [--cuda-arch "89;90"]] [--force]
+//       builds llama.cpp in build/llama-<cpu|cuda>-src, then the addon flavour cpu-src / cuda-src
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { FLAVOURS, fail, packageDir, platformKey, prebuiltLibDir } from './native/flavours.mjs';
+import { buildLlamaFromSource } from './native/llama-from-source.mjs';
+
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 const args = process.argv.slice(2);
+
+function option(name) {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const value = args[i + 1];
+  if (value === undefined || value.startsWith('--')) fail(`${name} needs a value`);
+  return value;
+}
+
+const KNOWN = ['--force', '--flavour', '--from-source', '--cuda', '--cuda-arch'];
+for (const [i, a] of args.entries()) {
+  const isValue = i > 0 && (args[i - 1] === '--flavour' || args[i - 1] === '--cuda-arch');
+  if (!isValue && !KNOWN.includes(a)) fail(`unknown argument '${a}' (known: ${KNOWN.join(', ')})`);
+}
 const force = args.includes('--force');
-const flavourArg = args.indexOf('--flavour');
-const flavour = flavourArg >= 0 ? args[flavourArg + 1] : 'cpu';
-
-const FLAVOURS = {
-  cpu: { packageSuffix: '', libSuffix: '' },
-};
-
-function fail(message) {
-  console.error(`error: ${message}`);
-  process.exit(1);
+const fromSource = args.includes('--from-source');
+const cuda = args.includes('--cuda');
+const cudaArchs = option('--cuda-arch');
+const flavourArg = option('--flavour');
+if (cuda && !fromSource) fail('--cuda goes with --from-source (npm install builds the prebuilt CUDA flavour by itself)');
+if (cudaArchs !== undefined && !cuda) fail('--cuda-arch goes with --from-source --cuda');
+if (cudaArchs !== undefined && !/^(native|all|all-major|\d+(-real|-virtual)?(;\d+(-real|-virtual)?)*)$/.test(cudaArchs)) {
+  fail(`--cuda-arch must be a ';'-separated list such as "89;90" (got '${cudaArchs}')`);
 }
+if (fromSource && flavourArg) fail('give either --from-source or --flavour');
+if (flavourArg && !FLAVOURS[flavourArg]) fail(`unknown flavour '${flavourArg}' (known: ${Object.keys(FLAVOURS).join(', ')})`);
 
-/** A package's folder, found the way Node finds packages (works whatever its "exports"). */
-function packageDir(name) {
-  for (const base of require.resolve.paths(name) ?? []) {
-    if (existsSync(join(base, name, 'package.json'))) return join(base, name);
-  }
-  return null;
-}
-
-function platformKey() {
-  const os = { linux: 'linux', win32: 'win', darwin: 'mac' }[process.platform];
-  if (!os) fail(`unsupported platform ${process.platform}`);
-  return `${os}-${process.arch}`;
-}
+const key = platformKey();
 
 /** Clones the llama.cpp source bundle once per release into build/llama.cpp. */
 function llamaSource() {
-  const pkgDir = packageDir('node-llama-cpp');
+  const pkgDir = packageDir(root, 'node-llama-cpp');
   if (!pkgDir) fail('node-llama-cpp@3.21.1 is not installed (run npm install)');
   const info = JSON.parse(readFileSync(join(pkgDir, 'llama', 'llama.cpp.info.json'), 'utf8'));
   const bundle = join(pkgDir, 'llama', 'gitRelease.bundle');
@@ -61,51 +69,9 @@ function llamaSource() {
   return { dir, tag: info.tag };
 }
 
-function prebuiltDir(key, f) {
-  const name = `@node-llama-cpp/${key}${f.packageSuffix}`;
-  const dir = packageDir(name);
-  if (!dir) fail(`${name}@3.21.1 is not installed (run npm install on ${key})`);
-  return join(dir, 'bins', `${key}${f.packageSuffix}`);
-}
-
-const f = FLAVOURS[flavour];
-if (!f) fail(`unknown flavour '${flavour}' (known: ${Object.keys(FLAVOURS).join(', ')})`);
-const key = platformKey();
-const src = llamaSource();
-const libDir = prebuiltDir(key, f);
-const buildDir = join(root, 'build', `native-${flavour}`);
-const outDir = join(root, 'build', `addon-${flavour}`);
-if (force) rmSync(buildDir, { recursive: true, force: true });
-
-// Build against the headers of the Node that runs us when they are installed (no download:
-// build machines may be offline); npm's own nodedir setting wins when present.
-const env = { ...process.env };
-const nodePrefix = resolve(dirname(process.execPath), '..');
-if (!env.npm_config_nodedir && existsSync(join(nodePrefix, 'include', 'node', 'node_api.h'))) {
-  env.npm_config_nodedir = nodePrefix;
-}
-
-const cmakeJs = join(packageDir('cmake-js'), 'bin', 'cmake-js');
-const addonApi = require('node-addon-api').include_dir.replace(/^"|"$/g, '');
-execFileSync(
-  process.execPath,
-  [
-    cmakeJs, 'compile',
-    '--directory', join(root, 'native'),
-    '--out', buildDir,
-    '--config', 'Release',
-    '--parallel', String(Math.max(1, cpus().length)),
-    `--CDLLAMA_SRC_DIR=${src.dir}`,
-    `--CDLLAMA_LIB_DIR=${libDir}`,
-    `--CDLLAMA_LIB_SUFFIX=${f.libSuffix}`,
-    `--CDPOWER_OUT_DIR=${outDir}`,
-    `--CDNODE_ADDON_API_DIR=${resolve(root, addonApi)}`,
-  ],
-  { stdio: 'inherit', cwd: root, env },
-);
 /** The architectures this llama.cpp release can load, read from its own name table. */
-function knownArchitectures() {
-  const text = readFileSync(join(src.dir, 'src', 'llama-arch.cpp'), 'utf8');
+function knownArchitectures(srcDir) {
+  const text = readFileSync(join(srcDir, 'src', 'llama-arch.cpp'), 'utf8');
   const table = text.slice(text.indexOf('LLM_ARCH_NAMES'), text.indexOf('};', text.indexOf('LLM_ARCH_NAMES')));
   const names = [...table.matchAll(/\{\s*LLM_ARCH_(\w+),\s*"([^"]+)"\s*\}/g)]
     .filter(([, id]) => id !== 'CLIP' && id !== 'UNKNOWN') // clip is a quantizer-only dummy
@@ -114,12 +80,111 @@ function knownArchitectures() {
   return names;
 }
 
-writeFileSync(
-  join(outDir, 'build-info.json'),
-  JSON.stringify(
-    { flavour, platform: key, llamaCppRelease: src.tag, nodeLlamaCpp: '3.21.1', architectures: knownArchitectures() },
-    null,
-    2,
-  ) + '\n',
-);
-console.log(`power: native addon (${flavour}) ready in ${outDir}`);
+/**
+ * Puts the CUDA backend library into the addon folder as a hard link to the package's file:
+ * no second 150 MB on disk, yet the folder stays self-contained (it survives `rm -rf
+ * node_modules`, a packager sees a plain file). A symlink or an rpath into node_modules would
+ * not. Where a link is impossible (another file system) it is copied.
+ */
+function placeCudaBackend(libDir, outDir) {
+  const names = readdirSync(libDir).filter((f) => /^(lib)?ggml-cuda\.(so|dll)$/.test(f));
+  let how = null;
+  for (const name of names) {
+    const from = join(libDir, name);
+    const to = join(outDir, name);
+    if (existsSync(to) && statSync(to).ino === statSync(from).ino) {
+      how = 'hardlink';
+      continue;
+    }
+    rmSync(to, { force: true });
+    try {
+      linkSync(from, to);
+      how = 'hardlink';
+    } catch {
+      copyFileSync(from, to);
+      how = 'copy';
+    }
+  }
+  return how;
+}
+
+function buildAddon(flavour, libDir, src, extraInfo) {
+  const f = FLAVOURS[flavour];
+  const buildDir = join(root, 'build', `native-${flavour}`);
+  const outDir = join(root, 'build', `addon-${flavour}`);
+  if (force) rmSync(buildDir, { recursive: true, force: true });
+
+  // Build against the headers of the Node that runs us when they are installed (no download:
+  // build machines may be offline); npm's own nodedir setting wins when present.
+  const env = { ...process.env };
+  const nodePrefix = resolve(dirname(process.execPath), '..');
+  if (!env.npm_config_nodedir && existsSync(join(nodePrefix, 'include', 'node', 'node_api.h'))) {
+    env.npm_config_nodedir = nodePrefix;
+  }
+  const cmakeJs = join(packageDir(root, 'cmake-js'), 'bin', 'cmake-js');
+  const addonApi = require('node-addon-api').include_dir.replace(/^"|"$/g, '');
+  execFileSync(
+    process.execPath,
+    [
+      cmakeJs, 'compile',
+      '--directory', join(root, 'native'),
+      '--out', buildDir,
+      '--config', 'Release',
+      '--parallel', String(Math.max(1, cpus().length)),
+      `--CDLLAMA_SRC_DIR=${src.dir}`,
+      `--CDLLAMA_LIB_DIR=${libDir}`,
+      `--CDLLAMA_LIB_SUFFIX=${f.libSuffix}`,
+      `--CDPOWER_OUT_DIR=${outDir}`,
+      `--CDNODE_ADDON_API_DIR=${resolve(root, addonApi)}`,
+    ],
+    { stdio: 'inherit', cwd: root, env },
+  );
+  const cudaBackend = f.gpu === 'cuda' ? placeCudaBackend(libDir, outDir) : null;
+  if (f.gpu === 'cuda' && !cudaBackend) fail(`no ggml-cuda library in ${libDir}`);
+  const info = {
+    flavour,
+    route: f.route,
+    platform: key,
+    llamaCppRelease: src.tag,
+    nodeLlamaCpp: '3.21.1',
+    gpu: f.gpu,
+    cudaMajor: f.cudaMajor ?? null,
+    ...(cudaBackend ? { cudaBackend } : {}),
+    ...extraInfo,
+    architectures: knownArchitectures(src.dir),
+  };
+  writeFileSync(join(outDir, 'build-info.json'), JSON.stringify(info, null, 2) + '\n');
+  console.log(`power: native addon (${flavour}) ready in ${outDir}${cudaBackend ? ` (ggml-cuda: ${cudaBackend})` : ''}`);
+}
+
+const src = llamaSource();
+if (fromSource) {
+  const flavour = cuda ? 'cuda-src' : 'cpu-src';
+  const built = buildLlamaFromSource({
+    srcDir: src.dir,
+    buildDir: join(root, 'build', `llama-${flavour}`),
+    cuda,
+    cudaArchs,
+  });
+  buildAddon(flavour, built.libDir, src, {
+    cudaMajor: built.cudaMajor,
+    ...(cuda ? { cudaVersion: built.cudaVersion, cudaArchitectures: cudaArchs ?? 'ggml default' } : {}),
+    llamaBuildSeconds: built.seconds,
+  });
+} else {
+  const wanted = flavourArg ? [flavourArg] : ['cpu', 'cuda'];
+  for (const flavour of wanted) {
+    const f = FLAVOURS[flavour];
+    if (f.route !== 'prebuilt') fail(`flavour '${flavour}' is built with --from-source${f.gpu ? ' --cuda' : ''}`);
+    const libDir = prebuiltLibDir(root, key, f);
+    if (!libDir) {
+      // the CUDA package is optional (npm skips it where it has no build); the CPU one is not
+      if (!flavourArg && f.gpu) {
+        console.log(`power: @node-llama-cpp/${key}${f.packageSuffix} is not installed: no ${flavour} flavour`);
+        continue;
+      }
+      fail(`@node-llama-cpp/${key}${f.packageSuffix}@3.21.1 is not installed (run npm install on ${key})`);
+    }
+    buildAddon(flavour, libDir, src, {});
+  }
+}

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `npm test`: lint and type-check, build, make the synthetic models (cached in .cache/models),
-// then run the suites with node's test runner: test/unit (no model), test/model (the real
-// addon on the synthetic GGUF set, one file at a time). Extra arguments narrow the files.
+// `npm test`: lint and type-check, build, check that every built addon flavour links (the CUDA
+// one without a GPU: scripts/check-cuda-link.ts), make the synthetic models (cached in
+// .cache/models), then run the suites with node's test runner: test/unit (no model),
+// test/model (the real addon on the synthetic GGUF set, one file at a time). Extra arguments
+// narrow the files.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +19,7 @@ const filter = process.argv.slice(2);
 if (!process.env.POWER_TEST_SKIP_PREP) {
   run('npm', ['run', '--silent', 'lint']);
   run('npm', ['run', '--silent', 'build']);
+  run(process.execPath, ['--import', 'tsx', 'scripts/check-cuda-link.ts']);
   run(process.execPath, ['bin/power.js', 'make-models']);
 }
 const files = SUITES.flatMap((dir) =>

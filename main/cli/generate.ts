@@ -6,22 +6,27 @@ import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
 import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../app/profile.js';
 import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
+import { readBuildInfo } from '../engine/build-info.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
+import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { runGeneration } from '../engine/generation.js';
 import { checkDraftCompatibility } from '../models/draft-compat.js';
 import { choice, int, num, parseFlags, str, tokenList } from './args.js';
 import { UsageError } from './errors.js';
-import { checkFile, openModel } from './open-model.js';
+import { checkFile, defaultContextSize, openModel } from './open-model.js';
 import { readProfile } from './profile.js';
 import { buildPrompt, type PromptSource } from './prompt.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
-  [--repeat-penalty R] [--ctx N] [--threads N] [--gpu-layers N|all] [--flash-attn on|off|auto]
+  [--repeat-penalty R] [--ctx N] [--threads N] [--device auto|cuda|cpu] [--gpu-layers N|all]
+  [--flash-attn on|off|auto]
   [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
   [--profile FILE.toml] [--json [--rounds]]
   Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
-  digest, the stop reason and the evidence. Ctrl-C cancels and keeps what was generated.`;
+  digest, the stop reason, the evidence and what ran it. --device auto (default) takes a CUDA
+  device when one loads, else the CPU; --device cuda fails instead of running on the CPU.
+  Ctrl-C cancels and keeps what was generated.`;
 
 const FLAGS = {
   model: { type: 'string' },
@@ -38,6 +43,7 @@ const FLAGS = {
   'repeat-penalty': { type: 'string' },
   ctx: { type: 'string' },
   threads: { type: 'string' },
+  device: { type: 'string' },
   'gpu-layers': { type: 'string' },
   'flash-attn': { type: 'string' },
   strategy: { type: 'string' },
@@ -113,30 +119,46 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
   };
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
   const threads = int(values, 'threads', { min: 1, max: 1024 }) ?? availableParallelism();
-  const flashAttn = choice(values, 'flash-attn', ['on', 'off', 'auto'] as const) ?? 'auto';
+  const flashFlag = choice(values, 'flash-attn', ['on', 'off', 'auto'] as const);
+  const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const layers = gpuLayers(values);
   const draftPath = str(values, 'draft');
+  const speculative = strategy !== 'none';
+  const draftGguf = draftPath ? await checkFile(draftPath, readBuildInfo()) : undefined;
 
-  // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
-  const opened = await openModel(modelPath, { gpuLayers: layers, loadMtp: strategy === 'mtp', verbose: values.verbose === true });
-  const { engine, modelId, info } = opened;
+  const opened = await openModel(modelPath, {
+    device,
+    gpuLayers: layers,
+    // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
+    loadMtp: strategy === 'mtp',
+    verbose: values.verbose === true,
+    plan: {
+      ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
+      ...(speculative && draftGguf ? { draft: draftGguf } : {}),
+      s: speculative ? s : 0,
+      flashAttn: flashFlag !== 'off',
+    },
+    enforceFit: true,
+  });
+  const { engine, modelId, info, placement } = opened;
+  // on CUDA Flash Attention is on unless asked otherwise; elsewhere llama.cpp decides
+  const flashAttn = flashFlag ?? (placement.kind === 'cuda' ? 'on' : 'auto');
   try {
-    const draft = draftPath ? checkDraftCompatibility(opened.gguf, await checkFile(draftPath, opened.build)) : undefined;
+    const draft = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
     const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draft ? { draft } : {}) })[strategy];
     if (!availability.available) {
       throw new UsageError(`strategy '${strategy}' is not available for ${modelPath}: ${availability.reason}`);
     }
 
-    const contextSize = ctxFlag ?? Math.min(info.contextLength > 0 ? info.contextLength : 4096, 4096);
+    const contextSize = ctxFlag ?? defaultContextSize(info.contextLength);
     const prompt = await buildPrompt(engine, modelId, info, source, { raw: values.raw === true }, (l) => io.err(`warning: ${l}\n`));
     if (prompt.length + 1 > contextSize) {
       throw new UsageError(
         `the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const speculative = strategy !== 'none';
     const draftModel = speculative && draftPath
-      ? await engine.call('loadModel', { path: draftPath, gpuLayers: layers }).catch((error: Error) => {
+      ? await engine.call('loadModel', { path: draftPath, gpuLayers: -1, devices: opened.loadDevices }).catch((error: Error) => {
           throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
         })
       : undefined;
@@ -151,6 +173,7 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
       ...(draftModel ? { draftModelId: draftModel.modelId } : {}),
     });
 
+    if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
     const stopInterrupt = io.onInterrupt(() => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {}));
     let outcome;
     try {
@@ -163,7 +186,6 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
       stopInterrupt();
     }
 
-    const cpu = opened.devices.find((d) => d.type === 'cpu');
     const result = GenerationResult.parse({
       tokens: outcome.tokens,
       text: outcome.text,
@@ -174,7 +196,17 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
       stopReason: outcome.stopReason,
       seed: temperature > 0 ? sampling.seed : null,
       stats: outcome.stats,
-      backend: { device: cpu ? `cpu (${cpu.description})` : 'cpu', llamaCppRelease: opened.build.llamaCppRelease },
+      backend: {
+        device: describeDevice(placement.device),
+        kind: placement.kind,
+        flavour: placement.flavour,
+        llamaCppRelease: placement.llamaCppRelease,
+        gpuLayers: placement.kind === 'cpu' ? null : layers < 0 ? 'all' : layers,
+        flashAttn: session.flashAttn,
+        sampling: 'cpu',
+        choice: placement.note,
+        memoryEstimateBytes: opened.memory?.estimate.total ?? null,
+      },
     });
     if (values.json) {
       const rounds = values.rounds
@@ -199,7 +231,8 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
       io.out('\n');
       io.err(
         `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
-          `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.decodeTokensPerSecondMedian?.toFixed(1) ?? '-'} tok/s]\n`,
+          `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.decodeTokensPerSecondMedian?.toFixed(1) ?? '-'} tok/s, ` +
+          `on ${result.backend.device}]\n`,
       );
     }
     return result.stopReason === 'cancelled' ? 130 : 0;

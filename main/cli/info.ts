@@ -1,21 +1,30 @@
-// power info <file.gguf> [--draft <file.gguf>] [--json]
+// power info <file.gguf> [--draft <file.gguf>] [--device auto|cuda|cpu] [--json]
 import { strategyAvailability, STRATEGIES } from '../../app/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
+import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
+import { describeEstimate } from '../engine/memory-estimate.js';
 import { checkDraftCompatibility } from '../models/draft-compat.js';
-import { parseFlags, str } from './args.js';
+import { choice, parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
 import { checkFile, openModel } from './open-model.js';
 
-export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--json]
-  Shows a model's architecture, size, quantization, context, layers, vocabulary, chat template
-  and which speculative strategies it can serve (with the reason when not).`;
+export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--device auto|cuda|cpu] [--json]
+  Shows a model's architecture, size, quantization, context, layers, vocabulary, chat template,
+  which speculative strategies it can serve (with the reason when not), and the device it
+  would run on (on CUDA: the memory estimate at the default context and whether it fits).`;
 
 export async function infoCommand(argv: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { draft: { type: 'string' }, json: { type: 'boolean' } }, 1);
+  const { values, positionals } = parseFlags(
+    argv,
+    { draft: { type: 'string' }, device: { type: 'string' }, json: { type: 'boolean' } },
+    1,
+  );
   const path = positionals[0];
   if (!path) throw new UsageError('power info needs a model file: power info <model.gguf>');
+  const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
 
-  const opened = await openModel(path, { gpuLayers: 0 });
+  // info reads metadata only: the model is loaded on the CPU, the device is only reported
+  const opened = await openModel(path, { device, gpuLayers: -1, metadataOnly: true });
   try {
     const draftPath = str(values, 'draft');
     const draft = draftPath ? checkDraftCompatibility(opened.gguf, await checkFile(draftPath, readBuildInfo())) : undefined;
@@ -33,6 +42,20 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
       chatTemplate: i.chatTemplate !== null,
       strategies: strategyAvailability({ nextnLayers: i.nextnLayers, ...(draft ? { draft } : {}) }),
       ...(draft ? { draft: { path: draftPath, ...draft } } : {}),
+      device: {
+        kind: opened.placement.kind,
+        name: describeDevice(opened.placement.device),
+        flavour: opened.placement.flavour,
+        choice: opened.placement.note,
+        memory: opened.memory
+          ? {
+              contextSize: opened.memory.plan.contextSize,
+              ...opened.memory.estimate,
+              freeBytes: opened.placement.device.freeBytes,
+              fits: opened.memory.refusal === null,
+            }
+          : null,
+      },
     };
     if (values.json) {
       out(JSON.stringify(report, null, 2) + '\n');
@@ -48,6 +71,13 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
       `recurrent     ${report.recurrent ? 'yes: S (rollback snapshots) applies' : 'no: rollback is free, S does not apply'}`,
       `vocabulary    ${report.vocabType}, ${report.vocabSize} tokens`,
       `chat template ${report.chatTemplate ? 'yes' : 'no'}`,
+      `device        ${report.device.name}${report.device.choice ? ` [${report.device.choice}]` : ''}`,
+      ...(opened.memory
+        ? [
+            `memory        ${describeEstimate(opened.memory.estimate, opened.memory.plan)}: ` +
+              (opened.memory.refusal ? 'does NOT fit' : 'fits'),
+          ]
+        : []),
       'strategies',
       ...STRATEGIES.map((s) => {
         const a = report.strategies[s];

@@ -1,8 +1,13 @@
-// Starts an engine host and loads a checked model file into it, turning every way that can
-// fail into a UsageError that says what was wrong with the input.
+// Starts an engine host on the requested device and loads a checked model file into it,
+// turning every way that can fail into a UsageError that says what was wrong with the input.
+// On CUDA the model's memory needs are estimated from the GGUF first and compared with the
+// device's free memory, so a model that does not fit is refused with numbers.
 import type { DeviceInfo, NativeModelInfo } from '../../app/engine-protocol.js';
 import { readBuildInfo, type BuildInfo } from '../engine/build-info.js';
-import { EngineCallError, EngineClient, EngineCrashedError } from '../engine/client.js';
+import { EngineCallError, EngineCrashedError, type EngineClient } from '../engine/client.js';
+import type { DeviceRequest } from '../engine/device-select.js';
+import { DeviceUnavailableError, startEngineOn, type EngineOnDevice } from '../engine/engine-on-device.js';
+import { checkFit, estimateMemory, type MemoryEstimate, type MemoryPlan } from '../engine/memory-estimate.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { checkModelFile, ModelFileError } from '../models/check-file.js';
 import { UsageError } from './errors.js';
@@ -14,13 +19,27 @@ export interface OpenedModel {
   gguf: GgufInfo;
   build: BuildInfo;
   devices: DeviceInfo[];
+  /** where it runs and how that was decided */
+  placement: Omit<EngineOnDevice, 'engine'>;
+  /** device names the model was loaded on ([] = CPU); pass the same to a draft model */
+  loadDevices: string[];
+  /** CUDA only: the estimate and, when it does not fit, why */
+  memory: { estimate: MemoryEstimate; plan: MemoryPlan; refusal: string | null } | null;
 }
 
 export interface OpenOptions {
+  device: DeviceRequest;
+  /** -1: all */
   gpuLayers: number;
   loadMtp?: boolean;
   verbose?: boolean;
   onProgress?: (progress: number) => void;
+  /** what the session will need, for the memory estimate */
+  plan?: { contextSize?: number; batchSize?: number; draft?: GgufInfo; s?: number; flashAttn?: boolean };
+  /** refuse to load when the estimate does not fit (generate); info only reports it */
+  enforceFit?: boolean;
+  /** load on the CPU whatever the device: `info` only reads the model's metadata */
+  metadataOnly?: boolean;
 }
 
 export async function checkFile(path: string, build: BuildInfo): Promise<GgufInfo> {
@@ -32,13 +51,51 @@ export async function checkFile(path: string, build: BuildInfo): Promise<GgufInf
   }
 }
 
-/** Loads `path` into an engine (a new one unless `engine` is given). */
-export async function openModel(path: string, options: OpenOptions, engine?: EngineClient): Promise<OpenedModel> {
+/** The context a session gets without --ctx: the model's trained length, at most 4096. */
+export function defaultContextSize(trainedLength: number): number {
+  return Math.min(trainedLength > 0 ? trainedLength : 4096, 4096);
+}
+
+function trainedContext(gguf: GgufInfo): number {
+  const arch = gguf.metadata.get('general.architecture');
+  const v = arch?.type === 'string' ? gguf.metadata.get(`${arch.value}.context_length`) : undefined;
+  return v && typeof v.value === 'number' ? v.value : 0;
+}
+
+export async function startOnDevice(device: DeviceRequest, verbose: boolean): Promise<EngineOnDevice> {
+  try {
+    return await startEngineOn(device, { verbose });
+  } catch (error) {
+    if (error instanceof DeviceUnavailableError) throw new UsageError(error.message);
+    if (error instanceof EngineCrashedError) throw new UsageError(`the engine could not start: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Loads `path` into a new engine on the requested device. */
+export async function openModel(path: string, options: OpenOptions): Promise<OpenedModel> {
   const build = readBuildInfo();
   const gguf = await checkFile(path, build);
-  const client = engine ?? EngineClient.start({ verbose: options.verbose ?? false });
+  const started = await startOnDevice(options.device, options.verbose ?? false);
+  const { engine: client, ...placement } = started;
   try {
-    const hello = await client.call('hello', {});
+    let memory: OpenedModel['memory'] = null;
+    if (placement.kind === 'cuda') {
+      const plan: MemoryPlan = {
+        target: gguf,
+        ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
+        contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
+        batchSize: options.plan?.batchSize ?? 512,
+        gpuLayers: options.gpuLayers,
+        s: options.plan?.s ?? 0,
+        flashAttn: options.plan?.flashAttn ?? true,
+        loadMtp: options.loadMtp ?? false,
+      };
+      const estimate = estimateMemory(plan);
+      memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };
+      if (memory.refusal && options.enforceFit) throw new UsageError(memory.refusal);
+    }
+    const loadDevices = placement.kind === 'cuda' && !options.metadataOnly ? [placement.device.name] : [];
     const requestId = `load:${path}`;
     const stop = options.onProgress ? client.onProgress(requestId, options.onProgress) : () => {};
     try {
@@ -47,13 +104,24 @@ export async function openModel(path: string, options: OpenOptions, engine?: Eng
         requestId,
         gpuLayers: options.gpuLayers,
         loadMtp: options.loadMtp ?? false,
+        devices: loadDevices,
       });
-      return { engine: client, modelId: loaded.modelId, info: loaded.info, gguf, build, devices: hello.devices };
+      return {
+        engine: client,
+        modelId: loaded.modelId,
+        info: loaded.info,
+        gguf,
+        build,
+        devices: placement.devices,
+        placement,
+        loadDevices,
+        memory,
+      };
     } finally {
       stop();
     }
   } catch (error) {
-    if (!engine) await client.close();
+    await client.close();
     if (error instanceof EngineCrashedError) {
       throw new UsageError(`llama.cpp crashed while loading ${path} (the file is not a usable model): ${error.message}`);
     }

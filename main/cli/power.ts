@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ROOT } from '../paths.js';
+import { DEVICES_USAGE, devicesCommand } from './devices.js';
 import { UsageError } from './errors.js';
 import { GENERATE_USAGE, generateCommand, type Io } from './generate.js';
 import { INFO_USAGE, infoCommand } from './info.js';
@@ -12,7 +13,7 @@ import { MAKE_MODELS_USAGE, makeModelsCommand } from './make-models.js';
 const USAGE = `Power: chat with local LLMs, with exact speculative decoding.
 
 Usage:
-${[INFO_USAGE, GENERATE_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
+${[INFO_USAGE, GENERATE_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
 
   power --help | --version`;
 
@@ -33,6 +34,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
         return await infoCommand(rest, io.out);
       case 'generate':
         return await generateCommand(rest, io);
+      case 'devices':
+        return await devicesCommand(rest, io.out);
       case 'make-models':
         return await makeModelsCommand(rest, io.out);
       case undefined:

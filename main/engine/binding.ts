@@ -35,20 +35,24 @@ export interface NativeSession {
     k: number;
     s: number | null;
     recurrent: boolean;
+    flashAttn: 'on' | 'off' | 'unknown';
   };
   injectFailureForTest(round: number): void;
   committedTokens(): Tokens;
 }
 
 export interface NativeBinding {
-  init(libDir: string): void;
+  /** loads the backends next to the addon; loadLog: what ggml warned about meanwhile */
+  init(libDir: string): { loadLog: string };
   devices(): DeviceInfo[];
+  /** null when the library loads, else the system loader's message */
+  tryLoadLibrary(pathOrName: string): string | null;
   systemInfo(): string;
   liveHandles(): { models: number; contexts: number; jobs: number };
   Model: {
     load(
       path: string,
-      options: { gpuLayers?: number; loadMtp?: boolean; onProgress?: (p: number) => void },
+      options: { gpuLayers?: number; loadMtp?: boolean; devices?: string[]; onProgress?: (p: number) => void },
     ): Promise<NativeModel>;
   };
   Session: {
@@ -68,14 +72,15 @@ export interface NativeBinding {
   };
 }
 
-let loaded: NativeBinding | undefined;
+let loaded: { binding: NativeBinding; loadLog: string } | undefined;
 
-export function loadBinding(flavour = 'cpu'): NativeBinding {
+/** Loads one flavour's addon (a process holds at most one: their llama.cpp symbols clash). */
+export function loadBinding(flavour = 'cpu'): { binding: NativeBinding; loadLog: string } {
   if (loaded) return loaded;
   const dir = addonDir(flavour);
   const require = createRequire(import.meta.url);
   const binding = require(join(dir, 'power.node')) as NativeBinding;
-  binding.init(dir);
-  loaded = binding;
-  return binding;
+  const { loadLog } = binding.init(dir);
+  loaded = { binding, loadLog };
+  return loaded;
 }

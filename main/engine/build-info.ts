@@ -1,15 +1,25 @@
-// What `npm install` built: the addon folder of each flavour and its build-info.json (llama.cpp
-// release, the architectures it loads). Reading it does not load the native binding.
+// What `npm install` (or `npm run build:native`) built: the addon folder of each flavour and
+// its build-info.json (llama.cpp release, the architectures it loads, its GPU backend).
+// Reading it does not load the native binding.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ROOT } from '../paths.js';
+
+/** Every flavour scripts/build-native.mjs can build, in the order CPU work prefers them. */
+export const FLAVOUR_NAMES = ['cpu', 'cpu-src', 'cuda', 'cuda-src'] as const;
 
 export interface BuildInfo {
   flavour: string;
   platform: string;
   llamaCppRelease: string;
   architectures: string[];
+  /** 'prebuilt' (node-llama-cpp's package) or 'source' (llama.cpp built here) */
+  route?: string;
+  /** the GPU backend the flavour carries, null for CPU-only */
+  gpu?: 'cuda' | null;
+  /** major version of the CUDA runtime the flavour's libggml-cuda needs */
+  cudaMajor?: number | null;
 }
 
 /** The folder of a built addon flavour (power.node, its libraries, build-info.json). */
@@ -17,8 +27,21 @@ export function addonDir(flavour = 'cpu'): string {
   return join(ROOT, 'build', `addon-${flavour}`);
 }
 
-export function readBuildInfo(flavour = 'cpu'): BuildInfo {
-  const file = join(addonDir(flavour), 'build-info.json');
+function infoFile(flavour: string): string {
+  return join(addonDir(flavour), 'build-info.json');
+}
+
+/** The flavours that are built, in FLAVOUR_NAMES order. */
+export function builtFlavours(): BuildInfo[] {
+  return FLAVOUR_NAMES.filter((f) => existsSync(infoFile(f)) && existsSync(join(addonDir(f), 'power.node'))).map((f) =>
+    readBuildInfo(f),
+  );
+}
+
+/** A flavour's build info; without a flavour, the first one built (they share one release). */
+export function readBuildInfo(flavour?: string): BuildInfo {
+  const name = flavour ?? FLAVOUR_NAMES.find((f) => existsSync(infoFile(f))) ?? 'cpu';
+  const file = infoFile(name);
   if (!existsSync(file)) {
     throw new Error(`the native addon is not built (${file} is missing): run npm install`);
   }

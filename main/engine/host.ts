@@ -13,15 +13,28 @@ import {
   type EngineResult,
 } from '../../app/engine-protocol.js';
 import { loadBinding, type NativeModel, type NativeSession } from './binding.js';
-import { readBuildInfo } from './build-info.js';
+import { addonDir, readBuildInfo } from './build-info.js';
+import { probeCuda } from './cuda-probe.js';
 
 type Handlers = {
   [M in EngineMethod]: (params: z.output<EngineMethods[M]['params']>) => Promise<EngineResult<M>> | EngineResult<M>;
 };
 
 const flavour = process.env.POWER_ADDON_FLAVOUR ?? 'cpu';
-const binding = loadBinding(flavour);
+const { binding, loadLog } = loadBinding(flavour);
 const buildInfo = readBuildInfo(flavour);
+// probed once: the loader's answers do not change while the process lives
+const cuda =
+  buildInfo.gpu === 'cuda'
+    ? probeCuda({
+        platform: process.platform,
+        addonDir: addonDir(flavour),
+        cudaMajor: buildInfo.cudaMajor ?? 13,
+        devices: binding.devices(),
+        loadLog,
+        tryLoad: (lib) => binding.tryLoadLibrary(lib),
+      })
+    : null;
 const models = new Map<string, NativeModel>();
 const sessions = new Map<string, NativeSession>();
 let nextId = 1;
@@ -47,12 +60,13 @@ function testHooksOn(): void {
 }
 
 const handlers: Handlers = {
-  hello: () => ({ llamaCppRelease: buildInfo.llamaCppRelease, flavour: buildInfo.flavour, devices: binding.devices() }),
+  hello: () => ({ llamaCppRelease: buildInfo.llamaCppRelease, flavour: buildInfo.flavour, devices: binding.devices(), cuda }),
 
   loadModel: async (p) => {
     const loaded = await binding.Model.load(p.path, {
       gpuLayers: p.gpuLayers,
       loadMtp: p.loadMtp,
+      ...(p.devices ? { devices: p.devices } : {}),
       ...(p.requestId
         ? { onProgress: (progress: number) => send({ kind: 'event', event: 'progress', requestId: p.requestId!, progress }) }
         : {}),
@@ -79,7 +93,7 @@ const handlers: Handlers = {
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
     const info = created.info();
-    return { sessionId, contextSize: info.contextSize, k: info.k, s: info.s, recurrent: info.recurrent };
+    return { sessionId, contextSize: info.contextSize, k: info.k, s: info.s, recurrent: info.recurrent, flashAttn: info.flashAttn };
   },
 
   generate: (p) =>

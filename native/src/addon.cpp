@@ -7,6 +7,7 @@
 #include <napi.h>
 
 #include "addon_data.h"
+#include "dynlib.h"
 #include "ggml-backend.h"
 #include "handles.h"
 #include "log_capture.h"
@@ -32,9 +33,11 @@ const char * device_type_name(enum ggml_backend_dev_type type) {
 }
 
 std::once_flag backends_once;
+std::string    backends_log; // warnings and errors logged while the backends loaded (set once)
 
-// init(libDir): loads the ggml backends that sit next to the addon (the prebuilt packages
-// use dynamic backends: plain ggml_backend_load_all() would find no device). Idempotent.
+// init(libDir) -> { loadLog }: loads the ggml backends that sit next to the addon (the prebuilt
+// packages use dynamic backends: plain ggml_backend_load_all() would find no device).
+// Idempotent. loadLog holds what ggml reported while loading (e.g. why CUDA found no device).
 Napi::Value init(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) {
@@ -43,16 +46,20 @@ Napi::Value init(const Napi::CallbackInfo & info) {
     std::string dir = info[0].As<Napi::String>().Utf8Value();
     std::call_once(backends_once, [&dir]() {
         log_capture_install();
+        uint64_t mark = log_capture_mark();
         llama_backend_init();
         ggml_backend_load_all_from_path(dir.c_str());
+        backends_log = log_capture_problems_since(mark);
     });
     if (ggml_backend_dev_count() == 0) {
         throw Napi::Error::New(env, "no ggml backend could be loaded from " + dir);
     }
-    return env.Undefined();
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("loadLog", backends_log);
+    return out;
 }
 
-// devices() -> [{ name, description, type, freeBytes, totalBytes }]
+// devices() -> [{ name, description, type, backend, freeBytes, totalBytes }]
 Napi::Value devices(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     Napi::Array out = Napi::Array::New(env);
@@ -64,11 +71,23 @@ Napi::Value devices(const Napi::CallbackInfo & info) {
         d.Set("name", ggml_backend_dev_name(dev));
         d.Set("description", ggml_backend_dev_description(dev));
         d.Set("type", device_type_name(ggml_backend_dev_type(dev)));
+        d.Set("backend", ggml_backend_reg_name(ggml_backend_dev_backend_reg(dev)));
         d.Set("freeBytes", static_cast<double>(free_bytes));
         d.Set("totalBytes", static_cast<double>(total_bytes));
         out.Set(static_cast<uint32_t>(i), d);
     }
     return out;
+}
+
+// tryLoadLibrary(pathOrName) -> null when it loads, else the system loader's message.
+// Lets the engine say why the CUDA backend yields no device (no driver, no runtime, ...).
+Napi::Value try_load(const Napi::CallbackInfo & info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) {
+        throw Napi::TypeError::New(env, "tryLoadLibrary(pathOrName): a string is needed");
+    }
+    std::string why = try_load_library(info[0].As<Napi::String>().Utf8Value());
+    return why.empty() ? env.Null() : Napi::Value(Napi::String::New(env, why));
 }
 
 Napi::Value system_info(const Napi::CallbackInfo & info) {
@@ -91,6 +110,7 @@ Napi::Object init_module(Napi::Env env, Napi::Object exports) {
     env.SetInstanceData(new addon_data());
     exports.Set("init", Napi::Function::New(env, init, "init"));
     exports.Set("devices", Napi::Function::New(env, devices, "devices"));
+    exports.Set("tryLoadLibrary", Napi::Function::New(env, try_load, "tryLoadLibrary"));
     exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
     exports.Set("liveHandles", Napi::Function::New(env, live_handles, "liveHandles"));
     Model::init(env, exports);

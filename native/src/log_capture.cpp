@@ -93,4 +93,15 @@ std::string log_capture_problems_since(uint64_t mark) {
     return out;
 }
 
+bool log_capture_contains_since(uint64_t mark, const std::string & needle) {
+    capture_state & s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    for (const auto & line : s.lines) {
+        if (line.seq >= mark && line.text.find(needle) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace power

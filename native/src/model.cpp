@@ -44,6 +44,8 @@ struct load_request {
     std::string path;
     int32_t     gpu_layers = -1; // negative: all
     bool        load_mtp   = false;
+    bool        pick_devices = false; // false: llama.cpp picks (every GPU); true: exactly `devices`
+    std::vector<ggml_backend_dev_t> devices; // nullptr-terminated when pick_devices; empty list = CPU only
     bool        has_progress = false;
     Napi::FunctionReference on_progress; // touched only on the JS thread
     int last_percent = -1;               // touched only on the load thread
@@ -136,7 +138,7 @@ llama_token Model::checked_token(Napi::Env env, Napi::Value value) const {
     return static_cast<llama_token>(id);
 }
 
-// Model.load(path, { gpuLayers?, loadMtp?, onProgress? }) -> Promise<Model>
+// Model.load(path, { gpuLayers?, loadMtp?, devices?, onProgress? }) -> Promise<Model>
 Napi::Value Model::load(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) {
@@ -150,6 +152,20 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
             req->gpu_layers = opts.Get("gpuLayers").As<Napi::Number>().Int32Value();
         }
         req->load_mtp   = opts.Has("loadMtp") && opts.Get("loadMtp").ToBoolean();
+        if (opts.Has("devices") && opts.Get("devices").IsArray()) {
+            // by name (CUDA0, ...); [] keeps every layer and every op on the CPU
+            Napi::Array names = opts.Get("devices").As<Napi::Array>();
+            req->pick_devices = true;
+            for (uint32_t i = 0; i < names.Length(); i++) {
+                std::string name = names.Get(i).ToString().Utf8Value();
+                ggml_backend_dev_t dev = ggml_backend_dev_by_name(name.c_str());
+                if (!dev) {
+                    throw Napi::Error::New(env, "no device named '" + name + "' is loaded");
+                }
+                req->devices.push_back(dev);
+            }
+            req->devices.push_back(nullptr);
+        }
         if (opts.Has("onProgress") && opts.Get("onProgress").IsFunction()) {
             req->on_progress  = Napi::Persistent(opts.Get("onProgress").As<Napi::Function>());
             req->has_progress = true;
@@ -161,6 +177,7 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
         llama_model_params params        = llama_model_default_params();
         params.n_gpu_layers              = req->gpu_layers;
         params.load_mtp                  = req->load_mtp;
+        params.devices                   = req->pick_devices ? req->devices.data() : nullptr;
         params.progress_callback         = report_progress;
         params.progress_callback_user_data = req.get();
 

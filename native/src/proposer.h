@@ -52,6 +52,7 @@ struct draft_context_params {
     uint32_t n_ctx     = 4096; // same as the target's
     uint32_t n_batch   = 512;
     int32_t  n_threads = 0;
+    llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's context
     bool (*abort_callback)(void *) = nullptr; // lets a cancel stop the draft's prompt evaluation
     void * abort_data = nullptr;
 };

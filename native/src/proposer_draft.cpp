@@ -20,6 +20,7 @@ class proposer_draft : public proposer {
         cp.n_ubatch  = p.n_batch;
         cp.n_seq_max = 1;
         cp.no_perf   = true;
+        cp.flash_attn_type = p.flash_attn;
         if (p.n_threads > 0) {
             cp.n_threads       = p.n_threads;
             cp.n_threads_batch = p.n_threads;

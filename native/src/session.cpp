@@ -219,6 +219,16 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             return;
         }
         core->ctx   = adopt_context(raw);
+        // llama.cpp resolves "auto" while it creates the context and only logs the outcome
+        if (cp.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_AUTO) {
+            if (log_capture_contains_since(mark, "Flash Attention enabled")) {
+                core->flash_attn_used = "on";
+            } else if (log_capture_contains_since(mark, "Flash Attention not supported")) {
+                core->flash_attn_used = "off";
+            }
+        } else {
+            core->flash_attn_used = cp.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_ENABLED ? "on" : "off";
+        }
         core->batch = std::make_unique<batch_owner>(static_cast<int32_t>(llama_n_batch(raw)), 1);
         if (core->spec.recurrent && llama_n_rs_seq(raw) != static_cast<uint32_t>(core->spec.s)) {
             job.reject("this model cannot keep " + std::to_string(core->spec.s) + " recurrent rollback snapshots (S)");
@@ -232,6 +242,7 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             dp.n_ctx          = llama_n_ctx(raw);
             dp.n_batch        = n_batch;
             dp.n_threads      = core->params.n_threads;
+            dp.flash_attn     = core->params.flash_attn;
             dp.abort_callback = cp.abort_callback;
             dp.abort_data     = core.get();
             core->prop        = make_proposer_draft(draft, dp);
@@ -358,6 +369,7 @@ Napi::Value Session::info(const Napi::CallbackInfo & info) {
     out.Set("k", core.spec.k);
     out.Set("s", core.spec.recurrent ? Napi::Value(Napi::Number::New(env, core.spec.s)) : env.Null());
     out.Set("recurrent", core.spec.recurrent);
+    out.Set("flashAttn", core.flash_attn_used);
     return out;
 }
 

@@ -41,6 +41,7 @@ struct session_core {
     std::unique_ptr<proposer> prop;       // the strategy's proposer ("none" proposes nothing)
     std::vector<uint8_t> checkpoint;      // recurrent state at the start of a round, when needed
     std::vector<llama_token_data> candidates; // the sampler's candidate buffer, reused every row
+    std::string flash_attn_used = "unknown"; // what llama.cpp settled on: on | off | unknown
 
     // test hook: fail the verify decode of this round (1-based) of the next request; 0: off
     int32_t fail_at_round = 0;

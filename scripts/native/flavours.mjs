@@ -1,0 +1,43 @@
+// The addon flavours and where their llama.cpp libraries come from. A flavour is one build of
+// the addon against one set of llama.cpp libraries; the engine host loads exactly one.
+//   prebuilt: the @node-llama-cpp/<platform><packageSuffix> package of node-llama-cpp@3.21.1
+//   source:   llama.cpp built here from the release's own source bundle (build/llama-<name>)
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+export const FLAVOURS = {
+  cpu: { route: 'prebuilt', packageSuffix: '', libSuffix: '', gpu: null },
+  // the CUDA package names its libraries libllama.cuda.v0.4.0.so / libggml.cuda.v0.4.0.so and
+  // was built against CUDA 13 (its libggml-cuda.so needs libcudart.so.13, libcublas.so.13)
+  cuda: { route: 'prebuilt', packageSuffix: '-cuda', libSuffix: '.cuda', gpu: 'cuda', cudaMajor: 13 },
+  'cpu-src': { route: 'source', libSuffix: '', gpu: null },
+  'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda' },
+};
+
+export function fail(message) {
+  console.error(`error: ${message}`);
+  process.exit(1);
+}
+
+export function platformKey() {
+  const os = { linux: 'linux', win32: 'win', darwin: 'mac' }[process.platform];
+  if (!os) fail(`unsupported platform ${process.platform}`);
+  return `${os}-${process.arch}`;
+}
+
+/** A package's folder, found the way Node finds packages (works whatever its "exports"). */
+export function packageDir(root, name) {
+  const require = createRequire(join(root, 'package.json'));
+  for (const base of require.resolve.paths(name) ?? []) {
+    if (existsSync(join(base, name, 'package.json'))) return join(base, name);
+  }
+  return null;
+}
+
+/** The folder of prebuilt libraries of a prebuilt flavour, or null when its package is absent. */
+export function prebuiltLibDir(root, key, flavour) {
+  const name = `@node-llama-cpp/${key}${flavour.packageSuffix}`;
+  const dir = packageDir(root, name);
+  return dir ? join(dir, 'bins', `${key}${flavour.packageSuffix}`) : null;
+}
