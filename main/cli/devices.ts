@@ -2,9 +2,10 @@
 // why CUDA does not load when it does not (driver, runtime libraries, no device), and what
 // --device auto / cuda would do. Always exits 0: it is a report, not a request.
 import type { CudaStatus, DeviceInfo } from '../../app/engine-protocol.js';
-import { addonDir, builtFlavours } from '../engine/build-info.js';
+import { addonDir } from '../engine/build-info.js';
 import { EngineClient } from '../engine/client.js';
 import { describeDevice, flavourPlan, NO_CUDA_FLAVOUR, pickCudaDevice } from '../engine/device-select.js';
+import { builtForSelection, DeviceUnavailableError } from '../engine/engine-on-device.js';
 import { parseFlags } from './args.js';
 import { UsageError } from './errors.js';
 
@@ -54,7 +55,13 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string): stri
 
 export async function devicesCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { values } = parseFlags(argv, { json: { type: 'boolean' } }, 0);
-  const built = builtFlavours();
+  let built;
+  try {
+    built = builtForSelection();
+  } catch (error) {
+    if (error instanceof DeviceUnavailableError) throw new UsageError(error.message);
+    throw error;
+  }
   const plan = flavourPlan(built);
   if (!plan.cpu) throw new UsageError('the native addon is not built: run npm install');
   const wanted = [...new Set([plan.cuda, plan.cpu].filter((f): f is string => f !== null))];

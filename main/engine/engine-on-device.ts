@@ -57,8 +57,18 @@ async function onCpu(flavour: string, options: Options, note: string | null, reu
   };
 }
 
+/** POWER_FLAVOUR=<name> pins every request to one built flavour (e.g. to try cpu-src). */
+export function builtForSelection() {
+  const built = builtFlavours();
+  const pinned = process.env.POWER_FLAVOUR;
+  if (!pinned) return built;
+  const only = built.filter((b) => b.flavour === pinned);
+  if (only.length === 0) throw new DeviceUnavailableError(`POWER_FLAVOUR=${pinned}: that flavour of the addon is not built`);
+  return only;
+}
+
 export async function startEngineOn(request: DeviceRequest, options: Options = {}): Promise<EngineOnDevice> {
-  const plan = flavourPlan(builtFlavours());
+  const plan = flavourPlan(builtForSelection());
   if (!plan.cpu) throw new DeviceUnavailableError('the native addon is not built: run npm install');
   if (request === 'cpu') return onCpu(plan.cpu, options, null);
 

@@ -11,7 +11,7 @@ import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from './vocab.js';
 import type { Vocab } from './vocab.js';
 
 /** Bump when generation code changes in a way that alters bytes; invalidates every cache. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 
 // ---------------------------------------------------------------- randomness
 
@@ -88,7 +88,9 @@ class TensorFactory {
 
   add(name: string, shape: number[], init: Init, post?: (data: Float32Array) => void): void {
     const { seed, perturb } = this.p;
-    const type = shape.length >= 2 && this.p.dtype === 'f16' ? 'f16' : 'f32';
+    // ggml's CPU ssm_conv reads its kernel as F32 only (it aborts on F16), so converters keep
+    // ssm_conv1d in F32 like the vectors
+    const type = shape.length >= 2 && this.p.dtype === 'f16' && !name.includes('ssm_conv1d') ? 'f16' : 'f32';
     const n = shape.reduce((a, b) => a * b, 1);
     const data = (): Float32Array => {
       const out = new Float32Array(n);
@@ -444,16 +446,22 @@ async function writeAtomic(path: string, write: (tmp: string) => Promise<void>):
 }
 
 /** Generates (or reuses from the cache in `outDir`) every synthetic model; returns absolute paths. */
-export async function makeModels(
+export function makeModels(outDir: string, opts: { force?: boolean; onLog?: (line: string) => void } = {}): Promise<ModelSet> {
+  return makeModelFiles(outDir, SYNTHETIC_MODELS, opts);
+}
+
+/** The same for any set of model params (the GPU check's larger models); cached alike. */
+export async function makeModelFiles<K extends string>(
   outDir: string,
+  set: Record<K, { params: ModelParams }>,
   opts: { force?: boolean; onLog?: (line: string) => void } = {},
-): Promise<ModelSet> {
+): Promise<Record<K, string>> {
   const dir = resolve(outDir);
   await mkdir(dir, { recursive: true });
   const manifestPath = join(dir, 'manifest.json');
   const manifest = await readManifest(manifestPath);
-  const out: Partial<ModelSet> = {};
-  for (const [file, { params }] of Object.entries(SYNTHETIC_MODELS) as [SyntheticModelName, { params: ModelParams }][]) {
+  const out: Partial<Record<K, string>> = {};
+  for (const [file, { params }] of Object.entries(set) as [K, { params: ModelParams }][]) {
     const path = join(dir, file);
     const hash = specHash(params);
     const cached = manifest.files[file];
@@ -470,5 +478,5 @@ export async function makeModels(
     }
     out[file] = path;
   }
-  return out as ModelSet;
+  return out as Record<K, string>;
 }

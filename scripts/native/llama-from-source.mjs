@@ -5,10 +5,11 @@
 // from loading), no OpenMP (the prebuilt CPU libraries use ggml's own thread pool, so the
 // two routes run the same CPU code), unversioned sonames and $ORIGIN rpaths (the folder
 // can be copied next to power.node and still find itself).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 import { fail } from './flavours.mjs';
 
@@ -34,6 +35,31 @@ export function findNvcc() {
   return null;
 }
 
+/**
+ * What ggml's CUDA build needs besides nvcc: cuBLAS headers and library, and the driver API
+ * library (the real libcuda or the toolkit's stub). Asks nvcc where its toolkit is (it may be
+ * a wrapper script). Returns the missing pieces, so a bare toolkit fails before cmake does.
+ */
+function missingCudaPieces(nvcc) {
+  // the dry run prints its plan ("#$ TOP=...", "#$ INCLUDES=...") on stderr
+  const probe = spawnSync(nvcc.path, ['--dryrun', '-x', 'cu', '-c', '/dev/null', '-o', join(tmpdir(), 'power-nvcc-probe.o')], {
+    encoding: 'utf8',
+  });
+  const out = `${probe.stdout ?? ''}${probe.stderr ?? ''}`;
+  const includes = [...out.matchAll(/-I"?([^"\s]+)"?/g)].map((m) => m[1]);
+  const topRaw = /TOP=(\S+)/.exec(out)?.[1];
+  if (!topRaw || includes.length === 0) return { top: null, missing: [] }; // unknown layout: let cmake decide
+  const top = resolve(topRaw);
+  const libDirs = includes.map((i) => join(i, '..', 'lib')).concat([join(top, 'lib64'), join(top, 'lib')]);
+  const has = (dirs, file) => dirs.some((d) => existsSync(join(d, file)));
+  const missing = [];
+  if (!has(includes, 'cublas_v2.h')) missing.push('cuBLAS headers (cublas_v2.h)');
+  if (!has(libDirs, 'libcublas.so')) missing.push('cuBLAS library (libcublas.so)');
+  const driver = has(libDirs.map((d) => join(d, 'stubs')), 'libcuda.so') || has(['/usr/lib/x86_64-linux-gnu', '/usr/lib64'], 'libcuda.so');
+  if (!driver) missing.push('the driver API library (libcuda.so or the toolkit stub stubs/libcuda.so)');
+  return { top, missing };
+}
+
 function hasNinja() {
   try {
     execFileSync('ninja', ['--version'], { stdio: 'ignore' });
@@ -50,6 +76,15 @@ function hasNinja() {
 export function buildLlamaFromSource({ srcDir, buildDir, cuda, cudaArchs }) {
   const nvcc = cuda ? findNvcc() : null;
   if (cuda && !nvcc) fail('--cuda needs the CUDA toolkit: no nvcc on PATH, in CUDACXX or in /usr/local/cuda*/bin');
+  if (nvcc && process.platform !== 'win32') {
+    const { top, missing } = missingCudaPieces(nvcc);
+    if (missing.length) {
+      fail(
+        `the CUDA ${nvcc.version} toolkit in ${top} lacks what ggml's CUDA backend links: ${missing.join(', ')} ` +
+          `(install the toolkit's cuBLAS and driver development packages, e.g. libcublas-dev-${nvcc.version.replace('.', '-')} and cuda-driver-dev-${nvcc.version.replace('.', '-')})`,
+      );
+    }
+  }
   const defs = {
     CMAKE_BUILD_TYPE: 'Release',
     BUILD_SHARED_LIBS: 'ON',
@@ -74,14 +109,16 @@ export function buildLlamaFromSource({ srcDir, buildDir, cuda, cudaArchs }) {
   const started = Date.now();
   const generator = hasNinja() ? ['-G', 'Ninja'] : [];
   console.log(`power: configuring llama.cpp (${cuda ? `CUDA ${nvcc.version}, architectures ${cudaArchs ?? "ggml's default list"}` : 'CPU only'}) in ${buildDir}`);
-  execFileSync(
-    'cmake',
-    ['-S', srcDir, '-B', buildDir, ...generator, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)],
-    { stdio: 'inherit' },
-  );
-  execFileSync('cmake', ['--build', buildDir, '--config', 'Release', '--parallel', String(Math.max(1, cpus().length))], {
-    stdio: 'inherit',
-  });
+  // cmake prints its own errors; a failed step ends in one line, not a Node stack trace
+  const cmake = (what, argv) => {
+    try {
+      execFileSync('cmake', argv, { stdio: 'inherit' });
+    } catch {
+      fail(`llama.cpp ${what} failed (cmake output above; build folder ${buildDir})`);
+    }
+  };
+  cmake('configuration', ['-S', srcDir, '-B', buildDir, ...generator, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)]);
+  cmake('build', ['--build', buildDir, '--config', 'Release', '--parallel', String(Math.max(1, cpus().length))]);
   const seconds = Math.round((Date.now() - started) / 1000);
   const libDir = join(buildDir, 'bin');
   console.log(`power: llama.cpp built in ${seconds} s (${libDir})`);

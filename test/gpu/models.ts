@@ -1,0 +1,71 @@
+// Synthetic models for the GPU check, large enough that a GPU matters ('full': a ~2.2 GB F16
+// llama target, a 2-block draft that shares its first blocks, embedding and head, and a
+// ~0.7 GB qwen35 hybrid with a NextN block) or small for the CPU-side run ('small').
+// F16, not Q4_0/Q6_K: our GGUF writer does not quantize (yet).
+// Weight scales shrink with sqrt(128 / E), so activations and logits keep the spread the
+// tuned 128-wide test models have (clear greedy margins, no F16 overflow). The llama target's
+// blocks are 4x weaker still, so the 2-block draft that shares its first blocks agrees with it
+// most of the time (measured on CPU at small scale: 78-100% acceptance; with the plain scales
+// a 2-block draft agreed 2%).
+import { DEFAULT_SCALES, type LlamaModelParams, type ModelParams, type Qwen35ModelParams, type WeightScales } from '../../main/models/synthetic.js';
+
+export type Scale = 'full' | 'small';
+
+function scaled(embd: number): WeightScales {
+  const k = Math.sqrt(128 / embd);
+  return {
+    embedding: DEFAULT_SCALES.embedding,
+    output: DEFAULT_SCALES.output * k,
+    attentionQK: DEFAULT_SCALES.attentionQK * k,
+    attentionVO: DEFAULT_SCALES.attentionVO * k,
+    projection: DEFAULT_SCALES.projection * k,
+  };
+}
+
+export function gpuModels(scale: Scale): Record<'gpu-target.gguf' | 'gpu-draft.gguf' | 'gpu-hybrid.gguf', { params: ModelParams }> {
+  const full = scale === 'full';
+  const E = full ? 2048 : 256;
+  const target: LlamaModelParams = {
+    arch: 'llama',
+    name: 'power-gpu-target',
+    vocab: 'default',
+    seed: 11,
+    dtype: 'f16',
+    embd: E,
+    layers: full ? 24 : 6,
+    heads: full ? 16 : 4,
+    kvHeads: full ? 4 : 2,
+    ff: full ? 5632 : 704,
+    contextLength: 4096,
+    scales: { ...scaled(E), attentionVO: scaled(E).attentionVO / 4, projection: scaled(E).projection / 4 },
+  };
+  const HE = full ? 1024 : 256;
+  const hybrid: Qwen35ModelParams = {
+    arch: 'qwen35',
+    name: 'power-gpu-hybrid',
+    seed: 12,
+    dtype: 'f16',
+    embd: HE,
+    trunkLayers: full ? 24 : 8,
+    heads: full ? 8 : 4,
+    kvHeads: 2,
+    headDim: full ? 128 : 64,
+    ff: full ? 3072 : 768,
+    contextLength: 4096,
+    fullAttentionInterval: 4, // 3 GatedDeltaNet blocks per attention block, as Qwen3.5
+    ropeDims: full ? 64 : 32,
+    ropeSections: full ? [11, 11, 10, 0] : [6, 5, 5, 0],
+    convKernel: 4,
+    stateSize: full ? 128 : 32,
+    groupCount: full ? 4 : 2,
+    dtRank: full ? 8 : 4,
+    innerSize: full ? 1024 : 128,
+    scales: scaled(HE),
+  };
+  return {
+    'gpu-target.gguf': { params: target },
+    // same seed: blocks 0-1, the embedding and the head are the target's own, so it agrees often
+    'gpu-draft.gguf': { params: { ...target, name: 'power-gpu-draft', layers: 2 } },
+    'gpu-hybrid.gguf': { params: hybrid },
+  };
+}
