@@ -26,6 +26,12 @@ const processIo: Io = {
   },
 };
 
+// a reader that stops early (`power make-models | head`) is not an error
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [command, ...rest] = argv;
   try {
