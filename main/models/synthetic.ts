@@ -480,3 +480,57 @@ export async function makeModelFiles<K extends string>(
   }
   return out as Record<K, string>;
 }
+
+// ---------------------------------------------------------------- benchmark pair
+
+/**
+ * Standard deviations for E = 1024: DEFAULT_SCALES were tuned at E = 128, so every matrix
+ * that sums over E (or F) inputs gets sqrt(128 / 1024) of its scale; the output keeps 0.5
+ * for wide logit margins.
+ */
+const BENCH_SCALES: WeightScales = {
+  embedding: 1,
+  output: 0.5,
+  attentionQK: 0.1 * Math.sqrt(128 / 1024),
+  attentionVO: 0.05 * Math.sqrt(128 / 1024),
+  projection: 0.1 * Math.sqrt(128 / 1024),
+};
+
+/**
+ * F32, not F16: with F16 matrices llama.cpp's CPU matmul rounds activations to F16, and a
+ * batched verify pass then differs from a one-row decode by up to ~0.05 in the logits (measured),
+ * enough to flip near-tied greedy choices on 2 of 6 bench prompts; with F32 it is ~0.003 and no
+ * prompt flips. F32 also keeps a one-row decode bound by weight reads (~4 bytes per MAC).
+ */
+const BENCH_BASE: LlamaModelParams = {
+  arch: 'llama',
+  name: 'power-bench-target',
+  vocab: 'default',
+  seed: 11,
+  dtype: 'f32',
+  embd: 1024,
+  layers: 12,
+  heads: 16,
+  kvHeads: 4,
+  ff: 2048,
+  contextLength: 4096,
+  scales: BENCH_SCALES,
+};
+
+/**
+ * Models big enough that CPU decode is dominated by weight reads, for bench/speculative.mjs.
+ * Not part of SYNTHETIC_MODELS (the test set): they are large and only the benchmark makes them.
+ */
+export const BENCH_MODELS = {
+  'bench-target.gguf': {
+    description: 'llama target: E=1024, 12 blocks, 16/4 heads, F=2048, F32 (~435 MB); blocks 3..11 nearly silent',
+    // blocks 3..11 cost a full block each but barely move the residual stream, so the draft
+    // (blocks 0..2 of the same weights) agrees with the target's greedy choice ~94% of the time
+    // (measured over 8 prompts × 128 tokens, 92-95% per prompt)
+    params: { ...BENCH_BASE, residualScale: { fromLayer: 3, scale: 0.02 } },
+  },
+  'bench-draft.gguf': {
+    description: 'draft: the target cut to its first 3 blocks (same weights, ~114 MB)',
+    params: { ...BENCH_BASE, name: 'power-bench-draft', layers: 3 },
+  },
+} satisfies Record<string, { description: string; params: LlamaModelParams }>;
