@@ -208,7 +208,10 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             cp.n_threads_batch = core->params.n_threads;
         }
         // lets cancel() stop a long prompt evaluation between graph nodes
-        cp.abort_callback      = [](void * data) { return static_cast<session_core *>(data)->cancel.load(); };
+        cp.abort_callback = [](void * data) {
+            const auto * c = static_cast<session_core *>(data);
+            return c->cancel.load() && !c->uninterruptible.load();
+        };
         cp.abort_callback_data = core.get();
 
         uint64_t mark = log_capture_mark();

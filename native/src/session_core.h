@@ -54,6 +54,9 @@ struct session_core {
     int32_t rs_room = 0;
 
     std::atomic<bool> cancel{false};      // set by cancel()/dispose(), read by the worker and abort callback
+    // set while a commit replays its kept rows: that decode completes the commit, so a cancel
+    // waits for the next round boundary instead of aborting it halfway (generation thread only)
+    std::atomic<bool> uninterruptible{false};
 
     // JS thread only
     bool busy      = false;

@@ -122,6 +122,13 @@ void transaction::replay_kept(int32_t kept) {
     for (int32_t i = 0; i + 1 < kept; i++) {
         batch.add(st_.emitted[i], st_.base + 1 + i, false);
     }
+    // the tokens are already sampled: a cancel must not abort the decode that commits them
+    // (it did, as "replay decode failed (code 2)"); it is honoured at the next round boundary
+    struct uninterruptible_scope {
+        std::atomic<bool> & flag;
+        explicit uninterruptible_scope(std::atomic<bool> & f) : flag(f) { flag.store(true); }
+        ~uninterruptible_scope() { flag.store(false); }
+    } guard(core_.uninterruptible);
     const int32_t rc = llama_decode(core_.ctx.get(), batch.get());
     if (rc != 0) {
         restore_last_commit();
