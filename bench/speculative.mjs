@@ -9,7 +9,7 @@
 //
 // Needs the compiled TypeScript (dist/) and the addon (build/addon-cpu). See bench/README.md.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, getPriority, loadavg, setPriority, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -165,7 +165,7 @@ function ensureLlamaSpeculative() {
     console.log(`  up to date ${relative(ROOT, LLAMA_EXE)}`);
     return { builtMs: null };
   }
-  spawnSync('mkdir', ['-p', dirname(LLAMA_EXE)]);
+  mkdirSync(dirname(LLAMA_EXE), { recursive: true });
   const args = [
     '-std=c++17', '-O2',
     `-I${join(LLAMA_SRC, 'include')}`, `-I${join(LLAMA_SRC, 'ggml/include')}`,
@@ -249,6 +249,32 @@ async function runLlama(models, text, { tokens, threads, k, poll0 }) {
 
 // ---------------------------------------------------------------- 4. per-round profile
 
+/** The engine host this process started (Linux /proc), for its JS thread's CPU time; null elsewhere. */
+function findHostPid() {
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('engine/host')) return Number(entry);
+    }
+  } catch {
+    // not Linux, or the process went away
+  }
+  return null;
+}
+
+/** CPU ms of a process's main thread (its JS thread; the addon's generation threads are others). */
+function mainThreadCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 10 ms ticks
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Drives the engine directly (one host, models loaded once) for the round records the CLI's
  * JSON leaves out: per round, propose (draft catch-up + drafting), verify (one target pass over
@@ -273,13 +299,25 @@ async function profile(models, promptTexts, { tokens, threads, k, generate }) {
     const spec = await engine.call('createSession', {
       modelId: target.modelId, contextSize: CTX, threads, strategy: 'draft-model', k, s: k, draftModelId: draft.modelId,
     });
+    // JS work per round (round records cross a thread-safe function, then IPC to this process):
+    // CPU of the host's JS thread and of this process while the requests run
+    const hostPid = findHostPid();
+    const js = { hostMs: 0, benchMs: 0, rounds: 0 };
     const perPrompt = [];
     for (const prompt of prompts) {
       const a = await runGeneration(engine, { sessionId: ar.sessionId, prompt, maxTokens: tokens, sampling });
+      const host0 = hostPid ? mainThreadCpuMs(hostPid) : null;
+      const cpu0 = process.cpuUsage();
       const b = await runGeneration(engine, { sessionId: spec.sessionId, prompt, maxTokens: tokens, sampling });
+      const cpu1 = process.cpuUsage(cpu0);
+      const host1 = hostPid ? mainThreadCpuMs(hostPid) : null;
+      if (host0 !== null && host1 !== null) js.hostMs += host1 - host0;
+      js.benchMs += (cpu1.user + cpu1.system) / 1000;
+      js.rounds += b.rounds.length;
       perPrompt.push({ ar: a.rounds, spec: b.rounds, same: a.digest === b.digest });
     }
-    return { perPrompt, promptTokens: prompts.map((p) => Array.from(p)) };
+    const jsPerRound = { host: hostPid ? js.hostMs / js.rounds : null, bench: js.benchMs / js.rounds };
+    return { perPrompt, jsPerRound, promptTokens: prompts.map((p) => Array.from(p)) };
   } finally {
     await engine.close();
   }
@@ -585,6 +623,9 @@ async function main() {
         `(accepted / compared positions); acceptance ${pct(ps.acceptance)}.`,
       `A ${k0 + 1}-row verify costs ${ratio(ps.verifyFull.median / ps.arStep.median)} a one-row step; one draft decode ≈ ` +
         `${ratio(ps.propose.median / k0 / ps.arStep.median)} (medians).`,
+      `JS work per round, alongside the native thread(s): ${fmt(prof.jsPerRound.host, 2)} ms CPU on the engine host's JS thread ` +
+        `(thread-safe function, round record, IPC send) + ${fmt(prof.jsPerRound.bench, 2)} ms in the receiving process; ` +
+        `with threads = cores it runs on a core the ggml threads need.`,
       `Speed from the medians (the engine undisturbed): ${fmt(ps.robustSpecRate)} vs ${fmt(ps.robustArRate)} tok/s autoregressive, ` +
         `${ratio(ps.robustSpecRate / ps.robustArRate)}; from the means (this run as it went): ${fmt(ps.meanSpecRate)} vs ` +
         `${fmt(ps.meanArRate)} tok/s, ${ratio(ps.meanSpecRate / ps.meanArRate)}.`,
@@ -595,8 +636,10 @@ async function main() {
       lines.push(
         '',
         `llama-speculative-simple${threadList[0] > 1 ? ' --poll 0' : ''}, same threads and K, from its own totals (median over prompts, per round ≈ drafted / K): ` +
-          `round ${fmt(lr.wall, 2)} ms, of which target passes ${fmt(lr.target, 2)} ms and draft + the rest ` +
-          `${fmt(lr.draftAndRest, 2)} ms; ${fmt(lr.tokensPerRound, 2)} tokens per round. Power, same split (means): ` +
+          `round ${fmt(lr.wall, 2)} ms, of which ${fmt(lr.target, 2)} ms on the target context's eval counter (it runs from ` +
+          `llama_decode until the logits are read, so it also covers the draft's pass over the verify batch that ` +
+          `common_speculative_process makes in between) and ${fmt(lr.draftAndRest, 2)} ms for the rest (drafting, sampling); ` +
+          `${fmt(lr.tokensPerRound, 2)} tokens per round. Power, same split (means): ` +
           `round ${fmt(ps.wall.mean, 2)} ms, verify ${fmt(ps.verify.mean, 2)} ms, propose + rest ` +
           `${fmt(ps.wall.mean - ps.verify.mean, 2)} ms.`,
       );
