@@ -162,8 +162,8 @@ export const GGML_TYPES: ReadonlyMap<number, GgmlTypeInfo> = new Map<number, Ggm
   [42, { name: 'Q2_0', blockSize: 64, typeSize: 18 }],
 ]);
 
-/** Data types the writer can produce (converted from Float32Array in TS). */
-export type GgufWritableType = 'f32' | 'f16';
+/** Data types the writer can produce (converted from Float32Array in TS; see quantize.ts). */
+export type GgufWritableType = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 
 export interface GgufTensorSpec {
   name: string;

@@ -1,6 +1,6 @@
 // GGUF v3 writer. The header is built in memory (it is small); tensor data is
 // produced and written one tensor at a time so models of hundreds of MB never
-// sit in memory whole.
+// sit in memory whole. Tensors are F32, F16, Q8_0 or Q4_0 (quantize.ts: ggml's block layouts).
 import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import type { FileHandle } from 'node:fs/promises';
@@ -11,12 +11,12 @@ import {
   GGUF_MAX_DIMS,
   GGUF_MAX_TENSOR_NAME_BYTES,
   GGUF_VERSION,
-  GgmlType,
   GgufValueType,
   alignUp,
   elementCount,
 } from './types.js';
 import type { GgufModel, GgufScalarKind, GgufTensorSpec, GgufValue } from './types.js';
+import { DATA_TYPES, dataBytes, encodeData } from './quantize.js';
 
 const INT_RANGES: Partial<Record<GgufScalarKind, [number, number]>> = {
   u8: [0, 0xff],
@@ -131,9 +131,12 @@ function checkTensor(t: GgufTensorSpec, seen: Set<string>): void {
   if (t.shape.length < 1 || t.shape.length > GGUF_MAX_DIMS || !t.shape.every((d) => Number.isInteger(d) && d > 0)) {
     throw new RangeError(`tensor "${t.name}" has invalid shape [${t.shape.join(', ')}]`);
   }
+  const info = DATA_TYPES[t.type];
+  if (!info) throw new RangeError(`tensor "${t.name}": the writer cannot write type '${String(t.type)}'`);
+  if ((t.shape[0] ?? 0) % info.blockSize !== 0) {
+    throw new RangeError(`tensor "${t.name}": ${t.type} needs ne0 to be a multiple of ${info.blockSize} (got ${t.shape[0]})`);
+  }
 }
-
-const BYTES_PER_ELEMENT = { f32: 4, f16: 2 } as const;
 
 /** Writes `model` as GGUF v3. Tensors are written in the given order, each padded to the alignment. */
 export async function writeGguf(path: string, model: GgufModel): Promise<void> {
@@ -165,9 +168,9 @@ export async function writeGguf(path: string, model: GgufModel): Promise<void> {
     header.str(t.name);
     header.u32(t.shape.length);
     for (const d of t.shape) header.u64(d);
-    header.u32(t.type === 'f32' ? GgmlType.F32 : GgmlType.F16);
+    header.u32(DATA_TYPES[t.type].id);
     header.u64(offset);
-    const size = elementCount(t.shape) * BYTES_PER_ELEMENT[t.type];
+    const size = dataBytes(t.type, elementCount(t.shape));
     sizes.push(size);
     offset += alignUp(size, alignment);
   }
@@ -194,9 +197,7 @@ function encodeTensor(t: GgufTensorSpec): Uint8Array {
   if (data.length !== expected) {
     throw new RangeError(`tensor "${t.name}" produced ${data.length} values, shape needs ${expected}`);
   }
-  if (t.type === 'f32') return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  const half = f32ArrayToF16(data);
-  return new Uint8Array(half.buffer, half.byteOffset, half.byteLength);
+  return encodeData(t.type, data);
 }
 
 async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
@@ -207,52 +208,5 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
   }
 }
 
-const f32Scratch = new Float32Array(1);
-const u32Scratch = new Uint32Array(f32Scratch.buffer);
-
-/** IEEE 754 binary32 bits to binary16 bits, round to nearest even (as numpy and ggml's F16C path do). */
-function bitsToF16(x: number): number {
-  const sign = (x >>> 16) & 0x8000;
-  const exp = (x >>> 23) & 0xff;
-  const mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant !== 0 ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    // Subnormal half: shift in the implicit bit, then round away the dropped bits.
-    if (e < -10) return sign;
-    const m = mant | 0x800000;
-    const shift = 14 - e;
-    const half = 1 << (shift - 1);
-    const rem = m & ((1 << shift) - 1);
-    let r = m >>> shift;
-    if (rem > half || (rem === half && (r & 1) === 1)) r += 1;
-    return sign | r;
-  }
-  let h = sign | (e << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  // A carry out of the mantissa correctly bumps the exponent (up to infinity).
-  if (rem > 0x1000 || (rem === 0x1000 && (h & 1) === 1)) h += 1;
-  return h;
-}
-
-export function f32ToF16(value: number): number {
-  f32Scratch[0] = value;
-  return bitsToF16(u32Scratch[0] ?? 0);
-}
-
-export function f32ArrayToF16(data: Float32Array): Uint16Array {
-  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
-  const out = new Uint16Array(data.length);
-  for (let i = 0; i < bits.length; i++) out[i] = bitsToF16(bits[i] ?? 0);
-  return out;
-}
-
-export function f16ToF32(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >>> 10) & 0x1f;
-  const mant = h & 0x3ff;
-  if (exp === 0) return sign * mant * 2 ** -24;
-  if (exp === 0x1f) return mant !== 0 ? NaN : sign * Infinity;
-  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
-}
+// the F16 conversions moved to quantize.ts with the block formats; re-exported for callers
+export { f16ToF32, f32ArrayToF16, f32ToF16 } from './quantize.js';

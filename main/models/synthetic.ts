@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { gv, kv } from '../gguf/types.js';
-import type { GgufEntry, GgufModel, GgufTensorSpec } from '../gguf/types.js';
+import { QK } from '../gguf/quantize.js';
+import type { GgufEntry, GgufModel, GgufTensorSpec, GgufWritableType } from '../gguf/types.js';
 import { writeGguf } from '../gguf/writer.js';
 import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from './vocab.js';
 import type { Vocab } from './vocab.js';
@@ -70,8 +71,12 @@ export const DEFAULT_SCALES: WeightScales = { embedding: 1, output: 0.5, attenti
 
 interface CommonParams {
   seed: number;
-  /** Matrices in F16 (vectors stay F32, as llama.cpp converters do). */
-  dtype?: 'f32' | 'f16';
+  /**
+   * Type of the matrices (vectors stay F32, as llama.cpp converters do). Q8_0/Q4_0 quantize every
+   * matrix whose rows fill whole 32-element blocks (the rest F16), so the model runs on ggml's
+   * real kernels of that type.
+   */
+  dtype?: ModelDtype;
   /** Gaussian noise of `scale`·(tensor std) added to every random tensor, drawn from `seed`. */
   perturb?: { scale: number; seed: number };
   scales?: WeightScales;
@@ -82,15 +87,23 @@ type Init =
   | { kind: 'const'; value: number }
   | { kind: 'negexp'; std: number }; // -exp(N(0, std²)): strictly negative, like ssm_a
 
+export type ModelDtype = 'f32' | 'f16' | 'q8_0' | 'q4_0';
+
+function matrixType(dtype: ModelDtype, name: string, shape: number[]): GgufWritableType {
+  // ggml's CPU ssm_conv reads its kernel as F32 only (it aborts on F16), so converters keep
+  // ssm_conv1d in F32 like the vectors
+  if (shape.length < 2 || dtype === 'f32' || name.includes('ssm_conv1d')) return 'f32';
+  if (dtype === 'f16') return 'f16';
+  return (shape[0] ?? 0) % QK === 0 ? dtype : 'f16';
+}
+
 class TensorFactory {
   readonly tensors: GgufTensorSpec[] = [];
   constructor(private readonly p: CommonParams) {}
 
   add(name: string, shape: number[], init: Init, post?: (data: Float32Array) => void): void {
     const { seed, perturb } = this.p;
-    // ggml's CPU ssm_conv reads its kernel as F32 only (it aborts on F16), so converters keep
-    // ssm_conv1d in F32 like the vectors
-    const type = shape.length >= 2 && this.p.dtype === 'f16' && !name.includes('ssm_conv1d') ? 'f16' : 'f32';
+    const type = matrixType(this.p.dtype ?? 'f32', name, shape);
     const n = shape.reduce((a, b) => a * b, 1);
     const data = (): Float32Array => {
       const out = new Float32Array(n);
@@ -124,12 +137,14 @@ function vocabFor(name: 'default' | 'alt'): Vocab {
   return name === 'alt' ? makeAltVocab() : makeVocab();
 }
 
-function generalMetadata(arch: string, name: string, dtype: 'f32' | 'f16' | undefined): GgufEntry[] {
+// llama_ftype of each dtype: ALL_F32, MOSTLY_F16, MOSTLY_Q8_0, MOSTLY_Q4_0
+const FILE_TYPES: Record<ModelDtype, number> = { f32: 0, f16: 1, q8_0: 7, q4_0: 2 };
+
+function generalMetadata(arch: string, name: string, dtype: ModelDtype | undefined): GgufEntry[] {
   return [
     kv('general.architecture', gv.str(arch)),
     kv('general.name', gv.str(name)),
-    // llama_ftype: 0 = ALL_F32, 1 = MOSTLY_F16
-    kv('general.file_type', gv.u32(dtype === 'f16' ? 1 : 0)),
+    kv('general.file_type', gv.u32(FILE_TYPES[dtype ?? 'f32'])),
     kv('general.alignment', gv.u32(32)),
   ];
 }
@@ -338,6 +353,56 @@ const TARGET: LlamaModelParams = {
   contextLength: 2048,
 };
 
+const HYBRID: Qwen35ModelParams = {
+  arch: 'qwen35',
+  name: 'power-synthetic-hybrid-mtp',
+  seed: 4,
+  embd: 128,
+  trunkLayers: 4,
+  heads: 4,
+  kvHeads: 2,
+  headDim: 32,
+  ff: 256,
+  contextLength: 2048,
+  fullAttentionInterval: 2,
+  ropeDims: 16,
+  ropeSections: [3, 3, 2, 0],
+  convKernel: 4,
+  stateSize: 16,
+  groupCount: 2,
+  dtRank: 4,
+  innerSize: 64,
+  // Measured: MTP head agrees with the target ~18% of greedy steps, target output mostly
+  // loop-free. Stronger trunk: output varies more but MTP ~2%; weaker: MTP ~50%, 2-cycles.
+  scales: { embedding: 1, output: 0.5, attentionQK: 0.1, attentionVO: 0.04, projection: 0.07 },
+  mtpBlockScale: 0.1,
+};
+
+const TYPED_DESCRIPTIONS: Record<Exclude<ModelDtype, 'f32'>, string> = {
+  f16: 'F16 matrices',
+  q8_0: 'Q8_0 matrices (ggml blocks of 32: f16 scale + 32 int8)',
+  q4_0: 'Q4_0 matrices (ggml blocks of 32: f16 scale + 16 bytes of nibbles)',
+};
+
+/**
+ * The target, its close draft and the hybrid with every matrix in F16, Q8_0 or Q4_0: the same
+ * weights before rounding, run on llama.cpp's kernels of that type (the exactness contract and
+ * `power audit` run on them).
+ */
+function typedSet() {
+  const out: Record<string, { description: string; params: ModelParams }> = {};
+  for (const dtype of ['f16', 'q8_0', 'q4_0'] as const) {
+    const what = TYPED_DESCRIPTIONS[dtype];
+    out[`target-${dtype}.gguf`] = { description: `the target with ${what}`, params: { ...TARGET, name: `power-synthetic-target-${dtype}`, dtype } };
+    out[`draft-close-${dtype}.gguf`] = {
+      description: `draft-close with ${what}: the matching draft of target-${dtype}`,
+      params: { ...TARGET, name: `power-synthetic-draft-close-${dtype}`, perturb: { scale: 0.02, seed: 101 }, dtype },
+    };
+    out[`hybrid-mtp-${dtype}.gguf`] = { description: `the hybrid with ${what}, MTP block included`, params: { ...HYBRID, name: `power-synthetic-hybrid-mtp-${dtype}`, dtype } };
+  }
+  return out as Record<`${'target' | 'draft-close' | 'hybrid-mtp'}-${Exclude<ModelDtype, 'f32'>}.gguf`, { description: string; params: ModelParams }>;
+}
+
 export const SYNTHETIC_MODELS = {
   'target.gguf': {
     description: 'llama target: E=128, 4 blocks, 4/2 heads, F=256, F32',
@@ -361,31 +426,9 @@ export const SYNTHETIC_MODELS = {
   },
   'hybrid-mtp.gguf': {
     description: 'qwen35 hybrid (GatedDeltaNet + gated attention), 4 trunk blocks + 1 NextN/MTP block',
-    params: {
-      arch: 'qwen35',
-      name: 'power-synthetic-hybrid-mtp',
-      seed: 4,
-      embd: 128,
-      trunkLayers: 4,
-      heads: 4,
-      kvHeads: 2,
-      headDim: 32,
-      ff: 256,
-      contextLength: 2048,
-      fullAttentionInterval: 2,
-      ropeDims: 16,
-      ropeSections: [3, 3, 2, 0],
-      convKernel: 4,
-      stateSize: 16,
-      groupCount: 2,
-      dtRank: 4,
-      innerSize: 64,
-      // Measured: MTP head agrees with the target ~18% of greedy steps, target output mostly
-      // loop-free. Stronger trunk: output varies more but MTP ~2%; weaker: MTP ~50%, 2-cycles.
-      scales: { embedding: 1, output: 0.5, attentionQK: 0.1, attentionVO: 0.04, projection: 0.07 },
-      mtpBlockScale: 0.1,
-    },
+    params: HYBRID,
   },
+  ...typedSet(),
 } satisfies Record<string, { description: string; params: ModelParams }>;
 
 export type SyntheticModelName = keyof typeof SYNTHETIC_MODELS;
