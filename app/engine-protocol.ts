@@ -189,6 +189,26 @@ export const engineMethods = {
     result: NativeGenerateResult,
   },
   cancel: { params: z.object({ sessionId: Id }), result: z.null() },
+  /**
+   * `power audit`: the session's next requests keep the logits row the token at `position` is
+   * sampled from; with otherRow, also what the sampler in that same state draws from it
+   */
+  captureRow: {
+    params: z.object({ sessionId: Id, position: z.number().int().min(0), otherRow: z.instanceof(Float32Array).optional() }),
+    result: z.null(),
+  },
+  /** the row captureRow asked for (null: that position was not sampled) */
+  capturedRow: {
+    params: z.object({ sessionId: Id }),
+    result: z
+      .object({ row: z.instanceof(Float32Array), rowToken: z.number().int(), otherToken: z.number().int().nullable() })
+      .nullable(),
+  },
+  /** test hook: raise the runner-up of the row sampled at `position` above its top (hidden: capture the unperturbed row) */
+  perturbRow: {
+    params: z.object({ sessionId: Id, position: z.number().int().min(0), hidden: z.boolean().default(false) }),
+    result: z.null(),
+  },
   /** test hook (engine started with POWER_TEST_HOOKS=1): fail the verify of that round of the next request */
   injectFailure: { params: z.object({ sessionId: Id, round: z.number().int().min(1) }), result: z.null() },
   /** test hook: the step-4 sampling rule vs plain autoregressive sampling on the same logit rows */

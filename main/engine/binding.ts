@@ -38,6 +38,9 @@ export interface NativeSession {
     flashAttn: 'on' | 'off' | 'unknown';
   };
   injectFailureForTest(round: number): void;
+  captureRow(position: number, otherRow?: Float32Array): void;
+  capturedRow(): { row: Float32Array<ArrayBuffer>; rowToken: number; otherToken: number | null } | null;
+  perturbRowForTest(position: number, hidden: boolean): void;
   committedTokens(): Tokens;
 }
 

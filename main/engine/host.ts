@@ -111,6 +111,19 @@ const handlers: Handlers = {
     return model(p.modelId).samplingOrderCheckForTest(p.rows, p.proposals, p.sampling, p.extraDraws);
   },
 
+  captureRow: (p) => {
+    session(p.sessionId).captureRow(p.position, p.otherRow);
+    return null;
+  },
+
+  capturedRow: (p) => session(p.sessionId).capturedRow(),
+
+  perturbRow: (p) => {
+    testHooksOn();
+    session(p.sessionId).perturbRowForTest(p.position, p.hidden);
+    return null;
+  },
+
   injectFailure: (p) => {
     testHooksOn();
     session(p.sessionId).injectFailureForTest(p.round);

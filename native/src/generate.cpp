@@ -121,8 +121,10 @@ generate_result run_generation(session_core & core, const generate_request & req
 
     // the first token comes from the prompt's last row: an autoregressive step, no proposals
     round_state st;
-    llama_token first = sample_row(sampler.get(), llama_get_logits_ith(core.ctx.get(), -1),
-                                   llama_vocab_n_tokens(vocab), core.candidates);
+    float * first_row = llama_get_logits_ith(core.ctx.get(), -1);
+    inspect_sampled_row(core.capture, sampler.get(), static_cast<llama_pos>(req.prompt.size()), first_row,
+                        llama_vocab_n_tokens(vocab));
+    llama_token first = sample_row(sampler.get(), first_row, llama_vocab_n_tokens(vocab), core.candidates);
     if (llama_vocab_is_eog(vocab, first)) {
         result.stop_reason = "eos";
         result.total_us    = llama_time_us() - t0;

@@ -137,6 +137,9 @@ void Session::init(Napi::Env env, Napi::Object exports) {
         InstanceMethod<&Session::info>("info"),
         InstanceMethod<&Session::committed_tokens>("committedTokens"),
         InstanceMethod<&Session::inject_failure>("injectFailureForTest"),
+        InstanceMethod<&Session::capture_row>("captureRow"),
+        InstanceMethod<&Session::captured_row>("capturedRow"),
+        InstanceMethod<&Session::perturb_row>("perturbRowForTest"),
     });
     data_of(env).session_ctor = Napi::Persistent(ctor);
     exports.Set("Session", ctor);

@@ -22,6 +22,10 @@ class Session : public Napi::ObjectWrap<Session> {
     Napi::Value info(const Napi::CallbackInfo & info);
     Napi::Value committed_tokens(const Napi::CallbackInfo & info);
     Napi::Value inject_failure(const Napi::CallbackInfo & info);
+    // session_capture.cpp: `power audit`'s row capture
+    Napi::Value capture_row(const Napi::CallbackInfo & info);
+    Napi::Value captured_row(const Napi::CallbackInfo & info);
+    Napi::Value perturb_row(const Napi::CallbackInfo & info);
 
     session_core & live_core(Napi::Env env);
 

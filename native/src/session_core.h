@@ -12,6 +12,7 @@
 
 #include "handles.h"
 #include "proposer.h"
+#include "row_capture.h"
 
 namespace power {
 
@@ -45,6 +46,9 @@ struct session_core {
 
     // test hook: fail the verify decode of this round (1-based) of the next request; 0: off
     int32_t fail_at_round = 0;
+
+    // `power audit`: the row one position's token is sampled from (row_capture.h)
+    row_capture capture;
 
     // tokens whose state the context holds: the last committed transaction
     std::vector<llama_token> committed;

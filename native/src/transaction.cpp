@@ -90,8 +90,14 @@ bool transaction::verify() {
 void transaction::sample_rows(int32_t budget) {
     const int64_t t = llama_time_us();
     llama_context * ctx = core_.ctx.get();
+    const int32_t n_vocab = llama_vocab_n_tokens(vocab_);
+    auto row = [this, ctx, n_vocab](int32_t i) {
+        float * logits = llama_get_logits_ith(ctx, i);
+        inspect_sampled_row(core_.capture, sampler_, st_.base + 1 + i, logits, n_vocab);
+        return logits;
+    };
     const row_decision d = sample_through_first_mismatch(
-        sampler_, vocab_, [ctx](int32_t i) { return llama_get_logits_ith(ctx, i); }, st_.proposals, budget,
+        sampler_, vocab_, row, st_.proposals, budget,
         st_.emitted, st_.origins, core_.candidates);
     st_.accepted = d.accepted;
     st_.saw_eog  = d.eog;

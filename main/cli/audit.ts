@@ -1,0 +1,174 @@
+// power audit: does the speculative run emit exactly what the autoregressive control emits, and
+// where it does not, is the difference the rounding of a verify row (explained) or a bug?
+import { availableParallelism } from 'node:os';
+
+import type { SamplingOptions } from '../../app/engine-protocol.js';
+import { DEFAULT_K, K_MAX } from '../../app/profile.js';
+import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
+import { runAudit, type Divergence } from '../engine/audit.js';
+import { readBuildInfo } from '../engine/build-info.js';
+import { EngineCallError, EngineCrashedError } from '../engine/client.js';
+import { DEVICE_REQUESTS } from '../engine/device-select.js';
+import { checkDraftCompatibility } from '../models/draft-compat.js';
+import { choice, int, num, parseFlags, str, tokenList } from './args.js';
+import { UsageError } from './errors.js';
+import type { Io } from './generate.js';
+import { checkFile, defaultContextSize, openModel } from './open-model.js';
+import { buildPrompt, type PromptSource } from './prompt.js';
+
+export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
+  (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
+  [--temperature T --seed N] [--ctx N] [--threads N] [--device auto|cuda|cpu] [--json]
+  Runs the autoregressive control and the speculative run and compares their tokens. At the
+  first difference it compares the verify row the speculative run sampled with the control's
+  one-row decode. Exit 0: identical, or the rows explain the difference; 1: unexplained.`;
+
+const FLAGS = {
+  model: { type: 'string' },
+  draft: { type: 'string' },
+  strategy: { type: 'string' },
+  k: { type: 'string' },
+  s: { type: 'string' },
+  prompt: { type: 'string' },
+  'prompt-file': { type: 'string' },
+  'prompt-tokens': { type: 'string' },
+  raw: { type: 'boolean' },
+  'max-tokens': { type: 'string' },
+  temperature: { type: 'string' },
+  seed: { type: 'string' },
+  ctx: { type: 'string' },
+  threads: { type: 'string' },
+  device: { type: 'string' },
+  json: { type: 'boolean' },
+  verbose: { type: 'boolean' },
+} as const;
+
+export interface AuditReport {
+  identical: boolean;
+  controlDigest: string;
+  specDigest: string;
+  tokens: number;
+  flavour: string;
+  batchInvariant: boolean;
+  firstDivergence: Divergence | null;
+}
+
+function promptSource(values: Record<string, string | boolean | undefined>): PromptSource {
+  const given = (['prompt', 'prompt-file', 'prompt-tokens'] as const).filter((k) => str(values, k) !== undefined);
+  if (given.length !== 1) {
+    throw new UsageError(
+      given.length === 0
+        ? 'give a prompt with --prompt, --prompt-file or --prompt-tokens'
+        : `give only one of --prompt, --prompt-file, --prompt-tokens (got ${given.map((g) => `--${g}`).join(', ')})`,
+    );
+  }
+  if (given[0] === 'prompt') return { kind: 'text', text: str(values, 'prompt')! };
+  if (given[0] === 'prompt-file') return { kind: 'file', path: str(values, 'prompt-file')! };
+  return { kind: 'tokens', tokens: tokenList(values, 'prompt-tokens')! };
+}
+
+function describe(report: AuditReport): string {
+  const head = `control ${report.controlDigest}\nspec    ${report.specDigest}\n`;
+  const engine = `engine: flavour ${report.flavour}, ${report.batchInvariant ? 'batch-invariant' : 'not batch-invariant'}`;
+  const d = report.firstDivergence;
+  if (!d) return `${head}identical: ${report.tokens} tokens (${engine})\n`;
+  return (
+    `${head}first divergence at token ${d.index}: control ${d.controlToken}, spec ${d.specToken}\n` +
+    `  control margin (top-1 minus top-2 logit) ${d.controlMargin.toPrecision(4)}, ` +
+    `verify row vs one-row decode max |diff| ${d.rowMaxAbsDiff.toPrecision(4)}\n` +
+    (d.explained
+      ? `  explained: the verify row rounds differently enough to move that choice (${engine})\n`
+      : `  NOT explained: the rows do not account for the different tokens; this is a bug (${engine})\n`)
+  );
+}
+
+export async function auditCommand(argv: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(argv, FLAGS, 0);
+  const modelPath = str(values, 'model');
+  if (!modelPath) throw new UsageError('power audit needs --model <model.gguf>');
+  const strategy: Strategy | undefined = choice(values, 'strategy', STRATEGIES);
+  if (!strategy) throw new UsageError(`power audit needs --strategy (${STRATEGIES.filter((s) => s !== 'none').join(', ')})`);
+  if (strategy === 'none') throw new UsageError('--strategy none is the control itself: give the speculative strategy to audit');
+  const source = promptSource(values);
+  const k = int(values, 'k', { min: 1, max: K_MAX }) ?? DEFAULT_K;
+  const s = int(values, 's', { min: 0, max: K_MAX }) ?? k;
+  if (s > k) throw new UsageError(`--s must be from 0 to K (${k}) (got ${s})`);
+  const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
+  const temperature = num(values, 'temperature', { min: 0, max: 100 }) ?? 0;
+  const seed = int(values, 'seed', { min: 0, max: 0xffffffff });
+  // the audit reruns both requests: a seeded run must be reproducible
+  if (temperature > 0 && seed === undefined) throw new UsageError('--temperature above 0 needs --seed N (the audit reruns both requests)');
+  const sampling: SamplingOptions = {
+    temperature,
+    seed: seed ?? 0,
+    topK: 40,
+    topP: 0.95,
+    minP: 0.05,
+    repeatPenalty: 1,
+    repeatLastN: 64,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+  };
+  const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
+  const threads = int(values, 'threads', { min: 1, max: 1024 }) ?? availableParallelism();
+  const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
+  const draftPath = str(values, 'draft');
+  const draftGguf = draftPath ? await checkFile(draftPath, readBuildInfo()) : undefined;
+
+  const opened = await openModel(modelPath, {
+    device,
+    gpuLayers: -1,
+    loadMtp: strategy === 'mtp',
+    verbose: values.verbose === true,
+    plan: { ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}), ...(draftGguf ? { draft: draftGguf } : {}), s },
+    enforceFit: true,
+  });
+  const { engine, modelId, info, placement } = opened;
+  try {
+    const draft = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
+    const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draft ? { draft } : {}) })[strategy];
+    if (!availability.available) throw new UsageError(`strategy '${strategy}' is not available for ${modelPath}: ${availability.reason}`);
+    const contextSize = ctxFlag ?? defaultContextSize(info.contextLength);
+    const prompt = await buildPrompt(engine, modelId, info, source, { raw: values.raw === true }, (l) => io.err(`warning: ${l}\n`));
+    if (prompt.length + 1 > contextSize) {
+      throw new UsageError(`the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`);
+    }
+    const draftModel = draftPath
+      ? await engine.call('loadModel', { path: draftPath, gpuLayers: -1, devices: opened.loadDevices }).catch((error: Error) => {
+          throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
+        })
+      : undefined;
+    if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
+
+    const outcome = await runAudit(engine, {
+      modelId,
+      ...(draftModel ? { draftModelId: draftModel.modelId } : {}),
+      strategy,
+      k,
+      s,
+      contextSize,
+      threads,
+      ...(placement.kind === 'cuda' ? { flashAttn: 'on' as const } : {}),
+      prompt,
+      maxTokens,
+      sampling,
+    });
+    const report: AuditReport = {
+      identical: outcome.identical,
+      controlDigest: outcome.control.digest,
+      specDigest: outcome.spec.digest,
+      tokens: outcome.control.tokens.length,
+      flavour: placement.flavour,
+      batchInvariant: readBuildInfo(placement.flavour).batchInvariant === true,
+      firstDivergence: outcome.firstDivergence,
+    };
+    io.out(values.json ? JSON.stringify(report) + '\n' : describe(report));
+    return report.identical || report.firstDivergence?.explained ? 0 : 1;
+  } catch (error) {
+    if (error instanceof EngineCrashedError) throw new UsageError(`the engine crashed: ${error.message}`);
+    if (error instanceof EngineCallError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await engine.close();
+  }
+}
