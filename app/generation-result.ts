@@ -27,8 +27,13 @@ export const GenerationBackend = z.object({
   /** "cpu (AMD EPYC)" or "CUDA0 (NVIDIA H200, 139.4 of 140.0 GiB free)" */
   device: z.string(),
   kind: z.enum(['cpu', 'cuda']),
-  /** the addon flavour the engine host loaded: cpu, cuda, cpu-src, cuda-src */
+  /** the addon flavour the engine host loaded: cpu, cpu-prebuilt, cuda, cuda-src */
   flavour: z.string(),
+  /**
+   * the flavour's verify pass computes each row exactly as a one-row decode does (measured for
+   * the CPU flavours: true for cpu, false for cpu-prebuilt; false for CUDA until measured)
+   */
+  batchInvariant: z.boolean(),
   llamaCppRelease: z.string(),
   /** layers offloaded to the GPU ("all" or a count); null on the CPU */
   gpuLayers: z.union([z.literal('all'), z.number().int().min(0)]).nullable(),

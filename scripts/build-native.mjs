@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Builds the native addon (native/) with cmake-js against the llama.cpp release that
-// node-llama-cpp@3.21.1 bundles: headers from its git bundle, libraries from the prebuilt
-// @node-llama-cpp/<platform>[-cuda] package or built here from the same source. Output:
-// build/addon-<flavour>/ (power.node, the reference tool, the llama/ggml libraries and
-// build-info.json). Incremental: a second run only recompiles what changed.
+// node-llama-cpp@3.21.1 bundles: headers from its git bundle, libraries built here from the same
+// source (flavours cpu, cuda-src) or from the prebuilt @node-llama-cpp/<platform>[-cuda] package
+// (cpu-prebuilt, cuda). Output: build/addon-<flavour>/ (power.node, the reference tool, the
+// llama/ggml libraries and build-info.json). Incremental: a second run only recompiles what
+// changed, and a llama.cpp build is reused from the cache while its inputs are unchanged.
 //
-//   node scripts/build-native.mjs [--force] [--flavour cpu|cuda]
-//       no --flavour (npm install): cpu, and cuda when @node-llama-cpp/<platform>-cuda is installed
+//   node scripts/build-native.mjs [--force] [--flavour cpu|cpu-prebuilt|cuda] [--cpu-variants native|all]
+//       no --flavour (npm install): cpu (llama.cpp from source, batch-invariant: the default),
+//       cpu-prebuilt, and cuda when @node-llama-cpp/<platform>-cuda is installed
 //   node scripts/build-native.mjs --from-source [--cuda [--cuda-arch "89;90"]] [--force]
-//       builds llama.cpp in build/llama-<cpu|cuda>-src, then the addon flavour cpu-src / cuda-src
+//       without --cuda: the cpu flavour (as above); with it: cuda-src
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,9 +33,9 @@ function option(name) {
   return value;
 }
 
-const KNOWN = ['--force', '--flavour', '--from-source', '--cuda', '--cuda-arch'];
+const KNOWN = ['--force', '--flavour', '--from-source', '--cuda', '--cuda-arch', '--cpu-variants'];
 for (const [i, a] of args.entries()) {
-  const isValue = i > 0 && (args[i - 1] === '--flavour' || args[i - 1] === '--cuda-arch');
+  const isValue = i > 0 && ['--flavour', '--cuda-arch', '--cpu-variants'].includes(args[i - 1]);
   if (!isValue && !KNOWN.includes(a)) fail(`unknown argument '${a}' (known: ${KNOWN.join(', ')})`);
 }
 const force = args.includes('--force');
@@ -41,6 +43,9 @@ const fromSource = args.includes('--from-source');
 const cuda = args.includes('--cuda');
 const cudaArchs = option('--cuda-arch');
 const flavourArg = option('--flavour');
+// native: compiled for this machine's CPU (fast here); all: every x86 level, for packages
+const cpuVariants = option('--cpu-variants') ?? 'native';
+if (!['native', 'all'].includes(cpuVariants)) fail(`--cpu-variants must be native or all (got '${cpuVariants}')`);
 if (cuda && !fromSource) fail('--cuda goes with --from-source (npm install builds the prebuilt CUDA flavour by itself)');
 if (cudaArchs !== undefined && !cuda) fail('--cuda-arch goes with --from-source --cuda');
 if (cudaArchs !== undefined && !/^(native|all|all-major|\d+(-real|-virtual)?(;\d+(-real|-virtual)?)*)$/.test(cudaArchs)) {
@@ -66,7 +71,8 @@ function llamaSource() {
     execFileSync('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', bundle, dir], { stdio: 'inherit' });
     writeFileSync(stamp, want);
   }
-  return { dir, tag: info.tag };
+  const commit = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+  return { dir, tag: info.tag, commit };
 }
 
 /** The architectures this llama.cpp release can load, read from its own name table. */
@@ -112,7 +118,15 @@ function buildAddon(flavour, libDir, src, extraInfo) {
   const f = FLAVOURS[flavour];
   const buildDir = join(root, 'build', `native-${flavour}`);
   const outDir = join(root, 'build', `addon-${flavour}`);
-  if (force) rmSync(buildDir, { recursive: true, force: true });
+  // the folder must hold exactly one set of llama.cpp libraries: a leftover backend from another
+  // set (e.g. a prebuilt libggml-cpu-haswell.so next to a from-source build) would be loaded too
+  const previous = existsSync(join(outDir, 'build-info.json'))
+    ? JSON.parse(readFileSync(join(outDir, 'build-info.json'), 'utf8')).llamaLibDir
+    : undefined;
+  if (force || previous !== libDir) {
+    rmSync(buildDir, { recursive: true, force: true });
+    rmSync(outDir, { recursive: true, force: true });
+  }
 
   // Build against the headers of the Node that runs us when they are installed (no download:
   // build machines may be offline); npm's own nodedir setting wins when present.
@@ -148,6 +162,8 @@ function buildAddon(flavour, libDir, src, extraInfo) {
     llamaCppRelease: src.tag,
     nodeLlamaCpp: '3.21.1',
     gpu: f.gpu,
+    batchInvariant: f.batchInvariant,
+    llamaLibDir: libDir,
     cudaMajor: f.cudaMajor ?? null,
     ...(cudaBackend ? { cudaBackend } : {}),
     ...extraInfo,
@@ -158,24 +174,31 @@ function buildAddon(flavour, libDir, src, extraInfo) {
 }
 
 const src = llamaSource();
-if (fromSource) {
-  const flavour = cuda ? 'cuda-src' : 'cpu-src';
-  const built = buildLlamaFromSource({
-    srcDir: src.dir,
-    buildDir: join(root, 'build', `llama-${flavour}`),
-    cuda,
-    cudaArchs,
-  });
+
+/** A flavour whose llama.cpp is built here from the bundle (cached by its inputs). */
+function buildFromSource(flavour) {
+  const onGpu = FLAVOURS[flavour].gpu === 'cuda';
+  const built = buildLlamaFromSource({ srcDir: src.dir, srcCommit: src.commit, cuda: onGpu, cudaArchs, cpuVariants });
   buildAddon(flavour, built.libDir, src, {
     cudaMajor: built.cudaMajor,
-    ...(cuda ? { cudaVersion: built.cudaVersion, cudaArchitectures: cudaArchs ?? 'ggml default' } : {}),
-    llamaBuildSeconds: built.seconds,
+    ...(onGpu ? { cudaVersion: built.cudaVersion, cudaArchitectures: cudaArchs ?? 'ggml default' } : { cpuVariants }),
+    llamaBuildKey: built.key,
+    llamaBuildSeconds: built.builtSeconds,
+    llamaCmakeOptions: built.defs,
   });
+}
+
+if (fromSource) {
+  buildFromSource(cuda ? 'cuda-src' : 'cpu');
 } else {
-  const wanted = flavourArg ? [flavourArg] : ['cpu', 'cuda'];
+  const wanted = flavourArg ? [flavourArg] : ['cpu', 'cpu-prebuilt', 'cuda'];
   for (const flavour of wanted) {
     const f = FLAVOURS[flavour];
-    if (f.route !== 'prebuilt') fail(`flavour '${flavour}' is built with --from-source${f.gpu ? ' --cuda' : ''}`);
+    if (f.route === 'source') {
+      if (f.gpu) fail(`flavour '${flavour}' is built with --from-source --cuda`);
+      buildFromSource(flavour);
+      continue;
+    }
     const libDir = prebuiltLibDir(root, key, f);
     if (!libDir) {
       // the CUDA package is optional (npm skips it where it has no build); the CPU one is not
@@ -185,6 +208,6 @@ if (fromSource) {
       }
       fail(`@node-llama-cpp/${key}${f.packageSuffix}@3.21.1 is not installed (run npm install on ${key})`);
     }
-    buildAddon(flavour, libDir, src, {});
+    buildAddon(flavour, libDir, src, { cpuVariants: f.gpu ? undefined : 'prebuilt' });
   }
 }

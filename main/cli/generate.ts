@@ -200,6 +200,7 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
         device: describeDevice(placement.device),
         kind: placement.kind,
         flavour: placement.flavour,
+        batchInvariant: readBuildInfo(placement.flavour).batchInvariant === true,
         llamaCppRelease: placement.llamaCppRelease,
         gpuLayers: placement.kind === 'cpu' ? null : layers < 0 ? 'all' : layers,
         flashAttn: session.flashAttn,

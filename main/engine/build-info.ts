@@ -6,8 +6,12 @@ import { join } from 'node:path';
 
 import { ROOT } from '../paths.js';
 
-/** Every flavour scripts/build-native.mjs can build, in the order CPU work prefers them. */
-export const FLAVOUR_NAMES = ['cpu', 'cpu-src', 'cuda', 'cuda-src'] as const;
+/**
+ * Every flavour scripts/build-native.mjs can build, in the order CPU work prefers them: cpu is
+ * llama.cpp built from the bundle without llamafile (batch-invariant), cpu-prebuilt the
+ * prebuilt package's libraries.
+ */
+export const FLAVOUR_NAMES = ['cpu', 'cpu-prebuilt', 'cuda', 'cuda-src'] as const;
 
 export interface BuildInfo {
   flavour: string;
@@ -16,6 +20,8 @@ export interface BuildInfo {
   architectures: string[];
   /** 'prebuilt' (node-llama-cpp's package) or 'source' (llama.cpp built here) */
   route?: string;
+  /** a verify pass computes each row exactly as a one-row decode (DESIGN.md section 1) */
+  batchInvariant?: boolean;
   /** the GPU backend the flavour carries, null for CPU-only */
   gpu?: 'cuda' | null;
   /** major version of the CUDA runtime the flavour's libggml-cuda needs */

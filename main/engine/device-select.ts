@@ -9,7 +9,10 @@ export type DeviceRequest = (typeof DEVICE_REQUESTS)[number];
 export interface FlavourPlan {
   /** the flavour that can run CUDA: one built from source wins (the user built it for a reason) */
   cuda: string | null;
-  /** the flavour for CPU work: a CPU-only build when there is one, else the CUDA flavour's CPU backend */
+  /**
+   * the flavour for CPU work: the batch-invariant cpu build when there is one, else another
+   * CPU-only build (cpu-prebuilt), else the CUDA flavour's CPU backend
+   */
   cpu: string | null;
 }
 

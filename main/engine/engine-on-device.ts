@@ -57,7 +57,7 @@ async function onCpu(flavour: string, options: Options, note: string | null, reu
   };
 }
 
-/** POWER_FLAVOUR=<name> pins every request to one built flavour (e.g. to try cpu-src). */
+/** POWER_FLAVOUR=<name> pins every request to one built flavour (e.g. cpu-prebuilt, to compare with the prebuilt libraries). */
 export function builtForSelection() {
   const built = builtFlavours();
   const pinned = process.env.POWER_FLAVOUR;

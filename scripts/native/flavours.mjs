@@ -6,13 +6,17 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
+// batchInvariant: a verify pass computes each row exactly as a one-row decode does (DESIGN.md
+// section 1). Measured for the CPU routes; CUDA is unmeasured (false until shown otherwise).
 export const FLAVOURS = {
-  cpu: { route: 'prebuilt', packageSuffix: '', libSuffix: '', gpu: null },
+  // the default: llama.cpp from the bundle with GGML_LLAMAFILE=OFF (scripts/native/llama-from-source.mjs)
+  cpu: { route: 'source', libSuffix: '', gpu: null, batchInvariant: true },
+  // node-llama-cpp's prebuilt CPU libraries: llamafile's sgemm makes them not batch-invariant
+  'cpu-prebuilt': { route: 'prebuilt', packageSuffix: '', libSuffix: '', gpu: null, batchInvariant: false },
   // the CUDA package names its libraries libllama.cuda.v0.4.0.so / libggml.cuda.v0.4.0.so and
   // was built against CUDA 13 (its libggml-cuda.so needs libcudart.so.13, libcublas.so.13)
-  cuda: { route: 'prebuilt', packageSuffix: '-cuda', libSuffix: '.cuda', gpu: 'cuda', cudaMajor: 13 },
-  'cpu-src': { route: 'source', libSuffix: '', gpu: null },
-  'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda' },
+  cuda: { route: 'prebuilt', packageSuffix: '-cuda', libSuffix: '.cuda', gpu: 'cuda', cudaMajor: 13, batchInvariant: false },
+  'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda', batchInvariant: false },
 };
 
 export function fail(message) {

@@ -1,14 +1,14 @@
-// Builds llama.cpp's shared libraries from the release's source (build/llama.cpp) with cmake,
-// for the user's own CUDA toolkit and chosen GPU architectures, or CPU-only. The layout
+// Builds llama.cpp's shared libraries from the release's source (build/llama.cpp) with cmake:
+// the default, batch-invariant CPU engine (flavour cpu), or CUDA for the user's own toolkit and
+// chosen GPU architectures (cuda-src). Finished builds are cached by their inputs. The layout
 // matches the prebuilt packages closely enough that the same addon CMakeLists links it:
 // dynamic backends (GGML_BACKEND_DL, so a missing CUDA driver never stops the CPU backend
-// from loading), no OpenMP (the prebuilt CPU libraries use ggml's own thread pool, so the
-// two routes run the same CPU code), unversioned sonames and $ORIGIN rpaths (the folder
+// from loading), no OpenMP (ggml's own thread pool, as in the prebuilt libraries), unversioned sonames and $ORIGIN rpaths (the folder
 // can be copied next to power.node and still find itself).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { cpus } from 'node:os';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { fail } from './flavours.mjs';
@@ -70,26 +70,29 @@ function hasNinja() {
 }
 
 /**
- * Configures and builds llama.cpp into `buildDir`; incremental (cmake decides what changed).
- * Returns the folder of the built libraries, the seconds it took and the CUDA details.
+ * The cmake definitions of one llama.cpp build. `cpuVariants`:
+ *   'native': the CPU backend compiled for this machine's CPU (GGML_NATIVE), the default for a
+ *             local CPU build: fastest here, may not run on an older CPU (a CUDA build keeps
+ *             ggml's portable CPU backend: dynamic backends exclude GGML_NATIVE);
+ *   'all':    one CPU backend per x86 feature level (GGML_CPU_ALL_VARIANTS, loaded at run time
+ *             by GGML_BACKEND_DL), for packages that must run on other machines.
+ * GGML_LLAMAFILE is always OFF: llamafile's sgemm sums a multi-row batch in another order than
+ * a one-row decode, so a verify pass would not compute each row as a one-row decode does
+ * (DESIGN.md section 1, batch invariance). Without it every CPU matmul output is one vec_dot
+ * over the whole row, whatever the number of rows.
  */
-export function buildLlamaFromSource({ srcDir, buildDir, cuda, cudaArchs }) {
-  const nvcc = cuda ? findNvcc() : null;
-  if (cuda && !nvcc) fail('--cuda needs the CUDA toolkit: no nvcc on PATH, in CUDACXX or in /usr/local/cuda*/bin');
-  if (nvcc && process.platform !== 'win32') {
-    const { top, missing } = missingCudaPieces(nvcc);
-    if (missing.length) {
-      fail(
-        `the CUDA ${nvcc.version} toolkit in ${top} lacks what ggml's CUDA backend links: ${missing.join(', ')} ` +
-          `(install the toolkit's cuBLAS and driver development packages, e.g. libcublas-dev-${nvcc.version.replace('.', '-')} and cuda-driver-dev-${nvcc.version.replace('.', '-')})`,
-      );
-    }
-  }
+export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {
+  const native = !cuda && cpuVariants === 'native';
   const defs = {
     CMAKE_BUILD_TYPE: 'Release',
     BUILD_SHARED_LIBS: 'ON',
-    GGML_BACKEND_DL: 'ON',
-    GGML_NATIVE: 'OFF',
+    // ggml refuses GGML_NATIVE with dynamic backends (its variant scoring needs the explicit
+    // feature list), so a native CPU build links its CPU backend into libggml; CUDA and the
+    // all-variants build load their backends at run time
+    GGML_BACKEND_DL: native ? 'OFF' : 'ON',
+    GGML_NATIVE: native ? 'ON' : 'OFF',
+    GGML_CPU_ALL_VARIANTS: cpuVariants === 'all' ? 'ON' : 'OFF',
+    GGML_LLAMAFILE: 'OFF',
     GGML_OPENMP: 'OFF',
     GGML_CUDA: cuda ? 'ON' : 'OFF',
     LLAMA_BUILD_TESTS: 'OFF',
@@ -103,24 +106,108 @@ export function buildLlamaFromSource({ srcDir, buildDir, cuda, cudaArchs }) {
     CMAKE_BUILD_WITH_INSTALL_RPATH: 'ON',
     CMAKE_INSTALL_RPATH: '$ORIGIN',
   };
-  if (nvcc) defs.CMAKE_CUDA_COMPILER = nvcc.path;
   if (cuda && cudaArchs) defs.CMAKE_CUDA_ARCHITECTURES = cudaArchs;
+  return defs;
+}
+
+function commandOutput(cmd, argv) {
+  try {
+    return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return '';
+  }
+}
+
+/** What a native build is compiled for: the CPU's model and feature flags (Linux). */
+function nativeCpuKey() {
+  try {
+    const text = readFileSync('/proc/cpuinfo', 'utf8');
+    const model = /^model name\s*:\s*(.*)$/m.exec(text)?.[1] ?? '';
+    const flags = /^flags\s*:\s*(.*)$/m.exec(text)?.[1] ?? '';
+    return `${model}|${flags}`;
+  } catch {
+    return `${process.platform}-${process.arch}`;
+  }
+}
+
+/**
+ * The cache key of a build: everything that changes its output. The source commit of the
+ * bundle, the cmake definitions, the compilers and cmake, and for a native build the CPU.
+ */
+export function llamaBuildKey({ srcCommit, defs, nvccVersion }) {
+  const inputs = {
+    v: 1,
+    srcCommit,
+    defs,
+    cxx: commandOutput(process.env.CXX || 'c++', ['--version']).split('\n')[0],
+    cc: commandOutput(process.env.CC || 'cc', ['--version']).split('\n')[0],
+    cmake: commandOutput('cmake', ['--version']).split('\n')[0],
+    nvcc: nvccVersion ?? null,
+    cpu: defs.GGML_NATIVE === 'ON' ? nativeCpuKey() : null,
+    platform: `${process.platform}-${process.arch}`,
+  };
+  return createHash('sha256').update(JSON.stringify(inputs)).digest('hex').slice(0, 16);
+}
+
+/**
+ * Where finished llama.cpp builds are kept, one folder per input hash: $POWER_CACHE_DIR, else
+ * $XDG_CACHE_HOME/power, else ~/.cache/power. It lives outside the checkout so that `npm ci`
+ * (which starts from a clean node_modules) and a second clone on the same machine reuse it.
+ */
+export function llamaCacheRoot() {
+  if (process.env.POWER_CACHE_DIR) return resolve(process.env.POWER_CACHE_DIR);
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'power');
+}
+
+/**
+ * Configures and builds llama.cpp, or reuses a finished build of the same inputs. Returns the
+ * folder of the built libraries, the seconds it took (0 when cached), the cache key and the
+ * CUDA details.
+ */
+export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVariants = 'native' }) {
+  const nvcc = cuda ? findNvcc() : null;
+  if (cuda && !nvcc) fail('--cuda needs the CUDA toolkit: no nvcc on PATH, in CUDACXX or in /usr/local/cuda*/bin');
+  if (nvcc && process.platform !== 'win32') {
+    const { top, missing } = missingCudaPieces(nvcc);
+    if (missing.length) {
+      fail(
+        `the CUDA ${nvcc.version} toolkit in ${top} lacks what ggml's CUDA backend links: ${missing.join(', ')} ` +
+          `(install the toolkit's cuBLAS and driver development packages, e.g. libcublas-dev-${nvcc.version.replace('.', '-')} and cuda-driver-dev-${nvcc.version.replace('.', '-')})`,
+      );
+    }
+  }
+  const defs = llamaCmakeDefs({ cuda, cudaArchs, cpuVariants });
+  const key = llamaBuildKey({ srcCommit, defs, nvccVersion: nvcc?.version });
+  const buildDir = join(llamaCacheRoot(), `llama-${key}`);
+  const libDir = join(buildDir, 'bin');
+  const stamp = join(buildDir, 'power-build.json');
+  const cudaInfo = { cudaMajor: nvcc?.major ?? null, cudaVersion: nvcc?.version ?? null };
+  if (existsSync(stamp)) {
+    const done = JSON.parse(readFileSync(stamp, 'utf8'));
+    console.log(`power: llama.cpp build ${key} is cached (${libDir}; built in ${done.seconds} s)`);
+    return { libDir, seconds: 0, builtSeconds: done.seconds, key, defs, ...cudaInfo };
+  }
+  if (nvcc) defs.CMAKE_CUDA_COMPILER = nvcc.path;
 
   const started = Date.now();
   const generator = hasNinja() ? ['-G', 'Ninja'] : [];
-  console.log(`power: configuring llama.cpp (${cuda ? `CUDA ${nvcc.version}, architectures ${cudaArchs ?? "ggml's default list"}` : 'CPU only'}) in ${buildDir}`);
+  const what = cuda ? `CUDA ${nvcc.version}, architectures ${cudaArchs ?? "ggml's default list"}` : `CPU only, ${cpuVariants === 'all' ? 'all CPU variants' : 'this CPU'}`;
+  console.log(`power: configuring llama.cpp (${what}, GGML_LLAMAFILE=OFF) in ${buildDir}`);
   // cmake prints its own errors; a failed step ends in one line, not a Node stack trace
-  const cmake = (what, argv) => {
+  const cmake = (step, argv) => {
     try {
       execFileSync('cmake', argv, { stdio: 'inherit' });
     } catch {
-      fail(`llama.cpp ${what} failed (cmake output above; build folder ${buildDir})`);
+      fail(`llama.cpp ${step} failed (cmake output above; build folder ${buildDir})`);
     }
   };
+  mkdirSync(buildDir, { recursive: true });
   cmake('configuration', ['-S', srcDir, '-B', buildDir, ...generator, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)]);
   cmake('build', ['--build', buildDir, '--config', 'Release', '--parallel', String(Math.max(1, cpus().length))]);
   const seconds = Math.round((Date.now() - started) / 1000);
-  const libDir = join(buildDir, 'bin');
+  // written last: only a finished build is ever reused
+  writeFileSync(stamp, JSON.stringify({ key, srcCommit, defs, seconds, builtAt: new Date().toISOString() }, null, 2) + '\n');
   console.log(`power: llama.cpp built in ${seconds} s (${libDir})`);
-  return { libDir, seconds, cudaMajor: nvcc?.major ?? null, cudaVersion: nvcc?.version ?? null };
+  return { libDir, seconds, builtSeconds: seconds, key, defs, ...cudaInfo };
 }

@@ -8,7 +8,7 @@ import { describeDevice, flavourPlan, pickCudaDevice } from '../../main/engine/d
 const cpu = { flavour: 'cpu', gpu: null };
 const cuda = { flavour: 'cuda', gpu: 'cuda' as const };
 const cudaSrc = { flavour: 'cuda-src', gpu: 'cuda' as const };
-const cpuSrc = { flavour: 'cpu-src', gpu: null };
+const cpuPrebuilt = { flavour: 'cpu-prebuilt', gpu: null };
 
 const dev = (name: string, backend: string, free: number): DeviceInfo => ({
   name, description: `${name} card`, type: backend === 'CPU' ? 'cpu' : 'gpu', backend, freeBytes: free, totalBytes: 2 ** 40,
@@ -17,8 +17,8 @@ const dev = (name: string, backend: string, free: number): DeviceInfo => ({
 describe('device selection', () => {
   test('flavours: a CPU-only build serves the CPU, a from-source CUDA build wins over the prebuilt', () => {
     assert.deepEqual(flavourPlan([cpu, cuda]), { cuda: 'cuda', cpu: 'cpu' });
-    assert.deepEqual(flavourPlan([cpu, cpuSrc, cuda, cudaSrc]), { cuda: 'cuda-src', cpu: 'cpu' });
-    assert.deepEqual(flavourPlan([cpuSrc]), { cuda: null, cpu: 'cpu-src' });
+    assert.deepEqual(flavourPlan([cpu, cpuPrebuilt, cuda, cudaSrc]), { cuda: 'cuda-src', cpu: 'cpu' });
+    assert.deepEqual(flavourPlan([cpuPrebuilt]), { cuda: null, cpu: 'cpu-prebuilt' });
     // only a CUDA flavour: its CPU backend serves --device cpu
     assert.deepEqual(flavourPlan([cuda]), { cuda: 'cuda', cpu: 'cuda' });
     assert.deepEqual(flavourPlan([]), { cuda: null, cpu: null });
