@@ -1,6 +1,8 @@
 // The exactness contract (DESIGN.md section 1) over the strategy × K × S × sampling matrix:
 // every speculative run emits exactly the tokens of the autoregressive control with the same
-// settings, and its counters are consistent. Runs through one engine host with the models
+// settings, and its counters are consistent. The full grid runs on the F32 models; the F16, Q8_0
+// and Q4_0 models (llama.cpp's kernels of those types) run a representative grid: every
+// strategy, K ∈ {1, 7}, S ∈ {K, K−1} on the hybrid, greedy and seeded. Runs through one engine host with the models
 // loaded once; each configuration gets a session of its own and the same prompts in the same
 // order, so prefill batches match and only the verify passes differ from the control.
 import assert from 'node:assert/strict';
@@ -34,28 +36,37 @@ const STOCHASTIC: SamplingOptions = {
   repeatPenalty: 1.1, repeatLastN: 64, presencePenalty: 0.1, frequencyPenalty: 0.1,
 };
 
+type ModelName = keyof ModelSet;
+
 interface Config {
-  target: 'target.gguf' | 'hybrid-mtp.gguf';
+  target: ModelName;
   strategy: Strategy;
-  draft?: 'draft-same.gguf' | 'draft-close.gguf' | 'draft-far.gguf';
+  draft?: ModelName;
   k: number;
   s: number;
 }
 
-function configs(): Config[] {
+function grid(target: ModelName, hybrid: ModelName, drafts: ModelName[], ks: number[]): Config[] {
   const out: Config[] = [];
-  for (const k of [1, 3, 7]) {
-    out.push({ target: 'target.gguf', strategy: 'ngram', k, s: k });
-    for (const draft of ['draft-same.gguf', 'draft-close.gguf', 'draft-far.gguf'] as const) {
-      out.push({ target: 'target.gguf', strategy: 'draft-model', draft, k, s: k });
-    }
+  for (const k of ks) {
+    out.push({ target, strategy: 'ngram', k, s: k });
+    for (const draft of drafts) out.push({ target, strategy: 'draft-model', draft, k, s: k });
     // recurrent target: S is the snapshot window; S = K - 1 exercises the guarded replay
     for (const s of [k, k - 1]) {
-      out.push({ target: 'hybrid-mtp.gguf', strategy: 'ngram', k, s });
-      out.push({ target: 'hybrid-mtp.gguf', strategy: 'mtp', k, s });
+      out.push({ target: hybrid, strategy: 'ngram', k, s });
+      out.push({ target: hybrid, strategy: 'mtp', k, s });
     }
   }
   return out;
+}
+
+function configs(): Config[] {
+  return [
+    ...grid('target.gguf', 'hybrid-mtp.gguf', ['draft-same.gguf', 'draft-close.gguf', 'draft-far.gguf'], [1, 3, 7]),
+    ...(['f16', 'q8_0', 'q4_0'] as const).flatMap((t) =>
+      grid(`target-${t}.gguf`, `hybrid-mtp-${t}.gguf`, [`draft-close-${t}.gguf`], [1, 7]),
+    ),
+  ];
 }
 
 const label = (c: Config) => `${c.target} ${c.strategy}${c.draft ? `(${c.draft})` : ''} K${c.k}/S${c.s}`;
@@ -69,8 +80,8 @@ describe('exactness contract', () => {
 
   async function modelId(name: keyof ModelSet): Promise<string> {
     if (!modelIds.has(name)) {
-      // the hybrid keeps its NextN (MTP) layers loaded; the trunk, and so the control, is unchanged
-      const loaded = await engine.call('loadModel', { path: models[name], gpuLayers: 0, loadMtp: name === 'hybrid-mtp.gguf' });
+      // the hybrids keep their NextN (MTP) layers loaded; the trunk, and so the control, is unchanged
+      const loaded = await engine.call('loadModel', { path: models[name], gpuLayers: 0, loadMtp: name.startsWith('hybrid-mtp') });
       modelIds.set(name, loaded.modelId);
     }
     return modelIds.get(name)!;
@@ -101,14 +112,16 @@ describe('exactness contract', () => {
     return outcomes;
   }
 
+  /** the autoregressive control of a target, run once per sampling mode */
+  async function control(target: ModelName, mode: string, sampling: SamplingOptions): Promise<GenerationOutcome[]> {
+    const key = `${target} ${mode}`;
+    if (!controls.has(key)) controls.set(key, await runAll({ target, strategy: 'none', k: 0, s: 0 }, sampling));
+    return controls.get(key)!;
+  }
+
   before(async () => {
     models = await syntheticModels();
     engine = EngineClient.start();
-    for (const target of ['target.gguf', 'hybrid-mtp.gguf'] as const) {
-      for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', STOCHASTIC]] as const) {
-        controls.set(`${target} ${mode}`, await runAll({ target, strategy: 'none', k: 0, s: 0 }, sampling));
-      }
-    }
   });
 
   after(async () => {
@@ -122,13 +135,13 @@ describe('exactness contract', () => {
   for (const c of configs()) {
     for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', STOCHASTIC]] as const) {
       test(`${label(c)} ${mode} emits the control's tokens`, async () => {
-        const control = controls.get(`${c.target} ${mode}`)!;
+        const controlRuns = await control(c.target, mode, sampling);
         const runs = await runAll(c, sampling);
         let proposed = 0;
         let accepted = 0;
         let replays = 0;
         for (const [i, run] of runs.entries()) {
-          const want = control[i]!;
+          const want = controlRuns[i]!;
           const at = run.tokens.findIndex((t, j) => t !== want.tokens[j]);
           assert.equal(
             run.digest,
@@ -157,7 +170,7 @@ describe('exactness contract', () => {
         if (c.draft === 'draft-far.gguf' && mode === 'greedy') assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');
         if (c.s < c.k && mode === 'greedy') assert.ok(replays > 0, 'S < K triggers the guarded replay somewhere');
         summary.push(
-          `  ${label(c).padEnd(50)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}` +
+          `  ${label(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}` +
             `  acceptance ${(accepted / Math.max(1, proposed)).toFixed(3)}  replays ${replays}`,
         );
       });
