@@ -1,6 +1,7 @@
 // The GPU check (test/gpu/check.sh runs it): on a machine with an NVIDIA GPU and no network,
 // in one go and under 8 minutes, it checks the link, writes larger synthetic models, runs the
-// exactness contract on CUDA (speculative digests equal the autoregressive ones), measures
+// exactness contract on CUDA (speculative digests equal the autoregressive ones), audits F16,
+// Q8_0 and Q4_0 verify rows against one-row decodes for K 1, 4, 7 (power audit), measures
 // AR vs K7/S7 vs K7/S6 decode speed, compares with the CPU, and writes OUT_DIR/summary.md
 // plus the raw JSON. With --device cpu it runs the same steps that do not need a GPU on
 // small models, and marks the GPU-only ones SKIPPED.
@@ -14,8 +15,8 @@ import { join, resolve } from 'node:path';
 import { GenerationResult } from '../../app/generation-result.js';
 import { makeModelFiles } from '../../main/models/synthetic.js';
 import { ROOT } from '../../main/paths.js';
-import { gpuModels, type Scale } from './models.js';
-import { contractTable, speedTable, stepTable, type ContractRow, type SpeedRow, type Step } from './report.js';
+import { AUDIT_TYPES, auditPair, gpuModels, type Scale } from './models.js';
+import { auditTable, contractTable, speedTable, stepTable, type AuditRow, type ContractRow, type SpeedRow, type Step } from './report.js';
 
 const BUDGET_S = 8 * 60;
 const PROMPTS = [
@@ -106,8 +107,8 @@ await step('link check (scripts/check-cuda-link.ts)', () => {
   if (device === 'cuda' && /reported: \S+ => not found/.test(r.stdout)) throw new Error('a CUDA library does not resolve on this GPU machine');
 });
 
-// 3. models (cached in .cache/gpu-models/<scale>; F16 because our writer does not quantize)
-const models = await step(`models (${scale}, F16)`, () =>
+// 3. models (cached in .cache/gpu-models/<scale>; F16, and the target and draft in Q8_0, Q4_0)
+const models = await step(`models (${scale}, F16 + Q8_0/Q4_0 pairs)`, () =>
   makeModelFiles(join(ROOT, '.cache', 'gpu-models', scale), gpuModels(scale), { onLog: (l) => console.log(`gpu check: ${l}`) }),
 );
 if (!models) fail('could not write the models');
@@ -159,6 +160,46 @@ await step(`exactness contract on ${device} (${PROMPTS.length} prompts, ${n} tok
   if (bad.length) throw new Error(`${bad.length} of ${contract.length} speculative runs differ from AR (see the table)`);
 });
 
+// 4b. power audit on each weight type, K in {1, 4, 7}: does a verify row on this device equal a
+// one-row decode? Where not, the first divergence, its margin and whether the rows explain it
+// (CUDA's matrix kernels change with the number of rows; the CPU engine is batch-invariant)
+const audits: AuditRow[] = [];
+const auditTokens = scale === 'full' ? 64 : 32;
+await step(`audit on ${device} (F16, Q8_0, Q4_0 × K 1, 4, 7; ${auditTokens} tokens)`, () => {
+  for (const type of AUDIT_TYPES) {
+    const pair = auditPair(type);
+    for (const k of [1, 4, 7]) {
+      for (const [p, prompt] of PROMPTS.slice(0, 1).entries()) {
+        const argv = [
+          'audit', '--json', '--device', device, '--threads', threads, '--raw', '--prompt', prompt, '--max-tokens', String(auditTokens),
+          '--model', models[pair.target], '--draft', models[pair.draft], '--strategy', 'draft-model', '--k', String(k),
+        ];
+        const r = power(argv);
+        const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-audit.json`);
+        writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr: r.stderr, result: r.code === 0 || r.code === 1 ? JSON.parse(r.stdout) : null }, null, 2));
+        if (r.code !== 0 && r.code !== 1) {
+          audits.push({ type, k, prompt: p + 1, identical: null, index: null, margin: null, diff: null, explained: null, flavour: '-', error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}` });
+          continue;
+        }
+        const a = JSON.parse(r.stdout) as {
+          identical: boolean;
+          flavour: string;
+          firstDivergence: null | { index: number; controlMargin: number; rowMaxAbsDiff: number; explained: boolean };
+        };
+        const d = a.firstDivergence;
+        audits.push({
+          type, k, prompt: p + 1, identical: a.identical, index: d?.index ?? null, margin: d?.controlMargin ?? null,
+          diff: d?.rowMaxAbsDiff ?? null, explained: d ? d.explained : null, flavour: a.flavour, error: null,
+        });
+      }
+    }
+  }
+  // a divergence on CUDA is a finding to report (with its margin), not a failure; an unexplained
+  // one, or an audit that could not run, is
+  const bad = audits.filter((a) => a.error !== null || a.explained === false);
+  if (bad.length) throw new Error(`${bad.length} of ${audits.length} audits failed or found an unexplained divergence (see the table)`);
+});
+
 // 5. decode speed: AR vs K7/S7 vs K7/S6 (hybrid) and AR vs the draft (llama), medians of 3
 const speed: SpeedRow[] = [];
 const long = scale === 'full' ? 256 : 64;
@@ -208,7 +249,7 @@ const lines = [
   `- date: ${new Date().toISOString()}`,
   `- machine: ${machine}`,
   `- device: ${device}${devices?.cuda.use ? ` (${devices.cuda.use})` : ''}${device === 'cpu' && devices?.cuda.reason ? `; CUDA: ${devices.cuda.reason}` : ''}`,
-  `- models: ${scale} scale, F16 (Q4_0/Q6_K are not written by our GGUF writer); CPU threads: ${threads}`,
+  `- models: ${scale} scale, F16 (the audit also on Q8_0 and Q4_0 copies of the target and draft); CPU threads: ${threads}`,
   `- total: ${total.toFixed(0)} s (budget ${BUDGET_S} s)${total > BUDGET_S ? ' — OVER BUDGET' : ''}`,
   '',
   '## Steps',
@@ -218,6 +259,10 @@ const lines = [
   '## Exactness contract (greedy: speculative digest = AR digest)',
   '',
   ...contractTable(contract),
+  '',
+  '## Audit: verify rows vs one-row decodes (power audit, draft-model, greedy)',
+  '',
+  ...auditTable(audits),
   '',
   '## Decode speed',
   '',

@@ -1,7 +1,8 @@
 // Synthetic models for the GPU check, large enough that a GPU matters ('full': a ~2.2 GB F16
 // llama target, a 2-block draft that shares its first blocks, embedding and head, and a
-// ~0.7 GB qwen35 hybrid with a NextN block) or small for the CPU-side run ('small').
-// F16, not Q4_0/Q6_K: our GGUF writer does not quantize (yet).
+// ~0.7 GB qwen35 hybrid with a NextN block) or small for the CPU-side run ('small'), plus the
+// target and its draft in Q8_0 and Q4_0 for the audit (does a CUDA verify row equal a one-row
+// decode on each weight type's kernels?).
 // Weight scales shrink with sqrt(128 / E), so activations and logits keep the spread the
 // tuned 128-wide test models have (clear greedy margins, no F16 overflow). The llama target's
 // blocks are 4x weaker still, so the 2-block draft that shares its first blocks agrees with it
@@ -22,7 +23,18 @@ function scaled(embd: number): WeightScales {
   };
 }
 
-export function gpuModels(scale: Scale): Record<'gpu-target.gguf' | 'gpu-draft.gguf' | 'gpu-hybrid.gguf', { params: ModelParams }> {
+export const AUDIT_TYPES = ['f16', 'q8_0', 'q4_0'] as const;
+export type AuditType = (typeof AUDIT_TYPES)[number];
+type GpuModelName = 'gpu-target.gguf' | 'gpu-draft.gguf' | 'gpu-hybrid.gguf' | `gpu-${'target' | 'draft'}-${'q8_0' | 'q4_0'}.gguf`;
+
+/** the audit's target and draft of each weight type (F16: the contract's own pair) */
+export function auditPair(type: AuditType): { target: GpuModelName; draft: GpuModelName } {
+  return type === 'f16'
+    ? { target: 'gpu-target.gguf', draft: 'gpu-draft.gguf' }
+    : { target: `gpu-target-${type}.gguf`, draft: `gpu-draft-${type}.gguf` };
+}
+
+export function gpuModels(scale: Scale): Record<GpuModelName, { params: ModelParams }> {
   const full = scale === 'full';
   const E = full ? 2048 : 256;
   const target: LlamaModelParams = {
@@ -62,10 +74,15 @@ export function gpuModels(scale: Scale): Record<'gpu-target.gguf' | 'gpu-draft.g
     innerSize: full ? 1024 : 128,
     scales: scaled(HE),
   };
+  const draft: LlamaModelParams = { ...target, name: 'power-gpu-draft', layers: 2 };
   return {
     'gpu-target.gguf': { params: target },
     // same seed: blocks 0-1, the embedding and the head are the target's own, so it agrees often
-    'gpu-draft.gguf': { params: { ...target, name: 'power-gpu-draft', layers: 2 } },
+    'gpu-draft.gguf': { params: draft },
     'gpu-hybrid.gguf': { params: hybrid },
+    'gpu-target-q8_0.gguf': { params: { ...target, name: 'power-gpu-target-q8_0', dtype: 'q8_0' } },
+    'gpu-draft-q8_0.gguf': { params: { ...draft, name: 'power-gpu-draft-q8_0', dtype: 'q8_0' } },
+    'gpu-target-q4_0.gguf': { params: { ...target, name: 'power-gpu-target-q4_0', dtype: 'q4_0' } },
+    'gpu-draft-q4_0.gguf': { params: { ...draft, name: 'power-gpu-draft-q4_0', dtype: 'q4_0' } },
   };
 }

@@ -28,6 +28,20 @@ export interface SpeedRow {
   flashAttn: string;
 }
 
+export interface AuditRow {
+  type: string;
+  k: number;
+  prompt: number;
+  identical: boolean | null;
+  /** first differing token, its control margin and the verify row's max |diff| to the one-row decode */
+  index: number | null;
+  margin: number | null;
+  diff: number | null;
+  explained: boolean | null;
+  flavour: string;
+  error: string | null;
+}
+
 const f1 = (x: number | null) => (x === null ? '-' : x.toFixed(1));
 const pct = (x: number | null) => (x === null ? '-' : `${(100 * x).toFixed(0)}%`);
 const cell = (s: string) => s.replace(/\|/g, '\\|');
@@ -64,5 +78,20 @@ export function speedTable(rows: readonly SpeedRow[]): string[] {
       const ratio = base && r.decode !== null ? `${(r.decode / base).toFixed(2)}x` : '-';
       return `| ${r.model} | ${r.config} | ${f1(r.decode)} | ${ratio} | ${f1(r.request)} | ${pct(r.acceptance)} | ${r.replays} | ${r.flashAttn} |`;
     }),
+  ];
+}
+
+export function auditTable(rows: readonly AuditRow[]): string[] {
+  if (rows.length === 0) return ['(not run)'];
+  const g = (x: number | null) => (x === null ? '-' : x.toPrecision(3));
+  return [
+    '| weights | K | prompt | identical | first divergence | control margin | verify row max abs diff | explained | flavour |',
+    '| --- | ---: | ---: | --- | ---: | ---: | ---: | --- | --- |',
+    ...rows.map((r) =>
+      r.error
+        ? `| ${r.type} | ${r.k} | ${r.prompt} | **error** | ${cell(r.error)} | | | | ${r.flavour} |`
+        : `| ${r.type} | ${r.k} | ${r.prompt} | ${r.identical ? 'yes' : '**NO**'} | ${r.index ?? '-'} | ${g(r.margin)} | ${g(r.diff)} | ` +
+          `${r.explained === null ? '-' : r.explained ? 'yes' : '**NO (bug)**'} | ${r.flavour} |`,
+    ),
   ];
 }
