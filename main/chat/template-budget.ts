@@ -1,17 +1,17 @@
 // A model's chat template is code from the model file: it can loop for ever (`range(10**9)`,
-// nested loops) or build gigabytes of text. It is rendered in a worker thread with a time
-// budget (the worker is terminated), a heap cap and an output budget, and every way it can
-// fail becomes a ChatTemplateError that says which budget it broke.
+// nested loops) or build gigabytes of text. It is rendered in a child process with a time
+// budget (the process is killed), a heap cap and an output budget, and every way it can fail
+// becomes a ChatTemplateError that says which budget it broke.
+import { fork } from 'node:child_process';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 
 import { ChatTemplateError, type ChatMessage, type TemplateTokens } from './template.js';
 
 export interface TemplateBudget {
   /** wall time for compiling and rendering */
   timeMs: number;
-  /** the worker's V8 heap (young + old generation) */
+  /** the renderer's V8 heap (old generation) */
   heapMb: number;
   /** rendered text beyond the messages themselves (a template adds role markers, a system prompt) */
   overheadBytes: number;
@@ -32,19 +32,10 @@ export function renderChatBounded(
 ): Promise<string> {
   const here = fileURLToPath(import.meta.url);
   const file = fileURLToPath(new URL(`./template-worker${extname(here)}`, import.meta.url));
-  // from TypeScript sources (tests, tsx) the worker needs the TypeScript loader in its thread too
-  const source =
-    extname(here) === '.ts'
-      ? new URL(
-          `data:text/javascript,import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register(); ` +
-            `await import(${JSON.stringify(new URL(`file://${file}`).href)});`,
-        )
-      : file;
-  const worker = new Worker(source, {
-    workerData: { template, messages, tokens },
-    resourceLimits: { maxOldGenerationSizeMb: budget.heapMb, maxYoungGenerationSizeMb: Math.min(32, budget.heapMb) },
-    stdout: true,
-    stderr: true,
+  const child = fork(file, [], {
+    // the caller's loader flags (tsx in tests) plus the heap cap
+    execArgv: [...process.execArgv.filter((a) => !a.startsWith('--max-old-space-size')), `--max-old-space-size=${budget.heapMb}`],
+    stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
   });
   return new Promise<string>((resolve, reject) => {
     let settled = false;
@@ -53,13 +44,13 @@ export function renderChatBounded(
       settled = true;
       clearTimeout(timer);
       fn();
-      void worker.terminate();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     };
     const timer = setTimeout(
       () => settle(() => reject(new ChatTemplateError(`the model's chat template did not finish within ${budget.timeMs / 1000} s (it loops or does too much work)`))),
       budget.timeMs,
     );
-    worker.on('message', (m: { ok: true; text: string } | { ok: false; message: string }) => {
+    child.on('message', (m: { ok: true; text: string } | { ok: false; message: string }) => {
       if (!m.ok) return settle(() => reject(new ChatTemplateError(m.message)));
       const limit = outputLimit(messages, budget);
       const size = Buffer.byteLength(m.text);
@@ -68,13 +59,16 @@ export function renderChatBounded(
       }
       settle(() => resolve(m.text));
     });
-    worker.on('error', (error: Error & { code?: string }) => {
-      const why =
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? `the model's chat template ran out of its ${budget.heapMb} MB of memory (it builds too much)`
-          : `the model's chat template failed: ${error.message}`;
-      settle(() => reject(new ChatTemplateError(why)));
-    });
-    worker.on('exit', (code) => settle(() => reject(new ChatTemplateError(`the chat template worker stopped (exit code ${code})`))));
+    child.on('error', (error) => settle(() => reject(new ChatTemplateError(`the chat template could not be rendered: ${error.message}`))));
+    child.on('exit', (code, signal) =>
+      settle(() =>
+        reject(
+          new ChatTemplateError(
+            `the model's chat template ran out of its ${budget.heapMb} MB of memory or crashed (${signal ? `signal ${signal}` : `exit code ${code}`}): it builds too much`,
+          ),
+        ),
+      ),
+    );
+    child.send({ template, messages, tokens });
   });
 }

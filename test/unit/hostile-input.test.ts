@@ -183,7 +183,7 @@ describe('chat templates', () => {
       /produced 1000005 bytes \(at most 1010 for this conversation\)/,
     );
   });
-  test('a good template renders in the worker', async () => {
+  test('a good template renders in the child process', async () => {
     assert.equal(await renderChatBounded('{{ bos_token }}{{ messages[0].content }}', user, tokens), '<s>hello');
   });
 });
