@@ -120,11 +120,11 @@ class Cursor {
 
   async string(what: string): Promise<string> {
     const len = await this.size(`${what} length`);
-    if (len > this.limits.maxStringBytes) {
-      this.fail(`${what} at offset ${this.pos - 8} is ${len} bytes long (at most ${this.limits.maxStringBytes} are accepted)`);
-    }
     if (len > this.remaining) {
       this.fail(`${what} at offset ${this.pos - 8} (${len} bytes) runs past the end of the file (${this.fileSize} bytes)`);
+    }
+    if (len > this.limits.maxStringBytes) {
+      this.fail(`${what} at offset ${this.pos - 8} is ${len} bytes long (at most ${this.limits.maxStringBytes} are accepted)`);
     }
     this.spend(len + 8, what);
     await this.need(len, what);
