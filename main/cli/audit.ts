@@ -129,7 +129,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
     const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draft ? { draft } : {}) })[strategy];
     if (!availability.available) throw new UsageError(`strategy '${strategy}' is not available for ${modelPath}: ${availability.reason}`);
     const contextSize = ctxFlag ?? defaultContextSize(info.contextLength);
-    const prompt = await buildPrompt(engine, modelId, info, source, { raw: values.raw === true }, (l) => io.err(`warning: ${l}\n`));
+    const prompt = await buildPrompt(engine, modelId, info, opened.gguf, source, { raw: values.raw === true, contextSize }, (l: string) => io.err(`warning: ${l}\n`));
     if (prompt.length + 1 > contextSize) {
       throw new UsageError(`the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`);
     }

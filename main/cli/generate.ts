@@ -5,16 +5,19 @@ import { availableParallelism } from 'node:os';
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
 import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../app/profile.js';
+import { capThreads } from '../../app/resource-limits.js';
+import { scheduleProblem } from '../../app/spec-schedule.js';
 import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
+import { cancelledOutcome } from '../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
-import { runGeneration } from '../engine/generation.js';
+import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
 import { checkDraftCompatibility } from '../models/draft-compat.js';
 import { choice, int, num, parseFlags, str, tokenList } from './args.js';
-import { UsageError } from './errors.js';
-import { checkFile, defaultContextSize, openModel } from './open-model.js';
-import { readProfile } from './profile.js';
+import { FailureError, UsageError } from './errors.js';
+import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel } from './open-model.js';
+import { readProfile, resolveKS } from './profile.js';
 import { buildPrompt, type PromptSource } from './prompt.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
@@ -26,7 +29,7 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
   Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
   digest, the stop reason, the evidence and what ran it. --device auto (default) takes a CUDA
   device when one loads, else the CPU; --device cuda fails instead of running on the CPU.
-  Ctrl-C cancels and keeps what was generated.`;
+  Ctrl-C cancels at any moment and prints what was generated (exit code 130).`;
 
 const FLAGS = {
   model: { type: 'string' },
@@ -88,7 +91,33 @@ function gpuLayers(values: Record<string, string | boolean | undefined>): number
   return int(values, 'gpu-layers', { min: 0, max: 100000 })!;
 }
 
-export async function generateCommand(argv: string[], io: Io): Promise<number> {
+export async function generateCommand(argv: string[], io: Io, interruptedAlready = false): Promise<number> {
+  // warnings wait until the generation starts, so that an error is always the first line
+  const warnings: string[] = [];
+  const flushWarnings = (): void => {
+    for (const w of warnings.splice(0)) io.err(`warning: ${w}\n`);
+  };
+  // Ctrl-C from the very start: before the generation runs it ends the request as cancelled
+  const interrupt = new AbortController();
+  const stopInterrupt = io.onInterrupt(() => interrupt.abort());
+  if (interruptedAlready) interrupt.abort();
+  try {
+    return await generate(argv, io, { warn: (w) => warnings.push(w), flushWarnings, signal: interrupt.signal });
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof FailureError) error.warnings.push(...warnings);
+    throw error;
+  } finally {
+    stopInterrupt();
+  }
+}
+
+interface Run {
+  warn: (line: string) => void;
+  flushWarnings: () => void;
+  signal: AbortSignal;
+}
+
+async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const { values } = parseFlags(argv, FLAGS, 0);
   const modelPath = str(values, 'model');
   if (!modelPath) throw new UsageError('power generate needs --model <model.gguf>');
@@ -100,9 +129,12 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
   if (str(values, 'fr-vocab') !== undefined || profile?.spec_mtp_fr_vocab_size !== undefined) {
     throw new UsageError(FR_UNSUPPORTED);
   }
-  const k = int(values, 'k', { min: 1, max: K_MAX }) ?? profile?.spec_draft_max ?? DEFAULT_K;
-  const s = int(values, 's', { min: 0, max: K_MAX }) ?? profile?.spec_mtp_recurrent_snapshots ?? k;
-  if (s > k) throw new UsageError(`--s must be from 0 to K (${k}) (got ${s})`);
+  const { k, s } = resolveKS(
+    { k: int(values, 'k', { min: 1, max: K_MAX }), s: int(values, 's', { min: 0, max: K_MAX }) },
+    profile,
+    profilePath,
+    DEFAULT_K,
+  );
   const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
   const temperature = num(values, 'temperature', { min: 0, max: 100 }) ?? 0;
   const seedFlag = int(values, 'seed', { min: 0, max: 0xffffffff });
@@ -118,7 +150,9 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
     frequencyPenalty: 0,
   };
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
-  const threads = int(values, 'threads', { min: 1, max: 1024 }) ?? availableParallelism();
+  const threadsCap = capThreads(int(values, 'threads', { min: 1, max: 1024 }) ?? availableParallelism(), availableParallelism());
+  if (threadsCap.warning) run.warn(threadsCap.warning);
+  const threads = threadsCap.threads;
   const flashFlag = choice(values, 'flash-attn', ['on', 'off', 'auto'] as const);
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const layers = gpuLayers(values);
@@ -126,20 +160,29 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
   const speculative = strategy !== 'none';
   const draftGguf = draftPath ? await checkFile(draftPath, readBuildInfo()) : undefined;
 
-  const opened = await openModel(modelPath, {
-    device,
-    gpuLayers: layers,
-    // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
-    loadMtp: strategy === 'mtp',
-    verbose: values.verbose === true,
-    plan: {
-      ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
-      ...(speculative && draftGguf ? { draft: draftGguf } : {}),
-      s: speculative ? s : 0,
-      flashAttn: flashFlag !== 'off',
-    },
-    enforceFit: true,
-  });
+  let opened: OpenedModel;
+  try {
+    opened = await openModel(modelPath, {
+      device,
+      gpuLayers: layers,
+      // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
+      loadMtp: strategy === 'mtp',
+      verbose: values.verbose === true,
+      plan: {
+        ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
+        ...(speculative && draftGguf ? { draft: draftGguf } : {}),
+        s: speculative ? s : 0,
+        flashAttn: flashFlag !== 'off',
+      },
+      enforceFit: true,
+      signal: run.signal,
+    });
+  } catch (error) {
+    if (!(error instanceof ModelLoadCancelled)) throw error;
+    // Ctrl-C while the engine started or loaded: nothing was generated
+    const outcome = await cancelledOutcome(0);
+    return report(io, values, outcome, { strategy, k: speculative ? k : null, s: null, temperature, sampling, layers, placement: error.placement, flashAttn: 'unknown', memory: null });
+  }
   const { engine, modelId, info, placement } = opened;
   // on CUDA Flash Attention is on unless asked otherwise; elsewhere llama.cpp decides
   const flashAttn = flashFlag ?? (placement.kind === 'cuda' ? 'on' : 'auto');
@@ -151,97 +194,136 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
     }
 
     const contextSize = ctxFlag ?? defaultContextSize(info.contextLength);
-    const prompt = await buildPrompt(engine, modelId, info, source, { raw: values.raw === true }, (l) => io.err(`warning: ${l}\n`));
+    const recurrent = info.recurrent || info.hybrid;
+    const unschedulable = speculative ? scheduleProblem({ k, s, contextSize, batchSize: 512, recurrent }) : null;
+    if (unschedulable) throw new UsageError(unschedulable);
+    const prompt = await buildPrompt(engine, modelId, info, opened.gguf, source, { raw: values.raw === true, contextSize }, run.warn);
     if (prompt.length + 1 > contextSize) {
       throw new UsageError(
         `the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const draftModel = speculative && draftPath
+    const draftModel = speculative && draftPath && !run.signal.aborted
       ? await engine.call('loadModel', { path: draftPath, gpuLayers: -1, devices: opened.loadDevices }).catch((error: Error) => {
           throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
         })
       : undefined;
-    const session = await engine.call('createSession', {
-      modelId,
-      contextSize,
-      threads,
-      flashAttn,
-      strategy,
-      k: speculative ? k : 0,
-      s: speculative ? s : 0,
-      ...(draftModel ? { draftModelId: draftModel.modelId } : {}),
-    });
+    const session = run.signal.aborted
+      ? undefined
+      : await engine.call('createSession', {
+          modelId,
+          contextSize,
+          threads,
+          flashAttn,
+          strategy,
+          k: speculative ? k : 0,
+          s: speculative ? s : 0,
+          ...(draftModel ? { draftModelId: draftModel.modelId } : {}),
+        });
 
+    run.flushWarnings();
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
-    const stopInterrupt = io.onInterrupt(() => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {}));
-    let outcome;
-    try {
-      outcome = await runGeneration(
-        engine,
-        { sessionId: session.sessionId, prompt, maxTokens, sampling },
-        values.json ? undefined : io.out,
-      );
-    } finally {
-      stopInterrupt();
-    }
-
-    const result = GenerationResult.parse({
-      tokens: outcome.tokens,
-      text: outcome.text,
-      digest: outcome.digest,
-      strategy,
-      k: speculative ? session.k : null,
-      s: speculative ? session.s : null,
-      stopReason: outcome.stopReason,
-      seed: temperature > 0 ? sampling.seed : null,
-      stats: outcome.stats,
-      backend: {
-        device: describeDevice(placement.device),
-        kind: placement.kind,
-        flavour: placement.flavour,
-        batchInvariant: readBuildInfo(placement.flavour).batchInvariant === true,
-        llamaCppRelease: placement.llamaCppRelease,
-        gpuLayers: placement.kind === 'cpu' ? null : layers < 0 ? 'all' : layers,
-        flashAttn: session.flashAttn,
-        sampling: 'cpu',
-        choice: placement.note,
-        memoryEstimateBytes: opened.memory?.estimate.total ?? null,
-      },
-    });
-    if (values.json) {
-      const rounds = values.rounds
-        ? {
-            rounds: outcome.rounds.map((r) => ({
-              proposed: r.proposed,
-              accepted: r.accepted,
-              replay: r.replay,
-              clampedTo: r.clampedTo,
-              tokens: r.tokens.map((t) => t.id),
-              origins: r.tokens.map((t) => t.origin),
-              endUs: r.endUs,
-              proposeUs: r.proposeUs,
-              verifyUs: r.verifyUs,
-              commitUs: r.commitUs,
-            })),
-          }
-        : {};
-      io.out(JSON.stringify({ ...result, ...rounds }) + '\n');
+    let outcome: GenerationOutcome;
+    if (!session || run.signal.aborted) {
+      outcome = await cancelledOutcome(prompt.length);
     } else {
-      const s = result.stats;
-      io.out('\n');
-      io.err(
-        `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
-          `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.decodeTokensPerSecondMedian?.toFixed(1) ?? '-'} tok/s, ` +
-          `on ${result.backend.device}]\n`,
-      );
+      const cancel = (): void => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
+      run.signal.addEventListener('abort', cancel, { once: true });
+      try {
+        outcome = await runGeneration(
+          engine,
+          { sessionId: session.sessionId, prompt, maxTokens, sampling },
+          values.json ? undefined : io.out,
+        );
+      } finally {
+        run.signal.removeEventListener('abort', cancel);
+      }
     }
-    return result.stopReason === 'cancelled' ? 130 : 0;
+    return report(io, values, outcome, {
+      strategy,
+      k: speculative ? (session?.k ?? k) : null,
+      s: speculative && recurrent ? (session?.s ?? s) : null,
+      temperature,
+      sampling,
+      layers,
+      placement,
+      flashAttn: session?.flashAttn ?? 'unknown',
+      memory: opened.memory?.estimate.total ?? null,
+    });
   } catch (error) {
-    if (error instanceof EngineCrashedError) throw new UsageError(`the engine crashed: ${error.message}`);
+    // the engine dying is not the user's fault: exit 1, not 2
+    if (error instanceof EngineCrashedError) throw new FailureError(`the engine crashed: ${error.message}`);
     if (error instanceof EngineCallError) throw new UsageError(error.message);
     throw error;
   } finally {
     await engine.close();
   }
+}
+
+interface ReportContext {
+  strategy: Strategy;
+  k: number | null;
+  s: number | null;
+  temperature: number;
+  sampling: SamplingOptions;
+  layers: number;
+  placement: OpenedModel['placement'];
+  flashAttn: 'on' | 'off' | 'unknown';
+  memory: number | null;
+}
+
+/** Prints the result (the JSON object, or the summary line after the streamed text); the exit code. */
+function report(io: Io, values: Record<string, string | boolean | undefined>, outcome: GenerationOutcome, c: ReportContext): number {
+  const { placement } = c;
+  const result = GenerationResult.parse({
+    tokens: outcome.tokens,
+    text: outcome.text,
+    digest: outcome.digest,
+    strategy: c.strategy,
+    k: c.k,
+    s: c.s,
+    stopReason: outcome.stopReason,
+    seed: c.temperature > 0 ? c.sampling.seed : null,
+    stats: outcome.stats,
+    backend: {
+      device: describeDevice(placement.device),
+      kind: placement.kind,
+      flavour: placement.flavour,
+      batchInvariant: readBuildInfo(placement.flavour).batchInvariant === true,
+      llamaCppRelease: placement.llamaCppRelease,
+      gpuLayers: placement.kind === 'cpu' ? null : c.layers < 0 ? 'all' : c.layers,
+      flashAttn: c.flashAttn,
+      sampling: 'cpu',
+      choice: placement.note,
+      memoryEstimateBytes: c.memory,
+    },
+  });
+  if (values.json) {
+    const rounds = values.rounds
+      ? {
+          rounds: outcome.rounds.map((r) => ({
+            proposed: r.proposed,
+            accepted: r.accepted,
+            replay: r.replay,
+            clampedTo: r.clampedTo,
+            tokens: r.tokens.map((t) => t.id),
+            origins: r.tokens.map((t) => t.origin),
+            endUs: r.endUs,
+            proposeUs: r.proposeUs,
+            verifyUs: r.verifyUs,
+            commitUs: r.commitUs,
+          })),
+        }
+      : {};
+    io.out(JSON.stringify({ ...result, ...rounds }) + '\n');
+  } else {
+    const s = result.stats;
+    io.out('\n');
+    io.err(
+      `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
+        `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.decodeTokensPerSecondMedian?.toFixed(1) ?? '-'} tok/s, ` +
+        `on ${result.backend.device}]\n`,
+    );
+  }
+  return result.stopReason === 'cancelled' ? 130 : 0;
 }

@@ -4,6 +4,8 @@
 // device's free memory, so a model that does not fit is refused with numbers.
 import type { DeviceInfo, NativeModelInfo } from '../../app/engine-protocol.js';
 import { readBuildInfo, type BuildInfo } from '../engine/build-info.js';
+import { abortable, CancelledError } from '../engine/cancellation.js';
+import { availableMemoryBytes, checkCpuFit } from '../engine/cpu-memory.js';
 import { EngineCallError, EngineCrashedError, type EngineClient } from '../engine/client.js';
 import type { DeviceRequest } from '../engine/device-select.js';
 import { DeviceUnavailableError, startEngineOn, type EngineOnDevice } from '../engine/engine-on-device.js';
@@ -40,6 +42,18 @@ export interface OpenOptions {
   enforceFit?: boolean;
   /** load on the CPU whatever the device: `info` only reads the model's metadata */
   metadataOnly?: boolean;
+  /** cancels the load (Ctrl-C): the engine is stopped and a ModelLoadCancelled thrown */
+  signal?: AbortSignal;
+}
+
+/** Cancelled after the engine started: says where it would have run. */
+export class ModelLoadCancelled extends CancelledError {
+  constructor(
+    stage: string,
+    readonly placement: Omit<EngineOnDevice, 'engine'>,
+  ) {
+    super(stage);
+  }
 }
 
 export async function checkFile(path: string, build: BuildInfo): Promise<GgufInfo> {
@@ -47,6 +61,7 @@ export async function checkFile(path: string, build: BuildInfo): Promise<GgufInf
     return await checkModelFile(path, build.architectures);
   } catch (error) {
     if (error instanceof ModelFileError) throw new UsageError(error.message);
+    if (error instanceof Error && 'code' in error) throw new UsageError(`cannot read ${path}: ${error.message}`);
     throw error;
   }
 }
@@ -94,18 +109,38 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
       const estimate = estimateMemory(plan);
       memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };
       if (memory.refusal && options.enforceFit) throw new UsageError(memory.refusal);
+    } else if (options.enforceFit) {
+      const refusal = checkCpuFit(
+        {
+          target: gguf,
+          ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
+          contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
+          batchSize: options.plan?.batchSize ?? 512,
+          gpuLayers: -1,
+          s: options.plan?.s ?? 0,
+          flashAttn: options.plan?.flashAttn ?? false,
+          loadMtp: options.loadMtp ?? false,
+        },
+        availableMemoryBytes(),
+      );
+      if (refusal) throw new UsageError(refusal);
     }
+    if (options.signal?.aborted) throw new CancelledError('starting the engine');
     const loadDevices = placement.kind === 'cuda' && !options.metadataOnly ? [placement.device.name] : [];
     const requestId = `load:${path}`;
     const stop = options.onProgress ? client.onProgress(requestId, options.onProgress) : () => {};
     try {
-      const loaded = await client.call('loadModel', {
-        path,
-        requestId,
-        gpuLayers: options.gpuLayers,
-        loadMtp: options.loadMtp ?? false,
-        devices: loadDevices,
-      });
+      const loaded = await abortable(
+        client.call('loadModel', {
+          path,
+          requestId,
+          gpuLayers: options.gpuLayers,
+          loadMtp: options.loadMtp ?? false,
+          devices: loadDevices,
+        }),
+        options.signal,
+        'loading the model',
+      );
       return {
         engine: client,
         modelId: loaded.modelId,
@@ -122,6 +157,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
     }
   } catch (error) {
     await client.close();
+    if (error instanceof CancelledError) throw new ModelLoadCancelled(error.stage, placement);
     if (error instanceof EngineCrashedError) {
       throw new UsageError(`llama.cpp crashed while loading ${path} (the file is not a usable model): ${error.message}`);
     }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ROOT } from '../paths.js';
 import { AUDIT_USAGE, auditCommand } from './audit.js';
 import { DEVICES_USAGE, devicesCommand } from './devices.js';
-import { UsageError } from './errors.js';
+import { FailureError, UsageError } from './errors.js';
 import { GENERATE_USAGE, generateCommand, type Io } from './generate.js';
 import { INFO_USAGE, infoCommand } from './info.js';
 import { MAKE_MODELS_USAGE, makeModelsCommand } from './make-models.js';
@@ -18,14 +18,31 @@ ${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].ma
 
   power --help | --version`;
 
-const processIo: Io = {
-  out: (s) => void process.stdout.write(s),
-  err: (s) => void process.stderr.write(s),
-  onInterrupt: (handler) => {
-    process.on('SIGINT', handler);
-    return () => void process.off('SIGINT', handler);
-  },
-};
+/** Where Ctrl-C arrives: bin/power.js installs one SIGINT listener before the CLI loads. */
+export interface Interrupts {
+  /** main() has started */
+  started: boolean;
+  /** Ctrl-C was pressed before main() started */
+  pending: boolean;
+  /** the running command's handler, if it has one */
+  handler: (() => void) | null;
+}
+
+function processIo(interrupts: Interrupts): Io {
+  return {
+    out: (s) => void process.stdout.write(s),
+    err: (s) => void process.stderr.write(s),
+    onInterrupt: (handler) => {
+      let presses = 0;
+      interrupts.handler = () => {
+        // a second Ctrl-C does not wait for the cancel to land
+        if (++presses > 1) process.exit(130);
+        handler();
+      };
+      return () => void (interrupts.handler = null);
+    },
+  };
+}
 
 // a reader that stops early (`power make-models | head`) is not an error
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -33,14 +50,22 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-export async function main(argv: string[], io: Io = processIo): Promise<number> {
+export async function main(
+  argv: string[],
+  io?: Io,
+  interrupts: Interrupts = { started: false, pending: false, handler: null },
+): Promise<number> {
+  interrupts.started = true;
+  io ??= processIo(interrupts);
   const [command, ...rest] = argv;
+  // a command interrupted before it started: only generate has something to report
+  if (interrupts.pending && command !== 'generate') return 130;
   try {
     switch (command) {
       case 'info':
         return await infoCommand(rest, io.out);
       case 'generate':
-        return await generateCommand(rest, io);
+        return await generateCommand(rest, io, interrupts.pending);
       case 'audit':
         return await auditCommand(rest, io);
       case 'devices':
@@ -63,9 +88,10 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
         throw new UsageError(`unknown command '${command}' (try power --help)`);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof FailureError) {
       io.err(`error: ${error.message}\n`);
-      return 2;
+      for (const w of error.warnings) io.err(`warning: ${w}\n`);
+      return error instanceof UsageError ? 2 : 1;
     }
     io.err(`error: internal failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return 1;

@@ -1,9 +1,14 @@
 // Turns the user's prompt into the token ids the model sees: raw text, the model's chat
 // template around one user message, or ids given directly.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 
-import { ChatTemplateError, renderChat } from '../chat/template.js';
+import { promptSizeProblem } from '../../app/resource-limits.js';
+import { ChatTemplateError } from '../chat/template.js';
+import { renderChatBounded } from '../chat/template-budget.js';
+import { chatTemplateOf, checkRenderedKeepsMessages } from '../chat/template-source.js';
 import type { EngineClient } from '../engine/client.js';
+import type { GgufInfo } from '../gguf/types.js';
+import { longestTokenBytes } from '../models/vocab-limits.js';
 import type { NativeModelInfo, Tokens } from '../../app/engine-protocol.js';
 import { UsageError } from './errors.js';
 
@@ -15,14 +20,26 @@ export type PromptSource =
 export interface PromptOptions {
   /** no chat template: the text goes to the model as it is */
   raw: boolean;
+  /** the context the prompt must fit: a text too long for it is refused before tokenising */
+  contextSize: number;
 }
 
-async function sourceText(source: Exclude<PromptSource, { kind: 'tokens' }>): Promise<string> {
+async function sourceText(source: Exclude<PromptSource, { kind: 'tokens' }>, sizeProblem: (bytes: number) => string | null): Promise<string> {
   if (source.kind === 'text') return source.text;
+  let st;
+  try {
+    st = await stat(source.path);
+  } catch (error) {
+    throw new UsageError(`cannot read the prompt file ${source.path}: ${(error as Error).message}`);
+  }
+  // a FIFO or a device (/dev/zero) has no size to check and may never end
+  if (!st.isFile()) throw new UsageError(`the prompt file ${source.path} is not a regular file`);
+  const problem = sizeProblem(st.size);
+  if (problem) throw new UsageError(problem.replace('the prompt is', `the prompt file ${source.path} is`));
   try {
     return await readFile(source.path, 'utf8');
-  } catch {
-    throw new UsageError(`cannot read the prompt file ${source.path}`);
+  } catch (error) {
+    throw new UsageError(`cannot read the prompt file ${source.path}: ${(error as Error).message}`);
   }
 }
 
@@ -30,6 +47,7 @@ export async function buildPrompt(
   engine: EngineClient,
   modelId: string,
   info: NativeModelInfo,
+  gguf: GgufInfo,
   source: PromptSource,
   options: PromptOptions,
   warn: (line: string) => void,
@@ -39,9 +57,20 @@ export async function buildPrompt(
     if (bad !== undefined) throw new UsageError(`--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
     return Int32Array.from(source.tokens);
   }
-  const text = await sourceText(source);
+  const longest = longestTokenBytes(gguf);
+  const sizeProblem = (bytes: number) => promptSizeProblem(bytes, options.contextSize, longest);
+  const text = await sourceText(source, sizeProblem);
   if (text.length === 0) throw new UsageError('the prompt is empty');
-  if (options.raw || info.chatTemplate === null) {
+  const problem = sizeProblem(Buffer.byteLength(text));
+  if (problem) throw new UsageError(problem);
+  let template: string | null;
+  try {
+    template = options.raw ? null : chatTemplateOf(gguf);
+  } catch (error) {
+    if (error instanceof ChatTemplateError) throw new UsageError(`${error.message} (use --raw to send the prompt as it is)`);
+    throw error;
+  }
+  if (template === null) {
     if (!options.raw) warn('the model has no chat template: the prompt is used as raw text');
     return engine.call('tokenize', { modelId, text, addSpecial: true, parseSpecial: false });
   }
@@ -50,7 +79,9 @@ export async function buildPrompt(
   const bos = await special(info.bos);
   let rendered: string;
   try {
-    rendered = renderChat(info.chatTemplate, [{ role: 'user', content: text }], { bos, eos: await special(info.eos) });
+    const messages = [{ role: 'user' as const, content: text }];
+    rendered = await renderChatBounded(template, messages, { bos, eos: await special(info.eos) });
+    checkRenderedKeepsMessages(rendered, [text]);
   } catch (error) {
     if (error instanceof ChatTemplateError) throw new UsageError(`${error.message} (use --raw to skip it)`);
     throw error;

@@ -61,7 +61,10 @@ export class EngineClient {
   private exited: EngineCrashedError | null = null;
   private closing = false;
 
-  private constructor(private readonly child: ChildProcess) {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly echoLog: boolean,
+  ) {
     child.on('message', (message) => this.onMessage(message));
     child.on('exit', (code, signal) => this.onExit(code, signal));
     child.stderr?.setEncoding('utf8');
@@ -79,8 +82,12 @@ export class EngineClient {
       serialization: 'advanced', // typed arrays cross as typed arrays
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       env,
+      // its own process group: a terminal's Ctrl-C goes to the foreground group, and the host
+      // must not die of it; the main process cancels or stops it instead (on Windows, where
+      // detached means a new console, the host ignores SIGINT itself)
+      detached: process.platform !== 'win32',
     });
-    return new EngineClient(child);
+    return new EngineClient(child, options.verbose === true || Boolean(process.env.POWER_LLAMA_LOG));
   }
 
   /** Calls one engine method; params and result are validated against the protocol. */
@@ -146,7 +153,7 @@ export class EngineClient {
   }
 
   private onStderr(chunk: string): void {
-    if (process.env.POWER_LLAMA_LOG) process.stderr.write(chunk);
+    if (this.echoLog) process.stderr.write(chunk);
     for (const line of chunk.split('\n')) {
       if (line.trim() === '') continue;
       this.stderrTail.push(line.trim());

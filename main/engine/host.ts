@@ -164,5 +164,8 @@ async function handle(raw: unknown): Promise<void> {
 }
 
 process.on('message', (message) => void handle(message));
+// Ctrl-C belongs to the main process, which cancels the request or stops this host; a SIGINT
+// that reaches the host anyway (a console on Windows, a kill of the whole group) is ignored
+process.on('SIGINT', () => {});
 // the main process went away: nothing left to serve
 process.on('disconnect', () => process.exit(0));

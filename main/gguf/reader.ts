@@ -1,6 +1,7 @@
 // GGUF header reader: parses metadata and tensor infos without touching tensor
 // data, and rejects anything llama.cpp would choke on with one clear line, so a
 // bad file never reaches the native loader (where it aborts or fails vaguely).
+import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import {
@@ -16,6 +17,7 @@ import {
   tensorByteSize,
 } from './types.js';
 import type { GgufArray, GgufInfo, GgufScalar, GgufScalarKind, GgufTensorInfo, GgufValue } from './types.js';
+import { GGUF_LIMITS, type GgufLimits } from './limits.js';
 
 export class GgufFormatError extends Error {
   constructor(
@@ -38,6 +40,8 @@ const CHUNK = 1 << 20;
 /** Forward-only cursor over a file handle with a refillable window. */
 class Cursor {
   private buf = Buffer.alloc(CHUNK);
+  /** metadata bytes still allowed into memory */
+  budget: number;
   private start = 0; // file offset of buf[0]
   private end = 0; // file offset just past the valid bytes
   pos = 0;
@@ -46,7 +50,18 @@ class Cursor {
     private readonly fh: FileHandle,
     readonly fileSize: number,
     private readonly fail: (detail: string) => never,
-  ) {}
+    readonly limits: GgufLimits,
+  ) {
+    this.budget = limits.maxMetadataBytes;
+  }
+
+  /** Counts `n` bytes against the metadata budget. */
+  spend(n: number, what: string): void {
+    this.budget -= n;
+    if (this.budget < 0) {
+      this.fail(`the metadata needs more than ${this.limits.maxMetadataBytes} bytes of memory (at ${what}); no real model has that much`);
+    }
+  }
 
   get remaining(): number {
     return this.fileSize - this.pos;
@@ -86,9 +101,13 @@ class Cursor {
   f64(): number { return this.buf.readDoubleLE(this.take(8)); }
   u64(): bigint { return this.buf.readBigUInt64LE(this.take(8)); }
   i64(): bigint { return this.buf.readBigInt64LE(this.take(8)); }
+  /** the raw bytes of the last string read when they were not valid UTF-8 (decoding loses them) */
+  lastInvalid: Uint8Array | null = null;
   utf8(n: number): string {
     const at = this.take(n);
-    return this.buf.toString('utf8', at, at + n);
+    const bytes = this.buf.subarray(at, at + n);
+    this.lastInvalid = isUtf8(bytes) ? null : Uint8Array.from(bytes);
+    return bytes.toString('utf8');
   }
 
   /** A u64 that must fit a JS number and the file, e.g. a count or a length. */
@@ -104,6 +123,10 @@ class Cursor {
     if (len > this.remaining) {
       this.fail(`${what} at offset ${this.pos - 8} (${len} bytes) runs past the end of the file (${this.fileSize} bytes)`);
     }
+    if (len > this.limits.maxStringBytes) {
+      this.fail(`${what} at offset ${this.pos - 8} is ${len} bytes long (at most ${this.limits.maxStringBytes} are accepted)`);
+    }
+    this.spend(len + 8, what);
     await this.need(len, what);
     return this.utf8(len);
   }
@@ -137,9 +160,19 @@ async function readArray(c: Cursor, key: string, fail: (d: string) => never): Pr
   if (n * minItem > c.remaining) {
     fail(`array "${key}" at offset ${c.pos - 8} claims ${n} items, which runs past the end of the file (${c.fileSize} bytes)`);
   }
+  if (n > c.limits.maxArrayItems) {
+    fail(`array "${key}" has ${n} items; at most ${c.limits.maxArrayItems} are accepted (real vocabularies have a few hundred thousand)`);
+  }
+  if (itemType !== 'string') c.spend(n * SCALAR_SIZE[itemType], `array "${key}"`);
   const items: unknown[] = new Array(n);
   if (itemType === 'string') {
-    for (let i = 0; i < n; i++) items[i] = await c.string(`item ${i} of "${key}"`);
+    // token strings may be arbitrary bytes: keep those that UTF-8 decoding would alter
+    const raw = new Map<number, Uint8Array>();
+    for (let i = 0; i < n; i++) {
+      items[i] = await c.string(`item ${i} of "${key}"`);
+      if (c.lastInvalid) raw.set(i, c.lastInvalid);
+    }
+    return { type: 'array', itemType, value: items as string[], ...(raw.size > 0 ? { raw } : {}) };
   } else {
     // Fixed-size items: refill in chunks instead of awaiting per item.
     const size = SCALAR_SIZE[itemType];
@@ -154,14 +187,14 @@ async function readArray(c: Cursor, key: string, fail: (d: string) => never): Pr
 }
 
 /** Parses and validates the header, metadata and tensor infos of a GGUF file; tensor data is not read. */
-export async function readGgufInfo(path: string): Promise<GgufInfo> {
+export async function readGgufInfo(path: string, limits: GgufLimits = GGUF_LIMITS): Promise<GgufInfo> {
   const fail: (detail: string) => never = (detail) => {
     throw new GgufFormatError(path, detail);
   };
   const fh = await open(path, 'r');
   try {
     const fileSize = (await fh.stat()).size;
-    const c = new Cursor(fh, fileSize, fail);
+    const c = new Cursor(fh, fileSize, fail, limits);
     if (fileSize < 24) fail(`not a GGUF file (only ${fileSize} bytes)`);
     await c.need(8, 'header');
     const magic = c.u32();
@@ -180,6 +213,13 @@ export async function readGgufInfo(path: string): Promise<GgufInfo> {
     const kvCount = await c.size('metadata count');
     if (kvCount * MIN_KV_BYTES + tensorCount * MIN_TENSOR_INFO_BYTES > c.remaining) {
       fail(`absurd counts: ${kvCount} metadata entries and ${tensorCount} tensors cannot fit in ${fileSize} bytes`);
+    }
+    // llama.cpp's loader is quadratic in both: refuse before it spends minutes on them
+    if (tensorCount > limits.maxTensors) {
+      fail(`${tensorCount} tensors: at most ${limits.maxTensors} are accepted (real models have at most a few thousand)`);
+    }
+    if (kvCount > limits.maxMetadataEntries) {
+      fail(`${kvCount} metadata entries: at most ${limits.maxMetadataEntries} are accepted (real models have a few hundred)`);
     }
 
     const metadata = new Map<string, GgufValue>();
@@ -206,6 +246,7 @@ export async function readGgufInfo(path: string): Promise<GgufInfo> {
       if (alignValue.type !== 'u32') fail(`general.alignment must be u32, not ${describeType(alignValue)}`);
       alignment = alignValue.value as number;
       if (alignment === 0 || (alignment & (alignment - 1)) !== 0) fail(`general.alignment ${alignment} is not a power of two`);
+      if (alignment > limits.maxAlignment) fail(`general.alignment ${alignment} is absurd (at most ${limits.maxAlignment} is accepted; models use 32)`);
     }
 
     const tensors: GgufTensorInfo[] = [];
@@ -239,6 +280,13 @@ export async function readGgufInfo(path: string): Promise<GgufInfo> {
       tensors.push({ name, shape, type, typeName: typeInfo.name, offset, byteSize });
     }
 
+    // the data span is the tensors' bytes plus alignment padding: a file that is mostly holes
+    // between tiny tensors is a crafted one, and loading it eats memory
+    const tensorBytes = tensors.reduce((n, t) => n + t.byteSize, 0);
+    const padding = expectedOffset - tensorBytes;
+    if (padding > limits.maxPaddingBytes && padding > tensorBytes) {
+      fail(`the tensor data spans ${expectedOffset} bytes but the tensors hold only ${tensorBytes}: the file is mostly padding`);
+    }
     const dataOffset = alignUp(c.pos, alignment);
     for (const t of tensors) {
       const end = dataOffset + t.offset + t.byteSize;

@@ -63,7 +63,13 @@ export type GgufArray =
   | { type: 'array'; itemType: GgufNumberKind; value: number[] }
   | { type: 'array'; itemType: GgufBigIntKind; value: bigint[] }
   | { type: 'array'; itemType: 'bool'; value: boolean[] }
-  | { type: 'array'; itemType: 'string'; value: string[] };
+  | {
+      type: 'array';
+      itemType: 'string';
+      value: string[];
+      /** items whose bytes are not valid UTF-8 (value holds them decoded, lossily), by index */
+      raw?: ReadonlyMap<number, Uint8Array>;
+    };
 
 export type GgufValue = GgufScalar | GgufArray;
 

@@ -235,6 +235,22 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
         } else {
             core->flash_attn_used = cp.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_ENABLED ? "on" : "off";
         }
+        // llama.cpp caps the batch at the requested context: a verify block wider than the batch
+        // writes past it, and S snapshots need a ubatch of more than S + 1 rows (a GGML_ASSERT);
+        // app/spec-schedule.ts refuses these up front, this keeps every other caller safe
+        if (static_cast<int32_t>(llama_n_batch(raw)) < core->spec.k + 1) {
+            job.reject("K = " + std::to_string(core->spec.k) + " needs a verify batch of " +
+                       std::to_string(core->spec.k + 1) + " rows but this context allows " +
+                       std::to_string(llama_n_batch(raw)) + ": lower K or raise the context size");
+            return;
+        }
+        if (core->spec.recurrent && core->spec.s > 0 &&
+            llama_n_ubatch(raw) <= static_cast<uint32_t>(core->spec.s) + 1) {
+            job.reject("S = " + std::to_string(core->spec.s) + " needs batches of more than " +
+                       std::to_string(core->spec.s + 1) + " rows but this context allows " +
+                       std::to_string(llama_n_ubatch(raw)) + ": lower S or raise the context size");
+            return;
+        }
         core->batch = std::make_unique<batch_owner>(static_cast<int32_t>(llama_n_batch(raw)), 1);
         if (core->spec.recurrent && llama_n_rs_seq(raw) != static_cast<uint32_t>(core->spec.s)) {
             job.reject("this model cannot keep " + std::to_string(core->spec.s) + " recurrent rollback snapshots (S)");
