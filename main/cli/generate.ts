@@ -1,6 +1,5 @@
 // power generate: one prompt through the engine, text streamed to stdout or one JSON object.
 import { randomInt } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
@@ -118,7 +117,7 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
     frequencyPenalty: 0,
   };
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
-  const threads = int(values, 'threads', { min: 1, max: 1024 }) ?? availableParallelism();
+  const threads = int(values, 'threads', { min: 1, max: 1024 }) ?? 0; // 0: the engine's default (README "Threads")
   const flashFlag = choice(values, 'flash-attn', ['on', 'off', 'auto'] as const);
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const layers = gpuLayers(values);
@@ -231,7 +230,7 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
       io.out('\n');
       io.err(
         `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
-          `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.decodeTokensPerSecondMedian?.toFixed(1) ?? '-'} tok/s, ` +
+          `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.steadyDecodeTokensPerSecond?.toFixed(1) ?? '-'} tok/s, ` +
           `on ${result.backend.device}]\n`,
       );
     }

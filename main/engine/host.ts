@@ -97,8 +97,10 @@ const handlers: Handlers = {
   },
 
   generate: (p) =>
-    session(p.sessionId).generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling }, (round) =>
-      send({ kind: 'event', event: 'round', requestId: p.requestId, round }),
+    // the addon hands rounds over in coalesced batches (native/src/round_stream.h); they are
+    // forwarded as they are, one IPC message per batch, and expanded by the receiver
+    session(p.sessionId).generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling }, (batch) =>
+      send({ kind: 'event', event: 'rounds', requestId: p.requestId, batch }),
     ),
 
   cancel: (p) => {
