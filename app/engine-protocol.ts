@@ -240,11 +240,15 @@ export const engineMethods = {
       batchSize: z.number().int().min(1).default(512),
       /** CPU threads; 0: the engine's default (physical cores, never every logical CPU) */
       threads: z.number().int().min(0).default(0),
+      /** polling level of the session's threadpool (0-100); absent: the engine's default (bench/diagnostics) */
+      threadpoolPoll: z.number().int().min(0).max(100).optional(),
       flashAttn: FlashAttn.default('auto'),
     }),
     result: z.object({
       sessionId: Id,
       contextSize: z.number().int(),
+      /** CPU threads the session's graphs run on */
+      threads: z.number().int(),
       k: z.number().int(),
       s: z.number().int().nullable(),
       recurrent: z.boolean(),

@@ -84,6 +84,7 @@ const handlers: Handlers = {
       contextSize: p.contextSize,
       batchSize: p.batchSize,
       threads: p.threads,
+      ...(p.threadpoolPoll !== undefined ? { threadpoolPoll: p.threadpoolPoll } : {}),
       flashAttn: p.flashAttn,
       strategy: p.strategy,
       k: p.k,
@@ -93,7 +94,7 @@ const handlers: Handlers = {
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
     const info = created.info();
-    return { sessionId, contextSize: info.contextSize, k: info.k, s: info.s, recurrent: info.recurrent, flashAttn: info.flashAttn };
+    return { sessionId, contextSize: info.contextSize, threads: info.threads, k: info.k, s: info.s, recurrent: info.recurrent, flashAttn: info.flashAttn };
   },
 
   generate: (p) =>
