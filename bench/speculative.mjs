@@ -387,7 +387,12 @@ async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) 
 
     // JS work per round: CPU of the host's JS thread and of this process while the requests run
     const hostPid = findHostPid();
-    const js = { hostMs: 0, benchMs: 0, rounds: 0, wallMs: 0 };
+    const js = { hostMs: 0, benchMs: 0, rounds: 0, wallMs: 0, messages: 0 };
+    // IPC messages that carry rounds (the client's child process is private to TypeScript only)
+    const countMessages = (m) => {
+      if (m?.kind === 'event' && m.event === 'rounds') js.messages++;
+    };
+    engine.child.on('message', countMessages);
     for (const prompt of prompts) {
       const host0 = hostPid ? mainThreadCpuMs(hostPid) : null;
       const cpu0 = process.cpuUsage();
@@ -400,7 +405,11 @@ async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) 
       js.benchMs += (cpu1.user + cpu1.system) / 1000;
       js.rounds += b.rounds.length;
     }
-    out.js = { hostPerRound: hostPid ? js.hostMs / js.rounds : null, callerPerRound: js.benchMs / js.rounds, roundMs: js.wallMs / js.rounds, rounds: js.rounds };
+    engine.child.off('message', countMessages);
+    out.js = {
+      hostPerRound: hostPid ? js.hostMs / js.rounds : null, callerPerRound: js.benchMs / js.rounds,
+      roundMs: js.wallMs / js.rounds, rounds: js.rounds, roundsPerMessage: js.messages ? js.rounds / js.messages : null,
+    };
     await engine.call('disposeSession', { sessionId: spec.sessionId });
 
     // the session pool's polling level, draft-model K at `pollThreads` threads (one shared pool)
@@ -628,7 +637,8 @@ async function main() {
     suspects.push(
       `- **JS woken every round in two processes.** Now (rounds coalesced natively, one IPC message per batch): ${fmt(prof.js.hostPerRound, 3)} ms CPU ` +
         `on the engine host's JS thread + ${fmt(prof.js.callerPerRound, 3)} ms in the calling process per round (${head}, K${k}, default threads, ` +
-        `${prof.js.rounds} rounds of ${fmt(prof.js.roundMs, 1)} ms). Before (one event per round, bench/RESULTS-cpu.md of 2026-11-29): 0.39 ms + 1.10 ms per round.`,
+        `${prof.js.rounds} rounds of ${fmt(prof.js.roundMs, 1)} ms, ${fmt(prof.js.roundsPerMessage, 2)} rounds per IPC message; the per-request ` +
+        `costs — result, digest — are included). Before (one event per round, bench/RESULTS-cpu.md of 2026-11-29): 0.39 ms + 1.10 ms per round.`,
     );
   }
   for (const type of types) {
