@@ -8,6 +8,9 @@
 
 #include "ggml-backend.h"
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #if defined(_WIN32)
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -17,7 +20,14 @@
 namespace power {
 namespace {
 
+// logical CPUs this process may run on (its affinity mask on Linux: taskset, cpusets)
 int32_t logical_cpus() {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+        return CPU_COUNT(&set);
+    }
+#endif
     return std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
 }
 
