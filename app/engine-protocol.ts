@@ -67,6 +67,79 @@ export const RoundRecord = z.object({
 });
 export type RoundRecord = z.infer<typeof RoundRecord>;
 
+const ORIGINS = TokenOrigin.options;
+/** fields per round in RoundBatch.numbers, in this order (native/src/generate.h, round_batch) */
+const BATCH_FIELDS = ['proposed', 'accepted', 'replay', 'clampedTo', 'startUs', 'endUs', 'proposeUs', 'verifyUs', 'commitUs', 'tokens'] as const;
+const NF = BATCH_FIELDS.length;
+
+/**
+ * Rounds as the engine streams them: coalesced batches in the native layer's flat layout (one
+ * IPC message and no per-token objects for several rounds). `expandRoundBatch` turns a batch
+ * back into round records, every one of them, in order.
+ */
+export const RoundBatch = z
+  .object({
+    rounds: z.number().int().min(0),
+    /** per round: proposed, accepted, replay (0/1), clampedTo (-1: none), startUs, endUs, proposeUs, verifyUs, commitUs, tokens */
+    numbers: z.instanceof(Float64Array),
+    ids: z.instanceof(Int32Array),
+    /** per token: index into TokenOrigin (target, accepted, correction, bonus) */
+    origins: z.instanceof(Uint8Array),
+    /** every token's piece, concatenated */
+    bytes: z.instanceof(Uint8Array),
+    /** per token: where its piece ends in `bytes` */
+    pieceEnds: z.instanceof(Uint32Array),
+  })
+  .superRefine((b, ctx) => {
+    const bad = (message: string) => ctx.addIssue({ code: 'custom', message });
+    const n = b.ids.length;
+    if (b.numbers.length !== b.rounds * NF) return bad(`numbers: ${b.numbers.length} values for ${b.rounds} rounds`);
+    if (b.origins.length !== n || b.pieceEnds.length !== n) return bad('origins and pieceEnds must have one entry per token');
+    let tokens = 0;
+    for (let r = 0; r < b.rounds; r++) {
+      const row = b.numbers.subarray(r * NF, (r + 1) * NF);
+      for (const i of [0, 1, 9]) if (!Number.isInteger(row[i]) || row[i]! < 0) return bad(`round ${r}: ${BATCH_FIELDS[i]} must be a count`);
+      if (!Number.isInteger(row[3]) || row[3]! < -1) return bad(`round ${r}: bad clamp`);
+      tokens += row[9]!;
+    }
+    if (tokens !== n) return bad(`rounds name ${tokens} tokens, the batch has ${n}`);
+    let end = 0;
+    for (let i = 0; i < n; i++) {
+      if (b.origins[i]! >= ORIGINS.length) return bad(`token ${i}: unknown origin ${b.origins[i]}`);
+      if (b.pieceEnds[i]! < end || b.pieceEnds[i]! > b.bytes.length) return bad(`token ${i}: piece out of range`);
+      end = b.pieceEnds[i]!;
+    }
+  });
+export type RoundBatch = z.infer<typeof RoundBatch>;
+
+/** The round records of a (validated) batch, in order; pieces are views into `bytes`. */
+export function expandRoundBatch(b: RoundBatch): RoundRecord[] {
+  const out: RoundRecord[] = [];
+  let t = 0;
+  for (let r = 0; r < b.rounds; r++) {
+    const x = b.numbers.subarray(r * NF, (r + 1) * NF);
+    const tokens: EmittedToken[] = [];
+    for (const last = t + x[9]!; t < last; t++) {
+      const start = t === 0 ? 0 : b.pieceEnds[t - 1]!;
+      tokens.push({ id: b.ids[t]!, piece: b.bytes.subarray(start, b.pieceEnds[t]!), origin: ORIGINS[b.origins[t]!]! });
+    }
+    out.push({
+      type: 'round',
+      proposed: x[0]!,
+      accepted: x[1]!,
+      replay: x[2] === 1,
+      clampedTo: x[3]! >= 0 ? x[3]! : null,
+      startUs: x[4]!,
+      endUs: x[5]!,
+      proposeUs: x[6]!,
+      verifyUs: x[7]!,
+      commitUs: x[8]!,
+      tokens,
+    });
+  }
+  return out;
+}
+
 export const StopReason = z.enum(['max-tokens', 'eos', 'cancelled', 'context-full']);
 export type StopReason = z.infer<typeof StopReason>;
 
@@ -165,12 +238,17 @@ export const engineMethods = {
       draftModelId: Id.optional(),
       contextSize: z.number().int().min(16),
       batchSize: z.number().int().min(1).default(512),
+      /** CPU threads; 0: the engine's default (physical cores, never every logical CPU) */
       threads: z.number().int().min(0).default(0),
+      /** polling level of the session's threadpool (0-100); absent: the engine's default (bench/diagnostics) */
+      threadpoolPoll: z.number().int().min(0).max(100).optional(),
       flashAttn: FlashAttn.default('auto'),
     }),
     result: z.object({
       sessionId: Id,
       contextSize: z.number().int(),
+      /** CPU threads the session's graphs run on */
+      threads: z.number().int(),
       k: z.number().int(),
       s: z.number().int().nullable(),
       recurrent: z.boolean(),
@@ -254,7 +332,7 @@ export const EngineResponse = z.discriminatedUnion('ok', [
 export type EngineResponse = z.infer<typeof EngineResponse>;
 
 export const EngineEvent = z.discriminatedUnion('event', [
-  z.object({ kind: z.literal('event'), event: z.literal('round'), requestId: Id, round: RoundRecord }),
+  z.object({ kind: z.literal('event'), event: z.literal('rounds'), requestId: Id, batch: RoundBatch }),
   z.object({ kind: z.literal('event'), event: z.literal('progress'), requestId: Id, progress: z.number() }),
 ]);
 export type EngineEvent = z.infer<typeof EngineEvent>;

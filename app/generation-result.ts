@@ -9,7 +9,8 @@ export const GenerationStats = z.object({
   promptTokens: z.number().int(),
   ttftMs: z.number().nullable(),
   prefillTokensPerSecond: z.number().nullable(),
-  decodeTokensPerSecondMedian: z.number().nullable(),
+  /** tokens emitted after the warm-up rounds / the time they took (see computeStats) */
+  steadyDecodeTokensPerSecond: z.number().nullable(),
   requestTokensPerSecond: z.number().nullable(),
   proposed: z.number().int(),
   accepted: z.number().int(),
@@ -63,19 +64,30 @@ export const GenerationResult = z.object({
 });
 export type GenerationResult = z.infer<typeof GenerationResult>;
 
-/** Rounds excluded from the steady decode rate: the first ones pay for warm-up. */
+/**
+ * Rounds before the steady part of a request: round 0 carries the first token (its time is the
+ * TTFT), round 1 pays for warm-up (a draft model catches up on the prompt there).
+ */
 export const WARMUP_ROUNDS = 2;
 
-function median(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+/**
+ * The steady decode rate: tokens emitted by the rounds after the warm-up ones, divided by the time
+ * from the end of the last warm-up round to the end of the last round. A rate over the whole
+ * steady part (llama.cpp's "decoded N tokens in T s" is the same kind of figure), not a median of
+ * per-round rates, which overstates speculative runs (most rounds emit K + 1 tokens, the slower
+ * rejecting rounds fewer). Null when no round follows the warm-up.
+ */
+export function steadyDecodeRate(rounds: readonly RoundRecord[]): number | null {
+  if (rounds.length <= WARMUP_ROUNDS) return null;
+  let tokens = 0;
+  for (let i = WARMUP_ROUNDS; i < rounds.length; i++) tokens += rounds[i]!.tokens.length;
+  const us = rounds[rounds.length - 1]!.endUs - rounds[WARMUP_ROUNDS - 1]!.endUs;
+  return us > 0 ? (tokens * 1e6) / us : null;
 }
 
 /**
- * The evidence of one request, from its rounds and the engine's totals. Decode rate per round
- * is tokens emitted / time since the previous emission; the first round's time is the TTFT.
+ * The evidence of one request, from its rounds and the engine's totals; the first round's end is
+ * the TTFT.
  */
 export function computeStats(native: NativeGenerateResult, rounds: readonly RoundRecord[]): GenerationStats {
   const emitted = rounds.reduce((n, r) => n + r.tokens.length, 0);
@@ -84,12 +96,6 @@ export function computeStats(native: NativeGenerateResult, rounds: readonly Roun
   const accepted = rounds.reduce((n, r) => n + r.accepted, 0);
   const verifyRounds = rounds.filter((r) => r.proposed > 0);
   const prefilled = native.promptTokens - native.reusedTokens;
-
-  const rates: number[] = [];
-  for (let i = Math.max(1, WARMUP_ROUNDS); i < rounds.length; i++) {
-    const dt = rounds[i]!.endUs - rounds[i - 1]!.endUs;
-    if (dt > 0) rates.push((rounds[i]!.tokens.length * 1e6) / dt);
-  }
 
   const maxWidth = verifyRounds.reduce((w, r) => Math.max(w, r.proposed), 0);
   const perPosition: number[] = [];
@@ -102,7 +108,7 @@ export function computeStats(native: NativeGenerateResult, rounds: readonly Roun
     promptTokens: native.promptTokens,
     ttftMs: first ? first.endUs / 1000 : null,
     prefillTokensPerSecond: prefilled > 0 && native.prefillUs > 0 ? (prefilled * 1e6) / native.prefillUs : null,
-    decodeTokensPerSecondMedian: median(rates),
+    steadyDecodeTokensPerSecond: steadyDecodeRate(rounds),
     requestTokensPerSecond: emitted > 0 && native.totalUs > 0 ? (emitted * 1e6) / native.totalUs : null,
     proposed,
     accepted,

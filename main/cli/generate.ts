@@ -150,9 +150,10 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     frequencyPenalty: 0,
   };
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
-  const threadsCap = capThreads(int(values, 'threads', { min: 1, max: 1024 }) ?? availableParallelism(), availableParallelism());
-  if (threadsCap.warning) run.warn(threadsCap.warning);
-  const threads = threadsCap.threads;
+  const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
+  const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
+  if (threadsCap?.warning) run.warn(threadsCap.warning);
+  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (README "Threads")
   const flashFlag = choice(values, 'flash-attn', ['on', 'off', 'auto'] as const);
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const layers = gpuLayers(values);
@@ -321,7 +322,7 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     io.out('\n');
     io.err(
       `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
-        `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.decodeTokensPerSecondMedian?.toFixed(1) ?? '-'} tok/s, ` +
+        `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.steadyDecodeTokensPerSecond?.toFixed(1) ?? '-'} tok/s, ` +
         `on ${result.backend.device}]\n`,
     );
   }

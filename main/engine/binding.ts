@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import type { DeviceInfo, NativeGenerateResult, NativeModelInfo, RoundRecord, Tokens } from '../../app/engine-protocol.js';
+import type { DeviceInfo, NativeGenerateResult, NativeModelInfo, RoundBatch, Tokens } from '../../app/engine-protocol.js';
 import { addonDir } from './build-info.js';
 
 export interface NativeModel {
@@ -23,13 +23,14 @@ export interface NativeModel {
 }
 
 export interface NativeSession {
-  generate(prompt: Int32Array, options: object, onRound: (round: RoundRecord) => void): Promise<NativeGenerateResult>;
+  generate(prompt: Int32Array, options: object, onRounds: (batch: RoundBatch) => void): Promise<NativeGenerateResult>;
   cancel(): void;
   dispose(): Promise<void>;
   info(): {
     contextSize: number;
     batchSize: number;
     threads: number;
+    threadpool: boolean;
     committedTokens: number;
     strategy: string;
     k: number;
@@ -65,6 +66,7 @@ export interface NativeBinding {
         contextSize?: number;
         batchSize?: number;
         threads?: number;
+        threadpoolPoll?: number;
         flashAttn?: string;
         strategy?: string;
         k?: number;

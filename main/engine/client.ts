@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import {
   EngineMessage,
   engineMethods,
+  expandRoundBatch,
   type EngineMethod,
   type EngineParams,
   type EngineResult,
@@ -136,8 +137,10 @@ export class EngineClient {
     }
     const message = parsed.data;
     if (message.kind === 'event') {
-      if (message.event === 'round') this.roundListeners.get(message.requestId)?.(message.round);
-      else this.progressListeners.get(message.requestId)?.(message.progress);
+      if (message.event === 'rounds') {
+        const listener = this.roundListeners.get(message.requestId);
+        if (listener) for (const round of expandRoundBatch(message.batch)) listener(round);
+      } else this.progressListeners.get(message.requestId)?.(message.progress);
       return;
     }
     const call = this.pending.get(message.id);

@@ -84,6 +84,7 @@ const handlers: Handlers = {
       contextSize: p.contextSize,
       batchSize: p.batchSize,
       threads: p.threads,
+      ...(p.threadpoolPoll !== undefined ? { threadpoolPoll: p.threadpoolPoll } : {}),
       flashAttn: p.flashAttn,
       strategy: p.strategy,
       k: p.k,
@@ -93,12 +94,14 @@ const handlers: Handlers = {
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
     const info = created.info();
-    return { sessionId, contextSize: info.contextSize, k: info.k, s: info.s, recurrent: info.recurrent, flashAttn: info.flashAttn };
+    return { sessionId, contextSize: info.contextSize, threads: info.threads, k: info.k, s: info.s, recurrent: info.recurrent, flashAttn: info.flashAttn };
   },
 
   generate: (p) =>
-    session(p.sessionId).generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling }, (round) =>
-      send({ kind: 'event', event: 'round', requestId: p.requestId, round }),
+    // the addon hands rounds over in coalesced batches (native/src/round_stream.h); they are
+    // forwarded as they are, one IPC message per batch, and expanded by the receiver
+    session(p.sessionId).generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling }, (batch) =>
+      send({ kind: 'event', event: 'rounds', requestId: p.requestId, batch }),
     ),
 
   cancel: (p) => {

@@ -81,13 +81,33 @@ bool prefill(session_core & core, const std::vector<llama_token> & prompt) {
 
 } // namespace
 
-emitted_token make_emitted(const llama_vocab * vocab, llama_token id, const char * origin) {
-    char buf[256];
-    int32_t n = llama_token_to_piece(vocab, id, buf, sizeof buf, 0, false);
-    return emitted_token{id, std::string(buf, n > 0 ? n : 0), origin};
+void round_batch::clear() {
+    numbers.clear();
+    ids.clear();
+    origins.clear();
+    bytes.clear();
+    piece_ends.clear();
 }
 
-generate_result run_generation(session_core & core, const generate_request & req, const round_sink & sink) {
+void round_batch::add_token(const llama_vocab * vocab, llama_token id, origin o) {
+    char buf[256];
+    const int32_t n = llama_token_to_piece(vocab, id, buf, sizeof buf, 0, false);
+    ids.push_back(id);
+    origins.push_back(o);
+    bytes.insert(bytes.end(), buf, buf + (n > 0 ? n : 0));
+    piece_ends.push_back(static_cast<uint32_t>(bytes.size()));
+}
+
+void round_batch::add_round(int32_t n_proposed, int32_t n_accepted, bool replayed, int32_t clamp_to, int64_t start,
+                            int64_t end, int64_t propose, int64_t verify, int64_t commit, int32_t n_tok) {
+    const double row[n_fields] = {
+        double(n_proposed), double(n_accepted), replayed ? 1.0 : 0.0, double(clamp_to), double(start),
+        double(end),        double(propose),    double(verify),      double(commit),   double(n_tok),
+    };
+    numbers.insert(numbers.end(), row, row + n_fields);
+}
+
+generate_result run_generation(session_core & core, const generate_request & req, round_sink & sink) {
     const llama_vocab * vocab = llama_model_get_vocab(core.model.get());
     const int64_t t0 = llama_time_us();
     const uint32_t n_ctx = llama_n_ctx(core.ctx.get());
@@ -130,11 +150,11 @@ generate_result run_generation(session_core & core, const generate_request & req
         result.total_us    = llama_time_us() - t0;
         return result;
     }
-    round_record r0;
-    r0.tokens.push_back(make_emitted(vocab, first, "target"));
-    r0.end_us = llama_time_us() - t0;
-    int64_t round_start = r0.end_us;
-    sink(std::move(r0));
+    round_batch & first_batch = sink.open();
+    first_batch.add_token(vocab, first, round_batch::target);
+    int64_t round_start = llama_time_us() - t0;
+    first_batch.add_round(0, 0, false, -1, 0, round_start, 0, 0, 0, 1);
+    sink.close(true);
     result.generated = 1;
     st.anchor = first;
 
@@ -162,10 +182,9 @@ generate_result run_generation(session_core & core, const generate_request & req
         }
         tx.sample_rows(budget);
         tx.commit();
-        round_record record = tx.emit(round_start, t0);
-        round_start = record.end_us;
-        result.generated += static_cast<int32_t>(record.tokens.size());
-        sink(std::move(record));
+        round_start = tx.emit(round_start, t0, sink.open());
+        result.generated += static_cast<int32_t>(st.emitted.size());
+        sink.close(false);
         if (st.saw_eog) {
             result.stop_reason = "eos";
             break;

@@ -5,7 +5,6 @@
 // the session at its last committed transaction, ready to continue.
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,29 +19,39 @@ struct generate_request {
     sampling_params sampling;          // target sampler settings
 };
 
-// one emitted token
-struct emitted_token {
-    llama_token id;
-    std::string piece;  // its bytes (may be part of a UTF-8 character)
-    const char * origin; // "target" (autoregressive), later "accepted" / "correction" / "bonus"
+// Rounds as the generation thread records them: a flat layout whose buffers grow during the
+// first rounds and are then reused, so recording a round allocates nothing. Batches of rounds
+// cross to JS as they are (session.cpp), in order.
+struct round_batch {
+    // per round in `numbers`, in this order
+    enum field { proposed, accepted, replay, clamp, start_us, end_us, propose_us, verify_us, commit_us, n_tokens, n_fields };
+    // token origins in `origins`
+    enum origin : uint8_t { target, accepted_proposal, correction, bonus };
+
+    std::vector<double>   numbers;    // n_fields per round (replay 0/1, clamp -1: none, times in µs)
+    std::vector<int32_t>  ids;        // emitted token ids of every round, in order
+    std::vector<uint8_t>  origins;    // per token
+    std::vector<uint8_t>  bytes;      // the tokens' pieces (a piece may be part of a UTF-8 character)
+    std::vector<uint32_t> piece_ends; // per token: where its piece ends in `bytes`
+
+    size_t rounds() const { return numbers.size() / n_fields; }
+    void clear();
+    // appends a token and its piece
+    void add_token(const llama_vocab * vocab, llama_token id, origin o);
+    // appends a round's record; its tokens must have been added just before (n_tok of them)
+    void add_round(int32_t proposed, int32_t accepted, bool replay, int32_t clamp, int64_t start_us, int64_t end_us,
+                   int64_t propose_us, int64_t verify_us, int64_t commit_us, int32_t n_tok);
 };
 
-// one round of the loop: what it proposed, accepted and emitted, and when
-struct round_record {
-    int32_t proposed = 0;
-    int32_t accepted = 0;
-    bool    replay   = false; // the round restored its checkpoint and replayed the accepted prefix
-    int32_t clamp    = -1;    // proposals per round from now on after a replay (-1: not clamped)
-    std::vector<emitted_token> tokens;
-    int64_t start_us   = 0; // since the request started
-    int64_t end_us     = 0;
-    int64_t propose_us = 0; // step 2
-    int64_t verify_us  = 0; // step 3
-    int64_t commit_us  = 0; // steps 4 and 5
+// receives each round as soon as it is committed (generation thread)
+class round_sink {
+  public:
+    virtual ~round_sink() = default;
+    // the batch the next round is recorded into
+    virtual round_batch & open() = 0;
+    // the round was recorded; `first`: it carries the reply's first token
+    virtual void close(bool first) = 0;
 };
-
-// a token with its bytes, for streaming
-emitted_token make_emitted(const llama_vocab * vocab, llama_token id, const char * origin);
 
 struct generate_result {
     std::string stop_reason;       // "eos" | "max-tokens" | "cancelled" | "context-full"
@@ -55,11 +64,8 @@ struct generate_result {
     int32_t clamp          = -1;   // the clamp in force at the end (-1: none)
 };
 
-// receives each round as soon as it is committed (called on the generation thread)
-using round_sink = std::function<void(round_record &&)>;
-
 // runs the request; throws std::runtime_error with a readable message on failure, after
 // restoring the session to its last committed state
-generate_result run_generation(session_core & core, const generate_request & req, const round_sink & sink);
+generate_result run_generation(session_core & core, const generate_request & req, round_sink & sink);
 
 } // namespace power

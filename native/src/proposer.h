@@ -52,6 +52,7 @@ struct draft_context_params {
     uint32_t n_ctx     = 4096; // same as the target's
     uint32_t n_batch   = 512;
     int32_t  n_threads = 0;
+    ggml_threadpool * threadpool = nullptr; // the session's pool (not owned; outlives the proposer)
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's context
     bool (*abort_callback)(void *) = nullptr; // lets a cancel stop the draft's prompt evaluation
     void * abort_data = nullptr;
@@ -67,6 +68,7 @@ namespace power {
 
 struct mtp_context_params {
     int32_t n_threads = 0; // 0: llama.cpp's default
+    ggml_threadpool * threadpool = nullptr; // the session's pool (not owned; outlives the proposer)
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's
     bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a long mirrored prompt batch
     void * abort_data = nullptr;

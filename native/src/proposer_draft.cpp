@@ -32,6 +32,9 @@ class proposer_draft : public proposer {
             throw std::runtime_error("llama.cpp could not create the draft model's context");
         }
         ctx_ = adopt_context(raw);
+        if (p.threadpool) {
+            llama_attach_threadpool(raw, p.threadpool, p.threadpool);
+        }
         greedy_.reset(llama_sampler_init_greedy());
     }
 

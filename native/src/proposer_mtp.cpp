@@ -117,6 +117,9 @@ class proposer_mtp : public proposer {
             throw std::runtime_error("llama.cpp could not create the MTP context");
         }
         ctx_ = adopt_context(raw);
+        if (p.threadpool) {
+            llama_attach_threadpool(raw, p.threadpool, p.threadpool);
+        }
         if (llama_get_ctx_other(raw) == target) {
             // a head that reads the target's own KV (Gemma 4 assistants) drafts at one shared
             // position; this proposer implements the separate-KV (NextN block) scheme only

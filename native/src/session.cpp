@@ -6,9 +6,11 @@
 
 #include "addon_data.h"
 #include "background_job.h"
+#include "cpu_threads.h"
 #include "generate.h"
 #include "log_capture.h"
 #include "model.h"
+#include "round_stream.h"
 
 namespace power {
 namespace {
@@ -35,6 +37,9 @@ session_params read_session_params(Napi::Object opts) {
     p.n_ctx     = static_cast<uint32_t>(n_ctx);
     p.n_batch   = static_cast<uint32_t>(n_batch);
     p.n_threads = static_cast<int32_t>(threads);
+    double poll = number_or(opts, "threadpoolPoll", p.poll);
+    if (poll < 0 || poll > 100 || poll != std::floor(poll)) throw Napi::RangeError::New(opts.Env(), "threadpoolPoll must be an integer in [0, 100]");
+    p.poll = static_cast<uint32_t>(poll);
     double k = number_or(opts, "k", 0);
     double s = number_or(opts, "s", k);
     if (k < 0 || k > 16 || k != std::floor(k)) throw Napi::RangeError::New(opts.Env(), "k must be an integer in [0, 16]");
@@ -72,28 +77,23 @@ sampling_params read_sampling(Napi::Object opts) {
     return s;
 }
 
-Napi::Object round_to_js(Napi::Env env, const round_record & r) {
+template <typename T>
+typename Napi::TypedArrayOf<T> typed_copy(Napi::Env env, const std::vector<T> & v) {
+    auto out = Napi::TypedArrayOf<T>::New(env, v.size());
+    std::copy(v.begin(), v.end(), out.Data());
+    return out;
+}
+
+// a batch of rounds as it crosses to JS: the flat layout itself, in typed arrays (the engine host
+// forwards it unchanged; app/engine-protocol.ts expands it into round records)
+Napi::Object batch_to_js(Napi::Env env, const round_batch & b) {
     Napi::Object out = Napi::Object::New(env);
-    out.Set("type", "round");
-    out.Set("proposed", r.proposed);
-    out.Set("accepted", r.accepted);
-    out.Set("replay", r.replay);
-    out.Set("clampedTo", r.clamp >= 0 ? Napi::Value(Napi::Number::New(env, r.clamp)) : env.Null());
-    out.Set("startUs", static_cast<double>(r.start_us));
-    out.Set("endUs", static_cast<double>(r.end_us));
-    out.Set("proposeUs", static_cast<double>(r.propose_us));
-    out.Set("verifyUs", static_cast<double>(r.verify_us));
-    out.Set("commitUs", static_cast<double>(r.commit_us));
-    Napi::Array tokens = Napi::Array::New(env, r.tokens.size());
-    for (size_t i = 0; i < r.tokens.size(); i++) {
-        Napi::Object t = Napi::Object::New(env);
-        t.Set("id", r.tokens[i].id);
-        t.Set("piece", Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t *>(r.tokens[i].piece.data()),
-                                                   r.tokens[i].piece.size()));
-        t.Set("origin", r.tokens[i].origin);
-        tokens.Set(static_cast<uint32_t>(i), t);
-    }
-    out.Set("tokens", tokens);
+    out.Set("rounds", static_cast<double>(b.rounds()));
+    out.Set("numbers", typed_copy(env, b.numbers));
+    out.Set("ids", typed_copy(env, b.ids));
+    out.Set("origins", typed_copy(env, b.origins));
+    out.Set("bytes", typed_copy(env, b.bytes));
+    out.Set("pieceEnds", typed_copy(env, b.piece_ends));
     return out;
 }
 
@@ -206,10 +206,11 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
         cp.n_seq_max       = 1;
         cp.flash_attn_type = core->params.flash_attn;
         cp.no_perf         = true;
-        if (core->params.n_threads > 0) {
-            cp.n_threads       = core->params.n_threads;
-            cp.n_threads_batch = core->params.n_threads;
+        if (core->params.n_threads <= 0) {
+            core->params.n_threads = default_thread_count();
         }
+        cp.n_threads       = core->params.n_threads;
+        cp.n_threads_batch = core->params.n_threads;
         // lets cancel() stop a long prompt evaluation between graph nodes
         cp.abort_callback = [](void * data) {
             const auto * c = static_cast<session_core *>(data);
@@ -225,6 +226,11 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             return;
         }
         core->ctx   = adopt_context(raw);
+        // one persistent pool for this session's graphs (target and proposer, one at a time)
+        core->pool = make_threadpool(core->params.n_threads, core->params.poll);
+        if (core->pool) {
+            llama_attach_threadpool(raw, core->pool.get(), core->pool.get());
+        }
         // llama.cpp resolves "auto" while it creates the context and only logs the outcome
         if (cp.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_AUTO) {
             if (log_capture_contains_since(mark, "Flash Attention enabled")) {
@@ -264,6 +270,7 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             dp.n_ctx          = llama_n_ctx(raw);
             dp.n_batch        = n_batch;
             dp.n_threads      = core->params.n_threads;
+            dp.threadpool     = core->pool.get();
             dp.flash_attn     = core->params.flash_attn;
             dp.abort_callback = cp.abort_callback;
             dp.abort_data     = core.get();
@@ -271,6 +278,7 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
         } else if (strategy == "mtp") {
             mtp_context_params mp;
             mp.n_threads      = core->params.n_threads;
+            mp.threadpool     = core->pool.get();
             mp.flash_attn     = core->params.flash_attn;
             mp.abort_callback = cp.abort_callback;
             mp.abort_data     = core.get();
@@ -292,7 +300,7 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     });
 }
 
-// generate(prompt: Int32Array, options, onRound(record)) -> Promise<result>
+// generate(prompt: Int32Array, options, onRounds(batch)) -> Promise<result>; batches: batch_to_js
 Napi::Value Session::generate(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     session_core & core = live_core(env);
@@ -332,19 +340,24 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
             on_round->Reset();
             finish_job(*ref);
         };
-        try {
-            generate_result result = run_generation(*ref, *req, [&job, on_round](round_record && r) {
-                auto record = std::make_shared<round_record>(std::move(r));
-                job.post([on_round, record](Napi::Env env) {
-                    Napi::HandleScope scope(env);
-                    if (!on_round->IsEmpty()) {
-                        on_round->Call({round_to_js(env, *record)});
-                    }
-                });
+        // rounds reach JS in coalesced batches (round_stream.h); spare batches come back here
+        auto spare = std::make_shared<round_batch_pool>();
+        round_stream stream(spare, [&job, on_round, spare](std::shared_ptr<round_batch> batch) {
+            job.post([on_round, spare, batch](Napi::Env env) {
+                Napi::HandleScope scope(env);
+                if (!on_round->IsEmpty()) {
+                    on_round->Call({batch_to_js(env, *batch)});
+                }
+                spare->give(batch);
             });
+        });
+        try {
+            generate_result result = run_generation(*ref, *req, stream);
+            stream.flush();
             job.post(release);
             job.resolve([result](Napi::Env env) -> Napi::Value { return result_to_js(env, result); });
         } catch (const std::exception & e) {
+            stream.flush(); // the rounds committed before the failure
             job.post(release);
             job.reject(e.what());
         }
@@ -386,6 +399,7 @@ Napi::Value Session::info(const Napi::CallbackInfo & info) {
     out.Set("contextSize", llama_n_ctx(core.ctx.get()));
     out.Set("batchSize", llama_n_batch(core.ctx.get()));
     out.Set("threads", llama_n_threads(core.ctx.get()));
+    out.Set("threadpool", core.pool != nullptr);
     out.Set("committedTokens", static_cast<double>(core.committed.size()));
     out.Set("strategy", core.prop ? core.prop->name() : "none");
     out.Set("k", core.spec.k);

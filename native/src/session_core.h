@@ -10,6 +10,7 @@
 
 #include <napi.h>
 
+#include "cpu_threads.h"
 #include "handles.h"
 #include "proposer.h"
 #include "row_capture.h"
@@ -19,7 +20,8 @@ namespace power {
 struct session_params {
     uint32_t n_ctx     = 4096; // context size in tokens
     uint32_t n_batch   = 512;  // prompt tokens per decode call
-    int32_t  n_threads = 0;    // 0: llama.cpp's default
+    int32_t  n_threads = 0;    // 0: default_thread_count()
+    uint32_t poll      = default_threadpool_poll; // the session pool's polling level (0..100)
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // when to use Flash Attention
     std::string strategy = "none"; // proposer: none | ngram | draft-model | mtp
     int32_t k = 0;                 // spec_draft_max
@@ -35,6 +37,7 @@ struct spec_params {
 
 struct session_core {
     model_ref      model;
+    threadpool_ptr pool;                  // shared by ctx and the proposer's context; outlives both
     context_ptr    ctx;
     session_params params;
     std::unique_ptr<batch_owner> batch;   // reused by every decode of this session

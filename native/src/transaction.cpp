@@ -1,10 +1,22 @@
 #include "transaction.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 namespace power {
+namespace {
+
+// the sampling step names origins as text (sampling.h); the stream carries a code
+round_batch::origin origin_code(const char * origin) {
+    if (std::strcmp(origin, "accepted") == 0) return round_batch::accepted_proposal;
+    if (std::strcmp(origin, "correction") == 0) return round_batch::correction;
+    if (std::strcmp(origin, "bonus") == 0) return round_batch::bonus;
+    return round_batch::target;
+}
+
+} // namespace
 
 transaction::transaction(session_core & core, llama_sampler * sampler, round_state & st)
     : core_(core), sampler_(sampler), st_(st), vocab_(llama_model_get_vocab(core.model.get())) {}
@@ -165,23 +177,15 @@ void transaction::commit() {
     commit_us += llama_time_us() - t;
 }
 
-// Step 6.
-round_record transaction::emit(int64_t start_us, int64_t t0) {
-    round_record r;
-    r.proposed = static_cast<int32_t>(st_.proposals.size());
-    r.accepted = st_.accepted;
-    r.replay   = st_.replayed;
-    r.clamp    = st_.clamp;
-    r.tokens.reserve(st_.emitted.size());
+// Step 6: the round's tokens and record go to the stream (no allocation once its buffers grew).
+int64_t transaction::emit(int64_t start_us, int64_t t0, round_batch & out) {
     for (size_t i = 0; i < st_.emitted.size(); i++) {
-        r.tokens.push_back(make_emitted(vocab_, st_.emitted[i], st_.origins[i]));
+        out.add_token(vocab_, st_.emitted[i], origin_code(st_.origins[i]));
     }
-    r.start_us   = start_us;
-    r.end_us     = llama_time_us() - t0;
-    r.propose_us = propose_us;
-    r.verify_us  = verify_us;
-    r.commit_us  = commit_us;
-    return r;
+    const int64_t end_us = llama_time_us() - t0;
+    out.add_round(static_cast<int32_t>(st_.proposals.size()), st_.accepted, st_.replayed, st_.clamp, start_us, end_us,
+                  propose_us, verify_us, commit_us, static_cast<int32_t>(st_.emitted.size()));
+    return end_us;
 }
 
 // Step 7: back to the state after the last committed round: attention rows past it are dropped,

@@ -45,7 +45,7 @@ class transaction {
     bool verify();                                   // 3 (false: cancelled; throws on failure; restores both)
     void sample_rows(int32_t budget);                // 4
     void commit();                                   // 5
-    round_record emit(int64_t start_us, int64_t t0); // 6
+    int64_t emit(int64_t start_us, int64_t t0, round_batch & out); // 6 (returns the round's end, µs since t0)
     void restore_last_commit();                      // 7
 
     int64_t propose_us = 0, verify_us = 0, commit_us = 0;

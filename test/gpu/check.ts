@@ -37,9 +37,10 @@ const device = flag('--device') ?? 'cuda';
 if (device !== 'cuda' && device !== 'cpu') fail(`--device must be cuda or cpu (got '${device}')`);
 const scale = (flag('--scale') ?? (device === 'cuda' ? 'full' : 'small')) as Scale;
 if (scale !== 'full' && scale !== 'small') fail(`--scale must be full or small (got '${scale}')`);
-// CPU threads for llama.cpp's CPU work; on a small shared machine 1 is steadier than all cores
-const threads = flag('--threads') ?? String(availableParallelism());
-if (!/^[1-9]\d*$/.test(threads)) fail(`--threads must be a positive integer (got '${threads}')`);
+// CPU threads for llama.cpp's CPU work; by default the engine's own (physical cores, never every
+// logical CPU: README "Threads")
+const threads = flag('--threads');
+if (threads !== undefined && !/^[1-9]\d*$/.test(threads)) fail(`--threads must be a positive integer (got '${threads}')`);
 const started = Date.now();
 const steps: Step[] = [];
 mkdirSync(join(outDir, 'runs'), { recursive: true });
@@ -67,7 +68,7 @@ function skip(name: string, why: string): void {
 
 let runNo = 0;
 function generate(model: string, on: string, prompt: string, maxTokens: number, extra: string[]): GenerationResult {
-  const argv = ['generate', '--json', '--device', on, '--threads', threads, '--raw', '--prompt', prompt, '--max-tokens', String(maxTokens), '--model', model, ...extra];
+  const argv = ['generate', '--json', '--device', on, ...(threads ? ['--threads', threads] : []), '--raw', '--prompt', prompt, '--max-tokens', String(maxTokens), '--model', model, ...extra];
   const r = power(argv);
   const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}.json`);
   writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr: r.stderr, result: r.code === 0 ? JSON.parse(r.stdout) : null }, null, 2));
@@ -171,7 +172,7 @@ await step(`audit on ${device} (F16, Q8_0, Q4_0 × K 1, 4, 7; ${auditTokens} tok
     for (const k of [1, 4, 7]) {
       for (const [p, prompt] of PROMPTS.slice(0, 1).entries()) {
         const argv = [
-          'audit', '--json', '--device', device, '--threads', threads, '--raw', '--prompt', prompt, '--max-tokens', String(auditTokens),
+          'audit', '--json', '--device', device, ...(threads ? ['--threads', threads] : []), '--raw', '--prompt', prompt, '--max-tokens', String(auditTokens),
           '--model', models[pair.target], '--draft', models[pair.draft], '--strategy', 'draft-model', '--k', String(k),
         ];
         const r = power(argv);
@@ -216,7 +217,7 @@ await step(`decode speed on ${device} (${long} tokens, median of 3)`, () => {
     speed.push({
       model: c.model,
       config: c.label,
-      decode: median(runs.map((r) => r.stats.decodeTokensPerSecondMedian ?? 0)),
+      decode: median(runs.map((r) => r.stats.steadyDecodeTokensPerSecond ?? 0)),
       request: median(runs.map((r) => r.stats.requestTokensPerSecond ?? 0)),
       acceptance: runs[0]!.stats.acceptanceRate,
       replays: runs[0]!.stats.replays,
@@ -233,7 +234,7 @@ if (device === 'cuda') {
     const c = generate(models['gpu-target.gguf'], 'cpu', PROMPTS[0]!, Math.min(n, 32), []);
     const at = firstDivergence(g.tokens, c.tokens);
     cpuVsGpu =
-      `CUDA ${g.stats.decodeTokensPerSecondMedian?.toFixed(1)} tok/s vs CPU ${c.stats.decodeTokensPerSecondMedian?.toFixed(1)} tok/s; ` +
+      `CUDA ${g.stats.steadyDecodeTokensPerSecond?.toFixed(1)} tok/s vs CPU ${c.stats.steadyDecodeTokensPerSecond?.toFixed(1)} tok/s; ` +
       (at === null ? 'same tokens' : `tokens differ from position ${at} (CPU and GPU kernels round differently)`);
   });
 } else {
@@ -249,7 +250,7 @@ const lines = [
   `- date: ${new Date().toISOString()}`,
   `- machine: ${machine}`,
   `- device: ${device}${devices?.cuda.use ? ` (${devices.cuda.use})` : ''}${device === 'cpu' && devices?.cuda.reason ? `; CUDA: ${devices.cuda.reason}` : ''}`,
-  `- models: ${scale} scale, F16 (the audit also on Q8_0 and Q4_0 copies of the target and draft); CPU threads: ${threads}`,
+  `- models: ${scale} scale, F16 (the audit also on Q8_0 and Q4_0 copies of the target and draft); CPU threads: ${threads ?? 'the engine default'}`,
   `- total: ${total.toFixed(0)} s (budget ${BUDGET_S} s)${total > BUDGET_S ? ' — OVER BUDGET' : ''}`,
   '',
   '## Steps',

@@ -71,7 +71,7 @@ export function speedTable(rows: readonly SpeedRow[]): string[] {
   if (rows.length === 0) return ['(not run)'];
   const ar = new Map(rows.filter((r) => r.config === 'AR').map((r) => [r.model, r.decode]));
   return [
-    '| model | config | decode tok/s (median) | vs AR | request tok/s | acceptance | replays | flash attn |',
+    '| model | config | steady decode tok/s (median of runs) | vs AR | request tok/s | acceptance | replays | flash attn |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
     ...rows.map((r) => {
       const base = ar.get(r.model);

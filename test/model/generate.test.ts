@@ -86,7 +86,7 @@ describe('power generate (autoregressive)', () => {
     assert.ok(s.promptTokens > 2);
     assert.ok(s.ttftMs! > 0);
     assert.ok(s.prefillTokensPerSecond! > 0);
-    assert.ok(s.decodeTokensPerSecondMedian! > 0);
+    assert.ok(s.steadyDecodeTokensPerSecond! > 0);
     assert.ok(s.requestTokensPerSecond! > 0);
     assert.deepEqual(
       [s.proposed, s.accepted, s.rounds, s.replays, s.clampedTo, s.acceptanceRate, s.meanAcceptanceLength, s.acceptancePerPosition],

@@ -22,8 +22,8 @@ describe('computeStats', () => {
     const s = computeStats({ ...native, totalUs: 11000 }, rounds);
     assert.equal(s.ttftMs, 5);
     assert.equal(s.prefillTokensPerSecond, 2000); // 8 new prompt tokens in 4 ms
-    // warm-up skips the first two gaps' rounds: rates 1000/s, 500/s, 500/s -> median 500
-    assert.equal(s.decodeTokensPerSecondMedian, 500);
+    // steady part: the 3 tokens after the two warm-up rounds, in the 5 ms after round 1 ended
+    assert.equal(s.steadyDecodeTokensPerSecond, 600);
     assert.ok(Math.abs(s.requestTokensPerSecond! - 5 / 0.011) < 1e-9);
     assert.deepEqual([s.proposed, s.accepted, s.rounds, s.acceptanceRate, s.meanAcceptanceLength], [0, 0, 0, null, null]);
     assert.deepEqual(s.acceptancePerPosition, []);
@@ -40,10 +40,23 @@ describe('computeStats', () => {
     assert.deepEqual(s.acceptancePerPosition, [2 / 3, 2 / 3, 1 / 3, 1 / 3]);
   });
 
+  test('steady decode is tokens over time after warm-up, not a median of per-round rates', () => {
+    // after warm-up: two fully accepted rounds (5 tokens in 1 ms) and a rejecting one (1 token in 2 ms)
+    const rounds = [round(1000, 1), round(2000, 5, 4, 4), round(3000, 5, 4, 4), round(5000, 1, 4, 0), round(6000, 5, 4, 4)];
+    const s = computeStats({ ...native, totalUs: 6000 }, rounds);
+    // 11 tokens in 4 ms; the median of the per-round rates (5000, 500, 5000 tok/s) would say 5000
+    assert.equal(s.steadyDecodeTokensPerSecond, 2750);
+  });
+
+  test('a request that ends within warm-up has no steady rate', () => {
+    const s = computeStats(native, [round(1000, 1), round(2000, 5, 4, 4)]);
+    assert.equal(s.steadyDecodeTokensPerSecond, null);
+  });
+
   test('no rounds at all', () => {
     const s = computeStats({ ...native, stopReason: 'cancelled' }, []);
     assert.equal(s.ttftMs, null);
-    assert.equal(s.decodeTokensPerSecondMedian, null);
+    assert.equal(s.steadyDecodeTokensPerSecond, null);
     assert.equal(s.requestTokensPerSecond, null);
   });
 });

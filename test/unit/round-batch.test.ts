@@ -1,0 +1,57 @@
+// Coalesced round batches (the native layer's flat layout) and their expansion into round records.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { EngineMessage, RoundBatch, expandRoundBatch } from '../../app/engine-protocol.js';
+
+const enc = new TextEncoder();
+
+/** A batch of two rounds: the first token (target), then a replayed verify round of 4 proposals, 2 accepted. */
+function twoRounds() {
+  const pieces = ['He', 'llo', ' wor', 'ld'];
+  let end = 0;
+  return {
+    rounds: 2,
+    // proposed, accepted, replay, clamp, startUs, endUs, proposeUs, verifyUs, commitUs, tokens
+    numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, 4, 2, 1, 3, 900, 2000, 300, 700, 20, 3]),
+    ids: Int32Array.from([7, 8, 9, 10]),
+    origins: Uint8Array.from([0, 1, 1, 2]),
+    bytes: enc.encode(pieces.join('')),
+    pieceEnds: Uint32Array.from(pieces.map((p) => (end += enc.encode(p).length))),
+  };
+}
+
+describe('round batches', () => {
+  test('expand into every round record, in order, with their tokens, origins and pieces', () => {
+    const rounds = expandRoundBatch(RoundBatch.parse(twoRounds()));
+    assert.equal(rounds.length, 2);
+    assert.deepEqual(rounds[0]!.tokens.map((t) => [t.id, t.origin]), [[7, 'target']]);
+    assert.deepEqual([rounds[0]!.proposed, rounds[0]!.clampedTo, rounds[0]!.replay, rounds[0]!.endUs], [0, null, false, 900]);
+    const r = rounds[1]!;
+    assert.deepEqual(
+      [r.proposed, r.accepted, r.replay, r.clampedTo, r.startUs, r.endUs, r.proposeUs, r.verifyUs, r.commitUs],
+      [4, 2, true, 3, 900, 2000, 300, 700, 20],
+    );
+    assert.deepEqual(r.tokens.map((t) => [t.id, t.origin]), [[8, 'accepted'], [9, 'accepted'], [10, 'correction']]);
+    const text = new TextDecoder().decode(Buffer.concat(rounds.flatMap((x) => x.tokens.map((t) => t.piece))));
+    assert.equal(text, 'Hello world');
+  });
+
+  test('an engine event carries a batch', () => {
+    const parsed = EngineMessage.parse({ kind: 'event', event: 'rounds', requestId: 'r1', batch: twoRounds() });
+    assert.equal(parsed.kind, 'event');
+  });
+
+  test('inconsistent batches are refused', () => {
+    const bad = [
+      { ...twoRounds(), rounds: 3 }, // numbers for 2 rounds
+      { ...twoRounds(), ids: Int32Array.from([7, 8, 9]) }, // fewer tokens than the rounds name
+      { ...twoRounds(), origins: Uint8Array.from([0, 1, 1, 9]) }, // unknown origin
+      { ...twoRounds(), pieceEnds: Uint32Array.from([2, 1, 5, 11]) }, // pieces out of order
+      { ...twoRounds(), pieceEnds: Uint32Array.from([2, 5, 9, 99]) }, // past the bytes
+      { ...twoRounds(), numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -4, 2, 1, 3, 900, 2000, 300, 700, 20, 3]) },
+      { ...twoRounds(), ids: [7, 8, 9, 10] }, // not a typed array
+    ];
+    for (const b of bad) assert.equal(RoundBatch.safeParse(b).success, false);
+  });
+});
