@@ -2,19 +2,19 @@
 // where it does not, is the difference the rounding of a verify row (explained) or a bug?
 import { availableParallelism } from 'node:os';
 
+import { PowerError } from '../../app/api/errors.js';
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { DEFAULT_K, K_MAX } from '../../app/profile.js';
-import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
+import { capThreads } from '../../app/resource-limits.js';
+import { STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { runAudit, type Divergence } from '../engine/audit.js';
 import { readBuildInfo } from '../engine/build-info.js';
-import { EngineCallError, EngineCrashedError } from '../engine/client.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
-import { checkDraftCompatibility } from '../models/draft-compat.js';
+import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
+import { asPowerError, openTarget, sessionProblem } from '../service/runtime/target.js';
 import { choice, int, num, parseFlags, str, tokenList } from './args.js';
-import { UsageError } from './errors.js';
+import { FailureError, UsageError } from './errors.js';
 import type { Io } from './generate.js';
-import { checkFile, defaultContextSize, openModel } from './open-model.js';
-import { buildPrompt, type PromptSource } from './prompt.js';
 
 export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
   (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
@@ -110,39 +110,39 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
     frequencyPenalty: 0,
   };
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
-  const threads = int(values, 'threads', { min: 1, max: 1024 }) ?? availableParallelism();
+  const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
+  const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
+  if (threadsCap?.warning) io.err(`warning: ${threadsCap.warning}\n`);
+  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (README "Threads")
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const draftPath = str(values, 'draft');
-  const draftGguf = draftPath ? await checkFile(draftPath, readBuildInfo()) : undefined;
 
-  const opened = await openModel(modelPath, {
+  // the same load rules as power generate and the service (main/service/runtime)
+  const target = await openTarget({
+    path: modelPath,
     device,
     gpuLayers: -1,
-    loadMtp: strategy === 'mtp',
+    strategy,
+    ...(draftPath ? { draftPath } : {}),
+    s,
+    ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
     verbose: values.verbose === true,
-    plan: { ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}), ...(draftGguf ? { draft: draftGguf } : {}), s },
-    enforceFit: true,
+  }).catch((error: unknown) => {
+    throw cliError(error);
   });
-  const { engine, modelId, info, placement } = opened;
+  const { engine, modelId, info, placement, contextSize } = target;
   try {
-    const draft = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
-    const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draft ? { draft } : {}) })[strategy];
-    if (!availability.available) throw new UsageError(`strategy '${strategy}' is not available for ${modelPath}: ${availability.reason}`);
-    const contextSize = ctxFlag ?? defaultContextSize(info.contextLength);
-    const prompt = await buildPrompt(engine, modelId, info, opened.gguf, source, { raw: values.raw === true, contextSize }, (l: string) => io.err(`warning: ${l}\n`));
+    const unschedulable = sessionProblem(target, { strategy, k, s });
+    if (unschedulable) throw new UsageError(unschedulable);
+    const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize }, (l: string) => io.err(`warning: ${l}\n`));
     if (prompt.length + 1 > contextSize) {
       throw new UsageError(`the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`);
     }
-    const draftModel = draftPath
-      ? await engine.call('loadModel', { path: draftPath, gpuLayers: -1, devices: opened.loadDevices }).catch((error: Error) => {
-          throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
-        })
-      : undefined;
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
 
     const outcome = await runAudit(engine, {
       modelId,
-      ...(draftModel ? { draftModelId: draftModel.modelId } : {}),
+      ...(target.draft ? { draftModelId: target.draft.modelId } : {}),
       strategy,
       k,
       s,
@@ -165,10 +165,15 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
     io.out(values.json ? JSON.stringify(report) + '\n' : describe(report));
     return report.identical || report.firstDivergence?.explained ? 0 : 1;
   } catch (error) {
-    if (error instanceof EngineCrashedError) throw new UsageError(`the engine crashed: ${error.message}`);
-    if (error instanceof EngineCallError) throw new UsageError(error.message);
-    throw error;
+    throw cliError(error);
   } finally {
     await engine.close();
   }
+}
+
+/** The runtime's refusals as the CLI's errors: a crashed engine exits 1, other refusals 2. */
+function cliError(error: unknown): unknown {
+  const mapped = asPowerError(error);
+  if (!(mapped instanceof PowerError) || mapped.code === 'internal') return error;
+  return mapped.code === 'engine-crashed' ? new FailureError(mapped.message) : new UsageError(mapped.message);
 }

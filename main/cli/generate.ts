@@ -1,24 +1,24 @@
 // power generate: one prompt through the engine, text streamed to stdout or one JSON object.
+// A thin front door: the load rules (device, memory, strategy, draft) live in main/service/runtime.
 import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 
+import { PowerError } from '../../app/api/errors.js';
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
 import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../app/profile.js';
 import { capThreads } from '../../app/resource-limits.js';
-import { scheduleProblem } from '../../app/spec-schedule.js';
-import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
+import { STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
 import { cancelledOutcome } from '../engine/cancellation.js';
-import { EngineCallError, EngineCrashedError } from '../engine/client.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
-import { checkDraftCompatibility } from '../models/draft-compat.js';
+import { ModelLoadCancelled } from '../service/runtime/open-model.js';
+import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
+import { asPowerError, createSession, openTarget, sessionProblem, type OpenedTarget } from '../service/runtime/target.js';
 import { choice, int, num, parseFlags, str, tokenList } from './args.js';
 import { FailureError, UsageError } from './errors.js';
-import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel } from './open-model.js';
 import { readProfile, resolveKS } from './profile.js';
-import { buildPrompt, type PromptSource } from './prompt.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
@@ -104,11 +104,22 @@ export async function generateCommand(argv: string[], io: Io, interruptedAlready
   try {
     return await generate(argv, io, { warn: (w) => warnings.push(w), flushWarnings, signal: interrupt.signal });
   } catch (error) {
-    if (error instanceof UsageError || error instanceof FailureError) error.warnings.push(...warnings);
-    throw error;
+    const mapped = cliError(error);
+    if (mapped instanceof UsageError || mapped instanceof FailureError) mapped.warnings.push(...warnings);
+    throw mapped;
   } finally {
     stopInterrupt();
   }
+}
+
+/**
+ * The runtime's refusals as the CLI's errors: the engine dying is not the user's fault (exit 1),
+ * anything else the runtime refuses is bad input (exit 2).
+ */
+function cliError(error: unknown): unknown {
+  const mapped = asPowerError(error);
+  if (!(mapped instanceof PowerError) || mapped.code === 'internal') return error;
+  return mapped.code === 'engine-crashed' ? new FailureError(mapped.message) : new UsageError(mapped.message);
 }
 
 interface Run {
@@ -159,68 +170,40 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const layers = gpuLayers(values);
   const draftPath = str(values, 'draft');
   const speculative = strategy !== 'none';
-  const draftGguf = draftPath ? await checkFile(draftPath, readBuildInfo()) : undefined;
 
-  let opened: OpenedModel;
+  let target: OpenedTarget;
   try {
-    opened = await openModel(modelPath, {
+    target = await openTarget({
+      path: modelPath,
       device,
       gpuLayers: layers,
-      // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
-      loadMtp: strategy === 'mtp',
+      strategy,
+      ...(draftPath ? { draftPath } : {}),
+      s,
+      ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
+      ...(flashFlag ? { flashAttn: flashFlag } : {}),
       verbose: values.verbose === true,
-      plan: {
-        ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
-        ...(speculative && draftGguf ? { draft: draftGguf } : {}),
-        s: speculative ? s : 0,
-        flashAttn: flashFlag !== 'off',
-      },
-      enforceFit: true,
       signal: run.signal,
     });
   } catch (error) {
     if (!(error instanceof ModelLoadCancelled)) throw error;
-    // Ctrl-C while the engine started or loaded: nothing was generated
+    // Ctrl-C while the engine started or the models loaded: nothing was generated
     const outcome = await cancelledOutcome(0);
     return report(io, values, outcome, { strategy, k: speculative ? k : null, s: null, temperature, sampling, layers, placement: error.placement, flashAttn: 'unknown', memory: null });
   }
-  const { engine, modelId, info, placement } = opened;
-  // on CUDA Flash Attention is on unless asked otherwise; elsewhere llama.cpp decides
-  const flashAttn = flashFlag ?? (placement.kind === 'cuda' ? 'on' : 'auto');
+  const { engine, modelId, info, placement } = target;
   try {
-    const draft = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
-    const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draft ? { draft } : {}) })[strategy];
-    if (!availability.available) {
-      throw new UsageError(`strategy '${strategy}' is not available for ${modelPath}: ${availability.reason}`);
-    }
-
-    const contextSize = ctxFlag ?? defaultContextSize(info.contextLength);
+    const contextSize = target.contextSize;
     const recurrent = info.recurrent || info.hybrid;
-    const unschedulable = speculative ? scheduleProblem({ k, s, contextSize, batchSize: 512, recurrent }) : null;
+    const unschedulable = sessionProblem(target, { strategy, k, s });
     if (unschedulable) throw new UsageError(unschedulable);
-    const prompt = await buildPrompt(engine, modelId, info, opened.gguf, source, { raw: values.raw === true, contextSize }, run.warn);
+    const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize }, run.warn);
     if (prompt.length + 1 > contextSize) {
       throw new UsageError(
-        `the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`,
+        `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const draftModel = speculative && draftPath && !run.signal.aborted
-      ? await engine.call('loadModel', { path: draftPath, gpuLayers: -1, devices: opened.loadDevices }).catch((error: Error) => {
-          throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
-        })
-      : undefined;
-    const session = run.signal.aborted
-      ? undefined
-      : await engine.call('createSession', {
-          modelId,
-          contextSize,
-          threads,
-          flashAttn,
-          strategy,
-          k: speculative ? k : 0,
-          s: speculative ? s : 0,
-          ...(draftModel ? { draftModelId: draftModel.modelId } : {}),
-        });
+    const session = run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads });
 
     run.flushWarnings();
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
@@ -249,13 +232,10 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       layers,
       placement,
       flashAttn: session?.flashAttn ?? 'unknown',
-      memory: opened.memory?.estimate.total ?? null,
+      memory: target.memory?.estimate.total ?? null,
     });
   } catch (error) {
-    // the engine dying is not the user's fault: exit 1, not 2
-    if (error instanceof EngineCrashedError) throw new FailureError(`the engine crashed: ${error.message}`);
-    if (error instanceof EngineCallError) throw new UsageError(error.message);
-    throw error;
+    throw cliError(error);
   } finally {
     await engine.close();
   }
@@ -268,7 +248,7 @@ interface ReportContext {
   temperature: number;
   sampling: SamplingOptions;
   layers: number;
-  placement: OpenedModel['placement'];
+  placement: OpenedTarget['placement'];
   flashAttn: 'on' | 'off' | 'unknown';
   memory: number | null;
 }

@@ -1,8 +1,10 @@
-// The `power` command: dispatches to a subcommand; a UsageError (bad input of any kind) is
-// one `error:` line on stderr and exit code 2.
+// The `power` command: dispatches to a subcommand; a UsageError or a PowerError the user can
+// fix (bad input of any kind) is one `error:` line on stderr and exit code 2; a FailureError
+// or a crashed engine is exit code 1.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { PowerError } from '../../app/api/errors.js';
 import { ROOT } from '../paths.js';
 import { AUDIT_USAGE, auditCommand } from './audit.js';
 import { DEVICES_USAGE, devicesCommand } from './devices.js';
@@ -92,6 +94,12 @@ export async function main(
       io.err(`error: ${error.message}\n`);
       for (const w of error.warnings) io.err(`warning: ${w}\n`);
       return error instanceof UsageError ? 2 : 1;
+    }
+    // the service's refusals (bad input, unsupported, device) are the user's to fix, as usage
+    // errors (2); a crashed engine is a failure of ours (1)
+    if (error instanceof PowerError && error.code !== 'internal') {
+      io.err(`error: ${error.message}\n`);
+      return error.code === 'engine-crashed' ? 1 : 2;
     }
     io.err(`error: internal failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return 1;

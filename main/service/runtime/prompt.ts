@@ -2,15 +2,15 @@
 // template around one user message, or ids given directly.
 import { readFile, stat } from 'node:fs/promises';
 
-import { promptSizeProblem } from '../../app/resource-limits.js';
-import { ChatTemplateError } from '../chat/template.js';
-import { renderChatBounded } from '../chat/template-budget.js';
-import { chatTemplateOf, checkRenderedKeepsMessages } from '../chat/template-source.js';
-import type { EngineClient } from '../engine/client.js';
-import type { GgufInfo } from '../gguf/types.js';
-import { longestTokenBytes } from '../models/vocab-limits.js';
-import type { NativeModelInfo, Tokens } from '../../app/engine-protocol.js';
-import { UsageError } from './errors.js';
+import { PowerError } from '../../../app/api/errors.js';
+import type { NativeModelInfo, Tokens } from '../../../app/engine-protocol.js';
+import { promptSizeProblem } from '../../../app/resource-limits.js';
+import { ChatTemplateError } from '../../chat/template.js';
+import { renderChatBounded } from '../../chat/template-budget.js';
+import { chatTemplateOf, checkRenderedKeepsMessages } from '../../chat/template-source.js';
+import type { EngineClient } from '../../engine/client.js';
+import type { GgufInfo } from '../../gguf/types.js';
+import { longestTokenBytes } from '../../models/vocab-limits.js';
 
 export type PromptSource =
   | { kind: 'text'; text: string }
@@ -30,16 +30,16 @@ async function sourceText(source: Exclude<PromptSource, { kind: 'tokens' }>, siz
   try {
     st = await stat(source.path);
   } catch (error) {
-    throw new UsageError(`cannot read the prompt file ${source.path}: ${(error as Error).message}`);
+    throw new PowerError('bad-input', `cannot read the prompt file ${source.path}: ${(error as Error).message}`);
   }
   // a FIFO or a device (/dev/zero) has no size to check and may never end
-  if (!st.isFile()) throw new UsageError(`the prompt file ${source.path} is not a regular file`);
+  if (!st.isFile()) throw new PowerError('bad-input', `the prompt file ${source.path} is not a regular file`);
   const problem = sizeProblem(st.size);
-  if (problem) throw new UsageError(problem.replace('the prompt is', `the prompt file ${source.path} is`));
+  if (problem) throw new PowerError('bad-input', problem.replace('the prompt is', `the prompt file ${source.path} is`));
   try {
     return await readFile(source.path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read the prompt file ${source.path}: ${(error as Error).message}`);
+    throw new PowerError('bad-input', `cannot read the prompt file ${source.path}: ${(error as Error).message}`);
   }
 }
 
@@ -54,20 +54,20 @@ export async function buildPrompt(
 ): Promise<Tokens> {
   if (source.kind === 'tokens') {
     const bad = source.tokens.find((t) => t >= info.vocabSize);
-    if (bad !== undefined) throw new UsageError(`--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
+    if (bad !== undefined) throw new PowerError('bad-input', `--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
     return Int32Array.from(source.tokens);
   }
   const longest = longestTokenBytes(gguf);
   const sizeProblem = (bytes: number) => promptSizeProblem(bytes, options.contextSize, longest);
   const text = await sourceText(source, sizeProblem);
-  if (text.length === 0) throw new UsageError('the prompt is empty');
+  if (text.length === 0) throw new PowerError('bad-input', 'the prompt is empty');
   const problem = sizeProblem(Buffer.byteLength(text));
-  if (problem) throw new UsageError(problem);
+  if (problem) throw new PowerError('bad-input', problem);
   let template: string | null;
   try {
     template = options.raw ? null : chatTemplateOf(gguf);
   } catch (error) {
-    if (error instanceof ChatTemplateError) throw new UsageError(`${error.message} (use --raw to send the prompt as it is)`);
+    if (error instanceof ChatTemplateError) throw new PowerError('bad-input', `${error.message} (use --raw to send the prompt as it is)`);
     throw error;
   }
   if (template === null) {
@@ -83,7 +83,7 @@ export async function buildPrompt(
     rendered = await renderChatBounded(template, messages, { bos, eos: await special(info.eos) });
     checkRenderedKeepsMessages(rendered, [text]);
   } catch (error) {
-    if (error instanceof ChatTemplateError) throw new UsageError(`${error.message} (use --raw to skip it)`);
+    if (error instanceof ChatTemplateError) throw new PowerError('bad-input', `${error.message} (use --raw to skip it)`);
     throw error;
   }
   // a template that writes the BOS text itself must not get a second BOS
