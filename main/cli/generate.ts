@@ -9,7 +9,7 @@ import { capThreads } from '../../app/resource-limits.js';
 import { scheduleProblem } from '../../app/spec-schedule.js';
 import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
-import { cancelledOutcome } from '../engine/cancellation.js';
+import { CancelledError, cancelledOutcome } from '../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
@@ -197,18 +197,24 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     const recurrent = info.recurrent || info.hybrid;
     const unschedulable = speculative ? scheduleProblem({ k, s, contextSize, batchSize: 512, recurrent }) : null;
     if (unschedulable) throw new UsageError(unschedulable);
-    const prompt = await buildPrompt(engine, modelId, info, opened.gguf, source, { raw: values.raw === true, contextSize }, run.warn);
-    if (prompt.length + 1 > contextSize) {
+    // null: Ctrl-C while the chat template rendered
+    const prompt = await buildPrompt(engine, modelId, info, opened.gguf, source, { raw: values.raw === true, contextSize, signal: run.signal }, run.warn).catch(
+      (error: unknown) => {
+        if (error instanceof CancelledError) return null;
+        throw error;
+      },
+    );
+    if (prompt && prompt.length + 1 > contextSize) {
       throw new UsageError(
         `the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const draftModel = speculative && draftPath && !run.signal.aborted
+    const draftModel = speculative && draftPath && prompt && !run.signal.aborted
       ? await engine.call('loadModel', { path: draftPath, gpuLayers: -1, devices: opened.loadDevices }).catch((error: Error) => {
           throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
         })
       : undefined;
-    const session = run.signal.aborted
+    const session = !prompt || run.signal.aborted
       ? undefined
       : await engine.call('createSession', {
           modelId,
@@ -224,8 +230,8 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     run.flushWarnings();
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
     let outcome: GenerationOutcome;
-    if (!session || run.signal.aborted) {
-      outcome = await cancelledOutcome(prompt.length);
+    if (!prompt || !session || run.signal.aborted) {
+      outcome = await cancelledOutcome(prompt?.length ?? 0);
     } else {
       const cancel = (): void => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
       run.signal.addEventListener('abort', cancel, { once: true });
