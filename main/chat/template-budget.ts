@@ -6,6 +6,7 @@ import { fork } from 'node:child_process';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { CancelledError } from '../engine/cancellation.js';
 import { ChatTemplateError, type ChatMessage, type TemplateTokens } from './template.js';
 
 export interface TemplateBudget {
@@ -29,7 +30,9 @@ export function renderChatBounded(
   messages: readonly ChatMessage[],
   tokens: TemplateTokens,
   budget: TemplateBudget = DEFAULT_TEMPLATE_BUDGET,
+  signal?: AbortSignal,
 ): Promise<string> {
+  if (signal?.aborted) return Promise.reject(new CancelledError('rendering the chat template'));
   const here = fileURLToPath(import.meta.url);
   const file = fileURLToPath(new URL(`./template-worker${extname(here)}`, import.meta.url));
   const child = fork(file, [], {
@@ -69,6 +72,9 @@ export function renderChatBounded(
         ),
       ),
     );
+    const onAbort = (): void => settle(() => reject(new CancelledError('rendering the chat template')));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.once('exit', () => signal?.removeEventListener('abort', onAbort));
     child.send({ template, messages, tokens });
   });
 }

@@ -10,7 +10,7 @@ import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../app/profile.js';
 import { capThreads } from '../../app/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
-import { cancelledOutcome } from '../engine/cancellation.js';
+import { CancelledError, cancelledOutcome } from '../engine/cancellation.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
 import { ModelLoadCancelled } from '../service/runtime/open-model.js';
@@ -197,19 +197,25 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     const recurrent = info.recurrent || info.hybrid;
     const unschedulable = sessionProblem(target, { strategy, k, s });
     if (unschedulable) throw new UsageError(unschedulable);
-    const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize }, run.warn);
-    if (prompt.length + 1 > contextSize) {
+    // null: Ctrl-C while the chat template rendered
+    const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize, signal: run.signal }, run.warn).catch(
+      (error: unknown) => {
+        if (error instanceof CancelledError) return null;
+        throw error;
+      },
+    );
+    if (prompt && prompt.length + 1 > contextSize) {
       throw new UsageError(
         `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const session = run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads });
+    const session = !prompt || run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads });
 
     run.flushWarnings();
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
     let outcome: GenerationOutcome;
-    if (!session || run.signal.aborted) {
-      outcome = await cancelledOutcome(prompt.length);
+    if (!prompt || !session || run.signal.aborted) {
+      outcome = await cancelledOutcome(prompt?.length ?? 0);
     } else {
       const cancel = (): void => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
       run.signal.addEventListener('abort', cancel, { once: true });

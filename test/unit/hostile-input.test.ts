@@ -183,6 +183,14 @@ describe('chat templates', () => {
       /produced 1000005 bytes \(at most 1010 for this conversation\)/,
     );
   });
+  test('a rendering is cancelled by its signal', async () => {
+    const controller = new AbortController();
+    const t0 = performance.now();
+    const pending = renderChatBounded('{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}', user, tokens, undefined, controller.signal);
+    setTimeout(() => controller.abort(), 300);
+    await assert.rejects(pending, /cancelled while rendering the chat template/);
+    assert.ok(performance.now() - t0 < 4000);
+  });
   test('a good template renders in the child process', async () => {
     assert.equal(await renderChatBounded('{{ bos_token }}{{ messages[0].content }}', user, tokens), '<s>hello');
   });

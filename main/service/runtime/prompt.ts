@@ -22,6 +22,8 @@ export interface PromptOptions {
   raw: boolean;
   /** the context the prompt must fit: a text too long for it is refused before tokenising */
   contextSize: number;
+  /** cancels a template rendering in progress (a CancelledError) */
+  signal?: AbortSignal;
 }
 
 async function sourceText(source: Exclude<PromptSource, { kind: 'tokens' }>, sizeProblem: (bytes: number) => string | null): Promise<string> {
@@ -80,7 +82,7 @@ export async function buildPrompt(
   let rendered: string;
   try {
     const messages = [{ role: 'user' as const, content: text }];
-    rendered = await renderChatBounded(template, messages, { bos, eos: await special(info.eos) });
+    rendered = await renderChatBounded(template, messages, { bos, eos: await special(info.eos) }, undefined, options.signal);
     checkRenderedKeepsMessages(rendered, [text]);
   } catch (error) {
     if (error instanceof ChatTemplateError) throw new PowerError('bad-input', `${error.message} (use --raw to skip it)`);
