@@ -18,6 +18,9 @@ export interface TemplateBudget {
   overheadBytes: number;
 }
 
+/** how long the renderer process may take to start, before the template's own budget runs */
+const RENDERER_START_MS = 60_000;
+
 export const DEFAULT_TEMPLATE_BUDGET: TemplateBudget = { timeMs: 5000, heapMb: 128, overheadBytes: 1 << 20 };
 
 /** Bytes a rendering may reach: the messages (twice: a template may repeat them) plus the overhead. */
@@ -42,6 +45,7 @@ export function renderChatBounded(
   });
   return new Promise<string>((resolve, reject) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const settle = (fn: () => void): void => {
       if (settled) return;
       settled = true;
@@ -49,11 +53,24 @@ export function renderChatBounded(
       fn();
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     };
-    const timer = setTimeout(
-      () => settle(() => reject(new ChatTemplateError(`the model's chat template did not finish within ${budget.timeMs / 1000} s (it loops or does too much work)`))),
-      budget.timeMs,
+    // the time budget is the template's: it starts when the renderer has started (a loaded
+    // machine, or tsx in the tests, can take seconds to start a Node process)
+    const budgetTimer = (): NodeJS.Timeout =>
+      setTimeout(
+        () => settle(() => reject(new ChatTemplateError(`the model's chat template did not finish within ${budget.timeMs / 1000} s (it loops or does too much work)`))),
+        budget.timeMs,
+      );
+    timer = setTimeout(
+      () => settle(() => reject(new ChatTemplateError(`the chat template renderer did not start within ${RENDERER_START_MS / 1000} s`))),
+      RENDERER_START_MS,
     );
-    child.on('message', (m: { ok: true; text: string } | { ok: false; message: string }) => {
+    child.on('message', (m: { ready: true } | { ok: true; text: string } | { ok: false; message: string }) => {
+      if ('ready' in m) {
+        clearTimeout(timer);
+        timer = budgetTimer();
+        child.send({ template, messages, tokens });
+        return;
+      }
       if (!m.ok) return settle(() => reject(new ChatTemplateError(m.message)));
       const limit = outputLimit(messages, budget);
       const size = Buffer.byteLength(m.text);
@@ -75,6 +92,5 @@ export function renderChatBounded(
     const onAbort = (): void => settle(() => reject(new CancelledError('rendering the chat template')));
     signal?.addEventListener('abort', onAbort, { once: true });
     child.once('exit', () => signal?.removeEventListener('abort', onAbort));
-    child.send({ template, messages, tokens });
   });
 }

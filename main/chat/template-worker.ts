@@ -18,3 +18,5 @@ process.once('message', (job: Job) => {
   }
   process.send?.(reply, undefined, {}, () => process.disconnect());
 });
+// started: the caller's time budget for the template runs from here
+process.send?.({ ready: true });
