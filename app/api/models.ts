@@ -11,7 +11,7 @@ export const ModelFacts = z.object({
   /** general.name, '' when absent */
   name: z.string(),
   parameters: z.number().nonnegative(),
-  /** "all F32", "mostly Q4_0", ... */
+  /** llama.cpp's file type name: "all F32", "F16", "Q4_0", ... */
   fileType: z.string(),
   /** trained context length (0: unknown) */
   contextLength: z.number().int(),

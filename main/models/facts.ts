@@ -35,9 +35,8 @@ export function modelFacts(info: GgufInfo): ModelFacts {
   const blocks = hp('block_count') ?? 0;
   const nextn = hp('nextn_predict_layers') ?? 0;
   const fileTypeId = num(m.get('general.file_type'));
-  let fileType = fileTypeId !== undefined ? (FILE_TYPES[fileTypeId] ?? `type ${fileTypeId}`) : 'unknown';
-  // llama.cpp says "mostly X" unless every tensor has the file type (only "all F32" is exact)
-  if (fileTypeId !== undefined && fileTypeId !== 0 && FILE_TYPES[fileTypeId]) fileType = `mostly ${fileType}`;
+  // the names llama.cpp's llama_model_ftype_name gives (this release has no "mostly" prefix)
+  const fileType = fileTypeId !== undefined ? (FILE_TYPES[fileTypeId] ?? `type ${fileTypeId}`) : 'unknown';
   let parameters = 0;
   let recurrent = false;
   let attention = false;
