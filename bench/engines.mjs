@@ -7,7 +7,8 @@
 //   - power audit of the draft-model pair (greedy, K 4 and 7) on each flavour: identical, or
 //     where the verify row differs from the one-row decode and by how much.
 //
-//   node bench/engines.mjs [--reps R] [--threads T] [--tokens N] [--prompt-tokens P] [--write]
+//   node bench/engines.mjs [--reps R] [--threads T] [--tokens N] [--prompt-tokens P]
+//                          [--audit-k 4,7] [--audit-prompts N] [--audit-tokens N] [--write]
 //
 // Needs dist/ (npm run build) and both flavours built (npm install builds them).
 import { spawnSync } from 'node:child_process';
@@ -27,6 +28,9 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '1' },
     tokens: { type: 'string', default: '64' },
     'prompt-tokens': { type: 'string', default: '256' },
+    'audit-k': { type: 'string', default: '4,7' },
+    'audit-prompts': { type: 'string', default: '3' },
+    'audit-tokens': { type: 'string', default: '128' },
     write: { type: 'boolean', default: false },
   },
 });
@@ -34,6 +38,8 @@ const reps = Number(values.reps);
 const threads = values.threads;
 const tokens = Number(values.tokens);
 const promptLength = Number(values['prompt-tokens']);
+const auditKs = values['audit-k'].split(',').map(Number);
+const auditTokens = values['audit-tokens'];
 
 function fail(message) {
   console.error(`bench: ${message}`);
@@ -90,10 +96,10 @@ for (let rep = 0; rep < reps; rep++) {
 
 const audits = [];
 for (const f of FLAVOURS) {
-  for (const kk of [4, 7]) {
-    for (const p of ['1,300,301,302,303', '1,263,400,500,600,700', '1,42,43,44']) {
+  for (const kk of auditKs) {
+    for (const p of ['1,300,301,302,303', '1,263,400,500,600,700', '1,42,43,44'].slice(0, Number(values['audit-prompts']))) {
       const a = power(f, ['audit', '--json', '--threads', threads, '--model', models['engines-f16.gguf'], '--draft', models['engines-f16-draft.gguf'],
-        '--strategy', 'draft-model', '--k', String(kk), '--prompt-tokens', p, '--max-tokens', '128']);
+        '--strategy', 'draft-model', '--k', String(kk), '--prompt-tokens', p, '--max-tokens', auditTokens]);
       audits.push({ flavour: f, k: kk, prompt: p, ...a });
       console.log(`bench: audit ${f} K${kk} [${p}]: ${a.identical ? 'identical' : `diverges at ${a.firstDivergence.index} (margin ${a.firstDivergence.controlMargin.toPrecision(3)}, row diff ${a.firstDivergence.rowMaxAbsDiff.toPrecision(3)}, explained ${a.firstDivergence.explained})`}`);
     }
@@ -120,7 +126,7 @@ const lines = [
   '',
   `cpu / cpu-prebuilt: prefill ${ratio('prefill')}×, AR decode ${ratio('decode')}×. Greedy AR digests ${[...samples.cpu.digest][0] === [...samples['cpu-prebuilt'].digest][0] ? 'equal' : 'differ'} between the flavours.`,
   '',
-  '`power audit` (draft-model, greedy, 128 tokens) on the same pair:',
+  `\`power audit\` (draft-model, greedy, ${auditTokens} tokens) on the same pair:`,
   '',
   '| flavour | K | prompt | identical | first divergence | control margin | verify row max abs diff | explained |',
   '| --- | ---: | --- | --- | ---: | ---: | ---: | --- |',

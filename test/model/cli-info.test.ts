@@ -40,7 +40,9 @@ describe('power info', () => {
       assert.equal(info.architecture, arch);
       // llama.cpp counts every weight the file holds, the NextN block included
       assert.equal(info.parameters, parameterCount(gguf));
-      assert.equal(info.fileType, 'all F32');
+      // the file type llama.cpp names from general.file_type (the writer's F16/Q8_0/Q4_0 models)
+      const dtype = SYNTHETIC_MODELS[name].params.dtype ?? 'f32';
+      assert.equal(info.fileType, { f32: 'all F32', f16: 'F16', q8_0: 'Q8_0', q4_0: 'Q4_0' }[dtype]);
       assert.equal(info.contextLength, num('context_length'));
       const nextn = arch === 'qwen35' ? num('nextn_predict_layers') : 0;
       assert.equal(info.nextnLayers, nextn);
