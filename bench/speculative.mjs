@@ -656,7 +656,7 @@ async function main() {
     for (const { t, r } of s.poolVsAuto) parts.push(`bare loop at ${t} threads, persistent pool / per-graph threads ${ratio(r)}`);
     for (const { t, r, s: sr } of s.arThreads) parts.push(`Power at --threads ${t} / default: AR ${ratio(r)}, K${k} ${ratio(sr)}`);
     for (const { t, r } of s.llamaPoll) parts.push(`llama-speculative-simple at ${t} threads, two pools polling (default) / --poll 0 ${ratio(r)}`);
-    suspects.push(`- ${type}: ${parts.join('; ')}.`);
+    if (parts.length) suspects.push(`- ${type}: ${parts.join('; ')}.`);
   }
   if (prof.poll) {
     const base = prof.poll.levels[1];
