@@ -412,7 +412,9 @@ async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) 
     };
     await engine.call('disposeSession', { sessionId: spec.sessionId });
 
-    // the session pool's polling level, draft-model K at `pollThreads` threads (one shared pool)
+    // the session pool's polling level, draft-model K at `pollThreads` threads (one shared pool;
+    // at 1 thread the pool has no workers and nothing polls)
+    if (pollThreads < 2) return out;
     out.poll = { threads: pollThreads, levels: {} };
     for (const level of POLL_LEVELS) {
       const s = await engine.call('createSession', {
@@ -525,7 +527,7 @@ async function main() {
   const head = types[0];
   const generate = !values['no-profile'];
   const pollThreads = Math.max(...threadList);
-  console.log(generate ? `engine driven directly (${head}: JS work per round, threadpool polling at ${pollThreads} threads)...` : 'tokenizing the prompts...');
+  console.log(generate ? `engine driven directly (${head}: JS work per round${pollThreads > 1 ? `, threadpool polling at ${pollThreads} threads` : ''})...` : 'tokenizing the prompts...');
   const prof = await profile(models[head], texts, { tokens, k, pollThreads, generate });
   const configs = configsFor({ threadList, k, defaultThreads: prof.defaultThreads, withLlama });
 
@@ -628,6 +630,13 @@ async function main() {
   const powerSpec = results.filter((r) => r.runner === 'power' && r.key.startsWith('spec'));
   verdicts.push(`Power draft-model tokens = Power AR tokens (digest): ${powerSpec.filter((r) => r.matchesAr).length}/${powerSpec.length}` +
     ' (the prebuilt CPU libraries are not batch-invariant, DESIGN.md section 1: a verify row can round differently from a one-row decode and flip a near tie)');
+  if (median(results.map((r) => r.load)) > cpus().length) {
+    verdicts.push(
+      `the machine was oversubscribed (median load ${fmt(median(results.map((r) => r.load)), 1)} on ${cpus().length} CPUs): every runner lost time slices, ` +
+        'and Power\'s "host overhead" also counts the slice its generation thread loses right after a hand-over wakes the engine host\'s JS thread ' +
+        '(time the scheduler takes either way; compare Power AR with the bare loop for what it costs)',
+    );
+  }
   const bare = results.filter((r) => r.runner === 'bare');
   verdicts.push(`bare loop tokens = Power AR tokens: ${bare.filter((r) => r.matchesAr).length}/${bare.length}`);
 
@@ -647,7 +656,7 @@ async function main() {
     for (const { t, r } of s.poolVsAuto) parts.push(`bare loop at ${t} threads, persistent pool / per-graph threads ${ratio(r)}`);
     for (const { t, r, s: sr } of s.arThreads) parts.push(`Power at --threads ${t} / default: AR ${ratio(r)}, K${k} ${ratio(sr)}`);
     for (const { t, r } of s.llamaPoll) parts.push(`llama-speculative-simple at ${t} threads, two pools polling (default) / --poll 0 ${ratio(r)}`);
-    suspects.push(`- ${type}: ${parts.join('; ')}.`);
+    if (parts.length) suspects.push(`- ${type}: ${parts.join('; ')}.`);
   }
   if (prof.poll) {
     const base = prof.poll.levels[1];

@@ -91,6 +91,19 @@ void round_batch::clear() {
     piece_ends.clear();
 }
 
+void round_batch::drop_partial_round() {
+    size_t named = 0;
+    for (size_t r = 0; r < rounds(); r++) {
+        named += static_cast<size_t>(numbers[r * n_fields + n_tokens]);
+    }
+    if (ids.size() > named) {
+        ids.resize(named);
+        origins.resize(named);
+        piece_ends.resize(named);
+        bytes.resize(named > 0 ? piece_ends.back() : 0);
+    }
+}
+
 void round_batch::add_token(const llama_vocab * vocab, llama_token id, origin o) {
     char buf[256];
     const int32_t n = llama_token_to_piece(vocab, id, buf, sizeof buf, 0, false);

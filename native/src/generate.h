@@ -38,6 +38,8 @@ struct round_batch {
     void clear();
     // appends a token and its piece
     void add_token(const llama_vocab * vocab, llama_token id, origin o);
+    // drops tokens no recorded round names (a round that failed halfway through recording)
+    void drop_partial_round();
     // appends a round's record; its tokens must have been added just before (n_tok of them)
     void add_round(int32_t proposed, int32_t accepted, bool replay, int32_t clamp, int64_t start_us, int64_t end_us,
                    int64_t propose_us, int64_t verify_us, int64_t commit_us, int32_t n_tok);

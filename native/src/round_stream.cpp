@@ -39,6 +39,9 @@ void round_stream::close(bool first) {
 }
 
 void round_stream::flush() {
+    if (pending_) {
+        pending_->drop_partial_round();
+    }
     if (pending_ && pending_->rounds() > 0) {
         deliver_(std::move(pending_));
     }

@@ -1,7 +1,9 @@
 // The engine host and the native objects behind it: streaming order, cancel and continue,
 // dispose during a request, a crashed host, and no native handle left behind.
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 
 import type { RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
@@ -111,6 +113,32 @@ describe('engine host', () => {
     for (let i = 1; i < run.rounds.length; i++) {
       assert.ok(run.rounds[i]!.endUs >= run.rounds[i - 1]!.endUs);
       assert.equal(run.rounds[i]!.tokens[0]!.origin, 'target');
+    }
+    await engine.call('disposeSession', { sessionId });
+    await engine.call('disposeModel', { modelId });
+  });
+
+  test('rounds cross in coalesced batches: the first token alone at once, then every round in order', async () => {
+    const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+    const { sessionId, threads } = await engine.call('createSession', { modelId, contextSize: 256 });
+    // the default leaves a logical CPU for the app's processes (README "Threads")
+    const cpus = availableParallelism();
+    assert.ok(threads >= 1 && (cpus === 1 || threads < cpus), `default threads ${threads} on ${cpus} CPUs`);
+    // the IPC messages themselves (the client expands each batch into round records)
+    const child = (engine as unknown as { child: ChildProcess }).child;
+    const batches: number[] = [];
+    const count = (m: { kind?: string; event?: string; batch?: { rounds: number } }) => {
+      if (m.kind === 'event' && m.event === 'rounds') batches.push(m.batch!.rounds);
+    };
+    child.on('message', count);
+    try {
+      const run = await generate(engine, sessionId, [1, 400, 401], 60);
+      assert.equal(run.rounds.length, 60);
+      assert.equal(batches[0], 1, 'the first token is handed over alone, without waiting for later rounds');
+      assert.equal(batches.reduce((a, b) => a + b, 0), 60, 'every round crossed exactly once');
+      assert.ok(batches.length <= 60);
+    } finally {
+      child.off('message', count);
     }
     await engine.call('disposeSession', { sessionId });
     await engine.call('disposeModel', { modelId });
