@@ -1,0 +1,16 @@
+// PowerApi: the one contract between the service and every front door (Electron IPC, the
+// WebSocket of `power serve`, the CLI). Plain data plus zod schemas; transports are
+// generated from `powerApi`.
+import { chats } from './chats.js';
+import type { ApiOf } from './describe.js';
+import { engine } from './engine.js';
+import { generation } from './generation.js';
+import { models } from './models.js';
+import { profiles } from './profiles.js';
+
+export const powerApi = { models, engine, profiles, chats, generation };
+export type PowerApiDescription = typeof powerApi;
+export type PowerApi = ApiOf<PowerApiDescription>;
+
+export { ApiError, API_ERROR_CODES, PowerError, toApiError, type ApiErrorCode } from './errors.js';
+export type { ConcernSpec, MethodSpec } from './describe.js';
