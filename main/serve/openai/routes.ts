@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { toApiError, type ApiErrorCode } from '../../../app/api/errors.js';
+import { PowerError, toApiError, type ApiErrorCode } from '../../../app/api/errors.js';
 import { ChatCompletionRequest, CompletionRequest, messageText } from '../../../app/openai-api.js';
 import { describeIssues } from '../../../app/transport/ws-protocol.js';
 import { HttpError, readJsonBody, sendError, sendJson } from '../http-util.js';
@@ -63,6 +63,13 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
   return { input, stops: typeof stop === 'string' ? [stop] : stop, stream: r.stream === true, includeUsage: r.stream_options?.include_usage === true };
 }
 
+/** A reply cancelled by anything but its own stop sequence (Power stopping) is an error, not an answer. */
+function checkNotCancelled(out: CompletionOutput, filter: StopStrings): void {
+  if (out.stopReason === 'cancelled' && !filter.stopped) {
+    throw new PowerError('cancelled', `the reply was stopped after ${out.completionTokens} tokens (Power is stopping)`);
+  }
+}
+
 function finishReason(out: CompletionOutput, stopped: boolean): 'stop' | 'length' {
   if (stopped) return 'stop';
   return out.stopReason === 'eos' ? 'stop' : 'length';
@@ -103,6 +110,7 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
       text += filter.push(piece);
       if (filter.stopped) abort.abort();
     }, abort.signal);
+    checkNotCancelled(out, filter);
     text += filter.flush();
     const reason = finishReason(out, filter.stopped);
     const choice = kind === 'chat'
@@ -137,6 +145,7 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
       if (text) delta(text, null, input.model);
       if (filter.stopped) abort.abort();
     }, abort.signal);
+    checkNotCancelled(out, filter);
   } catch (error) {
     if (!started) throw error;
     // the stream has begun: the error becomes its last event, as llama-server does
