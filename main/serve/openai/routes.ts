@@ -127,6 +127,8 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
   };
   const event = (data: unknown): void => {
+    // the client may be gone (it cancelled by closing): nothing more to send
+    if (res.destroyed || res.writableEnded) return;
     start();
     res.write(`data: ${JSON.stringify(data)}\n\n`);
   };
@@ -151,15 +153,14 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     // the stream has begun: the error becomes its last event, as llama-server does
     const e = httpErrorOf(error);
     event({ error: { message: e.message, type: e.type, param: null, code: e.code } });
-    res.end();
+    if (!res.destroyed) res.end();
     return;
   }
   const tail = filter.flush();
   if (tail) delta(tail, null, out.model);
   delta('', finishReason(out, filter.stopped), out.model, { usage: usage(out), power: power(out) });
   if (includeUsage) event({ id, object: chunkObject, created, model: out.model, choices: [], usage: usage(out) });
-  res.write('data: [DONE]\n\n');
-  res.end();
+  if (!res.destroyed) res.end('data: [DONE]\n\n');
 }
 
 export function openAiError(res: ServerResponse, error: unknown): void {
