@@ -141,6 +141,9 @@ describe('power serve', () => {
     const e = JSON.parse(mtp.body) as { error: { message: string; code: string; type: string } };
     assert.equal(e.error.type, 'invalid_request_error');
     assert.match(e.error.message, /no NextN\/MTP layers/);
+    // the refused load leaves nothing behind: the same model without the strategy works
+    const next = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 2 });
+    assert.equal(next.power.strategy, 'none');
   });
 
   test('a model file that makes llama.cpp abort fails its request and the server goes on', async () => {
