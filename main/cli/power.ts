@@ -12,11 +12,12 @@ import { FailureError, UsageError } from './errors.js';
 import { GENERATE_USAGE, generateCommand, type Io } from './generate.js';
 import { INFO_USAGE, infoCommand } from './info.js';
 import { MAKE_MODELS_USAGE, makeModelsCommand } from './make-models.js';
+import { SERVE_USAGE, serveCommand } from './serve.js';
 
 const USAGE = `Power: chat with local LLMs, with exact speculative decoding.
 
 Usage:
-${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
+${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, SERVE_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
 
   power --help | --version`;
 
@@ -52,6 +53,27 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+/**
+ * The first SIGINT/SIGTERM asks to stop cleanly; a second one ends the process at once. SIGINT
+ * arrives through bin/power.js's one listener (interrupts.handler), SIGTERM directly.
+ */
+function processStopSignal(interrupts: Interrupts): () => Promise<string> {
+  return () =>
+    new Promise((resolve) => {
+      const first = (signal: NodeJS.Signals): void => {
+        process.off('SIGTERM', onTerm);
+        interrupts.handler = () => process.exit(130);
+        process.once('SIGTERM', () => process.exit(143));
+        resolve(signal);
+      };
+      const onTerm = (): void => first('SIGTERM');
+      interrupts.handler = () => first('SIGINT');
+      // main() called without bin/power.js: nobody forwards SIGINT yet
+      if (process.listenerCount('SIGINT') === 0) process.on('SIGINT', () => interrupts.handler?.());
+      process.on('SIGTERM', onTerm);
+    });
+}
+
 export async function main(
   argv: string[],
   io?: Io,
@@ -70,6 +92,8 @@ export async function main(
         return await generateCommand(rest, io, interrupts.pending);
       case 'audit':
         return await auditCommand(rest, io);
+      case 'serve':
+        return await serveCommand(rest, { ...io, stopSignal: processStopSignal(interrupts) });
       case 'devices':
         return await devicesCommand(rest, io.out);
       case 'make-models':
