@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ROOT } from '../paths.js';
+import { BENCH_USAGE, benchCommand } from './bench.js';
 import { DEVICES_USAGE, devicesCommand } from './devices.js';
 import { UsageError } from './errors.js';
 import { GENERATE_USAGE, generateCommand, type Io } from './generate.js';
@@ -13,7 +14,7 @@ import { MAKE_MODELS_USAGE, makeModelsCommand } from './make-models.js';
 const USAGE = `Power: chat with local LLMs, with exact speculative decoding.
 
 Usage:
-${[INFO_USAGE, GENERATE_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
+${[INFO_USAGE, GENERATE_USAGE, BENCH_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
 
   power --help | --version`;
 
@@ -40,6 +41,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
         return await infoCommand(rest, io.out);
       case 'generate':
         return await generateCommand(rest, io);
+      case 'bench':
+        return await benchCommand(rest, io, io === processIo ? process.stderr : null);
       case 'devices':
         return await devicesCommand(rest, io.out);
       case 'make-models':
