@@ -3,6 +3,7 @@
 // back, the HTML rendered in a real headless Chromium with its charts), the PDF, a user's own
 // task file with a seeded recurrent run, and bad input.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import { Report, type RequestRecord } from '../../app/report/schema.js';
 import { steadyDecodeTokensPerSecond } from '../../app/report/stats.js';
 import { findChromium, offlineFlags } from '../../main/bench/pdf.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
+import { ROOT } from '../../main/paths.js';
 import { power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 
@@ -282,6 +284,15 @@ describe('power bench', () => {
     for (const [what, args, pattern] of cases) {
       test(what, () => oneErrorLine(power([...base(), ...args]), pattern));
     }
+
+    test('pdf without a usable Chromium is refused before anything runs', () => {
+      const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'power.js'), ...base(), '--formats', 'json,pdf'], {
+        encoding: 'utf8',
+        env: { ...process.env, POWER_CHROMIUM: '/nonexistent/chromium' },
+      });
+      oneErrorLine({ code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }, /--formats pdf: POWER_CHROMIUM=.* is not an executable/);
+      assert.ok(!existsSync(join(dir, 'bad')), 'nothing written');
+    });
 
     test('a task file with a bad line names the line', async () => {
       const bad = join(dir, 'bad.jsonl');
