@@ -10,6 +10,7 @@
 //
 //   node bench/peers.mjs [--out DIR] [--tokens N] [--prompts N] [--threads N] [--k K]
 //                        [--write] [--no-server] [--no-speculative-simple] [--no-nlc] [--build-server]
+/* global setTimeout, clearTimeout, fetch */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';

@@ -172,6 +172,8 @@ export const RunInfo = z.object({
   seed: z.number().int().nullable(),
   /** the steady-decode figure skips this many rounds at the start of each request */
   warmupRounds: Count,
+  /** stopped early (Ctrl-C): the report holds the requests completed before */
+  cancelled: z.boolean(),
 });
 export type RunInfo = z.infer<typeof RunInfo>;
 

@@ -27,6 +27,7 @@ export function runTable(report: Report): Table {
       ['max tokens', run.maxTokens === null ? 'per task' : String(run.maxTokens)],
       ['sampling', run.temperature === 0 ? 'greedy' : `temperature ${run.temperature}, seed ${run.seed}`],
       ['warm-up rounds', String(run.warmupRounds)],
+      ...(run.cancelled ? [['cancelled', `yes: ${report.requests.length} requests completed`]] : []),
     ],
   };
 }

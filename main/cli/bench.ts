@@ -254,6 +254,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
         temperature,
         seed: temperature > 0 ? sampling.seed : null,
         warmupRounds: WARMUP_ROUNDS,
+        cancelled: outcome.cancelled,
       },
       environment(placement, describeDevice(placement.device), models, {
         gpuLayers: placement.kind === 'cpu' ? null : layers < 0 ? 'all' : layers,

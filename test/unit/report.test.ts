@@ -7,7 +7,8 @@ import { describe, test } from 'node:test';
 
 import { compareWithControl, pooledAcceptancePerPosition, summarizeProfiles } from '../../app/report/aggregate.js';
 import { parseProfileList, ProfileListError } from '../../app/report/bench-profiles.js';
-import type { RequestRecord, RoundSample } from '../../app/report/schema.js';
+import { CSV_COLUMNS, reportToCsv } from '../../app/report/csv.js';
+import type { Report, RequestRecord, RoundSample } from '../../app/report/schema.js';
 import { quantile, spread, steadyDecodeTokensPerSecond } from '../../app/report/stats.js';
 import { parseTasks, TaskFileError } from '../../app/report/tasks.js';
 import { progressLine } from '../../main/bench/progress.js';
@@ -191,6 +192,18 @@ describe('task files', () => {
     const raw = await readFile(join(TASKS_DIR, 'matrix.jsonl'), 'utf8');
     assert.equal(new Set(matrix.tasks.map((t) => t.prompt)).size, 100, 'every prompt is different');
     assert.ok(raw.startsWith('//'));
+  });
+});
+
+describe('CSV', () => {
+  test('quotes fields with commas, quotes or line breaks; null is empty; lists are ;-separated', () => {
+    const r = { ...record({ task: 't1', profile: 'k4', acceptancePerPosition: [0.5, 0.25] }), matchesControl: null, category: 'a,b "c"' };
+    const csv = reportToCsv({ requests: [r] } as unknown as Report);
+    const [header, row] = csv.split('\r\n');
+    assert.equal(header, CSV_COLUMNS.join(','));
+    assert.match(row!, /^t1,"a,b ""c""",k4,0,,10,/);
+    assert.match(row!, /,0\.5;0\.25,/);
+    assert.ok(row!.endsWith(`,${DIGEST_A},`));
   });
 });
 
