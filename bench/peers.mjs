@@ -442,6 +442,13 @@ const lines = [
     `${NPROMPTS} prompts × ${TOKENS} tokens, greedy, context ${CTX}, ${THREADS} thread(s) for every engine, K = ${K}.`,
   `Power: \`${power.command}\`.`,
   '',
+  ...(Math.max(load0, loadavg()[0]) > cpus().length
+    ? [
+        `**Overloaded machine:** the load average (${load0.toFixed(1)} → ${loadavg()[0].toFixed(1)}) exceeded the ${cpus().length} cores, so every figure below ` +
+          'is dominated by contention for the CPU (peers ran one after another, not interleaved); rerun on a quiet machine before reading ratios into it.',
+        '',
+      ]
+    : []),
   '| peer | mode | settings | decode tok/s (median) | Power / peer (median of per-prompt ratios) | acceptance | output = Power AR |',
   '| --- | --- | --- | --- | --- | --- | --- |',
   ...table.map((r) => `| ${r.peer} | ${r.mode} | ${r.settings || '-'} | ${fmt(r.decode)} | ${r.peer === 'Power' ? '-' : times(r.ratio)} | ${pct(r.acceptance)} | ${r.same} |`),
