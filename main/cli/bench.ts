@@ -9,13 +9,13 @@ import { WARMUP_ROUNDS } from '../../app/generation-result.js';
 import { parseProfileList, ProfileListError, PROFILE_SYNTAX } from '../../app/report/bench-profiles.js';
 import { buildReport } from '../../app/report/build.js';
 import { fixed, percent, ratio } from '../../app/report/format.js';
-import type { ProfileRun, Report } from '../../app/report/schema.js';
+import type { Report } from '../../app/report/schema.js';
 import { TaskFileError } from '../../app/report/tasks.js';
 import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { environment, modelFile } from '../bench/environment.js';
 import { ChromiumError, findChromium } from '../bench/pdf.js';
 import { ProgressLine } from '../bench/progress.js';
-import { BenchRun, type PreparedTask, type ProfileSession } from '../bench/runner.js';
+import { BenchRun } from '../bench/runner.js';
 import { loadTaskSet, TaskSetError, type TaskSet } from '../bench/tasks.js';
 import { REPORT_FORMATS, writeReport, type ReportFormat } from '../bench/write.js';
 import { readBuildInfo } from '../engine/build-info.js';
@@ -25,8 +25,8 @@ import { checkDraftCompatibility } from '../models/draft-compat.js';
 import { choice, int, num, parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
 import type { Io } from './generate.js';
+import { createProfileSessions, prepareTasks } from './bench-setup.js';
 import { checkFile, defaultContextSize, openModel } from './open-model.js';
-import { buildPrompt } from './prompt.js';
 
 export const BENCH_USAGE = `power bench --model <model.gguf> [--draft <draft.gguf>] [--strategy S] [--profiles LIST]
   [--tasks calibration|matrix|FILE.jsonl] [--repeat N] [--max-tokens N] [--temperature T --seed N]
@@ -57,7 +57,6 @@ const FLAGS = {
 } as const;
 
 const DEFAULT_FORMATS: ReportFormat[] = ['json', 'csv', 'md', 'html'];
-const DEFAULT_TASK_TOKENS = 256;
 
 function formatsOf(raw: string | undefined): ReportFormat[] {
   if (raw === undefined) return DEFAULT_FORMATS;
@@ -181,43 +180,26 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
       throw new UsageError(`strategy '${strategy}' is not available for ${modelPath}: ${availability.reason}`);
     }
     const contextSize = ctxFlag ?? defaultContextSize(info.contextLength);
-    let warned = false;
-    const prepared: PreparedTask[] = [];
-    for (const task of taskSet.tasks) {
-      const prompt = await buildPrompt(engine, modelId, info, { kind: 'text', text: task.prompt }, { raw: values.raw === true }, (l) => {
-        if (!warned) io.err(`warning: ${l}\n`);
-        warned = true;
-      });
-      if (prompt.length + 1 > contextSize) {
-        throw new UsageError(`task '${task.id}': the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx)`);
-      }
-      prepared.push({ task, prompt, maxTokens: maxTokensFlag ?? task.maxTokens ?? DEFAULT_TASK_TOKENS });
-    }
+    const prepared = await prepareTasks(engine, { modelId, info }, taskSet.tasks, {
+      raw: values.raw === true,
+      contextSize,
+      maxTokens: maxTokensFlag,
+      warn: (l) => io.err(`warning: ${l}\n`),
+    });
 
     const draftModel = draftPath
       ? await engine.call('loadModel', { path: draftPath, gpuLayers: -1, devices: opened.loadDevices }).catch((error: Error) => {
           throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
         })
       : undefined;
-    const sessions: ProfileSession[] = [];
-    const runs: ProfileRun[] = [];
-    let settledFlash: 'on' | 'off' | 'unknown' = 'unknown';
-    for (const p of profiles) {
-      const spec = p.k !== null;
-      const session = await engine.call('createSession', {
-        modelId,
-        contextSize,
-        threads,
-        flashAttn,
-        strategy: spec ? strategy : 'none',
-        k: p.k ?? 0,
-        s: p.s ?? 0,
-        ...(spec && draftModel ? { draftModelId: draftModel.modelId } : {}),
-      });
-      settledFlash = session.flashAttn;
-      sessions.push({ name: p.name, sessionId: session.sessionId });
-      runs.push({ name: p.name, strategy: spec ? strategy : 'none', k: spec ? session.k : null, s: spec ? session.s : null });
-    }
+    const { sessions, runs, flashAttn: settledFlash } = await createProfileSessions(engine, profiles, {
+      modelId,
+      draftModelId: draftModel?.modelId,
+      strategy,
+      contextSize,
+      threads,
+      flashAttn,
+    });
     if (!info.recurrent && !info.hybrid && profiles.some((p) => p.s !== null && p.k !== null && p.s < p.k)) {
       io.err('note: the target has no recurrent state, so S does not apply (profiles that differ only in S run alike)\n');
     }
