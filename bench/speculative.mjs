@@ -25,7 +25,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const FLAVOUR = process.env.POWER_FLAVOUR ?? 'cpu';
+// the prebuilt libraries by default: they carry libllama-common.so, which the llama.cpp peers link
+// against, so Power and its peers run the same llama.cpp build
+const FLAVOUR = process.env.POWER_FLAVOUR ?? 'cpu-prebuilt';
 const ADDON_DIR = join(ROOT, `build/addon-${FLAVOUR}`);
 const LLAMA_SRC = join(ROOT, 'build/llama.cpp');
 const LLAMA_EXE = join(ROOT, 'build/bench/llama-speculative-simple');
@@ -64,7 +66,7 @@ const USAGE = `node bench/speculative.mjs [options]
   --no-priority    keep the normal CPU priority (by default the bench and every engine it starts
                    run at nice -10 when allowed: on a shared machine, another busy process makes
                    ggml's spinning thread barriers collapse and a 2-thread step 5-50x slower)
-Environment: POWER_FLAVOUR picks the addon flavour (default cpu; e.g. cpu-src).`;
+Environment: POWER_FLAVOUR picks the addon flavour (default cpu-prebuilt, the libraries the llama.cpp peers link against).`;
 
 // ---------------------------------------------------------------- small helpers
 
@@ -118,8 +120,8 @@ function ensureQuantize() {
   const srcs = [join(dir, 'main.cpp'), join(dir, 'quantize.cpp')];
   if (!srcs.every(existsSync)) fail(`no ${relative(ROOT, dir)} sources (clone the release bundle into build/llama.cpp)`);
   const libs = ['libllama-common.so', 'libllama.v0.4.0.so', 'libggml.v0.4.0.so', 'libggml-base.so'];
-  const libDir = join(ROOT, 'build/addon-cpu');
-  for (const lib of libs) if (!existsSync(join(libDir, lib))) fail(`${lib} is missing in build/addon-cpu (build the addon first)`);
+  const libDir = ADDON_DIR;
+  for (const lib of libs) if (!existsSync(join(libDir, lib))) fail(`${lib} is missing in ${ADDON_DIR} (build the addon first)`);
   const newest = Math.max(...srcs.map((s) => statSync(s).mtimeMs), ...libs.map((l) => statSync(join(libDir, l)).mtimeMs));
   if (existsSync(QUANTIZE_EXE) && statSync(QUANTIZE_EXE).mtimeMs >= newest) return;
   mkdirSync(dirname(QUANTIZE_EXE), { recursive: true });
@@ -185,7 +187,7 @@ async function ensureModels(outDir, types, force) {
         } else {
           ensureQuantize();
           const tmp = join(outDir, `${file}.tmp-${process.pid}`);
-          const r = spawnSync(QUANTIZE_EXE, [join(outDir, f16File), tmp, type.toUpperCase()], { encoding: 'utf8', cwd: join(ROOT, 'build/addon-cpu') });
+          const r = spawnSync(QUANTIZE_EXE, [join(outDir, f16File), tmp, type.toUpperCase()], { encoding: 'utf8', cwd: ADDON_DIR });
           if (r.status !== 0) fail(`llama-quantize ${type} failed:\n${r.stderr.slice(-2000)}`);
           await rename(tmp, join(outDir, file));
           await remember(file, key);
@@ -218,7 +220,7 @@ function ensureLlamaSpeculative() {
     if (c.status !== 0) fail('git clone of the bundle failed');
   }
   const libs = ['libllama-common.so', 'libllama.v0.4.0.so', 'libggml.v0.4.0.so', 'libggml-base.so'];
-  for (const lib of libs) if (!existsSync(join(ADDON_DIR, lib))) fail(`${lib} is missing in build/addon-cpu (build the addon first)`);
+  for (const lib of libs) if (!existsSync(join(ADDON_DIR, lib))) fail(`${lib} is missing in ${ADDON_DIR} (build the addon first)`);
   const newest = Math.max(statSync(src).mtimeMs, ...libs.map((l) => statSync(join(ADDON_DIR, l)).mtimeMs));
   if (existsSync(LLAMA_EXE) && statSync(LLAMA_EXE).mtimeMs >= newest) {
     console.log(`  up to date ${relative(ROOT, LLAMA_EXE)}`);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PowerError } from '../../app/api/errors.js';
 import { ROOT } from '../paths.js';
 import { AUDIT_USAGE, auditCommand } from './audit.js';
+import { BENCH_USAGE, benchCommand } from './bench.js';
 import { DEVICES_USAGE, devicesCommand } from './devices.js';
 import { FailureError, UsageError } from './errors.js';
 import { GENERATE_USAGE, generateCommand, type Io } from './generate.js';
@@ -17,7 +18,7 @@ import { SERVE_USAGE, serveCommand } from './serve.js';
 const USAGE = `Power: chat with local LLMs, with exact speculative decoding.
 
 Usage:
-${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, SERVE_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
+${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, BENCH_USAGE, SERVE_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
 
   power --help | --version`;
 
@@ -80,6 +81,7 @@ export async function main(
   interrupts: Interrupts = { started: false, pending: false, handler: null },
 ): Promise<number> {
   interrupts.started = true;
+  const onProcess = io === undefined;
   io ??= processIo(interrupts);
   const [command, ...rest] = argv;
   // a command interrupted before it started: only generate has something to report
@@ -94,6 +96,8 @@ export async function main(
         return await auditCommand(rest, io);
       case 'serve':
         return await serveCommand(rest, { ...io, stopSignal: processStopSignal(interrupts) });
+      case 'bench':
+        return await benchCommand(rest, io, onProcess ? process.stderr : null);
       case 'devices':
         return await devicesCommand(rest, io.out);
       case 'make-models':

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import type { z } from 'zod';
 
 import { PowerError } from '../../../app/api/errors.js';
-import type { EngineResult, FlashAttn } from '../../../app/engine-protocol.js';
+import type { EngineResult, FlashAttn, NativeModelInfo } from '../../../app/engine-protocol.js';
 import { capThreads } from '../../../app/resource-limits.js';
 import { scheduleProblem } from '../../../app/spec-schedule.js';
 import { strategyAvailability, type Strategy } from '../../../app/strategies.js';
@@ -42,7 +42,7 @@ export interface TargetRequest {
 
 export interface OpenedTarget extends OpenedModel {
   strategy: Strategy;
-  draft: { modelId: string; gguf: GgufInfo; path: string } | null;
+  draft: { modelId: string; info: NativeModelInfo; gguf: GgufInfo; path: string } | null;
   /** what the session asks llama.cpp for: on CUDA on unless asked otherwise, elsewhere llama.cpp decides */
   flashAttn: FlashAttnMode;
   contextSize: number;
@@ -87,7 +87,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
           request.signal,
           'loading the draft',
         );
-        draft = { modelId: loaded.modelId, gguf: draftGguf, path: request.draftPath };
+        draft = { modelId: loaded.modelId, info: loaded.info, gguf: draftGguf, path: request.draftPath };
       } catch (error) {
         if (error instanceof CancelledError) throw error;
         throw new PowerError('bad-input', `cannot load the draft ${request.draftPath}: ${(error as Error).message}`);

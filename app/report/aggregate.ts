@@ -1,0 +1,105 @@
+// Pure derivations over request records: the digest comparison with the control and the
+// per-profile aggregates (medians with spread, speedups, pooled acceptance per position).
+import type { CategorySummary, ProfileRun, ProfileSummary, RequestRecord, Speedup } from './schema.js';
+import { median, spread } from './stats.js';
+
+export const CONTROL = 'control';
+
+/** (task, repeat): the requests that ran the same prompt with the same seed. */
+function pairKey(r: Pick<RequestRecord, 'task' | 'repeat'>): string {
+  return `${r.repeat}\u0000${r.task}`;
+}
+
+/** Fills `matchesControl`: whether each non-control digest equals the control's for the same task and repeat. */
+export function compareWithControl<T extends Omit<RequestRecord, 'matchesControl'>>(requests: readonly T[]): (T & { matchesControl: boolean | null })[] {
+  const control = new Map<string, string>();
+  for (const r of requests) if (r.profile === CONTROL) control.set(pairKey(r), r.digest);
+  return requests.map((r) => {
+    if (r.profile === CONTROL) return { ...r, matchesControl: null };
+    const digest = control.get(pairKey(r));
+    return { ...r, matchesControl: digest === undefined ? null : digest === r.digest };
+  });
+}
+
+type Figure = 'steadyDecodeTokensPerSecond' | 'requestTokensPerSecond';
+
+function speedup(own: readonly RequestRecord[], control: ReadonlyMap<string, RequestRecord>, figure: Figure): Speedup {
+  const ratios: number[] = [];
+  for (const r of own) {
+    const base = control.get(pairKey(r))?.[figure];
+    const value = r[figure];
+    if (value !== null && base !== null && base !== undefined && base > 0) ratios.push(value / base);
+  }
+  const mine = median(own.map((r) => r[figure]).filter((v): v is number => v !== null));
+  const theirs = median([...control.values()].map((r) => r[figure]).filter((v): v is number => v !== null));
+  return {
+    ratioOfMedians: mine !== null && theirs !== null && theirs > 0 ? mine / theirs : null,
+    medianOfTaskRatios: median(ratios),
+    pairs: ratios.length,
+  };
+}
+
+/** Accepted at position i / verify rounds that proposed at least i+1 tokens, over all rounds given. */
+export function pooledAcceptancePerPosition(requests: readonly RequestRecord[]): number[] {
+  const reached: number[] = [];
+  const accepted: number[] = [];
+  for (const r of requests) {
+    for (const round of r.samples) {
+      for (let i = 0; i < round.proposed; i++) {
+        reached[i] = (reached[i] ?? 0) + 1;
+        if (round.accepted > i) accepted[i] = (accepted[i] ?? 0) + 1;
+      }
+    }
+  }
+  return reached.map((n, i) => (accepted[i] ?? 0) / n);
+}
+
+function acceptanceRate(requests: readonly RequestRecord[]): number | null {
+  const proposed = requests.reduce((n, r) => n + r.proposed, 0);
+  return proposed > 0 ? requests.reduce((n, r) => n + r.accepted, 0) / proposed : null;
+}
+
+function categories(own: readonly RequestRecord[], control: ReadonlyMap<string, RequestRecord>, isControl: boolean): CategorySummary[] {
+  const names = [...new Set(own.map((r) => r.category))];
+  return names.map((category) => {
+    const inCategory = own.filter((r) => r.category === category);
+    return {
+      category,
+      requests: inCategory.length,
+      steadyDecodeTokensPerSecond: spread(inCategory.map((r) => r.steadyDecodeTokensPerSecond)),
+      speedup: isControl ? null : speedup(inCategory, control, 'steadyDecodeTokensPerSecond').medianOfTaskRatios,
+      acceptanceRate: acceptanceRate(inCategory),
+    };
+  });
+}
+
+/** One summary per profile, in the order given (the control's first when it ran). */
+export function summarizeProfiles(profiles: readonly ProfileRun[], requests: readonly RequestRecord[]): ProfileSummary[] {
+  const control = new Map<string, RequestRecord>();
+  for (const r of requests) if (r.profile === CONTROL) control.set(pairKey(r), r);
+  return profiles.map((profile) => {
+    const own = requests.filter((r) => r.profile === profile.name);
+    const isControl = profile.name === CONTROL;
+    return {
+      ...profile,
+      requests: own.length,
+      generatedTokens: own.reduce((n, r) => n + r.generatedTokens, 0),
+      ttftMs: spread(own.map((r) => r.ttftMs)),
+      prefillTokensPerSecond: spread(own.map((r) => r.prefillTokensPerSecond)),
+      steadyDecodeTokensPerSecond: spread(own.map((r) => r.steadyDecodeTokensPerSecond)),
+      requestTokensPerSecond: spread(own.map((r) => r.requestTokensPerSecond)),
+      acceptanceRate: spread(own.map((r) => r.acceptanceRate)),
+      meanAcceptanceLength: spread(own.map((r) => r.meanAcceptanceLength)),
+      acceptancePerPosition: pooledAcceptancePerPosition(own),
+      proposed: own.reduce((n, r) => n + r.proposed, 0),
+      accepted: own.reduce((n, r) => n + r.accepted, 0),
+      replays: own.reduce((n, r) => n + r.replays, 0),
+      clampedRequests: own.filter((r) => r.clampedTo !== null).length,
+      speedup: isControl
+        ? null
+        : { steadyDecode: speedup(own, control, 'steadyDecodeTokensPerSecond'), request: speedup(own, control, 'requestTokensPerSecond') },
+      digestMatches: isControl ? null : own.filter((r) => r.matchesControl === true).length,
+      categories: categories(own, control, isControl),
+    };
+  });
+}

@@ -1,0 +1,51 @@
+// Writes a report in the formats asked for; every format is derived from the checked JSON.
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { reportToCsv } from '../../app/report/csv.js';
+import { reportToHtml } from '../../app/report/html.js';
+import { reportToMarkdown } from '../../app/report/markdown.js';
+import { Report } from '../../app/report/schema.js';
+import { printPdf } from './pdf.js';
+
+export const REPORT_FORMATS = ['json', 'csv', 'md', 'html', 'pdf'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  await writeFile(tmp, text);
+  await rename(tmp, path);
+}
+
+/** Writes report.<format> into `dir` for each format; returns the paths written. */
+export async function writeReport(report: Report, dir: string, formats: readonly ReportFormat[], chromium?: string): Promise<string[]> {
+  const checked = Report.parse(report);
+  await mkdir(dir, { recursive: true });
+  const written: string[] = [];
+  const path = (ext: string) => join(dir, `report.${ext}`);
+  const text: Record<Exclude<ReportFormat, 'pdf'>, () => string> = {
+    json: () => JSON.stringify(checked, null, 2) + '\n',
+    csv: () => reportToCsv(checked),
+    md: () => reportToMarkdown(checked),
+    html: () => reportToHtml(checked),
+  };
+  for (const format of REPORT_FORMATS) {
+    if (format === 'pdf' || !formats.includes(format)) continue;
+    await writeAtomic(path(format), text[format]());
+    written.push(path(format));
+  }
+  if (formats.includes('pdf')) {
+    // printed from the HTML (a temporary copy when html itself was not asked for)
+    const scratch = formats.includes('html') ? null : await mkdtemp(join(tmpdir(), 'power-report-'));
+    try {
+      const html = scratch ? join(scratch, 'report.html') : path('html');
+      if (scratch) await writeFile(html, text.html());
+      await printPdf(html, path('pdf'), chromium ? { chromium } : {});
+    } finally {
+      if (scratch) await rm(scratch, { recursive: true, force: true });
+    }
+    written.push(path('pdf'));
+  }
+  return written;
+}
