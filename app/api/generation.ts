@@ -10,10 +10,10 @@ import { ApiError } from './errors.js';
 import { Id, None } from './common.js';
 
 export const ReplyStats = GenerationStats.extend({
-  /** prompt tokens whose KV/recurrent state was kept from the previous request */
-  reusedPromptTokens: z.number().int().min(0),
-  /** prompt tokens evaluated for this request */
-  evaluatedPromptTokens: z.number().int().min(0),
+  /** prompt tokens whose KV/recurrent state was kept from the previous request (null in snapshots: the engine reports it at the end) */
+  reusedPromptTokens: z.number().int().min(0).nullable(),
+  /** prompt tokens evaluated for this request (null in snapshots) */
+  evaluatedPromptTokens: z.number().int().min(0).nullable(),
 });
 export type ReplyStats = z.infer<typeof ReplyStats>;
 

@@ -1,37 +1,15 @@
 // power devices [--json]: what each built flavour of the addon loads (devices with memory),
 // why CUDA does not load when it does not (driver, runtime libraries, no device), and what
 // --device auto / cuda would do. Always exits 0: it is a report, not a request.
-import type { CudaStatus, DeviceInfo } from '../../app/engine-protocol.js';
-import { addonDir } from '../engine/build-info.js';
-import { EngineClient } from '../engine/client.js';
-import { describeDevice, flavourPlan, NO_CUDA_FLAVOUR, pickCudaDevice } from '../engine/device-select.js';
-import { builtForSelection, DeviceUnavailableError } from '../engine/engine-on-device.js';
+import type { DevicesReport } from '../../app/api/engine.js';
+import { devicesReport } from '../service/runtime/devices.js';
 import { parseFlags } from './args.js';
-import { UsageError } from './errors.js';
 
 export const DEVICES_USAGE = `power devices [--json]
   Lists the devices each built flavour of the addon loads (name, description, type, memory),
   why CUDA does not load when it does not, and what --device auto and --device cuda would use.`;
 
-interface FlavourReport {
-  flavour: string;
-  dir: string;
-  gpu: string | null;
-  devices: DeviceInfo[];
-  cuda: CudaStatus | null;
-}
-
-async function probeFlavour(flavour: string, gpu: string | null): Promise<FlavourReport> {
-  const engine = EngineClient.start({ flavour });
-  try {
-    const hello = await engine.call('hello', {});
-    return { flavour, dir: addonDir(flavour), gpu, devices: hello.devices, cuda: hello.cuda };
-  } catch (error) {
-    throw new UsageError(`the ${flavour} flavour of the addon does not start: ${(error as Error).message}`);
-  } finally {
-    await engine.close();
-  }
-}
+type FlavourReport = DevicesReport['flavours'][number];
 
 const GIB = 1024 ** 3;
 
@@ -55,33 +33,11 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string): stri
 
 export async function devicesCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { values } = parseFlags(argv, { json: { type: 'boolean' } }, 0);
-  let built;
-  try {
-    built = builtForSelection();
-  } catch (error) {
-    if (error instanceof DeviceUnavailableError) throw new UsageError(error.message);
-    throw error;
-  }
-  const plan = flavourPlan(built);
-  if (!plan.cpu) throw new UsageError('the native addon is not built: run npm install');
-  const wanted = [...new Set([plan.cuda, plan.cpu].filter((f): f is string => f !== null))];
-  const flavours: FlavourReport[] = [];
-  for (const f of wanted) flavours.push(await probeFlavour(f, built.find((b) => b.flavour === f)?.gpu ?? null));
-
-  const cudaReport = flavours.find((f) => f.flavour === plan.cuda) ?? null;
-  const gpu = cudaReport ? pickCudaDevice(cudaReport.devices) : null;
-  const cpuReport = flavours.find((f) => f.flavour === plan.cpu)!;
-  const cpu = cpuReport.devices.find((d) => d.type === 'cpu');
-  const whyNot = cudaReport ? (cudaReport.cuda?.reason ?? 'no CUDA device') : NO_CUDA_FLAVOUR;
-  const auto = gpu
-    ? `${describeDevice(gpu)} (flavour ${plan.cuda})`
-    : `${cpu ? describeDevice(cpu) : 'cpu'} (flavour ${plan.cpu}): ${whyNot}`;
-  const cuda = gpu ? `${describeDevice(gpu)} (flavour ${plan.cuda})` : `error: ${whyNot}`;
-
+  const report = await devicesReport();
   if (values.json) {
-    out(JSON.stringify({ flavours, auto, cuda: { usable: gpu !== null, use: gpu ? gpu.name : null, reason: gpu ? null : whyNot } }, null, 2) + '\n');
+    out(JSON.stringify(report, null, 2) + '\n');
   } else {
-    out(textReport(flavours, auto, cuda));
+    out(textReport(report.flavours, report.auto, report.cuda.usable ? report.auto : `error: ${report.cuda.reason}`));
   }
   return 0;
 }

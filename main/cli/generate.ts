@@ -1,21 +1,20 @@
 // power generate: one prompt through the engine, text streamed to stdout or one JSON object.
+// A thin front door: the load rules (device, memory, strategy, draft) live in main/service/runtime.
 import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 
+import { PowerError } from '../../app/api/errors.js';
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
 import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../app/profile.js';
-import { strategyAvailability, STRATEGIES, type Strategy } from '../../app/strategies.js';
-import { readBuildInfo } from '../engine/build-info.js';
-import { EngineCallError, EngineCrashedError } from '../engine/client.js';
+import { STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { runGeneration } from '../engine/generation.js';
-import { checkDraftCompatibility } from '../models/draft-compat.js';
+import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
+import { asPowerError, createSession, openTarget } from '../service/runtime/target.js';
 import { choice, int, num, parseFlags, str, tokenList } from './args.js';
 import { UsageError } from './errors.js';
-import { checkFile, defaultContextSize, openModel } from './open-model.js';
 import { readProfile } from './profile.js';
-import { buildPrompt, type PromptSource } from './prompt.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
@@ -124,54 +123,27 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
   const layers = gpuLayers(values);
   const draftPath = str(values, 'draft');
   const speculative = strategy !== 'none';
-  const draftGguf = draftPath ? await checkFile(draftPath, readBuildInfo()) : undefined;
 
-  const opened = await openModel(modelPath, {
+  const target = await openTarget({
+    path: modelPath,
     device,
     gpuLayers: layers,
-    // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
-    loadMtp: strategy === 'mtp',
+    strategy,
+    ...(draftPath ? { draftPath } : {}),
+    s,
+    ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
+    ...(flashFlag ? { flashAttn: flashFlag } : {}),
     verbose: values.verbose === true,
-    plan: {
-      ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
-      ...(speculative && draftGguf ? { draft: draftGguf } : {}),
-      s: speculative ? s : 0,
-      flashAttn: flashFlag !== 'off',
-    },
-    enforceFit: true,
   });
-  const { engine, modelId, info, placement } = opened;
-  // on CUDA Flash Attention is on unless asked otherwise; elsewhere llama.cpp decides
-  const flashAttn = flashFlag ?? (placement.kind === 'cuda' ? 'on' : 'auto');
+  const { engine, modelId, info, placement } = target;
   try {
-    const draft = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
-    const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draft ? { draft } : {}) })[strategy];
-    if (!availability.available) {
-      throw new UsageError(`strategy '${strategy}' is not available for ${modelPath}: ${availability.reason}`);
-    }
-
-    const contextSize = ctxFlag ?? defaultContextSize(info.contextLength);
     const prompt = await buildPrompt(engine, modelId, info, source, { raw: values.raw === true }, (l) => io.err(`warning: ${l}\n`));
-    if (prompt.length + 1 > contextSize) {
+    if (prompt.length + 1 > target.contextSize) {
       throw new UsageError(
-        `the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`,
+        `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const draftModel = speculative && draftPath
-      ? await engine.call('loadModel', { path: draftPath, gpuLayers: -1, devices: opened.loadDevices }).catch((error: Error) => {
-          throw new UsageError(`cannot load the draft ${draftPath}: ${error.message}`);
-        })
-      : undefined;
-    const session = await engine.call('createSession', {
-      modelId,
-      contextSize,
-      threads,
-      flashAttn,
-      strategy,
-      k: speculative ? k : 0,
-      s: speculative ? s : 0,
-      ...(draftModel ? { draftModelId: draftModel.modelId } : {}),
-    });
+    const session = await createSession(target, { strategy, k, s, threads });
 
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
     const stopInterrupt = io.onInterrupt(() => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {}));
@@ -205,7 +177,7 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
         flashAttn: session.flashAttn,
         sampling: 'cpu',
         choice: placement.note,
-        memoryEstimateBytes: opened.memory?.estimate.total ?? null,
+        memoryEstimateBytes: target.memory?.estimate.total ?? null,
       },
     });
     if (values.json) {
@@ -237,8 +209,8 @@ export async function generateCommand(argv: string[], io: Io): Promise<number> {
     }
     return result.stopReason === 'cancelled' ? 130 : 0;
   } catch (error) {
-    if (error instanceof EngineCrashedError) throw new UsageError(`the engine crashed: ${error.message}`);
-    if (error instanceof EngineCallError) throw new UsageError(error.message);
+    const mapped = asPowerError(error);
+    if (mapped instanceof PowerError) throw new UsageError(mapped.message);
     throw error;
   } finally {
     await engine.close();

@@ -6,7 +6,7 @@ import { describeEstimate } from '../engine/memory-estimate.js';
 import { checkDraftCompatibility } from '../models/draft-compat.js';
 import { choice, parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
-import { checkFile, openModel } from './open-model.js';
+import { checkFile, openModel } from '../service/runtime/open-model.js';
 
 export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--device auto|cuda|cpu] [--json]
   Shows a model's architecture, size, quantization, context, layers, vocabulary, chat template,

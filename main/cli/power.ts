@@ -1,8 +1,9 @@
-// The `power` command: dispatches to a subcommand; a UsageError (bad input of any kind) is
-// one `error:` line on stderr and exit code 2.
+// The `power` command: dispatches to a subcommand; a UsageError or a PowerError the user can
+// fix (bad input of any kind) is one `error:` line on stderr and exit code 2.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { PowerError } from '../../app/api/errors.js';
 import { ROOT } from '../paths.js';
 import { DEVICES_USAGE, devicesCommand } from './devices.js';
 import { UsageError } from './errors.js';
@@ -60,7 +61,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
         throw new UsageError(`unknown command '${command}' (try power --help)`);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
+    // the service's refusals (bad input, unsupported, device) are the user's to fix, as usage errors
+    if (error instanceof UsageError || (error instanceof PowerError && error.code !== 'internal')) {
       io.err(`error: ${error.message}\n`);
       return 2;
     }

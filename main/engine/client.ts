@@ -105,6 +105,18 @@ export class EngineClient {
     return () => this.progressListeners.delete(requestId);
   }
 
+  /** The host's process id (supervision, the crash test). */
+  get pid(): number | null {
+    return this.child.pid ?? null;
+  }
+
+  /** Called once when the host exits for any reason other than close(). */
+  onHostExit(listener: (error: EngineCrashedError) => void): void {
+    this.child.once('exit', () => {
+      if (!this.closing && this.exited) listener(this.exited);
+    });
+  }
+
   /** Whether the host died; the error says how. */
   get crash(): EngineCrashedError | null {
     return this.closing ? null : this.exited;

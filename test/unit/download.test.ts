@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { RECOMMENDED_PAIRS, RecommendedPair } from '../../app/recommended-models.js';
+import type { DownloadEntry } from '../../app/api/downloads.js';
 import { DownloadError, downloadModel, partialPath, type DownloadProgress } from '../../main/models/download.js';
+import { DownloadManager } from '../../main/models/downloads.js';
 import { startFileServer, type FileServer } from '../fixtures/file-server.js';
 import { syntheticModels } from '../fixtures/models.js';
 
@@ -200,3 +202,46 @@ describe('recommended pairs', () => {
     assert.equal(new Set(RECOMMENDED_PAIRS.map((p) => p.id)).size, RECOMMENDED_PAIRS.length);
   });
 });
+
+describe('DownloadManager (the downloads concern)', () => {
+  test('runs a download with change events, adds the file to the library, and reports failures and cancels as entries', async () => {
+    const libDir = join(dir, 'library');
+    const added: string[] = [];
+    const manager = new DownloadManager({ dir: libDir, addToLibrary: async (p) => (added.push(p), `model-${added.length}`), progressIntervalMs: 0 });
+    const events: DownloadEntry[] = [];
+    const stop = manager.api.onChanged((e) => events.push(e));
+
+    const started = await manager.api.start({ url: server.url('/model.gguf'), sha256: sha });
+    assert.equal(started.state, 'running');
+    assert.equal(started.fileName, 'model.gguf');
+    await waitFor(() => events.some((e) => e.id === started.id && e.state !== 'running'));
+    const done = events.filter((e) => e.id === started.id).at(-1)!;
+    assert.equal(done.state, 'done');
+    assert.equal(done.modelId, 'model-1');
+    assert.equal(done.sha256, sha);
+    assert.deepEqual(added, [join(libDir, 'model.gguf')]);
+    assert.ok(events.some((e) => e.id === started.id && e.state === 'running' && e.receivedBytes > 0));
+
+    const missing = await manager.api.start({ url: server.url('/missing.gguf') });
+    await waitFor(() => events.some((e) => e.id === missing.id && e.state === 'failed'));
+    const failed = (await manager.api.list({})).downloads.find((d) => d.id === missing.id)!;
+    assert.equal(failed.error?.code, 'http');
+
+    const slow = await manager.api.start({ url: server.url('/slow.gguf'), fileName: 'slow-copy.gguf' });
+    await assert.rejects(manager.api.start({ url: server.url('/slow.gguf'), fileName: 'slow-copy.gguf' }), /already downloading/);
+    await waitFor(() => events.some((e) => e.id === slow.id && e.receivedBytes > 0));
+    const cancelled = await manager.api.cancel({ downloadId: slow.id });
+    assert.equal(cancelled.state, 'cancelled');
+    assert.equal(existsSync(partialPath(join(libDir, 'slow-copy.gguf'))), false);
+
+    await assert.rejects(manager.api.start({ url: server.url('/folder/') }), /give fileName/);
+    assert.equal((await manager.api.recommended({})).pairs.length, RECOMMENDED_PAIRS.length);
+    stop();
+    await manager.close();
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(condition(), 'timed out waiting');
+}

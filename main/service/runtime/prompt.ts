@@ -2,10 +2,10 @@
 // template around one user message, or ids given directly.
 import { readFile } from 'node:fs/promises';
 
-import { ChatTemplateError, renderChat } from '../chat/template.js';
-import type { EngineClient } from '../engine/client.js';
-import type { NativeModelInfo, Tokens } from '../../app/engine-protocol.js';
-import { UsageError } from './errors.js';
+import { PowerError } from '../../../app/api/errors.js';
+import type { NativeModelInfo, Tokens } from '../../../app/engine-protocol.js';
+import { ChatTemplateError, renderChat } from '../../chat/template.js';
+import type { EngineClient } from '../../engine/client.js';
 
 export type PromptSource =
   | { kind: 'text'; text: string }
@@ -22,7 +22,7 @@ async function sourceText(source: Exclude<PromptSource, { kind: 'tokens' }>): Pr
   try {
     return await readFile(source.path, 'utf8');
   } catch {
-    throw new UsageError(`cannot read the prompt file ${source.path}`);
+    throw new PowerError('bad-input', `cannot read the prompt file ${source.path}`);
   }
 }
 
@@ -36,11 +36,11 @@ export async function buildPrompt(
 ): Promise<Tokens> {
   if (source.kind === 'tokens') {
     const bad = source.tokens.find((t) => t >= info.vocabSize);
-    if (bad !== undefined) throw new UsageError(`--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
+    if (bad !== undefined) throw new PowerError('bad-input', `--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
     return Int32Array.from(source.tokens);
   }
   const text = await sourceText(source);
-  if (text.length === 0) throw new UsageError('the prompt is empty');
+  if (text.length === 0) throw new PowerError('bad-input', 'the prompt is empty');
   if (options.raw || info.chatTemplate === null) {
     if (!options.raw) warn('the model has no chat template: the prompt is used as raw text');
     return engine.call('tokenize', { modelId, text, addSpecial: true, parseSpecial: false });
@@ -52,7 +52,7 @@ export async function buildPrompt(
   try {
     rendered = renderChat(info.chatTemplate, [{ role: 'user', content: text }], { bos, eos: await special(info.eos) });
   } catch (error) {
-    if (error instanceof ChatTemplateError) throw new UsageError(`${error.message} (use --raw to skip it)`);
+    if (error instanceof ChatTemplateError) throw new PowerError('bad-input', `${error.message} (use --raw to skip it)`);
     throw error;
   }
   // a template that writes the BOS text itself must not get a second BOS

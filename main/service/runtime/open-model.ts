@@ -1,16 +1,16 @@
 // Starts an engine host on the requested device and loads a checked model file into it,
-// turning every way that can fail into a UsageError that says what was wrong with the input.
+// turning every way that can fail into a PowerError that says what was wrong with the input.
 // On CUDA the model's memory needs are estimated from the GGUF first and compared with the
 // device's free memory, so a model that does not fit is refused with numbers.
-import type { DeviceInfo, NativeModelInfo } from '../../app/engine-protocol.js';
-import { readBuildInfo, type BuildInfo } from '../engine/build-info.js';
-import { EngineCallError, EngineCrashedError, type EngineClient } from '../engine/client.js';
-import type { DeviceRequest } from '../engine/device-select.js';
-import { DeviceUnavailableError, startEngineOn, type EngineOnDevice } from '../engine/engine-on-device.js';
-import { checkFit, estimateMemory, type MemoryEstimate, type MemoryPlan } from '../engine/memory-estimate.js';
-import type { GgufInfo } from '../gguf/types.js';
-import { checkModelFile, ModelFileError } from '../models/check-file.js';
-import { UsageError } from './errors.js';
+import { PowerError } from '../../../app/api/errors.js';
+import type { DeviceInfo, NativeModelInfo } from '../../../app/engine-protocol.js';
+import { readBuildInfo, type BuildInfo } from '../../engine/build-info.js';
+import { EngineCallError, EngineCrashedError, type EngineClient, type EngineOptions } from '../../engine/client.js';
+import type { DeviceRequest } from '../../engine/device-select.js';
+import { DeviceUnavailableError, startEngineOn, type EngineOnDevice } from '../../engine/engine-on-device.js';
+import { checkFit, estimateMemory, type MemoryEstimate, type MemoryPlan } from '../../engine/memory-estimate.js';
+import type { GgufInfo } from '../../gguf/types.js';
+import { checkModelFile, ModelFileError } from '../../models/check-file.js';
 
 export interface OpenedModel {
   engine: EngineClient;
@@ -33,6 +33,8 @@ export interface OpenOptions {
   gpuLayers: number;
   loadMtp?: boolean;
   verbose?: boolean;
+  /** the engine host's other options (test hooks) */
+  engine?: Omit<EngineOptions, 'flavour' | 'verbose'>;
   onProgress?: (progress: number) => void;
   /** what the session will need, for the memory estimate */
   plan?: { contextSize?: number; batchSize?: number; draft?: GgufInfo; s?: number; flashAttn?: boolean };
@@ -46,7 +48,7 @@ export async function checkFile(path: string, build: BuildInfo): Promise<GgufInf
   try {
     return await checkModelFile(path, build.architectures);
   } catch (error) {
-    if (error instanceof ModelFileError) throw new UsageError(error.message);
+    if (error instanceof ModelFileError) throw new PowerError('bad-input', error.message);
     throw error;
   }
 }
@@ -62,12 +64,12 @@ function trainedContext(gguf: GgufInfo): number {
   return v && typeof v.value === 'number' ? v.value : 0;
 }
 
-export async function startOnDevice(device: DeviceRequest, verbose: boolean): Promise<EngineOnDevice> {
+export async function startOnDevice(device: DeviceRequest, verbose: boolean, engine: OpenOptions['engine'] = {}): Promise<EngineOnDevice> {
   try {
-    return await startEngineOn(device, { verbose });
+    return await startEngineOn(device, { ...engine, verbose });
   } catch (error) {
-    if (error instanceof DeviceUnavailableError) throw new UsageError(error.message);
-    if (error instanceof EngineCrashedError) throw new UsageError(`the engine could not start: ${error.message}`);
+    if (error instanceof DeviceUnavailableError) throw new PowerError('device', error.message);
+    if (error instanceof EngineCrashedError) throw new PowerError('engine-crashed', `the engine could not start: ${error.message}`);
     throw error;
   }
 }
@@ -76,7 +78,7 @@ export async function startOnDevice(device: DeviceRequest, verbose: boolean): Pr
 export async function openModel(path: string, options: OpenOptions): Promise<OpenedModel> {
   const build = readBuildInfo();
   const gguf = await checkFile(path, build);
-  const started = await startOnDevice(options.device, options.verbose ?? false);
+  const started = await startOnDevice(options.device, options.verbose ?? false, options.engine);
   const { engine: client, ...placement } = started;
   try {
     let memory: OpenedModel['memory'] = null;
@@ -93,7 +95,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
       };
       const estimate = estimateMemory(plan);
       memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };
-      if (memory.refusal && options.enforceFit) throw new UsageError(memory.refusal);
+      if (memory.refusal && options.enforceFit) throw new PowerError('device', memory.refusal);
     }
     const loadDevices = placement.kind === 'cuda' && !options.metadataOnly ? [placement.device.name] : [];
     const requestId = `load:${path}`;
@@ -123,9 +125,9 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
   } catch (error) {
     await client.close();
     if (error instanceof EngineCrashedError) {
-      throw new UsageError(`llama.cpp crashed while loading ${path} (the file is not a usable model): ${error.message}`);
+      throw new PowerError('bad-input', `llama.cpp crashed while loading ${path} (the file is not a usable model): ${error.message}`);
     }
-    if (error instanceof EngineCallError) throw new UsageError(error.message);
+    if (error instanceof EngineCallError) throw new PowerError('bad-input', error.message);
     throw error;
   }
 }

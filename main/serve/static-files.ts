@@ -1,0 +1,134 @@
+// Serves the built renderer from one folder: GET/HEAD only, no path leaves the folder (`..`,
+// encoded separators, symlinks pointing out), a content type per extension, and a strict
+// Content-Security-Policy. Paths without an extension fall back to index.html (client-side
+// routes). Without a built renderer, a placeholder page says so.
+import { createReadStream } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.ico': 'image/x-icon',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+  '.wasm': 'application/wasm',
+};
+
+export function contentType(path: string): string {
+  return CONTENT_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream';
+}
+
+/** Headers every page and file carries. */
+export function pageHeaders(type: string): Record<string, string> {
+  return {
+    'Content-Type': type,
+    'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Cross-Origin-Resource-Policy': 'same-origin',
+  };
+}
+
+const PLACEHOLDER = `<!doctype html>
+<html lang="en">
+<meta charset="utf-8">
+<title>Power</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}code{background:#eee;padding:0 .2em}</style>
+<h1>Power is running</h1>
+<p>The user interface has not been built into this installation yet. The server is up:</p>
+<ul>
+<li><code>/ws</code>: the whole PowerApi over WebSocket</li>
+<li><code>/v1/models</code>, <code>/v1/chat/completions</code>, <code>/v1/completions</code>: the OpenAI-compatible API</li>
+</ul>
+</html>
+`;
+
+export type StaticResult = { status: 200 } | { status: 400 | 403 | 404 | 405; message: string };
+
+export class StaticFiles {
+  private readonly root: string | null;
+
+  /** `root`: the built renderer's folder; null (or a folder without index.html) serves the placeholder */
+  constructor(root: string | null) {
+    this.root = root ? resolve(root) : null;
+  }
+
+  /** Answers a GET/HEAD for `pathname`; returns what it did (the caller answers errors). */
+  async serve(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<StaticResult> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return { status: 405, message: `${req.method} is not allowed here` };
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(pathname);
+    } catch {
+      return { status: 400, message: 'the path is not valid percent-encoding' };
+    }
+    if (decoded.includes('\0') || decoded.includes('\\')) return { status: 400, message: 'the path has forbidden characters' };
+    const root = this.root && (await isFile(join(this.root, 'index.html'))) ? await realpath(this.root) : null;
+    if (!root) {
+      if (decoded !== '/' && decoded !== '/index.html') return { status: 404, message: `no such file: ${decoded}` };
+      this.send(req, res, pageHeaders('text/html; charset=utf-8'), Buffer.from(PLACEHOLDER));
+      return { status: 200 };
+    }
+    const wanted = resolve(root, `.${decoded}`);
+    if (!inside(root, wanted)) return { status: 403, message: 'the path leaves the served folder' };
+    let file = wanted;
+    const st = await stat(file).catch(() => null);
+    if (st?.isDirectory()) file = join(file, 'index.html');
+    else if (!st) {
+      // client-side routes (no extension) get the app; a missing asset is a 404
+      if (extname(decoded) !== '') return { status: 404, message: `no such file: ${decoded}` };
+      file = join(root, 'index.html');
+    }
+    const real = await realpath(file).catch(() => null);
+    if (!real || !(await isFile(real))) return { status: 404, message: `no such file: ${decoded}` };
+    if (!inside(root, real)) return { status: 403, message: 'the path leaves the served folder' };
+    const size = (await stat(real)).size;
+    const headers = { ...pageHeaders(contentType(real)), 'Content-Length': String(size), 'Cache-Control': 'no-cache' };
+    res.writeHead(200, headers);
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(real).on('error', () => res.destroy()).pipe(res);
+    return { status: 200 };
+  }
+
+  private send(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>, body: Buffer): void {
+    res.writeHead(200, { ...headers, 'Content-Length': String(body.length), 'Cache-Control': 'no-cache' });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => null))?.isFile() ?? false;
+}

@@ -1,0 +1,137 @@
+// The rules of a load, in one place for every front door: a target on a device, the strategy
+// it must serve (refused with the reason when it cannot: no NextN layers, no or an
+// incompatible draft, a proposer this engine does not run), the draft loaded next to it, and
+// the session with K/S.
+import { PowerError } from '../../../app/api/errors.js';
+import type { z } from 'zod';
+
+import type { EngineResult, FlashAttn } from '../../../app/engine-protocol.js';
+import { strategyAvailability, type Strategy } from '../../../app/strategies.js';
+import { readBuildInfo } from '../../engine/build-info.js';
+import { EngineCallError, EngineCrashedError } from '../../engine/client.js';
+import type { DeviceRequest } from '../../engine/device-select.js';
+import type { GgufInfo } from '../../gguf/types.js';
+import { checkDraftCompatibility } from '../../models/draft-compat.js';
+import { checkFile, defaultContextSize, openModel, type OpenedModel, type OpenOptions } from './open-model.js';
+
+type FlashAttnMode = z.infer<typeof FlashAttn>;
+
+export interface TargetRequest {
+  path: string;
+  device: DeviceRequest;
+  /** -1: all */
+  gpuLayers: number;
+  strategy: Strategy;
+  draftPath?: string;
+  /** the S the sessions will use (memory estimate) */
+  s: number;
+  contextSize?: number;
+  flashAttn?: FlashAttnMode;
+  verbose?: boolean;
+  engine?: OpenOptions['engine'];
+  onProgress?: (role: 'target' | 'draft', progress: number) => void;
+}
+
+export interface OpenedTarget extends OpenedModel {
+  strategy: Strategy;
+  draft: { modelId: string; gguf: GgufInfo; path: string } | null;
+  /** what the session asks llama.cpp for: on CUDA on unless asked otherwise, elsewhere llama.cpp decides */
+  flashAttn: FlashAttnMode;
+  contextSize: number;
+}
+
+/** Opens the target, checks that it can serve the strategy, and loads the draft. */
+export async function openTarget(request: TargetRequest): Promise<OpenedTarget> {
+  const { strategy } = request;
+  const speculative = strategy !== 'none';
+  const draftGguf = request.draftPath ? await checkFile(request.draftPath, readBuildInfo()) : undefined;
+  const opened = await openModel(request.path, {
+    device: request.device,
+    gpuLayers: request.gpuLayers,
+    // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
+    loadMtp: strategy === 'mtp',
+    verbose: request.verbose ?? false,
+    ...(request.engine ? { engine: request.engine } : {}),
+    ...(request.onProgress ? { onProgress: (p: number) => request.onProgress!('target', p) } : {}),
+    plan: {
+      ...(request.contextSize !== undefined ? { contextSize: request.contextSize } : {}),
+      ...(speculative && draftGguf ? { draft: draftGguf } : {}),
+      s: speculative ? request.s : 0,
+      flashAttn: request.flashAttn !== 'off',
+    },
+    enforceFit: true,
+  });
+  const { engine, info, placement } = opened;
+  try {
+    const draftCheck = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
+    const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draftCheck ? { draft: draftCheck } : {}) })[strategy];
+    if (!availability.available) {
+      throw new PowerError('unsupported', `strategy '${strategy}' is not available for ${request.path}: ${availability.reason}`);
+    }
+    let draft: OpenedTarget['draft'] = null;
+    if (speculative && request.draftPath && draftGguf) {
+      const requestId = `load:${request.draftPath}`;
+      const stop = request.onProgress ? engine.onProgress(requestId, (p) => request.onProgress!('draft', p)) : () => {};
+      try {
+        const loaded = await engine.call('loadModel', { path: request.draftPath, requestId, gpuLayers: -1, devices: opened.loadDevices });
+        draft = { modelId: loaded.modelId, gguf: draftGguf, path: request.draftPath };
+      } catch (error) {
+        throw new PowerError('bad-input', `cannot load the draft ${request.draftPath}: ${(error as Error).message}`);
+      } finally {
+        stop();
+      }
+    }
+    return {
+      ...opened,
+      strategy,
+      draft,
+      flashAttn: request.flashAttn ?? (placement.kind === 'cuda' ? 'on' : 'auto'),
+      contextSize: request.contextSize ?? defaultContextSize(info.contextLength),
+    };
+  } catch (error) {
+    await engine.close();
+    throw asPowerError(error);
+  }
+}
+
+export interface SessionRequest {
+  /** the strategy of this session: the target's, or 'none' (the control) */
+  strategy: Strategy;
+  k: number;
+  s: number;
+  threads: number;
+}
+
+export type OpenedSession = EngineResult<'createSession'>;
+
+/** A session on an opened target. `none` runs on any target; another strategy must be the one it was opened for. */
+export async function createSession(target: OpenedTarget, request: SessionRequest): Promise<OpenedSession> {
+  const speculative = request.strategy !== 'none';
+  if (speculative && request.strategy !== target.strategy) {
+    throw new PowerError(
+      'unsupported',
+      `strategy '${request.strategy}' needs the model loaded for it (it is loaded for '${target.strategy}'): load it again with that strategy`,
+    );
+  }
+  try {
+    return await target.engine.call('createSession', {
+      modelId: target.modelId,
+      contextSize: target.contextSize,
+      threads: request.threads,
+      flashAttn: target.flashAttn,
+      strategy: request.strategy,
+      k: speculative ? request.k : 0,
+      s: speculative ? request.s : 0,
+      ...(speculative && target.draft ? { draftModelId: target.draft.modelId } : {}),
+    });
+  } catch (error) {
+    throw asPowerError(error);
+  }
+}
+
+/** Engine failures as PowerErrors: a dead host is engine-crashed, a refused call bad input. */
+export function asPowerError(error: unknown): unknown {
+  if (error instanceof EngineCrashedError) return new PowerError('engine-crashed', `the engine crashed: ${error.message}`);
+  if (error instanceof EngineCallError) return new PowerError('bad-input', error.message);
+  return error;
+}
