@@ -24,19 +24,20 @@ function SamplingSettings() {
 }
 
 export function Composer() {
-  const { connected, streaming, hasReply, systemPrompt } = usePower(
+  const { connected, streaming, hasReply, systemPrompt, loading } = usePower(
     useShallow((s) => ({
       connected: s.connected,
       streaming: s.streaming !== null,
       hasReply: s.chat?.messages.some((m) => m.role === 'assistant') ?? false,
       systemPrompt: s.systemPrompt,
+      loading: s.loadProgress !== null || s.engine?.status === 'loading',
     })),
   );
   const { send, stop, regenerate, setSystemPrompt } = usePower(useShallow((s) => ({ send: s.send, stop: s.stop, regenerate: s.regenerate, setSystemPrompt: s.setSystemPrompt })));
   const [text, setText] = useState('');
 
   const submit = async (): Promise<void> => {
-    if (streaming || text.trim() === '') return;
+    if (streaming || loading || text.trim() === '') return;
     const content = text;
     setText('');
     if (!(await send(content))) setText(content);
@@ -69,13 +70,13 @@ export function Composer() {
         }}
       />
       <div className="buttons">
-        <button type="submit" disabled={!connected || streaming || text.trim() === ''}>
+        <button type="submit" disabled={!connected || streaming || loading || text.trim() === ''} title={loading ? 'wait for the model to load' : undefined}>
           Send
         </button>
         <button type="button" onClick={() => void stop()} disabled={!streaming}>
           Stop
         </button>
-        <button type="button" onClick={() => void regenerate()} disabled={!connected || streaming || !hasReply}>
+        <button type="button" onClick={() => void regenerate()} disabled={!connected || streaming || loading || !hasReply}>
           Regenerate
         </button>
       </div>

@@ -19,7 +19,7 @@ function AssistantReply({ chatId, messageId, message }: { chatId: string; messag
   const reply = message ? pickReply(chatId, message, live) : (live ?? emptyReply(chatId, messageId));
   const text = reply.tokens.length > 0 || reply.status === 'streaming' || !message ? replyText(reply) : message.content;
   return (
-    <article className={`message assistant status-${reply.status}`} aria-label="Assistant" aria-busy={reply.status === 'streaming'}>
+    <article className={`message assistant status-${reply.status}`} aria-label="Assistant" aria-busy={reply.status === 'streaming'} data-message-id={messageId}>
       <header className="meta">
         {message ? describeRun(message) : 'assistant'}
         {reply.status === 'streaming' && <span className="streaming"> · writing…</span>}

@@ -38,18 +38,19 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
     const { targetId } = get();
     if (targetId && !models.some((m) => m.id === targetId)) void get().selectTarget(null);
     else if (!targetId && models.length > 0) {
-      const first = models.find((m) => !m.problem && m.facts) ?? null;
-      if (first) void get().selectTarget(first.id);
+      // targets outweigh their drafts: start with the largest usable model
+      const usable = models.filter((m) => !m.problem && m.facts);
+      const largest = usable.reduce<(typeof usable)[number] | null>((best, m) => (best && best.sizeBytes >= m.sizeBytes ? best : m), null);
+      if (largest) void get().selectTarget(largest.id);
     } else if (targetId) void get().selectTarget(targetId);
   },
 
   async selectTarget(id) {
     const { api } = get();
-    set({ targetId: id, estimate: null, estimateError: null });
-    if (!api || !id) {
-      set({ strategies: null, drafts: [] });
-      return;
-    }
+    const changed = get().targetId !== id;
+    // a new target's options replace the old ones only once read: meanwhile none are offered
+    set({ targetId: id, estimate: null, estimateError: null, ...(changed ? { strategies: null, drafts: [] } : {}) });
+    if (!api || !id) return;
     try {
       const [strategies, { drafts }] = await Promise.all([api.models.strategies({ targetId: id }), api.models.drafts({ targetId: id })]);
       if (get().targetId !== id) return;
