@@ -105,16 +105,16 @@ export function ModelBar() {
         <button type="button" onClick={() => void actions.load()} disabled={!target || loading || streaming}>
           Load
         </button>
-        {loading ? (
-          <progress aria-label="Loading progress" max={1} value={progress} />
-        ) : (
-          <small className="hint estimate" title={estimate?.description}>
-            {estimateError ? `estimate: ${estimateError}` : estimate ? `needs about ${bytes(estimate.total)} (weights ${bytes(estimate.weights)}, KV ${bytes(estimate.kv)}${estimate.draft > 0 ? `, draft ${bytes(estimate.draft)}` : ''}${estimate.recurrent > 0 ? `, snapshots ${bytes(estimate.recurrent)}` : ''}) at ctx ${estimate.contextSize}` : ''}
-          </small>
-        )}
+        {loading && <progress aria-label="Loading progress" max={1} value={progress} />}
       </div>
       <div className="engine">
         <EngineLine />
+        {!loading && (estimate || estimateError) && (
+          <small className="hint estimate" title={estimate?.description}>
+            {' · '}
+            {estimateError ? `estimate: ${estimateError}` : estimate ? `this load needs about ${bytes(estimate.total)} (weights ${bytes(estimate.weights)}, KV ${bytes(estimate.kv)}${estimate.draft > 0 ? `, draft ${bytes(estimate.draft)}` : ''}${estimate.recurrent > 0 ? `, snapshots ${bytes(estimate.recurrent)}` : ''}) at ctx ${estimate.contextSize}` : ''}
+          </small>
+        )}
       </div>
     </section>
   );
