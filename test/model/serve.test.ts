@@ -3,18 +3,20 @@
 // speculation), refusals, the /ws transport with generation events, a hostile file in
 // --models-dir, SIGKILL of the engine host mid-reply, and the clean SIGINT stop.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { WebSocket } from 'ws';
 
+import type { DownloadEntry } from '../../app/api/downloads.js';
 import type { TokenEvent } from '../../app/api/generation.js';
 import { createApiClient } from '../../app/transport/ws-client.js';
 import { servedApi } from '../../main/cli/serve.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { http, sseData } from '../fixtures/http-client.js';
+import { startFileServer } from '../fixtures/file-server.js';
 import { makeBadFiles, syntheticModels } from '../fixtures/models.js';
 import { childPids, startPowerServe, type PowerServe } from '../fixtures/serve.js';
 
@@ -184,6 +186,24 @@ describe('power serve', () => {
     assert.equal(saved.messages[1]!.role === 'assistant' && saved.messages[1]!.digest, end.digest);
     await assert.rejects(api.chats.get({ chatId: 'no-such-chat' }), (e: Error & { code?: string }) => e.code === 'not-found');
     close();
+  });
+
+  test('a download over /ws lands in the library (from a local HTTP server; nothing reaches the internet)', async () => {
+    const files = await startFileServer({ '/m/far.gguf': { body: await readFile((await syntheticModels())['draft-far.gguf']) } });
+    const { api, close } = createApiClient(servedApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
+    try {
+      const finished = new Promise<DownloadEntry>((resolve) => api.downloads.onChanged((d) => d.state !== 'running' && resolve(d)));
+      const started = await api.downloads.start({ url: files.url('/m/far.gguf') });
+      const end = await finished;
+      assert.equal(end.id, started.id);
+      assert.equal(end.state, 'done', JSON.stringify(end.error));
+      assert.equal(end.path, join(dataDir, 'models', 'far.gguf'));
+      const entry = (await api.models.list({})).entries.find((e) => e.id === end.modelId);
+      assert.equal(entry?.name, 'far');
+    } finally {
+      close();
+      await files.close();
+    }
   });
 
   test('SIGKILL of the engine host mid-reply: the streamed reply ends with an error, the next request works', async () => {

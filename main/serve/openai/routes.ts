@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { toApiError, type ApiErrorCode } from '../../../app/api/errors.js';
+import { PowerError, toApiError, type ApiErrorCode } from '../../../app/api/errors.js';
 import { ChatCompletionRequest, CompletionRequest, messageText } from '../../../app/openai-api.js';
 import { describeIssues } from '../../../app/transport/ws-protocol.js';
 import { HttpError, readJsonBody, sendError, sendJson } from '../http-util.js';
@@ -63,6 +63,13 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
   return { input, stops: typeof stop === 'string' ? [stop] : stop, stream: r.stream === true, includeUsage: r.stream_options?.include_usage === true };
 }
 
+/** A reply cancelled by anything but its own stop sequence (Power stopping) is an error, not an answer. */
+function checkNotCancelled(out: CompletionOutput, filter: StopStrings): void {
+  if (out.stopReason === 'cancelled' && !filter.stopped) {
+    throw new PowerError('cancelled', `the reply was stopped after ${out.completionTokens} tokens (Power is stopping)`);
+  }
+}
+
 function finishReason(out: CompletionOutput, stopped: boolean): 'stop' | 'length' {
   if (stopped) return 'stop';
   return out.stopReason === 'eos' ? 'stop' : 'length';
@@ -103,6 +110,7 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
       text += filter.push(piece);
       if (filter.stopped) abort.abort();
     }, abort.signal);
+    checkNotCancelled(out, filter);
     text += filter.flush();
     const reason = finishReason(out, filter.stopped);
     const choice = kind === 'chat'
@@ -119,6 +127,8 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
   };
   const event = (data: unknown): void => {
+    // the client may be gone (it cancelled by closing): nothing more to send
+    if (res.destroyed || res.writableEnded) return;
     start();
     res.write(`data: ${JSON.stringify(data)}\n\n`);
   };
@@ -137,20 +147,20 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
       if (text) delta(text, null, input.model);
       if (filter.stopped) abort.abort();
     }, abort.signal);
+    checkNotCancelled(out, filter);
   } catch (error) {
     if (!started) throw error;
     // the stream has begun: the error becomes its last event, as llama-server does
     const e = httpErrorOf(error);
     event({ error: { message: e.message, type: e.type, param: null, code: e.code } });
-    res.end();
+    if (!res.destroyed) res.end();
     return;
   }
   const tail = filter.flush();
   if (tail) delta(tail, null, out.model);
   delta('', finishReason(out, filter.stopped), out.model, { usage: usage(out), power: power(out) });
   if (includeUsage) event({ id, object: chunkObject, created, model: out.model, choices: [], usage: usage(out) });
-  res.write('data: [DONE]\n\n');
-  res.end();
+  if (!res.destroyed) res.end('data: [DONE]\n\n');
 }
 
 export function openAiError(res: ServerResponse, error: unknown): void {
