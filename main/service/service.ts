@@ -172,7 +172,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
       supervisor.setStatus('generating');
       reply.done = (async () => {
         try {
-          const { native, rounds } = await runReply(
+          const running = runReply(
             target.engine,
             {
               sessionId: session.sessionId,
@@ -197,6 +197,9 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
               stats: (s) => ev.stats.emit({ ...ids, stats: s }),
             },
           );
+          // stopped while it was being set up: the request is in the engine now, cancel it
+          if (reply.stopRequested) void target.engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
+          const { native, rounds } = await running;
           const stats = replyStats(native, rounds, true);
           message.stats = stats;
           message.stopReason = native.stopReason;
@@ -236,9 +239,15 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
     const reply = active;
     if (!reply) return false;
     reply.stopRequested = true;
-    const target = supervisor.loaded();
-    if (target && reply.sessionId) await target.engine.call('cancel', { sessionId: reply.sessionId }).catch(() => {});
-    await reply.done;
+    // a reply still setting up has no request in the engine yet: keep asking until it ends
+    // (a cancel that arrives before the request starts is a no-op in the engine)
+    while (active === reply) {
+      const target = supervisor.loaded();
+      if (target && reply.sessionId) await target.engine.call('cancel', { sessionId: reply.sessionId }).catch(() => {});
+      const tick = new Promise((resolve) => setTimeout(resolve, 50));
+      // until the request is started, `done` is not yet the reply's: wait a tick
+      await (reply.sessionId ? Promise.race([reply.done, tick]) : tick);
+    }
     return true;
   }
 

@@ -121,6 +121,23 @@ describe('service chats', () => {
     assert.equal(again.end?.kind, 'done'); // the chat is free again
   });
 
+  test('a stop that arrives while the reply is still being set up stops it', async () => {
+    const { service, models } = f;
+    await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
+    const chat = await service.chats.create({});
+    let id = '';
+    const end = replyEnd(service, () => id);
+    const sending = service.chats.send({ chatId: chat.id, content: 'stop me early', sampling: { maxTokens: 1500 } });
+    const stopping = service.chats.stop({ chatId: chat.id }); // before send has answered
+    id = (await sending).assistantMessageId;
+    assert.deepEqual(await stopping, { stopped: true });
+    const stopped = await end;
+    assert.equal(stopped.stopReason, 'cancelled');
+    assert.ok(stopped.tokens.length < 1500);
+    const saved = (await service.chats.get({ chatId: chat.id })).messages.at(-1)!;
+    assert.ok(saved.role === 'assistant' && saved.status === 'stopped');
+  });
+
   test('edit a user message and continue from it', async () => {
     const { service, models } = f;
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 1024 });
