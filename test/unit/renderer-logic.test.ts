@@ -16,7 +16,8 @@ import { applyLiveEvents } from '../../renderer/src/store/chats.js';
 import { parseGpuLayers } from '../../renderer/src/store/library.js';
 import type { ApiRound, ReplyStats, Strategies } from '../../renderer/src/api-types.js';
 
-function stats(over: Partial<ReplyStats> = {}): ReplyStats {
+/** Stats as the service sends them (built loosely so issue 8's rename of the decode-rate field only touches format.ts). */
+function stats(over: Record<string, unknown> = {}): ReplyStats {
   return {
     promptTokens: 10,
     ttftMs: 12,
@@ -34,7 +35,7 @@ function stats(over: Partial<ReplyStats> = {}): ReplyStats {
     reusedPromptTokens: 0,
     evaluatedPromptTokens: 10,
     ...over,
-  };
+  } as unknown as ReplyStats;
 }
 
 function round(index: number, endUs: number, tokens: number): ApiRound {
