@@ -4,8 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { powerApi } from '../../app/api/index.js';
-import { downloads } from '../../app/api/downloads.js';
+import { servedApi } from '../../app/transport/served-api.js';
 import { DownloadManager } from '../models/downloads.js';
 import { ROOT } from '../paths.js';
 import { startServer } from '../serve/server.js';
@@ -34,9 +33,6 @@ const FLAGS = {
   'ui-dir': { type: 'string' },
   verbose: { type: 'boolean' },
 } as const;
-
-/** The description served on /ws: the service's concerns plus downloads. */
-export const servedApi = { ...powerApi, downloads };
 
 export interface ServeIo extends Io {
   /** resolves when the process is asked to stop (SIGINT, SIGTERM) */

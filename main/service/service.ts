@@ -96,13 +96,14 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
   }
 
   /**
-   * Starts a reply to the messages of `chat` before index `at` (a user message is last). The
-   * checks that can refuse (profile, session, prompt size) run before anything is changed.
+   * Applies `change` (which leaves a user message last) and starts the reply to it. Everything
+   * that can refuse (profile, session, template, prompt size) is checked on a copy first: a
+   * refused reply leaves the chat as it was, and readers never see a change that is undone.
    */
   async function startReply(
     reply: ActiveReply,
     chat: Chat,
-    change: () => void,
+    change: (c: Chat) => void,
     opts: { sampling?: Partial<z.input<typeof ChatSampling>>; profileId?: string },
   ): Promise<string> {
     try {
@@ -116,25 +117,17 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
       }
       const conv = conversation.conv;
 
-      // the change stands only once the prompt fits: a refused reply leaves the chat as it was
-      const before = structuredClone(chat);
-      change();
-      const messages = promptMessages(chat, chat.messages.length);
-      let text: string;
-      let prompt: number[];
-      try {
-        text = await conv.render(messages);
-        prompt = await conv.tokens(text);
-        if (prompt.length + 1 > target.contextSize) {
-          throw new PowerError(
-            'bad-input',
-            `the conversation is ${prompt.length} tokens but the context holds ${target.contextSize}: start a new chat or load the model with a larger context`,
-          );
-        }
-      } catch (error) {
-        Object.assign(chat, before);
-        throw error;
+      const staged = structuredClone(chat);
+      change(staged);
+      const text = await conv.render(promptMessages(staged, staged.messages.length));
+      const prompt = await conv.tokens(text);
+      if (prompt.length + 1 > target.contextSize) {
+        throw new PowerError(
+          'bad-input',
+          `the conversation is ${prompt.length} tokens but the context holds ${target.contextSize}: start a new chat or load the model with a larger context`,
+        );
       }
+      change(chat);
 
       const sampling = ChatSampling.parse(opts.sampling ?? {});
       const seed = sampling.seed ?? (sampling.temperature > 0 ? randomInt(0, 0xffffffff) : null);
@@ -412,10 +405,10 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
         const assistantMessageId = await startReply(
           reply,
           chat,
-          () => {
-            if (p.systemPrompt !== undefined) chat.systemPrompt = p.systemPrompt;
-            chat.messages.push(userMessage);
-            if (chat.title === 'New chat') chat.title = p.content.slice(0, 60).split('\n')[0]!;
+          (c) => {
+            if (p.systemPrompt !== undefined) c.systemPrompt = p.systemPrompt;
+            c.messages.push({ ...userMessage });
+            if (c.title === 'New chat') c.title = p.content.slice(0, 60).split('\n')[0]!;
           },
           { ...(p.sampling ? { sampling: p.sampling } : {}), ...(p.profileId ? { profileId: p.profileId } : {}) },
         );
@@ -440,7 +433,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
         const assistantMessageId = await startReply(
           reply,
           chat,
-          () => void chat.messages.splice(userIndex + 1),
+          (c) => void c.messages.splice(userIndex + 1),
           { ...(p.sampling ? { sampling: p.sampling } : {}), ...(p.profileId ? { profileId: p.profileId } : {}) },
         );
         return { userMessageId: chat.messages[userIndex]!.id, assistantMessageId };
@@ -455,9 +448,9 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
         const assistantMessageId = await startReply(
           reply,
           chat,
-          () => {
-            chat.messages.splice(index + 1);
-            chat.messages[index] = { ...chat.messages[index]!, content: p.content } as Chat['messages'][number];
+          (c) => {
+            c.messages.splice(index + 1);
+            c.messages[index] = { ...c.messages[index]!, content: p.content } as Chat['messages'][number];
           },
           { ...(p.sampling ? { sampling: p.sampling } : {}), ...(p.profileId ? { profileId: p.profileId } : {}) },
         );

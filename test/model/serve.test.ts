@@ -13,7 +13,7 @@ import { WebSocket } from 'ws';
 import type { DownloadEntry } from '../../app/api/downloads.js';
 import type { TokenEvent } from '../../app/api/generation.js';
 import { createApiClient } from '../../app/transport/ws-client.js';
-import { servedApi } from '../../main/cli/serve.js';
+import { servedApi } from '../../app/transport/served-api.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { http, sseData } from '../fixtures/http-client.js';
 import { startFileServer } from '../fixtures/file-server.js';
