@@ -97,7 +97,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
   async function ensureLoaded(request: CompletionRequest): Promise<{ strategy: Strategy; modelName: string }> {
     const model = entryNamed('model', request.model);
     const draft = request.draft !== undefined ? entryNamed('draft', request.draft) : null;
-    const loaded = supervisor.loadedOptions();
+    // what is really loaded (or reloads after a crash); the options of a load that failed do not count
+    const loaded = supervisor.loaded() || supervisor.state().reloadPending ? supervisor.loadedOptions() : null;
     const sameModel = loaded?.modelId === model.id;
     // the strategy: asked for, else the loaded one (same model), else the profile's, else none
     const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
@@ -149,6 +150,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
 
       const seed = request.seed ?? (request.temperature > 0 ? randomInt(0, 0xffffffff) : null);
       slot.sessionId = session.sessionId;
+      // a close() that came while this request was being set up
+      if (slot.stopRequested) throw new PowerError('cancelled', 'Power is stopping');
       const cancel = () => void target.engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
       signal.addEventListener('abort', cancel, { once: true });
       // runReply fills a message as a chat reply would; this one is never stored

@@ -15,7 +15,7 @@ import type { TokenEvent } from '../../app/api/generation.js';
 import { createApiClient } from '../../app/transport/ws-client.js';
 import { servedApi } from '../../app/transport/served-api.js';
 import { jsonOf, power } from '../fixtures/cli.js';
-import { http, sseData } from '../fixtures/http-client.js';
+import { http, sseData, statusForDeclaredBody } from '../fixtures/http-client.js';
 import { startFileServer } from '../fixtures/file-server.js';
 import { makeBadFiles, syntheticModels } from '../fixtures/models.js';
 import { childPids, startPowerServe, type PowerServe } from '../fixtures/serve.js';
@@ -72,8 +72,7 @@ describe('power serve', () => {
     assert.equal((await http(serve.origin, '/v1/models')).status, 401);
     assert.equal((await http(serve.origin, '/', {})).status, 401);
     assert.equal((await http(serve.origin, '/v1/models', { headers: { ...serve.auth, Origin: 'https://evil.example' } })).status, 403);
-    const big = await http(serve.origin, '/v1/completions', { method: 'POST', headers: { ...serve.auth, 'Content-Type': 'application/json' }, body: Buffer.alloc(9 * 1024 * 1024, 0x20) });
-    assert.equal(big.status, 413);
+    assert.equal(await statusForDeclaredBody(serve.origin, '/v1/completions', { ...serve.auth, 'Content-Type': 'application/json' }, 9 * 1024 * 1024), 413);
     const bad = await http(serve.origin, '/v1/completions', { method: 'POST', headers: { ...serve.auth, 'Content-Type': 'application/json' }, body: '{"model":' });
     assert.equal(bad.status, 400);
   });
@@ -141,6 +140,9 @@ describe('power serve', () => {
     const e = JSON.parse(mtp.body) as { error: { message: string; code: string; type: string } };
     assert.equal(e.error.type, 'invalid_request_error');
     assert.match(e.error.message, /no NextN\/MTP layers/);
+    // the refused load leaves nothing behind: the same model without the strategy works
+    const next = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 2 });
+    assert.equal(next.power.strategy, 'none');
   });
 
   test('a model file that makes llama.cpp abort fails its request and the server goes on', async () => {

@@ -16,7 +16,7 @@ import { MAX_BODY_BYTES } from '../../main/serve/http-util.js';
 import type { CompletionBackend } from '../../main/serve/openai/backend.js';
 import { startServer, type RunningServer } from '../../main/serve/server.js';
 import { CONTENT_SECURITY_POLICY } from '../../main/serve/static-files.js';
-import { http } from '../fixtures/http-client.js';
+import { http, statusForDeclaredBody } from '../fixtures/http-client.js';
 
 const TOKEN = 'test-token-123';
 const description = {
@@ -111,10 +111,13 @@ describe('OpenAI request checks', () => {
   const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
     http(server.origin, path, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json', ...headers }, body });
 
-  test('a body over the limit gets 413', async () => {
-    const r = await post('/v1/chat/completions', Buffer.alloc(MAX_BODY_BYTES + 1, 0x20));
+  test('a body over the limit gets 413, whether its Content-Length says so or it is sent in chunks', async () => {
+    const declared = { ...auth, 'Content-Type': 'application/json' };
+    assert.equal(await statusForDeclaredBody(server.origin, '/v1/chat/completions', declared, MAX_BODY_BYTES + 1), 413);
+    // chunked: counted as it arrives (the server may close while the rest is still being sent)
+    const r = await post('/v1/chat/completions', Buffer.alloc(MAX_BODY_BYTES + 1, 0x20), { 'Transfer-Encoding': 'chunked' });
     assert.equal(r.status, 413);
-    assert.match((JSON.parse(r.body) as { error: { message: string } }).error.message, /limit/);
+    assert.match((JSON.parse(r.body) as { error: { message: string } }).error.message, /over the limit/);
   });
 
   test('malformed JSON gets 400 in the OpenAI error shape', async () => {
