@@ -2,13 +2,14 @@
 // `npm test`: lint and type-check, build, check that every built addon flavour links (the CUDA
 // one without a GPU: scripts/check-cuda-link.ts), make the synthetic models (cached in
 // .cache/models), then run the suites with node's test runner: test/unit (no model),
-// test/model (the real addon on the synthetic GGUF set, one file at a time). Extra arguments
+// test/model (the real addon on the synthetic GGUF set, one file at a time), test/e2e (the built
+// renderer in Debian's Chromium over a real `power serve`). Extra arguments
 // narrow the files.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const SUITES = ['test/unit', 'test/model'];
+const SUITES = ['test/unit', 'test/model', 'test/e2e'];
 
 function run(cmd, args) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', shell: process.platform === 'win32' });
