@@ -21,6 +21,9 @@ export interface StrategyFacts {
 
 const DRAFT_ARCH: Partial<Record<Strategy, string>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
 
+/** The strategy a draft artifact of this architecture serves (anything else is a plain draft model). */
+export const DRAFT_ARCHITECTURES: Readonly<Record<string, Strategy>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
+
 function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
   switch (strategy) {
     case 'none':

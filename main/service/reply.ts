@@ -1,0 +1,106 @@
+// One assistant reply through the engine: rounds become token events (whole UTF-8 characters:
+// a piece that ends inside a character waits for the bytes that complete it), round records
+// and stats snapshots; the message keeps every committed token whatever ends the reply.
+import { randomUUID } from 'node:crypto';
+
+import type { AssistantMessage } from '../../app/api/chats.js';
+import type { ApiRound, ReplyStats, TokenEvent } from '../../app/api/generation.js';
+import type { NativeGenerateResult, RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
+import { computeStats, tokenDigest } from '../../app/generation-result.js';
+import type { EngineClient } from '../engine/client.js';
+
+export interface ReplySink {
+  token(event: Omit<TokenEvent, 'chatId' | 'messageId'>): void;
+  round(round: ApiRound): void;
+  stats(stats: ReplyStats): void;
+}
+
+export function apiRound(round: RoundRecord, index: number): ApiRound {
+  return {
+    index,
+    proposed: round.proposed,
+    accepted: round.accepted,
+    replay: round.replay,
+    clampedTo: round.clampedTo,
+    tokenIds: round.tokens.map((t) => t.id),
+    origins: round.tokens.map((t) => t.origin),
+    startUs: round.startUs,
+    endUs: round.endUs,
+    proposeUs: round.proposeUs,
+    verifyUs: round.verifyUs,
+    commitUs: round.commitUs,
+  };
+}
+
+export function replyStats(native: NativeGenerateResult, rounds: readonly RoundRecord[], final: boolean): ReplyStats {
+  return {
+    ...computeStats(native, rounds),
+    reusedPromptTokens: final ? native.reusedTokens : null,
+    evaluatedPromptTokens: final ? native.promptTokens - native.reusedTokens : null,
+  };
+}
+
+/** What the engine's totals look like part-way through (for stats snapshots). */
+function partialNative(promptTokens: number, rounds: readonly RoundRecord[]): NativeGenerateResult {
+  const last = rounds.at(-1);
+  return {
+    stopReason: 'max-tokens',
+    replays: rounds.filter((r) => r.replay).length,
+    clampedTo: [...rounds].reverse().find((r) => r.clampedTo !== null)?.clampedTo ?? null,
+    promptTokens,
+    reusedTokens: 0,
+    prefillUs: 0,
+    totalUs: last ? last.endUs : 0,
+    generated: rounds.reduce((n, r) => n + r.tokens.length, 0),
+  };
+}
+
+/**
+ * Runs the request and fills `message` as rounds arrive. Resolves with the engine's result;
+ * rejects with the engine's error (the message then holds what was committed before it).
+ */
+export async function runReply(
+  engine: EngineClient,
+  request: { sessionId: string; prompt: number[]; maxTokens: number; sampling: SamplingOptions },
+  message: AssistantMessage,
+  sink: ReplySink,
+): Promise<{ native: NativeGenerateResult; rounds: RoundRecord[] }> {
+  const requestId = randomUUID();
+  const rounds: RoundRecord[] = [];
+  const decoder = new TextDecoder('utf-8', { fatal: false });
+  const stop = engine.onRound(requestId, (round) => {
+    rounds.push(round);
+    const index = rounds.length;
+    for (const t of round.tokens) {
+      const text = decoder.decode(t.piece, { stream: true });
+      const token = { id: t.id, text, origin: t.origin, round: index };
+      message.tokens.push(token);
+      message.content += text;
+      sink.token(token);
+    }
+    const api = apiRound(round, index);
+    message.rounds.push(api);
+    sink.round(api);
+    sink.stats(replyStats(partialNative(request.prompt.length, rounds), rounds, false));
+  });
+  try {
+    const native = await engine.call('generate', {
+      sessionId: request.sessionId,
+      requestId,
+      prompt: Int32Array.from(request.prompt),
+      maxTokens: request.maxTokens,
+      sampling: request.sampling,
+    });
+    return { native, rounds };
+  } finally {
+    stop();
+    // bytes of a character the reply never completed: shown as U+FFFD, never dropped silently
+    const tail = decoder.decode();
+    if (tail) {
+      message.content += tail;
+      const last = message.tokens.at(-1);
+      if (last) last.text += tail;
+    }
+    message.digest = await tokenDigest(message.tokens.map((t) => t.id));
+  }
+}

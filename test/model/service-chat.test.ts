@@ -1,0 +1,186 @@
+// The service over the real engine host: multi-turn chats that reuse the conversation's
+// KV/recurrent state, every strategy the synthetic set offers (each reply identical to the
+// control's), stop and regenerate, edit and continue, and the defined outcome of bad input.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { ask, replyEnd, startService, type ServiceFixture } from '../fixtures/service.js';
+
+describe('service chats', () => {
+  let f: ServiceFixture;
+  before(async () => {
+    f = await startService();
+  });
+  after(() => f.dispose());
+
+  for (const name of ['target.gguf', 'hybrid-mtp.gguf']) {
+    test(`a multi-turn chat on ${name} reuses the conversation prefix`, async () => {
+      const { service, models } = f;
+      await service.engine.load({ modelId: models[name]!.id, device: 'cpu', threads: 1, contextSize: 1024 });
+      await service.profiles.select({ profileId: 'autoregressive' });
+      const chat = await service.chats.create({ systemPrompt: 'be brief' });
+      const first = await ask(service, chat.id, 'hello there');
+      assert.equal(first.end.kind, 'done', JSON.stringify(first.end.error));
+      const s1 = first.end.stats!;
+      assert.equal(s1.reusedPromptTokens! + s1.evaluatedPromptTokens!, s1.promptTokens);
+
+      const second = await ask(service, chat.id, 'and again');
+      assert.equal(second.end.kind, 'done');
+      const s2 = second.end.stats!;
+      // everything of turn one (its prompt and the reply the model generated) is still in the state
+      assert.ok(s2.reusedPromptTokens! >= s1.promptTokens + first.end.tokens.length - 1, `reused ${s2.reusedPromptTokens} of ${s2.promptTokens}`);
+      assert.ok(s2.evaluatedPromptTokens! < s2.promptTokens - s1.promptTokens, `evaluated ${s2.evaluatedPromptTokens}`);
+
+      const stored = second.chat;
+      assert.deepEqual(stored.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+      const reply = stored.messages[3]!;
+      assert.ok(reply.role === 'assistant');
+      assert.equal(reply.status, 'done');
+      assert.equal(reply.tokens.length, second.end.tokens.length);
+      assert.equal(reply.content, reply.tokens.map((t) => t.text).join(''));
+      assert.equal(reply.digest, second.end.digest);
+      assert.equal(reply.model.name, name.replace('.gguf', ''));
+      assert.equal(reply.profile?.id, 'autoregressive');
+      assert.equal(reply.strategy, 'none');
+    });
+  }
+
+  const cases = [
+    { target: 'target.gguf', strategy: 'ngram' as const },
+    { target: 'target.gguf', strategy: 'draft-model' as const, draft: 'draft-close.gguf' },
+    { target: 'hybrid-mtp.gguf', strategy: 'mtp' as const },
+    { target: 'hybrid-mtp.gguf', strategy: 'ngram' as const },
+  ];
+  for (const c of cases) {
+    test(`${c.strategy} on ${c.target} replies exactly what the control replies, K7/S7 and K7/S6`, async () => {
+      const { service, models } = f;
+      await service.engine.load({
+        modelId: models[c.target]!.id,
+        device: 'cpu',
+        threads: 1,
+        contextSize: 1024,
+        method: { strategy: c.strategy, ...(c.draft ? { draftId: models[c.draft]!.id } : {}) },
+      });
+      const chat = await service.chats.create({});
+      const control = await ask(service, chat.id, 'one two three one two three', { maxTokens: 40, profileId: 'autoregressive' });
+      assert.equal(control.end.kind, 'done');
+      for (const profileId of ['balanced', 'peak']) {
+        let id = '';
+        const end = replyEnd(service, () => id);
+        id = (await service.chats.regenerate({ chatId: chat.id, profileId, sampling: { maxTokens: 40 } })).assistantMessageId;
+        const spec = await end;
+        assert.equal(spec.kind, 'done', JSON.stringify(spec.error));
+        assert.equal(spec.digest, control.end.digest, `${profileId}: same tokens as the control`);
+        assert.ok(spec.stats!.proposed > 0, 'it proposed');
+        const stored = await service.chats.get({ chatId: chat.id });
+        const reply = stored.messages.at(-1)!;
+        assert.ok(reply.role === 'assistant');
+        assert.equal(stored.messages.length, 2, 'regenerate replaced the reply');
+        assert.equal(reply.strategy, c.strategy);
+        assert.equal(reply.k, 7);
+        assert.equal(reply.s, c.target === 'hybrid-mtp.gguf' ? (profileId === 'peak' ? 6 : 7) : null);
+        assert.ok(reply.tokens.some((t) => t.origin === 'accepted' || t.origin === 'bonus' || t.origin === 'correction'));
+        assert.equal(reply.rounds.length, Math.max(...reply.tokens.map((t) => t.round)));
+      }
+      // the same profile again: the same session, so the prompt's state is reused
+      let id = '';
+      const end = replyEnd(service, () => id);
+      id = (await service.chats.regenerate({ chatId: chat.id, profileId: 'peak', sampling: { maxTokens: 40 } })).assistantMessageId;
+      const again = await end;
+      assert.equal(again.digest, control.end.digest);
+      assert.equal(again.stats!.reusedPromptTokens, again.stats!.promptTokens - 1);
+      assert.equal(again.stats!.evaluatedPromptTokens, 1);
+    });
+  }
+
+  test('stop keeps what was generated; regenerate replaces it; a message meanwhile is busy', async () => {
+    const { service, models } = f;
+    await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
+    const chat = await service.chats.create({});
+    let id = '';
+    let stopping: Promise<unknown> | undefined;
+    const end = replyEnd(service, () => id, (_t, n) => {
+      if (n === 20) stopping = service.chats.stop({ chatId: chat.id });
+    });
+    id = (await service.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 1500 } })).assistantMessageId;
+    await assert.rejects(service.chats.send({ chatId: chat.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
+    const other = await service.chats.create({});
+    await assert.rejects(service.chats.send({ chatId: other.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
+    const stopped = await end;
+    assert.deepEqual(await stopping, { stopped: true });
+    assert.equal(stopped.stopReason, 'cancelled');
+    const saved = (await service.chats.get({ chatId: chat.id })).messages.at(-1)!;
+    assert.ok(saved.role === 'assistant');
+    assert.equal(saved.status, 'stopped');
+    assert.ok(saved.tokens.length >= 20 && saved.tokens.length < 1500);
+
+    const again = await ask(service, chat.id, 'unused', {}).catch((e) => e);
+    assert.equal(again.end?.kind, 'done'); // the chat is free again
+  });
+
+  test('edit a user message and continue from it', async () => {
+    const { service, models } = f;
+    await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 1024 });
+    const chat = await service.chats.create({});
+    const one = await ask(service, chat.id, 'first question');
+    await ask(service, chat.id, 'second question');
+    const firstUser = one.chat.messages[0]!;
+    let id = '';
+    const end = replyEnd(service, () => id);
+    id = (await service.chats.editAndContinue({ chatId: chat.id, messageId: firstUser.id, content: 'a different question', sampling: { maxTokens: 16 } })).assistantMessageId;
+    assert.equal((await end).kind, 'done');
+    const after = await service.chats.get({ chatId: chat.id });
+    assert.deepEqual(after.messages.map((m) => m.role), ['user', 'assistant']);
+    assert.equal(after.messages[0]!.content, 'a different question');
+    await assert.rejects(
+      service.chats.editAndContinue({ chatId: chat.id, messageId: after.messages[1]!.id, content: 'x' }),
+      (e: { code: string }) => e.code === 'bad-input',
+    );
+  });
+
+  test('deleting a streaming chat stops the reply, then deletes it', async () => {
+    const { service, models } = f;
+    await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
+    const chat = await service.chats.create({});
+    let id = '';
+    const end = replyEnd(service, () => id);
+    id = (await service.chats.send({ chatId: chat.id, content: 'long', sampling: { maxTokens: 1500 } })).assistantMessageId;
+    await new Promise((r) => setTimeout(r, 200));
+    await service.chats.delete({ chatId: chat.id });
+    assert.equal((await end).stopReason, 'cancelled');
+    await assert.rejects(service.chats.get({ chatId: chat.id }), (e: { code: string }) => e.code === 'not-found');
+    assert.ok(!(await service.chats.list({})).chats.some((c) => c.id === chat.id));
+  });
+
+  test('bad input has defined outcomes and changes nothing', async () => {
+    const { service, models } = f;
+    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code: string; message: string }) => `${e.code}: ${e.message}`);
+    // a draft with another vocabulary
+    assert.match(
+      await code(service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', method: { strategy: 'draft-model', draftId: models['draft-badvocab.gguf']!.id } })),
+      /^unsupported: strategy 'draft-model' is not available .*incompatible: vocabulary size differs/,
+    );
+    // mtp on a model without NextN layers
+    assert.match(
+      await code(service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', method: { strategy: 'mtp' } })),
+      /^unsupported: .*no NextN\/MTP layers/,
+    );
+    // a profile that asks for a strategy the loaded model set cannot serve
+    await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 512 });
+    const mtp = await service.profiles.create({ name: 'mtp K3', strategy: 'mtp', k: 3 });
+    const chat = await service.chats.create({});
+    assert.match(await code(service.chats.send({ chatId: chat.id, content: 'hi', profileId: mtp.id })), /^unsupported: strategy 'mtp' needs the model loaded for it/);
+    assert.equal((await service.chats.get({ chatId: chat.id })).messages.length, 0, 'the refused message was not added');
+    // S on an attention-only target
+    assert.match(await code(service.profiles.create({ name: 'x', k: 4, s: 2 })), /^bad-input: S .*does not apply/);
+    // malformed input
+    assert.match(await code(service.chats.send({ chatId: chat.id, content: '' })), /^bad-input: chats\.send: content/);
+    assert.match(await code(service.chats.get({ chatId: 'nope' })), /^not-found/);
+    assert.match(await code(service.models.add({ path: '/no/such/file.gguf' })), /^not-found/);
+    // the conversation must fit the context
+    assert.match(await code(service.chats.send({ chatId: chat.id, content: 'word '.repeat(2000) })), /^bad-input: the conversation is \d+ tokens but the context holds/);
+    assert.equal((await service.chats.get({ chatId: chat.id })).messages.length, 0);
+    const ok = await ask(service, chat.id, 'hi');
+    assert.equal(ok.end.kind, 'done');
+  });
+});
