@@ -7,7 +7,6 @@ export interface MenuActions {
   addModelFile: () => void;
   addModelFolder: () => void;
   openDataFolder: () => void;
-  openHelp: () => void;
 }
 
 export function menuTemplate(actions: MenuActions, platform: NodeJS.Platform): MenuItemConstructorOptions[] {
@@ -40,6 +39,6 @@ export function menuTemplate(actions: MenuActions, platform: NodeJS.Platform): M
       ],
     },
     { role: 'windowMenu' },
-    { role: 'help', submenu: [{ label: 'Power on the Web (README)', click: actions.openHelp }] },
+    { role: 'help', submenu: [{ role: 'about' }] },
   ];
 }
