@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Builds what the Electron shell needs beyond `npm run build` (tsc): the preload as one
-// CommonJS file. A sandboxed preload can require nothing but 'electron', so the PowerApi
+// CommonJS file, and the window icon (packaging/icon.png, drawn by make-icons.mjs). A sandboxed preload can require nothing but 'electron', so the PowerApi
 // description and the IPC client (with zod) are bundled into dist/shell/preload.cjs.
+import { copyFileSync, mkdirSync } from 'node:fs';
+
 import { build } from 'esbuild';
 
 await build({
@@ -15,3 +17,6 @@ await build({
   logLevel: 'warning',
   legalComments: 'none',
 });
+
+mkdirSync('dist/shell', { recursive: true });
+copyFileSync('packaging/icon.png', 'dist/shell/icon.png');

@@ -20,7 +20,7 @@ import { createMainWindow, lockDownContents, lockDownSession } from './window.js
 
 const RENDERER_DIR = join(ROOT, 'dist', 'renderer');
 const PRELOAD = join(ROOT, 'dist', 'shell', 'preload.cjs');
-const ICON = join(ROOT, 'packaging', 'icon.png');
+const ICON = join(ROOT, 'dist', 'shell', 'icon.png');
 /** the service's close stops the reply and disposes the engine; past this the app exits anyway */
 const QUIT_TIMEOUT_MS = 15_000;
 
