@@ -2,6 +2,7 @@
 // Draws Power's icon (a yellow lightning bolt on a dark rounded square) and writes
 // packaging/icon.png (512 px, Linux and the window) and packaging/icon.ico (16-256 px, Windows)
 // with node:zlib only. Deterministic: rerunning gives the same bytes (the files are committed).
+import { Buffer } from 'node:buffer';
 import { writeFileSync } from 'node:fs';
 import { deflateSync } from 'node:zlib';
 
