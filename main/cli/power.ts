@@ -10,11 +10,12 @@ import { UsageError } from './errors.js';
 import { GENERATE_USAGE, generateCommand, type Io } from './generate.js';
 import { INFO_USAGE, infoCommand } from './info.js';
 import { MAKE_MODELS_USAGE, makeModelsCommand } from './make-models.js';
+import { SERVE_USAGE, serveCommand } from './serve.js';
 
 const USAGE = `Power: chat with local LLMs, with exact speculative decoding.
 
 Usage:
-${[INFO_USAGE, GENERATE_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
+${[INFO_USAGE, GENERATE_USAGE, SERVE_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
 
   power --help | --version`;
 
@@ -33,6 +34,18 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+/** The first SIGINT/SIGTERM asks to stop cleanly; a second one ends the process at once. */
+function processStopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const first = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', first).off('SIGTERM', first);
+      process.once('SIGINT', () => process.exit(130)).once('SIGTERM', () => process.exit(143));
+      resolve(signal);
+    };
+    process.on('SIGINT', first).on('SIGTERM', first);
+  });
+}
+
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -41,6 +54,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
         return await infoCommand(rest, io.out);
       case 'generate':
         return await generateCommand(rest, io);
+      case 'serve':
+        return await serveCommand(rest, { ...io, stopSignal: processStopSignal });
       case 'devices':
         return await devicesCommand(rest, io.out);
       case 'make-models':

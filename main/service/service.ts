@@ -18,6 +18,7 @@ import { describeEstimate, estimateMemory } from '../engine/memory-estimate.js';
 import { checkDraftCompatibility } from '../models/draft-compat.js';
 import { ChatStore, summary } from './chat-store.js';
 import { Conversation, promptMessages } from './conversation.js';
+import { createCompletions } from './completions.js';
 import { EngineSupervisor } from './engine-supervisor.js';
 import { Emitter } from './events.js';
 import { ModelLibrary } from './library.js';
@@ -241,6 +242,24 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
     return true;
   }
 
+  // stateless completions (the OpenAI API of power serve) share the one reply slot with chats:
+  // they wait their turn instead of failing busy, and close() stops them like a chat reply
+  const completions = createCompletions({
+    supervisor,
+    library,
+    profiles,
+    acquire: async () => {
+      for (;;) {
+        if (closed) throw new PowerError('cancelled', 'Power is shutting down');
+        if (!active && !loading) return claim('');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    release: (slot) => {
+      if (active === slot) active = null;
+    },
+  });
+
   const api: PowerApi = {
     models: {
       list: async (raw) => (input('models', 'list', raw), { entries: library.list() }),
@@ -454,6 +473,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
   return {
     ...api,
     enginePid: () => supervisor.pid(),
+    completions,
     close: async () => {
       if (closed) return;
       closed = true;

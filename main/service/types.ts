@@ -1,6 +1,7 @@
 // What createPowerService takes and returns.
 import type { PowerApi } from '../../app/api/index.js';
 import type { EngineOptions } from '../engine/client.js';
+import type { Completions } from './completions.js';
 
 export interface ServiceOptions {
   /** chats, library.json, settings.json live here (see data-dir.ts) */
@@ -15,6 +16,8 @@ export interface ServiceOptions {
 export type PowerService = PowerApi & {
   /** stops a streaming reply (saved as stopped), saves everything, disposes the engine host */
   close(): Promise<void>;
+  /** stateless completions (the OpenAI-compatible API): main/service/completions.ts */
+  completions: Completions;
   /** test and diagnostics: the process id of the current engine host (null when none runs) */
   enginePid(): number | null;
 };

@@ -40,8 +40,9 @@ std::string decode_failure(int32_t rc) {
 }
 
 // Evaluates the prompt past what the context already holds; logits on its last token only.
-// Returns false when a cancel aborted it. The committed state grows chunk by chunk.
-bool prefill(session_core & core, const std::vector<llama_token> & prompt) {
+// Returns false when a cancel aborted it. The committed state grows chunk by chunk. `reused`
+// gets the prompt positions whose state was kept (0 when recurrent state had to start over).
+bool prefill(session_core & core, const std::vector<llama_token> & prompt, int32_t & reused) {
     size_t keep = common_prefix(core.committed, prompt);
     if (keep == prompt.size()) {
         keep--; // the last prompt token is evaluated again: its logits pick the first token
@@ -49,6 +50,7 @@ bool prefill(session_core & core, const std::vector<llama_token> & prompt) {
     if (keep < core.committed.size()) {
         rollback_to(core, keep);
     }
+    reused = static_cast<int32_t>(core.committed.size());
     batch_owner & batch = *core.batch;
     while (core.committed.size() < prompt.size()) {
         size_t from = core.committed.size();
@@ -108,10 +110,8 @@ generate_result run_generation(session_core & core, const generate_request & req
     }
     sampler_ptr sampler = make_sampler(vocab, req.sampling);
 
-    result.reused_tokens = static_cast<int32_t>(
-        std::min(common_prefix(core.committed, req.prompt), req.prompt.size() - 1));
     core.prop->begin(core.committed);
-    bool completed = prefill(core, req.prompt);
+    bool completed = prefill(core, req.prompt, result.reused_tokens);
     result.prefill_us = llama_time_us() - t0;
     if (!completed) {
         result.stop_reason = "cancelled";

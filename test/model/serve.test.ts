@@ -1,0 +1,244 @@
+// `power serve` end to end: a real server process over the real engine host and the synthetic
+// models. The OpenAI endpoints (whole and streamed, same tokens as `power generate`, exact under
+// speculation), refusals, the /ws transport with generation events, a hostile file in
+// --models-dir, SIGKILL of the engine host mid-reply, and the clean SIGINT stop.
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { WebSocket } from 'ws';
+
+import type { TokenEvent } from '../../app/api/generation.js';
+import { createApiClient } from '../../app/transport/ws-client.js';
+import { servedApi } from '../../main/cli/serve.js';
+import { jsonOf, power } from '../fixtures/cli.js';
+import { http, sseData } from '../fixtures/http-client.js';
+import { makeBadFiles, syntheticModels } from '../fixtures/models.js';
+import { childPids, startPowerServe, type PowerServe } from '../fixtures/serve.js';
+
+let dir = '';
+let modelsDir = '';
+let dataDir = '';
+let serve: PowerServe;
+
+interface Completion {
+  choices: { message?: { role: string; content: string }; text?: string; finish_reason: string }[];
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  power: { strategy: string; k: number | null; s: number | null; digest: string; stats: Record<string, unknown> };
+  model: string;
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'power-serve-'));
+  modelsDir = join(dir, 'models');
+  dataDir = join(dir, 'data');
+  await mkdir(modelsDir);
+  const set = await syntheticModels();
+  for (const name of ['target.gguf', 'draft-close.gguf', 'hybrid-mtp.gguf'] as const) await symlink(set[name], join(modelsDir, name));
+  const bad = await makeBadFiles(join(dir, 'bad'));
+  // a text file named .gguf, and a well-formed GGUF that makes llama.cpp abort when it loads
+  await symlink(bad.notGguf, join(modelsDir, 'not-a-model.gguf'));
+  await symlink(bad.duplicateTokens, join(modelsDir, 'duplicate-tokens.gguf'));
+  serve = await startPowerServe(['--data-dir', dataDir, '--models-dir', modelsDir]);
+});
+after(async () => {
+  await serve?.stop('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+const post = (path: string, body: object, headers: Record<string, string> = {}) =>
+  http(serve.origin, path, { method: 'POST', headers: { ...serve.auth, 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+async function completion(path: string, body: object): Promise<Completion> {
+  const r = await post(path, body);
+  assert.equal(r.status, 200, r.body);
+  return JSON.parse(r.body) as Completion;
+}
+
+describe('power serve', () => {
+  test('prints the ready line, skips the hostile file with its reason, lists the usable models', async () => {
+    assert.match(serve.stdout(), /^Power is ready at http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}\n$/);
+    assert.match(serve.stderr(), /skipped .*not-a-model\.gguf: .*not a GGUF file/);
+    const r = await http(serve.origin, '/v1/models', { headers: serve.auth });
+    const ids = (JSON.parse(r.body) as { data: { id: string }[] }).data.map((m) => m.id).sort();
+    assert.deepEqual(ids, ['draft-close', 'duplicate-tokens', 'hybrid-mtp', 'target']);
+  });
+
+  test('refuses without the token (401), from another origin (403), an oversized body (413), malformed JSON (400)', async () => {
+    assert.equal((await http(serve.origin, '/v1/models')).status, 401);
+    assert.equal((await http(serve.origin, '/', {})).status, 401);
+    assert.equal((await http(serve.origin, '/v1/models', { headers: { ...serve.auth, Origin: 'https://evil.example' } })).status, 403);
+    const big = await http(serve.origin, '/v1/completions', { method: 'POST', headers: { ...serve.auth, 'Content-Type': 'application/json' }, body: Buffer.alloc(9 * 1024 * 1024, 0x20) });
+    assert.equal(big.status, 413);
+    const bad = await http(serve.origin, '/v1/completions', { method: 'POST', headers: { ...serve.auth, 'Content-Type': 'application/json' }, body: '{"model":' });
+    assert.equal(bad.status, 400);
+  });
+
+  test('chat completion: OpenAI shape, the tokens `power generate` emits for the same prompt, power evidence', async () => {
+    const r = await completion('/v1/chat/completions', { model: 'target', messages: [{ role: 'user', content: 'hello world' }], max_tokens: 12 });
+    assert.equal(r.model, 'target');
+    assert.equal(r.choices[0]!.message!.role, 'assistant');
+    assert.equal(r.choices[0]!.finish_reason, 'length');
+    assert.equal(r.usage.completion_tokens, 12);
+    assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + 12);
+    assert.equal(r.power.strategy, 'none');
+    assert.deepEqual(Object.keys(r.power.stats).slice(0, 3), ['promptTokens', 'ttftMs', 'prefillTokensPerSecond']);
+    const models = await syntheticModels();
+    const cli = jsonOf<{ text: string; digest: string }>(power(['generate', '--model', models['target.gguf'], '--prompt', 'hello world', '--max-tokens', '12', '--json']));
+    assert.equal(r.power.digest, cli.digest);
+    assert.equal(r.choices[0]!.message!.content, cli.text);
+  });
+
+  test('streaming: server-sent events whose deltas add up to the whole answer, ending with data: [DONE]', async () => {
+    const body = { model: 'target', messages: [{ role: 'user', content: 'hello world' }], max_tokens: 12 };
+    const whole = await completion('/v1/chat/completions', body);
+    const r = await post('/v1/chat/completions', { ...body, stream: true, stream_options: { include_usage: true } });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'text/event-stream; charset=utf-8');
+    const events = sseData(r.body);
+    assert.equal(events.at(-1), '[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: { delta: { content?: string; role?: string }; finish_reason: string | null }[]; power?: Completion['power']; usage?: Completion['usage'] });
+    assert.equal(chunks[0]!.choices[0]!.delta.role, 'assistant');
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    assert.equal(text, whole.choices[0]!.message!.content);
+    const last = [...chunks].reverse().find((c) => c.choices[0]?.finish_reason);
+    assert.equal(last!.choices[0]!.finish_reason, 'length');
+    assert.equal(last!.power!.digest, whole.power.digest);
+    assert.deepEqual(chunks.at(-1)!.usage, whole.usage);
+  });
+
+  test('raw completions under speculation emit exactly the autoregressive tokens; strategy, K and S are reported', async () => {
+    const ar = await completion('/v1/completions', { model: 'hybrid-mtp', prompt: 'the cat sat on the mat and the cat', max_tokens: 16 });
+    const spec = await completion('/v1/completions', { model: 'hybrid-mtp', prompt: 'the cat sat on the mat and the cat', max_tokens: 16, strategy: 'ngram', k: 3, s: 2 });
+    assert.deepEqual([spec.power.strategy, spec.power.k, spec.power.s], ['ngram', 3, 2]);
+    assert.equal(spec.power.digest, ar.power.digest);
+    assert.equal(spec.choices[0]!.text, ar.choices[0]!.text);
+    const draft = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12, draft: 'draft-close', k: 4 });
+    const plain = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12, strategy: 'none' });
+    assert.deepEqual([draft.power.strategy, draft.power.k, draft.power.s], ['draft-model', 4, null]);
+    assert.equal(draft.power.digest, plain.power.digest);
+  });
+
+  test('stop sequences end the reply before them with finish_reason stop', async () => {
+    const whole = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12 });
+    const text = whole.choices[0]!.text!;
+    const stop = text.slice(4, 7);
+    const cut = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12, stop: [stop] });
+    assert.equal(cut.choices[0]!.text, text.slice(0, text.indexOf(stop)));
+    assert.equal(cut.choices[0]!.finish_reason, 'stop');
+  });
+
+  test('errors use the OpenAI shape with the mapped status', async () => {
+    const missing = await post('/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(missing.status, 404);
+    assert.match((JSON.parse(missing.body) as { error: { message: string; code: string } }).error.message, /no model 'nope' in the library/);
+    const mtp = await post('/v1/completions', { model: 'target', prompt: 'hi', strategy: 'mtp' });
+    assert.equal(mtp.status, 400);
+    const e = JSON.parse(mtp.body) as { error: { message: string; code: string; type: string } };
+    assert.equal(e.error.type, 'invalid_request_error');
+    assert.match(e.error.message, /no NextN\/MTP layers/);
+  });
+
+  test('a model file that makes llama.cpp abort fails its request and the server goes on', async () => {
+    const r = await post('/v1/completions', { model: 'duplicate-tokens', prompt: 'hi', max_tokens: 4 });
+    assert.ok(r.status >= 400 && r.status < 600, r.body);
+    const next = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 4 });
+    assert.equal(next.usage.completion_tokens, 4);
+  });
+
+  test('requests for two models at once: the second waits its turn and loads its model', async () => {
+    const [a, b] = await Promise.all([
+      completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 6 }),
+      completion('/v1/completions', { model: 'hybrid-mtp', prompt: 'one two three', max_tokens: 6 }),
+    ]);
+    assert.deepEqual([a.model, b.model], ['target', 'hybrid-mtp']);
+    assert.equal(a.usage.completion_tokens + b.usage.completion_tokens, 12);
+  });
+
+  test('/ws carries the whole PowerApi: calls, a chat reply and its generation events', async () => {
+    const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth });
+    const { api, close } = createApiClient(servedApi, ws);
+    const { entries } = await api.models.list({});
+    const target = entries.find((e) => e.name === 'target')!;
+    assert.equal((await api.downloads.recommended({})).pairs.length > 0, true);
+    await api.engine.load({ modelId: target.id });
+    assert.equal((await api.engine.state({})).status, 'ready');
+    const chat = await api.chats.create({ title: 'over ws' });
+    const tokens: TokenEvent[] = [];
+    const offToken = api.generation.onToken((t) => tokens.push(t));
+    const done = new Promise<{ messageId: string; digest: string }>((resolve) => {
+      const off = api.generation.onDone((d) => {
+        off();
+        resolve(d);
+      });
+    });
+    const started = await api.chats.send({ chatId: chat.id, content: 'hello world', sampling: { maxTokens: 8 } });
+    const end = await done;
+    offToken();
+    assert.equal(end.messageId, started.assistantMessageId);
+    assert.equal(tokens.filter((t) => t.messageId === end.messageId).length, 8);
+    const saved = await api.chats.get({ chatId: chat.id });
+    assert.equal(saved.messages.length, 2);
+    assert.equal(saved.messages[1]!.role === 'assistant' && saved.messages[1]!.digest, end.digest);
+    await assert.rejects(api.chats.get({ chatId: 'no-such-chat' }), (e: Error & { code?: string }) => e.code === 'not-found');
+    close();
+  });
+
+  test('SIGKILL of the engine host mid-reply: the streamed reply ends with an error, the next request works', async () => {
+    const servePid = serve.child.pid!;
+    const hostsBefore = childPids(servePid);
+    assert.equal(hostsBefore.length, 1, 'one engine host');
+    const streaming = new Promise<string>((resolve, reject) => {
+      let killed = false;
+      let body = '';
+      void fetch(`${serve.origin}/v1/completions`, {
+        method: 'POST',
+        headers: { ...serve.auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: 'target', prompt: 'one two three', max_tokens: 2000, stream: true }),
+      }).then(async (res) => {
+        const reader = res.body!.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          body += Buffer.from(value).toString('utf8');
+          if (!killed && sseData(body).length >= 3) {
+            killed = true;
+            process.kill(childPids(servePid)[0]!, 'SIGKILL');
+          }
+        }
+        resolve(body);
+      }, reject);
+    });
+    const events = sseData(await streaming);
+    const last = JSON.parse(events.at(-1)!) as { error?: { message: string; code: string } };
+    assert.equal(last.error?.code, 'engine-crashed', events.at(-1));
+    assert.match(last.error!.message, /engine stopped during this reply/);
+    assert.ok(!events.includes('[DONE]'));
+    const next = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 4 });
+    assert.equal(next.usage.completion_tokens, 4);
+    assert.notDeepEqual(childPids(servePid), hostsBefore, 'a new engine host runs');
+  });
+
+  test('SIGINT stops cleanly: the streaming reply is stopped and saved, exit code 0', async () => {
+    const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth });
+    const { api } = createApiClient(servedApi, ws);
+    const chat = await api.chats.create({ title: 'interrupted' });
+    const firstToken = new Promise<void>((resolve) => api.generation.onToken(() => resolve()));
+    await api.chats.send({ chatId: chat.id, content: 'hello world', sampling: { maxTokens: 2000 } });
+    await firstToken;
+    const exit = await serve.stop('SIGINT');
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.match(serve.stderr(), /SIGINT: stopping/);
+
+    // the next start finds the chat with the reply saved as stopped
+    serve = await startPowerServe(['--data-dir', dataDir]);
+    const again = createApiClient(servedApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
+    const saved = await again.api.chats.get({ chatId: chat.id });
+    const reply = saved.messages[1]!;
+    assert.equal(reply.role, 'assistant');
+    assert.ok(reply.role === 'assistant' && reply.status === 'stopped' && reply.tokens.length > 0, JSON.stringify(reply).slice(0, 300));
+    again.close();
+  });
+});

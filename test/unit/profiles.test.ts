@@ -1,0 +1,69 @@
+// K/S profiles: presets, custom ones checked against the loaded target, and TOML that
+// round-trips through the format `power generate --profile` reads.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { readProfile } from '../../main/cli/profile.js';
+import { Profiles, PRESETS, resolveProfile } from '../../main/service/profiles.js';
+import { SettingsFile } from '../../main/service/settings.js';
+
+const RECURRENT = { recurrent: true };
+const ATTENTION = { recurrent: false };
+
+describe('profiles', () => {
+  let dir: string;
+  let profiles: Profiles;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'power-profiles-'));
+    profiles = new Profiles(await SettingsFile.open(dir));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  test('Balanced K7/S7 is the default; Peak K7/S6 and the autoregressive control are presets', () => {
+    const { profiles: list, activeId } = profiles.list();
+    assert.equal(activeId, 'balanced');
+    assert.deepEqual(list.map((p) => [p.id, p.k, p.s, p.strategy]), [
+      ['balanced', 7, 7, null],
+      ['peak', 7, 6, null],
+      ['autoregressive', null, null, 'none'],
+    ]);
+    assert.deepEqual(resolveProfile(PRESETS[1]!, 'mtp'), { entry: PRESETS[1], strategy: 'mtp', k: 7, s: 6 });
+    assert.equal(resolveProfile(PRESETS[2]!, 'mtp').strategy, 'none');
+  });
+
+  test('every profile round-trips through TOML that the CLI reads', async () => {
+    const custom = await profiles.create({ name: 'mine', strategy: 'ngram', k: 5, s: 3 }, RECURRENT);
+    for (const p of [...PRESETS, custom]) {
+      const toml = profiles.exportToml(p.id, 'mtp');
+      const file = join(dir, `${p.id}.toml`);
+      await writeFile(file, toml);
+      const read = await readProfile(file); // what `power generate --profile` sees
+      assert.equal(read.spec_mode, p.strategy ?? 'mtp');
+      assert.equal(read.spec_draft_max, p.strategy === 'none' ? undefined : (p.k ?? undefined));
+      const back = await profiles.importToml(`${p.name} again`, toml, RECURRENT);
+      assert.deepEqual([back.strategy, back.k, back.s], [p.strategy ?? 'mtp', p.k, p.s]);
+    }
+  });
+
+  test('custom K/S is checked against the loaded model; bad TOML is refused with the reason', async () => {
+    await assert.rejects(profiles.create({ name: 'x', strategy: null, k: 4, s: 2 }, ATTENTION), /does not apply to this attention-only target/);
+    assert.equal((await profiles.create({ name: 'y', strategy: null, k: 4, s: null }, ATTENTION)).s, null);
+    await assert.rejects(profiles.create({ name: 'x', strategy: null, k: 3, s: 5 }, RECURRENT), /must not exceed K/);
+    await assert.rejects(profiles.importToml('t', 'spec_mode = ', RECURRENT), (e: { code: string }) => e.code === 'bad-input');
+    await assert.rejects(profiles.importToml('t', 'spec_mode = "warp"', RECURRENT), /invalid: spec_mode/);
+    await assert.rejects(profiles.importToml('t', 'spec_mode = "mtp"\nspec_mtp_fr_vocab_size = 8192', RECURRENT), (e: { code: string }) => e.code === 'unsupported');
+    await assert.rejects(profiles.delete('balanced'), /preset/);
+    await assert.rejects(profiles.select('nope'), (e: { code: string }) => e.code === 'not-found');
+  });
+
+  test('the selection and custom profiles persist in settings.json', async () => {
+    const mine = await profiles.create({ name: 'kept', strategy: null, k: 3, s: 3 }, RECURRENT);
+    await profiles.select(mine.id);
+    const reopened = new Profiles(await SettingsFile.open(dir));
+    assert.equal(reopened.list().activeId, mine.id);
+    assert.equal(reopened.get(mine.id).name, 'kept');
+  });
+});
