@@ -3,7 +3,6 @@
 // (main/shell/engine-launcher.ts). EngineClient only sees this small interface, and the host
 // side has its own one-file adapter for the difference (host-channel.ts).
 import { fork } from 'node:child_process';
-import type { Readable } from 'node:stream';
 
 export interface EngineHostSpec {
   /** the engine-host entry (main/engine/host.js, or host.ts under tsx) */
@@ -20,7 +19,7 @@ export interface EngineHostProcess {
   /** once, whatever the reason; `signal` is null where the launcher cannot tell (utilityProcess) */
   onExit(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
   /** the host's stderr (llama.cpp's log, a native abort's last words) */
-  readonly stderr: Readable | null;
+  readonly stderr: NodeJS.ReadableStream | null;
   /** asks the host to exit on its own (it frees its native objects first) */
   disconnect(): void;
   /** ends it now (the fallback when it does not exit in time) */
