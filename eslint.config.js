@@ -34,7 +34,7 @@ export default tseslint.config(
   {
     files: ['renderer/**/*.ts', 'renderer/**/*.tsx'],
     rules: layer('Bad layering: renderer/ imports app/ only (no Node, no Electron, no main/).', [
-      '../main/**', '../../main/**', '../native/**', 'electron', ...NODE_BUILTINS,
+      '../main/**', '../../main/**', '**/main/**', '**/native/**', '**/test/**', '**/scripts/**', '**/bin/**', 'electron', ...NODE_BUILTINS,
     ]),
   },
   {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Builds everything the desktop app runs: the TypeScript (npm run build), the preload bundle
-// and window icon (build-shell.mjs), and the renderer when the project has its build script.
+// Builds everything the desktop app runs: the TypeScript and the renderer (npm run build), then
+// the preload bundle and the window icon (build-shell.mjs).
 // The native addon is built by npm install (scripts/build-native.mjs).
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 
 const run = (args) => {
   const r = spawnSync('npm', args, { stdio: 'inherit', shell: process.platform === 'win32' });
@@ -13,6 +13,4 @@ const run = (args) => {
 run(['run', '--silent', 'build']);
 const r = spawnSync(process.execPath, ['scripts/build-shell.mjs'], { stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
-const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts ?? {};
-if (scripts['build:renderer']) run(['run', '--silent', 'build:renderer']);
-else console.error('power: no renderer build script yet; the window will say the user interface is not built');
+if (!existsSync('dist/renderer/index.html')) console.error('power: the renderer was not built into dist/renderer; the window will say so');

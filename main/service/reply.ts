@@ -1,6 +1,5 @@
-// One assistant reply through the engine: rounds become token events (whole UTF-8 characters:
-// a piece that ends inside a character waits for the bytes that complete it), round records
-// and stats snapshots; the message keeps every committed token whatever ends the reply.
+// One assistant reply through the engine: rounds become token events (whole UTF-8 characters,
+// see token-text.ts), round records and stats snapshots; the message keeps every committed token whatever ends the reply.
 import { randomUUID } from 'node:crypto';
 
 import type { AssistantMessage } from '../../app/api/chats.js';
@@ -8,6 +7,7 @@ import type { ApiRound, ReplyStats, TokenEvent } from '../../app/api/generation.
 import type { NativeGenerateResult, RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
 import { computeStats, tokenDigest } from '../../app/generation-result.js';
 import type { EngineClient } from '../engine/client.js';
+import { TokenText } from './token-text.js';
 
 export interface ReplySink {
   token(event: Omit<TokenEvent, 'chatId' | 'messageId'>): void;
@@ -67,15 +67,14 @@ export async function runReply(
 ): Promise<{ native: NativeGenerateResult; rounds: RoundRecord[] }> {
   const requestId = randomUUID();
   const rounds: RoundRecord[] = [];
-  const decoder = new TextDecoder('utf-8', { fatal: false });
+  const text = new TokenText();
   const stop = engine.onRound(requestId, (round) => {
     rounds.push(round);
     const index = rounds.length;
     for (const t of round.tokens) {
-      const text = decoder.decode(t.piece, { stream: true });
-      const token = { id: t.id, text, origin: t.origin, round: index };
+      const token = { id: t.id, text: text.push(t.piece), origin: t.origin, round: index };
       message.tokens.push(token);
-      message.content += text;
+      message.content += token.text;
       sink.token(token);
     }
     const api = apiRound(round, index);
@@ -95,7 +94,7 @@ export async function runReply(
   } finally {
     stop();
     // bytes of a character the reply never completed: shown as U+FFFD, never dropped silently
-    const tail = decoder.decode();
+    const tail = text.flush();
     if (tail) {
       message.content += tail;
       const last = message.tokens.at(-1);

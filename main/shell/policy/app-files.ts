@@ -45,7 +45,7 @@ export async function resolveAppFile(root: string, method: string, url: string):
   }
   if (decoded.includes('\0') || decoded.includes('\\')) return refuse(400, 'the path has forbidden characters');
   const realRoot = await realpath(resolve(root)).catch(() => null);
-  if (!realRoot || !(await isFile(join(realRoot, 'index.html')))) return refuse(404, 'the user interface is not built (npm run build:renderer)');
+  if (!realRoot || !(await isFile(join(realRoot, 'index.html')))) return refuse(404, 'the user interface is not built (npm run build)');
   const wanted = resolve(realRoot, `.${decoded}`);
   if (!inside(realRoot, wanted)) return refuse(403, 'the path leaves the app folder');
   let file = wanted;

@@ -1,0 +1,67 @@
+// How figures read on screen. A missing figure (no proposals yet, no second round) is a dash,
+// never 0 or NaN.
+import type { ModelEntry, ReplyStats } from '../api-types.js';
+
+export const DASH = '—';
+
+export function percent(fraction: number | null | undefined, digits = 1): string {
+  if (fraction == null || !Number.isFinite(fraction)) return DASH;
+  return `${(fraction * 100).toFixed(digits)}%`;
+}
+
+export function fixed(value: number | null | undefined, digits = 2): string {
+  if (value == null || !Number.isFinite(value)) return DASH;
+  return value.toFixed(digits);
+}
+
+export function tokensPerSecond(value: number | null | undefined): string {
+  if (value == null || !Number.isFinite(value)) return DASH;
+  return `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} tok/s`;
+}
+
+export function duration(ms: number | null | undefined): string {
+  if (ms == null || !Number.isFinite(ms)) return DASH;
+  if (ms < 1) return `${(ms * 1000).toFixed(0)} µs`;
+  if (ms < 1000) return `${ms.toFixed(ms < 10 ? 1 : 0)} ms`;
+  return `${(ms / 1000).toFixed(2)} s`;
+}
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+export function bytes(n: number | null | undefined): string {
+  if (n == null || !Number.isFinite(n) || n < 0) return DASH;
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value.toFixed(0) : value.toFixed(value >= 100 ? 0 : 1)} ${UNITS[unit]}`;
+}
+
+/** "llama · 1.2 MiB · mostly Q4_0 · ctx 4096 · NextN 1" (or why the entry cannot be used). */
+export function modelSummary(entry: ModelEntry): string {
+  if (entry.problem) return `unusable: ${entry.problem}`;
+  const f = entry.facts;
+  if (!f) return bytes(entry.sizeBytes);
+  const parts = [f.architecture + (f.hybrid ? ' (hybrid)' : f.recurrent ? ' (recurrent)' : ''), bytes(entry.sizeBytes), f.fileType];
+  parts.push(`ctx ${f.contextLength > 0 ? f.contextLength : '?'}`, `NextN ${f.nextnLayers}`);
+  return parts.join(' · ');
+}
+
+/**
+ * The steady decode rate of a reply (after warm-up). One place reads the field, so the rename
+ * to `steadyDecodeTokensPerSecond` (issue 8) is a one-line change.
+ */
+export function decodeRate(stats: ReplyStats | null | undefined): number | null {
+  if (!stats) return null;
+  const named = stats as unknown as Record<string, number | null | undefined>;
+  return named['steadyDecodeTokensPerSecond'] ?? named['decodeTokensPerSecondMedian'] ?? null;
+}
+
+/** "sha256:abcd…1234" */
+export function shortDigest(digest: string | null | undefined): string {
+  if (!digest) return DASH;
+  const hex = digest.replace(/^sha256:/, '');
+  return `${hex.slice(0, 8)}…${hex.slice(-4)}`;
+}

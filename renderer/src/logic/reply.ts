@@ -1,0 +1,79 @@
+// One assistant reply as the screen shows it, whether it is still streaming (built from the
+// generation events) or stored (the chat's message): tokens with their origins and rounds,
+// round records, the latest stats snapshot.
+import type { ApiError, ApiRound, AssistantMessage, ReplyStats, Token } from '../api-types.js';
+
+export type ReplyStatus = AssistantMessage['status'];
+
+export interface ReplyView {
+  chatId: string;
+  messageId: string;
+  tokens: Token[];
+  rounds: ApiRound[];
+  stats: ReplyStats | null;
+  status: ReplyStatus;
+  digest: string | null;
+  error: ApiError | null;
+}
+
+export function emptyReply(chatId: string, messageId: string): ReplyView {
+  return { chatId, messageId, tokens: [], rounds: [], stats: null, status: 'streaming', digest: null, error: null };
+}
+
+export function replyFromMessage(chatId: string, message: AssistantMessage): ReplyView {
+  return {
+    chatId,
+    messageId: message.id,
+    tokens: message.tokens,
+    rounds: message.rounds,
+    stats: message.stats,
+    status: message.status,
+    digest: message.digest,
+    error: message.error,
+  };
+}
+
+export function replyText(reply: Pick<ReplyView, 'tokens'>): string {
+  let text = '';
+  for (const t of reply.tokens) text += t.text;
+  return text;
+}
+
+/**
+ * Which to show for a message: the live reply (the events since it started) unless the stored
+ * message knows more (the page was opened in the middle of the reply).
+ */
+export function pickReply(chatId: string, message: AssistantMessage, live: ReplyView | undefined): ReplyView {
+  const stored = replyFromMessage(chatId, message);
+  if (!live) return stored;
+  if (live.status === 'streaming' && message.status !== 'streaming') return stored;
+  return live.tokens.length >= stored.tokens.length ? live : { ...live, tokens: stored.tokens, rounds: stored.rounds.length > live.rounds.length ? stored.rounds : live.rounds };
+}
+
+/** Decode tok/s per round (tokens emitted / time since the previous round ended), in order. */
+export function decodeSeries(rounds: readonly ApiRound[]): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < rounds.length; i++) {
+    const dt = rounds[i]!.endUs - rounds[i - 1]!.endUs;
+    if (dt > 0) out.push((rounds[i]!.tokenIds.length * 1e6) / dt);
+  }
+  return out;
+}
+
+/** accepted / proposed over several replies (null when nothing was proposed). */
+export function rollingAcceptance(stats: ReadonlyArray<ReplyStats | null>): number | null {
+  let proposed = 0;
+  let accepted = 0;
+  for (const s of stats) {
+    if (!s) continue;
+    proposed += s.proposed;
+    accepted += s.accepted;
+  }
+  return proposed > 0 ? accepted / proposed : null;
+}
+
+/** K bars: acceptance at each proposal position, padded with null where no round reached it. */
+export function positionBars(perPosition: readonly number[], k: number | null): Array<number | null> {
+  const width = Math.max(k ?? 0, perPosition.length);
+  return Array.from({ length: width }, (_, i) => perPosition[i] ?? null);
+}

@@ -1,0 +1,77 @@
+// One store composed from slices; `wireEvents` feeds it from PowerApi's event streams.
+import { createStore, type StoreApi } from 'zustand/vanilla';
+
+import { createFrameBatcher, type Scheduler } from '../logic/frame-batch.js';
+import type { PowerApi } from '../api-types.js';
+import { createChatsSlice } from './chats.js';
+import { createLibrarySlice } from './library.js';
+import { createProfilesSlice } from './profiles.js';
+import { createSessionSlice } from './session.js';
+import type { LiveEvent, Store } from './types.js';
+
+export type PowerStore = StoreApi<Store>;
+
+export function createPowerStore(): PowerStore {
+  return createStore<Store>()((...a) => ({
+    ...createSessionSlice(...a),
+    ...createLibrarySlice(...a),
+    ...createProfilesSlice(...a),
+    ...createChatsSlice(...a),
+  }));
+}
+
+/**
+ * Subscribes the store to every event it shows and reads the initial state. Returns the
+ * function that unsubscribes. Tokens, rounds and stats are applied once per animation frame.
+ */
+export async function wireEvents(store: PowerStore, api: PowerApi, schedule?: Scheduler): Promise<() => void> {
+  const s = store.getState;
+  s().setApi(api);
+  const batch = createFrameBatcher<LiveEvent>((events) => s().applyLive(events), schedule);
+  const off = [
+    api.generation.onToken((e) => batch.push({ kind: 'token', chatId: e.chatId, messageId: e.messageId, token: { id: e.id, text: e.text, origin: e.origin, round: e.round } })),
+    api.generation.onRound((e) => batch.push({ kind: 'round', chatId: e.chatId, messageId: e.messageId, round: e.round })),
+    api.generation.onStats((e) => batch.push({ kind: 'stats', chatId: e.chatId, messageId: e.messageId, stats: e.stats })),
+    api.generation.onDone((e) => {
+      batch.flush();
+      void s().finishReply(e.chatId, e.messageId, { kind: 'done', digest: e.digest, stats: e.stats, stopReason: e.stopReason });
+    }),
+    api.generation.onError((e) => {
+      batch.flush();
+      void s().finishReply(e.chatId, e.messageId, { kind: 'error', error: e.error });
+    }),
+    api.engine.onStateChanged((state) => s().setEngine(state)),
+    api.engine.onLoadProgress((e) => s().setLoadProgress(e.role, e.progress)),
+    api.models.onLibraryChanged((e) => s().setModels(e.entries)),
+    api.profiles.onChanged((list) => s().setProfiles(list.profiles, list.activeId)),
+    api.chats.onChanged((e) => {
+      void s().refreshChats();
+      if (e.chatId !== s().chatId) return;
+      if (e.change === 'deleted') store.setState({ chatId: null, chat: null });
+      else if (s().streaming?.chatId !== e.chatId) void s().refreshChat();
+    }),
+  ];
+
+  const [engine, profiles, models, active] = await Promise.all([
+    api.engine.state({}),
+    api.profiles.list({}),
+    api.models.list({}),
+    api.generation.active({}),
+    s().refreshChats(),
+  ]);
+  s().setEngine(engine);
+  s().setProfiles(profiles.profiles, profiles.activeId);
+  if (engine.options) {
+    const { modelId, method } = engine.options;
+    store.setState({ targetId: modelId, method: method.strategy, draftId: method.draftId ?? null, gpuLayers: String(engine.options.gpuLayers) });
+  }
+  s().setModels(models.entries);
+  if (active) {
+    store.setState({ streaming: active });
+    await s().openChat(active.chatId);
+  } else {
+    const first = s().chats[0];
+    if (first) await s().openChat(first.id);
+  }
+  return () => off.forEach((f) => f());
+}

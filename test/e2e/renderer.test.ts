@@ -1,0 +1,252 @@
+// The renderer in Chromium against a real `power serve` running the real engine on the
+// synthetic models: every control of the model bar, the chat and the live panel, driven by
+// their accessible names. Screenshots of the main screen and the live panel go to test-results/.
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import type { Browser, Locator, Page } from 'playwright-core';
+
+import { ROOT } from '../../main/paths.js';
+import { launchChromium } from '../fixtures/browser.js';
+import { syntheticModels } from '../fixtures/models.js';
+import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
+
+const RESULTS = join(ROOT, 'test-results');
+/** the machine is shared and slow: generous waits, never timing assertions */
+const LONG = 120_000;
+
+let serve: ServeProcess | null = null;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+const combo = (name: string): Locator => page.getByRole('combobox', { name, exact: true });
+const button = (name: string): Locator => page.getByRole('button', { name, exact: true });
+const messageBox = (): Locator => page.getByRole('textbox', { name: 'Message', exact: true });
+const panel = (): Locator => page.getByRole('region', { name: 'Acceptance', exact: true });
+const log = (): Locator => page.getByRole('log', { name: 'Messages', exact: true });
+const replies = (): Locator => log().getByRole('article', { name: 'Assistant', exact: true });
+
+async function openSampling(): Promise<void> {
+  const details = page.locator('details.sampling');
+  if ((await details.getAttribute('open')) === null) await page.getByText('Sampling', { exact: true }).click();
+}
+
+async function setSampling(label: string, value: string): Promise<void> {
+  await openSampling();
+  await page.getByRole('textbox', { name: label, exact: true }).fill(value);
+}
+
+async function load(model: string, method: string, draft?: string): Promise<void> {
+  await combo('Model').selectOption({ label: model });
+  // the method list is read for the chosen target
+  await page.waitForFunction(
+    ([m]) => Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === m && !o.disabled),
+    [method],
+    { timeout: LONG },
+  );
+  await combo('Draft method').selectOption(method);
+  if (draft) await combo('Draft model').selectOption({ label: draft });
+  await button('Load').click();
+  await page.locator(`.engine-line[data-status="ready"]`, { hasText: `Loaded ${model} with ${method}${draft ? `: ${draft}` : ''}` }).waitFor({ timeout: LONG });
+}
+
+/** Sends a message and waits for the reply to end; returns the reply's article. */
+async function sendAndWait(text: string): Promise<Locator> {
+  const before = await replies().count();
+  await messageBox().fill(text);
+  await button('Send').click();
+  await replyEnded(before + 1);
+  return replies().last();
+}
+
+async function replyEnded(count: number): Promise<void> {
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('[role=log] article[aria-label=Assistant]').length >= n && document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false',
+    count,
+    { timeout: LONG },
+  );
+  assert.equal(await button('Stop').isDisabled(), true, 'Stop is disabled once the reply ended');
+}
+
+describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, () => {
+  before(async () => {
+    await syntheticModels();
+    await mkdir(RESULTS, { recursive: true });
+    serve = await startServe();
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+    page.setDefaultTimeout(30_000);
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(serve.url);
+  });
+
+  after(async () => {
+    await browser?.close();
+    const code = await serve?.stop();
+    assert.equal(code, 0, 'power serve stops cleanly');
+    assert.deepEqual(pageErrors, [], 'the page threw nothing');
+  });
+
+  test('the main screen lists the library and the presets', async () => {
+    await combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });
+    const models = await combo('Model').locator('option').allTextContents();
+    for (const name of ['target', 'draft-close', 'hybrid-mtp']) assert.ok(models.includes(name), `${name} in ${models}`);
+    assert.deepEqual(await combo('Profile').locator('option').allTextContents(), ['Balanced', 'Peak', 'Autoregressive', 'Custom']);
+    await combo('Model').selectOption({ label: 'target' });
+    // an attention-only target without NextN layers: no mtp; draft-model with the library's drafts
+    await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === 'draft-model'), null, { timeout: LONG });
+    const methods = await combo('Draft method').locator('option').evaluateAll((os) => (os as HTMLOptionElement[]).map((o) => o.value));
+    assert.ok(methods.includes('none') && methods.includes('ngram') && methods.includes('draft-model'), String(methods));
+    assert.ok(!methods.includes('mtp'), 'mtp is not offered for a target without NextN layers');
+    await combo('Draft method').selectOption('draft-model');
+    const bad = combo('Draft model').locator('option', { hasText: 'draft-badvocab' });
+    assert.equal(await bad.isDisabled(), true, 'an incompatible draft is listed disabled');
+    assert.match((await bad.textContent())!, /vocab/i, 'with its reason');
+    await page.getByText(/^needs about /).waitFor({ timeout: LONG });
+    await page.screenshot({ path: join(RESULTS, 'renderer-main.png') });
+  });
+
+  test('a bad custom K/S is refused in the form', async () => {
+    await combo('Profile').selectOption({ label: 'Custom' });
+    const k = page.getByRole('textbox', { name: 'K', exact: true });
+    const s = page.getByRole('textbox', { name: 'S', exact: true });
+    await k.fill('0');
+    await button('Apply').click();
+    await page.getByRole('alert').filter({ hasText: 'K must be a whole number from 1 to 16' }).waitFor();
+    assert.equal(await k.getAttribute('aria-invalid'), 'true');
+    await k.fill('17');
+    await button('Apply').click();
+    await page.getByRole('alert').filter({ hasText: 'K must be' }).waitFor();
+    // S is not applicable to the attention-only target
+    assert.equal(await s.isDisabled(), true);
+    await page.getByText(/S: not applicable/).waitFor();
+    // on the hybrid target S applies and must not exceed K
+    await combo('Model').selectOption({ label: 'hybrid-mtp' });
+    await page.waitForFunction(() => !(document.querySelector('#custom-s') as HTMLInputElement).disabled);
+    await k.fill('4');
+    await s.fill('6');
+    await button('Apply').click();
+    await page.getByRole('alert').filter({ hasText: 'S must not exceed K (4)' }).waitFor();
+    assert.equal(await s.getAttribute('aria-invalid'), 'true');
+    await combo('Profile').selectOption({ label: 'Balanced' });
+    await page.getByText(/^K7\/S7/).waitFor();
+  });
+
+  test('each draft method loads and streams a reply with live acceptance', async () => {
+    await setSampling('Max tokens', '24');
+    const runs: Array<[string, string, string | undefined]> = [
+      ['target', 'none', undefined],
+      ['target', 'ngram', undefined],
+      ['hybrid-mtp', 'mtp', undefined],
+      ['target', 'draft-model', 'draft-close'],
+    ];
+    for (const [model, method, draft] of runs) {
+      await load(model, method, draft);
+      const reply = await sendAndWait(`Tell me about ${method}.`);
+      assert.ok(((await reply.textContent()) ?? '').length > 0, `${method}: a reply`);
+      assert.match((await reply.locator('header').textContent())!, new RegExp(`${model} · ${method}`));
+      const figures = (await panel().textContent())!;
+      if (method === 'none') assert.match(figures, /autoregressive/);
+      else assert.match(figures, /\d+\.\d%/, `${method}: the acceptance rate as a percentage`);
+    }
+  });
+
+  test('tokens stream, the panel updates during the reply, and Stop ends it mid-reply', async () => {
+    await setSampling('Max tokens', '1500');
+    const before = await replies().count();
+    await messageBox().fill('Write a long story.');
+    await button('Send').click();
+    await page.waitForFunction((n) => document.querySelectorAll('[role=log] article[aria-label=Assistant]').length > n, before);
+    const reply = replies().nth(before);
+    const tokens = panel().locator('dt', { hasText: 'Tokens' }).locator('xpath=following-sibling::dd[1]');
+    // while it streams: Stop enabled, Send not, the count and the rate move
+    await page.waitForFunction(() => /\d+\.\d%/.test(document.querySelector('.acceptance .headline')?.textContent ?? ''), null, { timeout: LONG });
+    assert.equal(await button('Stop').isEnabled(), true);
+    assert.equal(await button('Send').isDisabled(), true);
+    const seen = new Set<string>();
+    const headlines = new Set<string>();
+    const deadline = Date.now() + LONG;
+    while (seen.size < 3 && Date.now() < deadline && (await reply.getAttribute('aria-busy')) === 'true') {
+      seen.add((await tokens.textContent()) ?? '');
+      headlines.add((await panel().locator('.headline').textContent()) ?? '');
+      await page.waitForTimeout(100);
+    }
+    assert.ok(seen.size >= 3, `the token count moved while streaming: ${[...seen]}`);
+    assert.equal(await reply.getAttribute('aria-busy'), 'true', 'still streaming when Stop is pressed');
+    await panel().screenshot({ path: join(RESULTS, 'renderer-live-panel.png') });
+    await page.screenshot({ path: join(RESULTS, 'renderer-streaming.png') });
+    await button('Stop').click();
+    await replyEnded(before + 1);
+    await reply.locator('header', { hasText: 'stopped' }).waitFor();
+    const count = Number(await tokens.textContent());
+    assert.ok(count > 0 && count < 1500, `stopped mid-reply after ${count} tokens`);
+    await setSampling('Max tokens', '24');
+  });
+
+  test('token origins: coloured by origin with a legend, each token with its round', async () => {
+    await page.getByRole('checkbox', { name: 'Show token origins' }).check();
+    await page.getByRole('list', { name: 'Token origins' }).waitFor();
+    const spans = replies().last().locator('.tok');
+    assert.ok((await spans.count()) > 0);
+    const origins = await spans.evaluateAll((els) => [...new Set(els.map((e) => e.className))]);
+    assert.ok(origins.some((c) => /tok-(accepted|correction|bonus)/.test(c)), `a draft-model reply has proposal origins: ${origins}`);
+    await spans.first().hover();
+    assert.match((await spans.first().getAttribute('title'))!, /^round \d+: /);
+    await page.screenshot({ path: join(RESULTS, 'renderer-origins.png') });
+    await page.getByRole('checkbox', { name: 'Show token origins' }).uncheck();
+  });
+
+  test('Regenerate replaces the last reply', async () => {
+    const count = await replies().count();
+    const old = await replies().last().getAttribute('data-message-id');
+    await button('Regenerate').click();
+    await page.waitForFunction(
+      (id) => {
+        const all = document.querySelectorAll('[role=log] article[aria-label=Assistant]');
+        const last = all[all.length - 1];
+        return last?.getAttribute('data-message-id') !== id && last?.getAttribute('aria-busy') === 'false';
+      },
+      old,
+      { timeout: LONG },
+    );
+    await replyEnded(count);
+    assert.equal(await replies().count(), count, 'the reply was replaced, not added');
+    assert.doesNotMatch((await replies().last().locator('header').textContent())!, /stopped/, 'the new reply ran to its end');
+  });
+
+  test('switching the profile applies to the next message without reloading', async () => {
+    await combo('Profile').selectOption({ label: 'Peak' });
+    await page.getByText(/^K7\/S6/).waitFor();
+    const reply = await sendAndWait('Again, with the peak profile.');
+    assert.match((await reply.locator('header').textContent())!, /Peak/);
+    assert.match((await page.locator('.engine-line').textContent())!, /Loaded target with draft-model/);
+    await combo('Profile').selectOption({ label: 'Balanced' });
+    await page.getByText(/^K7\/S7/).waitFor();
+  });
+
+  test('the A/B re-runs the last prompt on the autoregressive control and compares digests', async () => {
+    await sendAndWait('One more, for the A/B.');
+    await button('Run A/B').click();
+    const result = page.getByRole('list', { name: 'A/B results' }).locator('li').first();
+    await result.waitFor({ timeout: LONG });
+    const text = (await result.textContent())!;
+    assert.match(text, /speedup/);
+    assert.match(text, /Digests match/, 'greedy speculative decoding is exact');
+  });
+
+  test('the report lists the session and exports it as JSON', async () => {
+    await page.getByRole('tab', { name: 'Report' }).click();
+    const rows = page.locator('.report tbody tr');
+    assert.ok((await rows.count()) >= 8, `rows: ${await rows.count()}`);
+    const [download] = await Promise.all([page.waitForEvent('download'), button('Export JSON').click()]);
+    const report = JSON.parse(await readFile((await download.path())!, 'utf8'));
+    assert.equal(report.format, 'power-session-report');
+    assert.equal(report.requests.length, await rows.count());
+    assert.equal(report.ab.length, 1);
+    assert.equal(report.ab[0].digestsMatch, true);
+    await page.getByRole('tab', { name: 'Chat' }).click();
+  });
+});

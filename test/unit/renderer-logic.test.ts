@@ -1,0 +1,263 @@
+// The renderer's pure pieces (no engine, no DOM): formatting, error advice, what the pickers
+// offer, the Custom K/S form, sampling settings, live replies, A/B, the report, frame batching.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { compareAb, type AbSide } from '../../renderer/src/logic/ab.js';
+import { describeError } from '../../renderer/src/logic/advice.js';
+import { checkCustomProfile, customProfileName } from '../../renderer/src/logic/custom-profile.js';
+import { draftFileOptions, draftMethodOptions, settleChoice } from '../../renderer/src/logic/draft-options.js';
+import { createFrameBatcher } from '../../renderer/src/logic/frame-batch.js';
+import { bytes, decodeRate, duration, percent, shortDigest, tokensPerSecond } from '../../renderer/src/logic/format.js';
+import { decodeSeries, positionBars, rollingAcceptance } from '../../renderer/src/logic/reply.js';
+import { REPORT_FORMAT, reportJson } from '../../renderer/src/logic/report.js';
+import { checkSampling, DEFAULT_SAMPLING_FORM } from '../../renderer/src/logic/sampling.js';
+import { applyLiveEvents } from '../../renderer/src/store/chats.js';
+import { parseGpuLayers } from '../../renderer/src/store/library.js';
+import type { ApiRound, ReplyStats, Strategies } from '../../renderer/src/api-types.js';
+
+function stats(over: Partial<ReplyStats> = {}): ReplyStats {
+  return {
+    promptTokens: 10,
+    ttftMs: 12,
+    prefillTokensPerSecond: 500,
+    decodeTokensPerSecondMedian: 100,
+    requestTokensPerSecond: 80,
+    proposed: 20,
+    accepted: 15,
+    rounds: 5,
+    replays: 0,
+    clampedTo: null,
+    acceptanceRate: 0.75,
+    meanAcceptanceLength: 4,
+    acceptancePerPosition: [1, 0.8, 0.6, 0.6],
+    reusedPromptTokens: 0,
+    evaluatedPromptTokens: 10,
+    ...over,
+  };
+}
+
+function round(index: number, endUs: number, tokens: number): ApiRound {
+  return { index, proposed: 4, accepted: tokens - 1, replay: false, clampedTo: null, tokenIds: Array(tokens).fill(1), origins: [], startUs: 0, endUs, proposeUs: 0, verifyUs: 0, commitUs: 0 };
+}
+
+const ALL_AVAILABLE: Strategies = {
+  none: { available: true },
+  ngram: { available: true },
+  'draft-model': { available: false, reason: 'needs --draft' },
+  mtp: { available: false, reason: 'the model has no NextN/MTP layers (nextn_predict_layers = 0)' },
+  dflash: { available: false, reason: 'needs a dflash artifact' },
+  eagle3: { available: false, reason: 'needs an eagle3 artifact' },
+  dspark: { available: false, reason: 'needs a dspark artifact' },
+};
+
+describe('formatting', () => {
+  test('a missing figure is a dash, never 0 or NaN', () => {
+    for (const f of [percent, duration, tokensPerSecond, bytes]) {
+      assert.equal(f(null), '—');
+      assert.equal(f(Number.NaN), '—');
+    }
+    assert.equal(shortDigest(null), '—');
+  });
+  test('figures read in their units', () => {
+    assert.equal(percent(0.625), '62.5%');
+    assert.equal(percent(1), '100.0%');
+    assert.equal(duration(0.5), '500 µs');
+    assert.equal(duration(12.34), '12 ms');
+    assert.equal(duration(2500), '2.50 s');
+    assert.equal(tokensPerSecond(42.26), '42.3 tok/s');
+    assert.equal(tokensPerSecond(312.7), '313 tok/s');
+    assert.equal(bytes(1536), '1.5 KiB');
+    assert.equal(bytes(3 * 1024 ** 3), '3.0 GiB');
+    assert.equal(shortDigest(`sha256:${'ab'.repeat(32)}`), 'abababab…abab');
+  });
+  test('the decode rate is read from the stats', () => {
+    assert.equal(decodeRate(stats({ decodeTokensPerSecondMedian: 321 })), 321);
+    assert.equal(decodeRate(null), null);
+  });
+});
+
+describe('error advice', () => {
+  test('each API error code says what to do', () => {
+    const n = describeError('Loading the model', { code: 'unsupported', message: 'the draft is incompatible: vocabulary differs' });
+    assert.equal(n.code, 'unsupported');
+    assert.equal(n.message, 'the draft is incompatible: vocabulary differs');
+    assert.match(n.action, /another draft method/);
+    assert.match(describeError('Sending', { code: 'engine-crashed', message: 'x' }).action, /reloads/);
+    assert.match(describeError('Sending', { code: 'busy', message: 'x' }).action, /Stop/);
+  });
+  test('anything else thrown becomes an internal error with its message', () => {
+    const n = describeError('Sending', new Error('socket hang up'));
+    assert.equal(n.code, 'internal');
+    assert.equal(n.message, 'socket hang up');
+    assert.equal(describeError('x', { code: 'no-such-code', message: 'm' }).code, 'internal');
+  });
+});
+
+describe('draft method and draft model pickers', () => {
+  test('an attention-only target without drafts offers none and ngram only', () => {
+    const options = draftMethodOptions(ALL_AVAILABLE, []);
+    assert.deepEqual(options.map((o) => o.value), ['none', 'ngram']);
+    assert.ok(options.every((o) => !o.disabled));
+  });
+  test('mtp is offered when the target has NextN layers', () => {
+    const options = draftMethodOptions({ ...ALL_AVAILABLE, mtp: { available: true } }, []);
+    assert.deepEqual(options.map((o) => o.value), ['none', 'ngram', 'mtp']);
+  });
+  test('draft-model appears with compatible drafts; incompatible drafts are disabled with their reason', () => {
+    const drafts = [
+      { modelId: 'a', name: 'draft-close', strategy: 'draft-model', compatible: true },
+      { modelId: 'b', name: 'draft-badvocab', strategy: 'draft-model', compatible: false, reason: 'the vocabularies differ' },
+    ];
+    assert.deepEqual(draftMethodOptions(ALL_AVAILABLE, drafts).map((o) => o.value), ['none', 'ngram', 'draft-model']);
+    const files = draftFileOptions('draft-model', drafts);
+    assert.deepEqual(files[0], { value: 'a', label: 'draft-close', disabled: false });
+    assert.equal(files[1]!.disabled, true);
+    assert.equal(files[1]!.reason, 'the vocabularies differ');
+    assert.match(files[1]!.label, /vocabularies differ/);
+    assert.deepEqual(draftFileOptions('ngram', drafts), []);
+  });
+  test('a draft strategy with only incompatible drafts, or one this engine does not run, is disabled with the reason', () => {
+    const options = draftMethodOptions(ALL_AVAILABLE, [
+      { modelId: 'b', name: 'bad', strategy: 'draft-model', compatible: false, reason: 'the vocabularies differ' },
+      { modelId: 'c', name: 'eagle', strategy: 'eagle3', compatible: true },
+    ]);
+    const dm = options.find((o) => o.value === 'draft-model')!;
+    assert.equal(dm.disabled, true);
+    assert.match(dm.reason!, /vocabularies differ/);
+    const eagle = options.find((o) => o.value === 'eagle3')!;
+    assert.equal(eagle.disabled, true);
+    assert.match(eagle.reason!, /does not run/);
+  });
+  test('the choice is kept while usable, otherwise the first usable option is taken', () => {
+    const options = draftMethodOptions(ALL_AVAILABLE, []);
+    assert.equal(settleChoice('ngram', options), 'ngram');
+    assert.equal(settleChoice('mtp', options), 'none');
+    assert.equal(settleChoice(null, []), null);
+  });
+  test('GPU layers: empty is all, a negative other than -1 or a fraction is refused', () => {
+    assert.equal(parseGpuLayers(''), -1);
+    assert.equal(parseGpuLayers('12'), 12);
+    assert.equal(parseGpuLayers('-2'), null);
+    assert.equal(parseGpuLayers('1.5'), null);
+  });
+});
+
+describe('Custom profile form', () => {
+  test('K must be a whole number from 1 to 16', () => {
+    for (const k of ['0', '17', '', '2.5', 'seven', '-1']) {
+      const r = checkCustomProfile(k, '', true);
+      assert.equal(r.ok, false, k);
+      if (!r.ok) assert.match(r.kError!, /K must be/);
+    }
+    assert.deepEqual(checkCustomProfile(' 5 ', '', true), { ok: true, k: 5, s: null });
+  });
+  test('S must not exceed K on a recurrent target', () => {
+    const r = checkCustomProfile('4', '6', true);
+    assert.equal(r.ok, false);
+    if (!r.ok) {
+      assert.equal(r.kError, null);
+      assert.match(r.sError!, /must not exceed K \(4\)/);
+    }
+    assert.deepEqual(checkCustomProfile('7', '6', true), { ok: true, k: 7, s: 6 });
+    assert.deepEqual(checkCustomProfile('7', '0', true), { ok: true, k: 7, s: 0 });
+  });
+  test('S does not apply to an attention-only target: it is ignored, never an error', () => {
+    assert.deepEqual(checkCustomProfile('3', '99', false), { ok: true, k: 3, s: null });
+  });
+  test('custom profiles are named by their K/S', () => {
+    assert.equal(customProfileName(5, 3), 'Custom K5/S3');
+    assert.equal(customProfileName(5, null), 'Custom K5');
+  });
+});
+
+describe('sampling settings', () => {
+  test('the defaults pass and empty fields are left to the service', () => {
+    const r = checkSampling({ ...DEFAULT_SAMPLING_FORM, seed: '' });
+    assert.ok(r.ok);
+    if (r.ok) {
+      assert.equal(r.sampling.temperature, 0);
+      assert.equal('seed' in r.sampling, false);
+    }
+  });
+  test('a bad value is refused with the field name', () => {
+    const r = checkSampling({ ...DEFAULT_SAMPLING_FORM, topP: '1.5', maxTokens: 'lots' });
+    assert.equal(r.ok, false);
+    if (!r.ok) {
+      assert.match(r.errors.topP!, /Top-p/);
+      assert.match(r.errors.maxTokens!, /Max tokens must be a number/);
+    }
+    const seed = checkSampling({ ...DEFAULT_SAMPLING_FORM, seed: '1.5' });
+    assert.equal(seed.ok, false);
+  });
+});
+
+describe('live replies', () => {
+  test('one frame of events appends tokens and rounds in order and keeps the latest stats', () => {
+    const before = {};
+    const after = applyLiveEvents(before, [
+      { kind: 'token', chatId: 'c', messageId: 'm', token: { id: 1, text: 'He', origin: 'target', round: 1 } },
+      { kind: 'round', chatId: 'c', messageId: 'm', round: round(1, 1000, 1) },
+      { kind: 'token', chatId: 'c', messageId: 'm', token: { id: 2, text: 'llo', origin: 'accepted', round: 2 } },
+      { kind: 'stats', chatId: 'c', messageId: 'm', stats: stats({ accepted: 1 }) },
+    ]);
+    assert.deepEqual(before, {}, 'the previous state is not mutated');
+    const reply = after['m']!;
+    assert.equal(reply.status, 'streaming');
+    assert.deepEqual(reply.tokens.map((t) => t.text), ['He', 'llo']);
+    assert.equal(reply.rounds.length, 1);
+    assert.equal(reply.stats!.accepted, 1);
+    const next = applyLiveEvents(after, [{ kind: 'token', chatId: 'c', messageId: 'm', token: { id: 3, text: '!', origin: 'bonus', round: 2 } }]);
+    assert.equal(after['m']!.tokens.length, 2, 'earlier snapshots stay as they were');
+    assert.equal(next['m']!.tokens.length, 3);
+  });
+  test('decode rate per round is tokens over the time since the previous round', () => {
+    assert.deepEqual(decodeSeries([round(1, 1000, 1), round(2, 3000, 4), round(3, 7000, 2)]), [2000, 500]);
+    assert.deepEqual(decodeSeries([round(1, 1000, 1)]), []);
+  });
+  test('rolling acceptance pools proposals across replies', () => {
+    assert.equal(rollingAcceptance([stats({ proposed: 10, accepted: 5 }), null, stats({ proposed: 30, accepted: 25 })]), 0.75);
+    assert.equal(rollingAcceptance([stats({ proposed: 0, accepted: 0 })]), null);
+  });
+  test('there are K position bars, empty where no round reached the position', () => {
+    assert.deepEqual(positionBars([1, 0.5], 4), [1, 0.5, null, null]);
+    assert.deepEqual(positionBars([1, 0.5, 0.2], null), [1, 0.5, 0.2]);
+  });
+});
+
+describe('A/B and the report', () => {
+  const side = (over: Partial<AbSide>): AbSide => ({ messageId: 'm', profile: 'Balanced', strategy: 'draft-model', k: 7, s: null, digest: 'sha256:aa', stats: stats(), tokens: 32, ...over });
+  test('speedup is the ratio of steady decode rates; digests are compared', () => {
+    const r = compareAb(side({ stats: stats({ decodeTokensPerSecondMedian: 150, requestTokensPerSecond: 120 }) }), side({ strategy: 'none', stats: stats({ decodeTokensPerSecondMedian: 100, requestTokensPerSecond: 100 }) }));
+    assert.equal(r.decodeSpeedup, 1.5);
+    assert.equal(r.requestSpeedup, 1.2);
+    assert.equal(r.digestsMatch, true);
+    assert.equal(compareAb(side({}), side({ digest: 'sha256:bb' })).digestsMatch, false);
+    assert.equal(compareAb(side({}), side({ stats: null })).decodeSpeedup, null);
+  });
+  test('the JSON export carries every request and A/B run', () => {
+    const entry = { at: 't', chatId: 'c', chatTitle: 'T', messageId: 'm', model: 'target', draft: null, profile: null, strategy: 'ngram', k: 7, s: null, tokens: 3, stopReason: 'eos' as const, digest: 'sha256:aa', stats: stats() };
+    const parsed = JSON.parse(reportJson([entry], [], new Date(0)));
+    assert.equal(parsed.format, REPORT_FORMAT);
+    assert.equal(parsed.createdAt, '1970-01-01T00:00:00.000Z');
+    assert.deepEqual(parsed.requests, [entry]);
+  });
+});
+
+describe('frame batching', () => {
+  test('everything pushed before a frame is delivered once, in order', () => {
+    const frames: Array<() => void> = [];
+    const delivered: number[][] = [];
+    const batcher = createFrameBatcher<number>((items) => delivered.push(items), (cb) => frames.push(cb));
+    for (let i = 0; i < 500; i++) batcher.push(i);
+    assert.equal(frames.length, 1, 'one frame is scheduled for many tokens');
+    frames.shift()!();
+    assert.equal(delivered.length, 1);
+    assert.equal(delivered[0]!.length, 500);
+    batcher.push(500);
+    batcher.flush();
+    assert.deepEqual(delivered[1], [500]);
+    frames.shift()!();
+    assert.equal(delivered.length, 2, 'a frame after a flush delivers nothing');
+  });
+});
