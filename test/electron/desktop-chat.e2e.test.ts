@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { _electron, type ElectronApplication, type Page } from 'playwright-core';
 
-import type { PowerApi } from '../../app/api/index.js';
+import { powerApi } from '../../app/api/index.js';
 import { ROOT } from '../../main/paths.js';
 import { syntheticModels } from '../fixtures/models.js';
 
@@ -24,12 +24,6 @@ const electron = electronBinary(ROOT);
 const skip = electron.path
   ? false
   : `Electron end-to-end test not run: ${electron.reason}. With internet access: node node_modules/electron/install.js, then npm test -- desktop-chat`;
-
-declare global {
-  interface Window {
-    power: PowerApi;
-  }
-}
 
 async function launch(dataDir: string): Promise<{ app: ElectronApplication; page: Page }> {
   const app = await _electron.launch({
@@ -65,34 +59,34 @@ describe('Power in Electron', () => {
         require: typeof (window as unknown as { require?: unknown }).require,
         process: typeof (window as unknown as { process?: unknown }).process,
         ipcRenderer: 'ipcRenderer' in window,
-        concerns: Object.keys(window.power).sort(),
+        concerns: Object.keys(window.power!).sort(),
       }));
-      assert.deepEqual(reach, { require: 'undefined', process: 'undefined', ipcRenderer: false, concerns: ['chats', 'engine', 'generation', 'models', 'profiles'] });
+      assert.deepEqual(reach, { require: 'undefined', process: 'undefined', ipcRenderer: false, concerns: Object.keys(powerApi).sort() });
 
       const reply = await page.evaluate(async (path) => {
-        const { added } = await window.power.models.add({ path });
-        await window.power.engine.load({ modelId: added[0]!.id, device: 'cpu', threads: 1, contextSize: 512 });
-        const chat = await window.power.chats.create({});
+        const { added } = await window.power!.models.add({ path });
+        await window.power!.engine.load({ modelId: added[0]!.id, device: 'cpu', threads: 1, contextSize: 512 });
+        const chat = await window.power!.chats.create({});
         const pieces: string[] = [];
         let id = '';
         const done = new Promise<string>((resolve, reject) => {
           const offs = [
-            window.power.generation.onToken((t) => void (t.messageId === id && pieces.push(t.text))),
-            window.power.generation.onDone((d) => {
+            window.power!.generation.onToken((t) => void (t.messageId === id && pieces.push(t.text))),
+            window.power!.generation.onDone((d) => {
               if (d.messageId !== id) return;
               offs.forEach((o) => o());
               resolve(d.digest);
             }),
-            window.power.generation.onError((e) => {
+            window.power!.generation.onError((e) => {
               if (e.messageId !== id) return;
               offs.forEach((o) => o());
               reject(new Error(e.error.message));
             }),
           ];
         });
-        id = (await window.power.chats.send({ chatId: chat.id, content: 'hello', sampling: { maxTokens: 24 } })).assistantMessageId;
+        id = (await window.power!.chats.send({ chatId: chat.id, content: 'hello', sampling: { maxTokens: 24 } })).assistantMessageId;
         const digest = await done;
-        const stored = await window.power.chats.get({ chatId: chat.id });
+        const stored = await window.power!.chats.get({ chatId: chat.id });
         return { pieces, digest, stored: stored.messages.at(-1) };
       }, modelPath);
       assert.ok(reply.pieces.length > 0, 'tokens streamed to the page');
@@ -101,17 +95,17 @@ describe('Power in Electron', () => {
 
       // a long reply, then quit while it streams
       const chatId = await page.evaluate(async () => {
-        const chat = await window.power.chats.create({});
+        const chat = await window.power!.chats.create({});
         let id = '';
         let n = 0;
         const five = new Promise<void>((resolve) => {
-          const off = window.power.generation.onToken((t) => {
+          const off = window.power!.generation.onToken((t) => {
             if (t.messageId !== id || ++n !== 5) return;
             off();
             resolve();
           });
         });
-        id = (await window.power.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 100000 } })).assistantMessageId;
+        id = (await window.power!.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 100000 } })).assistantMessageId;
         await five;
         return chat.id;
       });
@@ -120,7 +114,7 @@ describe('Power in Electron', () => {
       await exited;
 
       ({ app, page } = await launch(dataDir));
-      const saved = await page.evaluate((id) => window.power.chats.get({ chatId: id }), chatId);
+      const saved = await page.evaluate((id) => window.power!.chats.get({ chatId: id }), chatId);
       const last = saved.messages.at(-1)!;
       assert.equal(last.role, 'assistant');
       assert.equal((last as { status: string }).status, 'stopped');
