@@ -58,3 +58,14 @@ describe('shell sources', () => {
     assert.equal((preload.match(/exposeInMainWorld/g) ?? []).length, 1);
   });
 });
+
+describe('shell policies stay Electron-free at run time', () => {
+  test('the lint rule refuses a value import of electron in main/shell/policy and allows type imports', async () => {
+    const { ESLint } = await import('eslint');
+    const eslint = new ESLint({ cwd: ROOT });
+    const lint = async (code: string) =>
+      (await eslint.lintText(`${code}\nexport const used = 1;\n`, { filePath: join(ROOT, 'main/shell/policy/x.ts') }))[0]!.messages.filter((m) => m.ruleId === 'no-restricted-imports');
+    assert.equal((await lint("import { app } from 'electron';\nvoid app;")).length, 1);
+    assert.deepEqual(await lint("import type { App } from 'electron';\nexport type A = App;"), []);
+  });
+});
