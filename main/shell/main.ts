@@ -50,6 +50,8 @@ if (!app.requestSingleInstanceLock()) {
   });
   app.on('before-quit', (event) => quit.onBeforeQuit(event));
   app.on('window-all-closed', () => app.quit());
+  // Ctrl-C in the terminal of `npm start`, or a session logout: the same orderly quit
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
   app.on('second-instance', () => {
     if (!window) return;
     if (window.isMinimized()) window.restore();
