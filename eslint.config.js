@@ -45,6 +45,15 @@ export default tseslint.config(
     ]),
   },
   {
+    // the shell's decisions are plain functions that the tests run under Node: types only
+    files: ['main/shell/policy/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'electron', allowTypeImports: true, message: 'Shell policies are pure and tested under Node: import Electron types only (import type).' }],
+      }],
+    },
+  },
+  {
     files: ENGINE_HOST,
     rules: layer('Bad layering: the engine host imports neither electron nor renderer/.', [
       'electron', '**/renderer/**',

@@ -19,3 +19,9 @@ export const ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 
 /** Default cache of generated synthetic models. */
 export const MODELS_CACHE = join(ROOT, '.cache', 'models');
+
+/**
+ * The root for files native code opens itself (the addon, llama.cpp's libraries): in a packaged
+ * Electron app they are unpacked next to app.asar, where dlopen can reach them.
+ */
+export const UNPACKED_ROOT = ROOT.replace(/app\.asar$/, 'app.asar.unpacked');

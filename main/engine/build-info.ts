@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { ROOT } from '../paths.js';
+import { UNPACKED_ROOT } from '../paths.js';
 
 /**
  * Every flavour scripts/build-native.mjs can build, in the order CPU work prefers them: cpu is
@@ -30,7 +30,7 @@ export interface BuildInfo {
 
 /** The folder of a built addon flavour (power.node, its libraries, build-info.json). */
 export function addonDir(flavour = 'cpu'): string {
-  return join(ROOT, 'build', `addon-${flavour}`);
+  return join(UNPACKED_ROOT, 'build', `addon-${flavour}`);
 }
 
 function infoFile(flavour: string): string {

@@ -1,7 +1,6 @@
 // The main-process side of the engine: starts the engine host, calls it, routes its events,
 // and turns a crash of the host into an EngineCrashedError for every pending call instead of
 // taking the caller down with it.
-import { fork, type ChildProcess } from 'node:child_process';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,6 +13,7 @@ import {
   type EngineResult,
   type RoundRecord,
 } from '../../app/engine-protocol.js';
+import { getDefaultEngineLauncher, type EngineHostProcess, type EngineLauncher } from './launcher.js';
 
 export class EngineCrashedError extends Error {
   constructor(
@@ -49,6 +49,8 @@ export interface EngineOptions {
   verbose?: boolean;
   /** enable test-only hooks in the engine (failure injection) */
   testHooks?: boolean;
+  /** how the host process starts (default: getDefaultEngineLauncher(), child_process.fork unless the shell set one) */
+  launcher?: EngineLauncher;
 }
 
 const STDERR_TAIL_LINES = 20;
@@ -62,12 +64,17 @@ export class EngineClient {
   private exited: EngineCrashedError | null = null;
   private closing = false;
 
+  private readonly exitListeners: (() => void)[] = [];
+
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly child: EngineHostProcess,
     private readonly echoLog: boolean,
   ) {
-    child.on('message', (message) => this.onMessage(message));
-    child.on('exit', (code, signal) => this.onExit(code, signal));
+    child.onMessage((message) => this.onMessage(message));
+    child.onExit((code, signal) => {
+      this.onExit(code, signal);
+      for (const listener of this.exitListeners.splice(0)) listener();
+    });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => this.onStderr(chunk));
   }
@@ -79,16 +86,11 @@ export class EngineClient {
     const env: NodeJS.ProcessEnv = { ...process.env, POWER_ADDON_FLAVOUR: options.flavour ?? 'cpu' };
     if (options.verbose) env.POWER_LLAMA_LOG = '1';
     env.POWER_TEST_HOOKS = options.testHooks ? '1' : '0';
-    const child = fork(fileURLToPath(hostFile), [], {
-      serialization: 'advanced', // typed arrays cross as typed arrays
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      env,
-      // its own process group: a terminal's Ctrl-C goes to the foreground group, and the host
-      // must not die of it; the main process cancels or stops it instead (on Windows, where
-      // detached means a new console, the host ignores SIGINT itself)
-      detached: process.platform !== 'win32',
-    });
-    return new EngineClient(child, options.verbose === true || Boolean(process.env.POWER_LLAMA_LOG));
+    const launch = options.launcher ?? getDefaultEngineLauncher();
+    return new EngineClient(
+      launch({ hostFile: fileURLToPath(hostFile), env }),
+      options.verbose === true || Boolean(process.env.POWER_LLAMA_LOG),
+    );
   }
 
   /** Calls one engine method; params and result are validated against the protocol. */
@@ -115,12 +117,12 @@ export class EngineClient {
 
   /** The host's process id (supervision, the crash test). */
   get pid(): number | null {
-    return this.child.pid ?? null;
+    return this.child.pid;
   }
 
   /** Called once when the host exits for any reason other than close(). */
   onHostExit(listener: (error: EngineCrashedError) => void): void {
-    this.child.once('exit', () => {
+    this.exitListeners.push(() => {
       if (!this.closing && this.exited) listener(this.exited);
     });
   }
@@ -134,9 +136,9 @@ export class EngineClient {
   async close(): Promise<void> {
     if (this.exited) return;
     this.closing = true;
-    const gone = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    const gone = new Promise<void>((resolve) => this.exitListeners.push(resolve));
     this.child.disconnect();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    const timer = setTimeout(() => this.child.kill(), 5000);
     await gone;
     clearTimeout(timer);
   }

@@ -1,6 +1,8 @@
 // The engine host: a child process that owns the native addon and every llama.cpp object.
-// It answers EngineRequests over Node's IPC channel (validated against app/engine-protocol)
-// and streams rounds and load progress as events. If llama.cpp aborts, only this process dies.
+// It answers EngineRequests over its channel to the main process (a forked child's IPC, or an
+// Electron utility process's parentPort: host-channel.ts), validated against
+// app/engine-protocol, and streams rounds and load progress as events. If llama.cpp aborts,
+// only this process dies.
 import type { z } from 'zod';
 
 import {
@@ -15,11 +17,13 @@ import {
 import { loadBinding, type NativeModel, type NativeSession } from './binding.js';
 import { addonDir, readBuildInfo } from './build-info.js';
 import { probeCuda } from './cuda-probe.js';
+import { connectToParent } from './host-channel.js';
 
 type Handlers = {
   [M in EngineMethod]: (params: z.output<EngineMethods[M]['params']>) => Promise<EngineResult<M>> | EngineResult<M>;
 };
 
+const parent = connectToParent();
 const flavour = process.env.POWER_ADDON_FLAVOUR ?? 'cpu';
 const { binding, loadLog } = loadBinding(flavour);
 const buildInfo = readBuildInfo(flavour);
@@ -40,7 +44,7 @@ const sessions = new Map<string, NativeSession>();
 let nextId = 1;
 
 function send(message: EngineResponse | EngineEvent): void {
-  process.send?.(message);
+  parent.send(message);
 }
 
 function model(id: string): NativeModel {
@@ -166,9 +170,9 @@ async function handle(raw: unknown): Promise<void> {
   }
 }
 
-process.on('message', (message) => void handle(message));
+parent.onMessage((message) => void handle(message));
 // Ctrl-C belongs to the main process, which cancels the request or stops this host; a SIGINT
 // that reaches the host anyway (a console on Windows, a kill of the whole group) is ignored
 process.on('SIGINT', () => {});
 // the main process went away: nothing left to serve
-process.on('disconnect', () => process.exit(0));
+parent.onParentGone(() => process.exit(0));
