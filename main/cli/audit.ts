@@ -2,7 +2,6 @@
 // where it does not, is the difference the rounding of a verify row (explained) or a bug?
 import { availableParallelism } from 'node:os';
 
-import { PowerError } from '../../app/api/errors.js';
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { DEFAULT_K, K_MAX } from '../../app/profile.js';
 import { capThreads } from '../../app/resource-limits.js';
@@ -11,9 +10,9 @@ import { runAudit, type Divergence } from '../engine/audit.js';
 import { readBuildInfo } from '../engine/build-info.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
-import { asPowerError, openTarget, sessionProblem } from '../service/runtime/target.js';
+import { openTarget, sessionProblem } from '../service/runtime/target.js';
 import { choice, int, num, parseFlags, str, tokenList } from './args.js';
-import { FailureError, UsageError } from './errors.js';
+import { cliError, UsageError } from './errors.js';
 import type { Io } from './generate.js';
 
 export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
@@ -171,9 +170,3 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** The runtime's refusals as the CLI's errors: a crashed engine exits 1, other refusals 2. */
-function cliError(error: unknown): unknown {
-  const mapped = asPowerError(error);
-  if (!(mapped instanceof PowerError) || mapped.code === 'internal') return error;
-  return mapped.code === 'engine-crashed' ? new FailureError(mapped.message) : new UsageError(mapped.message);
-}

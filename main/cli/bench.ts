@@ -4,7 +4,6 @@ import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
-import { PowerError } from '../../app/api/errors.js';
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { WARMUP_ROUNDS } from '../../app/generation-result.js';
 import { parseProfileList, ProfileListError, PROFILE_SYNTAX } from '../../app/report/bench-profiles.js';
@@ -22,10 +21,10 @@ import { loadTaskSet, TaskSetError, type TaskSet } from '../bench/tasks.js';
 import { REPORT_FORMATS, writeReport, type ReportFormat } from '../bench/write.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { choice, int, num, parseFlags, str } from './args.js';
-import { FailureError, UsageError } from './errors.js';
+import { cliError, UsageError } from './errors.js';
 import type { Io } from './generate.js';
 import { createProfileSessions, prepareTasks } from './bench-setup.js';
-import { asPowerError, openTarget, sessionProblem } from '../service/runtime/target.js';
+import { openTarget, sessionProblem } from '../service/runtime/target.js';
 
 export const BENCH_USAGE = `power bench --model <model.gguf> [--draft <draft.gguf>] [--strategy S] [--profiles LIST]
   [--tasks calibration|matrix|FILE.jsonl] [--repeat N] [--max-tokens N] [--temperature T --seed N]
@@ -261,9 +260,3 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
   }
 }
 
-/** The runtime's refusals as the CLI's errors: a crashed engine exits 1, other refusals 2. */
-function cliError(error: unknown): unknown {
-  const mapped = asPowerError(error);
-  if (!(mapped instanceof PowerError) || mapped.code === 'internal') return error;
-  return mapped.code === 'engine-crashed' ? new FailureError(mapped.message) : new UsageError(mapped.message);
-}

@@ -3,7 +3,6 @@
 import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 
-import { PowerError } from '../../app/api/errors.js';
 import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
 import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../app/profile.js';
@@ -15,9 +14,9 @@ import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
 import { ModelLoadCancelled } from '../service/runtime/open-model.js';
 import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
-import { asPowerError, createSession, openTarget, sessionProblem, type OpenedTarget } from '../service/runtime/target.js';
+import { createSession, openTarget, sessionProblem, type OpenedTarget } from '../service/runtime/target.js';
 import { choice, int, num, parseFlags, str, tokenList } from './args.js';
-import { FailureError, UsageError } from './errors.js';
+import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile, resolveKS } from './profile.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
@@ -112,15 +111,6 @@ export async function generateCommand(argv: string[], io: Io, interruptedAlready
   }
 }
 
-/**
- * The runtime's refusals as the CLI's errors: the engine dying is not the user's fault (exit 1),
- * anything else the runtime refuses is bad input (exit 2).
- */
-function cliError(error: unknown): unknown {
-  const mapped = asPowerError(error);
-  if (!(mapped instanceof PowerError) || mapped.code === 'internal') return error;
-  return mapped.code === 'engine-crashed' ? new FailureError(mapped.message) : new UsageError(mapped.message);
-}
 
 interface Run {
   warn: (line: string) => void;
