@@ -1,13 +1,13 @@
 // The engine host and the native objects behind it: streaming order, cancel and continue,
 // dispose during a request, a crashed host, and no native handle left behind.
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 
 import type { RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
 import { EngineClient, EngineCrashedError } from '../../main/engine/client.js';
+import type { EngineHostProcess } from '../../main/engine/launcher.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
 import { syntheticModels } from '../fixtures/models.js';
 
@@ -125,12 +125,13 @@ describe('engine host', () => {
     const cpus = availableParallelism();
     assert.ok(threads >= 1 && (cpus === 1 || threads < cpus), `default threads ${threads} on ${cpus} CPUs`);
     // the IPC messages themselves (the client expands each batch into round records)
-    const child = (engine as unknown as { child: ChildProcess }).child;
+    const child = (engine as unknown as { child: EngineHostProcess }).child;
     const batches: number[] = [];
-    const count = (m: { kind?: string; event?: string; batch?: { rounds: number } }) => {
-      if (m.kind === 'event' && m.event === 'rounds') batches.push(m.batch!.rounds);
-    };
-    child.on('message', count);
+    let counting = true; // the launcher's process has no off(): stop counting instead
+    child.onMessage((message) => {
+      const m = message as { kind?: string; event?: string; batch?: { rounds: number } };
+      if (counting && m.kind === 'event' && m.event === 'rounds') batches.push(m.batch!.rounds);
+    });
     try {
       const run = await generate(engine, sessionId, [1, 400, 401], 60);
       assert.equal(run.rounds.length, 60);
@@ -138,7 +139,7 @@ describe('engine host', () => {
       assert.equal(batches.reduce((a, b) => a + b, 0), 60, 'every round crossed exactly once');
       assert.ok(batches.length <= 60);
     } finally {
-      child.off('message', count);
+      counting = false;
     }
     await engine.call('disposeSession', { sessionId });
     await engine.call('disposeModel', { modelId });
