@@ -391,10 +391,11 @@ async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) 
     const hostPid = findHostPid();
     const js = { hostMs: 0, benchMs: 0, rounds: 0, wallMs: 0, messages: 0 };
     // IPC messages that carry rounds (the client's child process is private to TypeScript only)
-    const countMessages = (m) => {
-      if (m?.kind === 'event' && m.event === 'rounds') js.messages++;
-    };
-    engine.child.on('message', countMessages);
+    // (the launcher's host process has onMessage and no off: count while `counting`)
+    let counting = true;
+    engine.child.onMessage((m) => {
+      if (counting && m?.kind === 'event' && m.event === 'rounds') js.messages++;
+    });
     for (const prompt of prompts) {
       const host0 = hostPid ? mainThreadCpuMs(hostPid) : null;
       const cpu0 = process.cpuUsage();
@@ -407,7 +408,7 @@ async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) 
       js.benchMs += (cpu1.user + cpu1.system) / 1000;
       js.rounds += b.rounds.length;
     }
-    engine.child.off('message', countMessages);
+    counting = false;
     out.js = {
       hostPerRound: hostPid ? js.hostMs / js.rounds : null, callerPerRound: js.benchMs / js.rounds,
       roundMs: js.wallMs / js.rounds, rounds: js.rounds, roundsPerMessage: js.messages ? js.rounds / js.messages : null,

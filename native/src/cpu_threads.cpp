@@ -84,7 +84,14 @@ void * cpu_proc(const char * name) {
 
 int32_t default_thread_count() {
     const int32_t logical = logical_cpus();
-    return std::max(1, std::min(physical_cores(), logical - 1));
+    const int32_t threads = std::min(physical_cores(), logical);
+    // a CPU left for the app only where that costs little: with SMT the spare logical CPUs are
+    // that room already; without it, one core of four or more. On 2 cores a second thread is
+    // worth ~1.6x in decode on an idle machine (bench/RESULTS-cpu.md), so both are used
+    if (threads >= 4 && threads == logical) {
+        return threads - 1;
+    }
+    return std::max(1, threads);
 }
 
 void threadpool_deleter::operator()(ggml_threadpool * pool) const {

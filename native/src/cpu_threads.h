@@ -15,9 +15,10 @@
 
 namespace power {
 
-// the thread count a session gets when none is asked for: the machine's physical cores
-// (llama.cpp's own default), but never every logical CPU, so that the app's processes (UI,
-// main process, engine host's JS) have a core to run on without stalling ggml's barriers
+// the thread count a session gets when none is asked for: the physical cores this process may
+// run on (llama.cpp's own default); without SMT and with four cores or more, one less, so that
+// the app's processes (UI, main process, engine host's JS) have a core without stalling ggml's
+// barriers
 int32_t default_thread_count();
 
 // polling level of the session pools (0..100, ggml_threadpool_params.poll): workers spin this
