@@ -2,7 +2,7 @@
 // where it does not, is the difference the rounding of a verify row (explained) or a bug?
 import { availableParallelism } from 'node:os';
 
-import type { SamplingOptions } from '../../app/engine-protocol.js';
+import { SamplingOptions } from '../../app/engine-protocol.js';
 import { DEFAULT_K, K_MAX } from '../../app/profile.js';
 import { capThreads } from '../../app/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../app/strategies.js';
@@ -97,17 +97,8 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   const seed = int(values, 'seed', { min: 0, max: 0xffffffff });
   // the audit reruns both requests: a seeded run must be reproducible
   if (temperature > 0 && seed === undefined) throw new UsageError('--temperature above 0 needs --seed N (the audit reruns both requests)');
-  const sampling: SamplingOptions = {
-    temperature,
-    seed: seed ?? 0,
-    topK: 40,
-    topP: 0.95,
-    minP: 0.05,
-    repeatPenalty: 1,
-    repeatLastN: 64,
-    presencePenalty: 0,
-    frequencyPenalty: 0,
-  };
+  // the protocol's defaults (top-k 40, top-p 0.95, min-p 0.05, no penalties), as power generate's
+  const sampling = SamplingOptions.parse({ temperature, seed: seed ?? 0 });
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
   const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
   const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());

@@ -4,7 +4,7 @@ import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
-import type { SamplingOptions } from '../../app/engine-protocol.js';
+import { SamplingOptions } from '../../app/engine-protocol.js';
 import { WARMUP_ROUNDS } from '../../app/generation-result.js';
 import { parseProfileList, ProfileListError, PROFILE_SYNTAX } from '../../app/report/bench-profiles.js';
 import { buildReport } from '../../app/report/build.js';
@@ -143,17 +143,8 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
       throw error;
     }
   }
-  const sampling: SamplingOptions = {
-    temperature,
-    seed: seedFlag ?? (temperature > 0 ? randomInt(0, 0xffffffff) : 0),
-    topK: 40,
-    topP: 0.95,
-    minP: 0.05,
-    repeatPenalty: 1,
-    repeatLastN: 64,
-    presencePenalty: 0,
-    frequencyPenalty: 0,
-  };
+  // the protocol's defaults (top-k 40, top-p 0.95, min-p 0.05, no penalties), as power generate's
+  const sampling = SamplingOptions.parse({ temperature, seed: seedFlag ?? (temperature > 0 ? randomInt(0, 0xffffffff) : 0) });
   const draftPath = str(values, 'draft');
   const maxS = Math.max(...profiles.map((p) => p.s ?? 0));
 

@@ -3,30 +3,10 @@
 import type { StopReason } from '../../../app/engine-protocol.js';
 import type { GenerationStats } from '../../../app/generation-result.js';
 import type { Strategy } from '../../../app/strategies.js';
+import type { CompletionRequest } from '../../service/completions.js';
 
-export interface CompletionMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
-
-export interface CompletionInput {
-  /** a library entry's name */
-  model: string;
-  /** chat messages go through the model's chat template; text is sent as it is */
-  prompt: { kind: 'chat'; messages: CompletionMessage[] } | { kind: 'text'; text: string };
-  maxTokens: number;
-  temperature: number;
-  topP: number;
-  /** absent: random for a stochastic request */
-  seed?: number;
-  strategy?: Strategy;
-  /** a draft's library name */
-  draft?: string;
-  k?: number;
-  s?: number;
-  /** a profile id or name */
-  profile?: string;
-}
+/** what the OpenAI routes ask for: exactly the service's stateless completion request */
+export type CompletionInput = CompletionRequest;
 
 export interface CompletionOutput {
   /** the library name of the model that answered */
