@@ -2,11 +2,51 @@
 // (and, where needed, a compatible draft) supports it AND this engine runs it; otherwise the
 // reason says which of the two is missing. Nothing is ever substituted.
 
-export const STRATEGIES = ['none', 'ngram', 'draft-model', 'mtp', 'dflash', 'eagle3', 'dspark'] as const;
+export const STRATEGIES = [
+  'none',
+  'ngram',
+  'draft-model',
+  'mtp',
+  'dflash',
+  'eagle3',
+  'dspark',
+  // llama.cpp's own n-gram families (common/speculative.cpp), under llama.cpp's names: each is
+  // its own algorithm, none of them is our `ngram`
+  'ngram-simple',
+  'ngram-map-k',
+  'ngram-map-k4v',
+  'ngram-mod',
+  'ngram-cache',
+] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
 /** Strategies whose proposer this engine build implements. */
-export const ENGINE_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['none', 'ngram', 'draft-model', 'mtp']);
+export const ENGINE_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(STRATEGIES);
+
+/** The strategies that run llama.cpp's own proposer (libllama-common's common_speculative). */
+export const LLAMA_CPP_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>([
+  'eagle3',
+  'dflash',
+  'dspark',
+  'ngram-simple',
+  'ngram-map-k',
+  'ngram-map-k4v',
+  'ngram-mod',
+  'ngram-cache',
+]);
+
+/** The strategies that propose from the token history alone (no model, no artifact). */
+export const NGRAM_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>([
+  'ngram',
+  'ngram-simple',
+  'ngram-map-k',
+  'ngram-map-k4v',
+  'ngram-mod',
+  'ngram-cache',
+]);
+
+/** The strategies that need a draft file next to the target. */
+export const DRAFT_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['draft-model', 'eagle3', 'dflash', 'dspark']);
 
 export interface StrategyAvailability {
   available: boolean;
@@ -16,18 +56,29 @@ export interface StrategyAvailability {
 export interface StrategyFacts {
   nextnLayers: number;
   /** Result of checking a `--draft` artifact against the target, when one was given. */
-  draft?: { architecture: string; compatible: boolean; reason?: string };
+  draft?: {
+    architecture: string;
+    /** the strategy the file serves, when its header says more than the architecture (a DSpark is a dflash GGUF with a Markov head) */
+    strategy?: Strategy;
+    compatible: boolean;
+    reason?: string;
+  };
 }
-
-const DRAFT_ARCH: Partial<Record<Strategy, string>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
 
 /** The strategy a draft artifact of this architecture serves (anything else is a plain draft model). */
 export const DRAFT_ARCHITECTURES: Readonly<Record<string, Strategy>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
 
+/** The strategy a checked draft serves: what its check says, else what its architecture says. */
+export function draftStrategy(draft: { architecture: string; strategy?: Strategy }): Strategy {
+  return draft.strategy ?? DRAFT_ARCHITECTURES[draft.architecture] ?? 'draft-model';
+}
+
+const ARTIFACT_NAMES: Partial<Record<Strategy, string>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
+
 function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
+  if (NGRAM_STRATEGIES.has(strategy)) return { available: true };
   switch (strategy) {
     case 'none':
-    case 'ngram':
       return { available: true };
     case 'mtp':
       return facts.nextnLayers > 0
@@ -35,13 +86,23 @@ function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailab
         : { available: false, reason: 'the model has no NextN/MTP layers (nextn_predict_layers = 0)' };
     case 'draft-model':
       if (!facts.draft) return { available: false, reason: 'needs --draft <model.gguf> with the same vocabulary' };
+      if (draftStrategy(facts.draft) !== 'draft-model') {
+        return { available: false, reason: `the draft is a ${draftStrategy(facts.draft)} artifact, not a plain draft model: use --strategy ${draftStrategy(facts.draft)}` };
+      }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
       return { available: true };
     default: {
-      const arch = DRAFT_ARCH[strategy];
+      const arch = ARTIFACT_NAMES[strategy]!;
       if (!facts.draft) return { available: false, reason: `needs --draft <${arch} artifact for this target>` };
-      if (facts.draft.architecture !== arch) {
-        return { available: false, reason: `the draft is a '${facts.draft.architecture}' model, not a ${arch} artifact` };
+      const serves = draftStrategy(facts.draft);
+      if (serves !== strategy) {
+        return {
+          available: false,
+          reason:
+            serves === 'draft-model'
+              ? `the draft is a '${facts.draft.architecture}' model, not a ${arch} artifact`
+              : `the draft is a ${serves} artifact, not a ${arch} artifact`,
+        };
       }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
       return { available: true };

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "llama.h"
+#include "log.h" // libllama-common's logger
 
 namespace power {
 namespace {
@@ -60,6 +61,11 @@ void log_capture_install() {
     const char * echo = std::getenv("POWER_LLAMA_LOG");
     state().echo = echo != nullptr && *echo != '\0' && std::string(echo) != "0";
     llama_log_set(on_log, nullptr);
+    // libllama-common (llama.cpp's own proposers) logs through its own logger, INFO to stdout:
+    // that would mix with the CLI's output, so it is silent unless POWER_LLAMA_LOG asks for it
+    if (!state().echo) {
+        common_log_pause(common_log_main());
+    }
 }
 
 uint64_t log_capture_mark() {

@@ -82,3 +82,24 @@ std::unique_ptr<proposer> make_proposer_mtp(std::shared_ptr<llama_model> model, 
                                             const mtp_context_params & params);
 
 } // namespace power
+
+namespace power {
+
+struct common_proposer_params {
+    std::string strategy;           // eagle3 | dflash | dspark | ngram-simple | ngram-map-k | ngram-map-k4v | ngram-mod | ngram-cache
+    int32_t     k = 1;              // spec_draft_max: the draft length llama.cpp's proposer is made for
+    std::shared_ptr<llama_model> draft; // the artifact (eagle3, dflash, dspark); nullptr for the n-gram families
+    int32_t n_threads = 0;          // 0: llama.cpp's default
+    ggml_threadpool * threadpool = nullptr; // the session's pool (not owned; outlives the proposer)
+    llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's
+    bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a long draft decode
+    void * abort_data = nullptr;
+};
+
+// one of llama.cpp's own proposers (common_speculative, libllama-common) on the session's
+// context `target` (not owned; it must outlive the proposer). The caller has checked the pair
+// with common_proposer_problem (proposer_common_checks.h). Throws std::runtime_error when
+// llama.cpp cannot create it.
+std::unique_ptr<proposer> make_proposer_common(const common_proposer_params & params, llama_context * target);
+
+} // namespace power

@@ -10,6 +10,7 @@
 #include "generate.h"
 #include "log_capture.h"
 #include "model.h"
+#include "proposer_common_checks.h"
 #include "round_stream.h"
 
 namespace power {
@@ -167,7 +168,8 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     Napi::Object opts = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
     core->params = read_session_params(opts);
     const std::string & strategy = core->params.strategy;
-    if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp") {
+    const bool llama_cpp_proposer = common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT;
+    if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp" && !llama_cpp_proposer) {
         throw Napi::Error::New(env, "strategy '" + strategy + "' is not implemented by this engine");
     }
     if (strategy != "none" && core->params.k < 1) {
@@ -186,11 +188,18 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
         }
     }
     model_ref draft;
-    if (strategy == "draft-model") {
+    if (strategy == "draft-model" || common_strategy_needs_draft(strategy)) {
         if (!opts.Has("draft")) {
-            throw Napi::Error::New(env, "strategy 'draft-model' needs a draft Model");
+            throw Napi::Error::New(env, "strategy '" + strategy + "' needs a draft Model");
         }
         draft = Model::unwrap(env, opts.Get("draft"));
+    }
+    if (llama_cpp_proposer) {
+        // checked here, on the JS thread: several mismatches abort inside llama.cpp instead of failing
+        const std::string problem = common_proposer_problem(strategy, core->params.k, core->model.get(), draft.get());
+        if (!problem.empty()) {
+            throw Napi::Error::New(env, "strategy '" + strategy + "' cannot run: " + problem);
+        }
     }
     core->spec.recurrent = llama_model_is_recurrent(core->model.get()) || llama_model_is_hybrid(core->model.get());
     core->spec.k         = strategy == "none" ? 0 : core->params.k;
@@ -287,6 +296,24 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
                 core->prop = make_proposer_mtp(core->model, raw, mp);
             } catch (const std::exception & e) {
                 std::string why = log_capture_problems_since(mtp_mark);
+                job.reject(e.what() + (why.empty() ? "" : ": " + why));
+                return;
+            }
+        } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
+            common_proposer_params pp;
+            pp.strategy       = strategy;
+            pp.k              = core->spec.k;
+            pp.draft          = draft;
+            pp.n_threads      = core->params.n_threads;
+            pp.threadpool     = core->pool.get();
+            pp.flash_attn     = core->params.flash_attn;
+            pp.abort_callback = cp.abort_callback;
+            pp.abort_data     = core.get();
+            const uint64_t common_mark = log_capture_mark();
+            try {
+                core->prop = make_proposer_common(pp, raw);
+            } catch (const std::exception & e) {
+                std::string why = log_capture_problems_since(common_mark);
                 job.reject(e.what() + (why.empty() ? "" : ": " + why));
                 return;
             }

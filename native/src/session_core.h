@@ -23,7 +23,7 @@ struct session_params {
     int32_t  n_threads = 0;    // 0: default_thread_count()
     uint32_t poll      = default_threadpool_poll; // the session pool's polling level (0..100)
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // when to use Flash Attention
-    std::string strategy = "none"; // proposer: none | ngram | draft-model | mtp
+    std::string strategy = "none"; // proposer: none | ngram | draft-model | mtp | eagle3 | dflash | dspark | ngram-simple | ...
     int32_t k = 0;                 // spec_draft_max
     int32_t s = 0;                 // spec_mtp_recurrent_snapshots (recurrent targets only)
 };

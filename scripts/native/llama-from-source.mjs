@@ -100,7 +100,10 @@ export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {
     LLAMA_BUILD_TOOLS: 'OFF',
     LLAMA_BUILD_SERVER: 'OFF',
     LLAMA_BUILD_APP: 'OFF',
-    LLAMA_BUILD_COMMON: 'OFF',
+    // libllama-common: common_speculative drives the eagle3/dflash/dspark artifacts and the
+    // n-gram families (native/src/proposer_common*.cpp); built without network pieces (the
+    // engine never downloads: no OpenSSL, and LLAMA_CURL is gone from this release)
+    LLAMA_BUILD_COMMON: 'ON',
     LLAMA_OPENSSL: 'OFF',
     CMAKE_PLATFORM_NO_VERSIONED_SONAME: 'ON',
     CMAKE_BUILD_WITH_INSTALL_RPATH: 'ON',

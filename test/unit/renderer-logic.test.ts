@@ -50,7 +50,14 @@ const ALL_AVAILABLE: Strategies = {
   dflash: { available: false, reason: 'needs a dflash artifact' },
   eagle3: { available: false, reason: 'needs an eagle3 artifact' },
   dspark: { available: false, reason: 'needs a dspark artifact' },
+  'ngram-simple': { available: true },
+  'ngram-map-k': { available: true },
+  'ngram-map-k4v': { available: true },
+  'ngram-mod': { available: true },
+  'ngram-cache': { available: true },
 };
+// llama.cpp's n-gram families: offered on every target, after the strategies above
+const LLAMA_NGRAMS = ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'];
 
 describe('formatting', () => {
   test('a missing figure is a dash, never 0 or NaN', () => {
@@ -96,21 +103,21 @@ describe('error advice', () => {
 });
 
 describe('draft method and draft model pickers', () => {
-  test('an attention-only target without drafts offers none and ngram only', () => {
+  test('an attention-only target without drafts offers none and the n-gram strategies only', () => {
     const options = draftMethodOptions(ALL_AVAILABLE, []);
-    assert.deepEqual(options.map((o) => o.value), ['none', 'ngram']);
+    assert.deepEqual(options.map((o) => o.value), ['none', 'ngram', ...LLAMA_NGRAMS]);
     assert.ok(options.every((o) => !o.disabled));
   });
   test('mtp is offered when the target has NextN layers', () => {
     const options = draftMethodOptions({ ...ALL_AVAILABLE, mtp: { available: true } }, []);
-    assert.deepEqual(options.map((o) => o.value), ['none', 'ngram', 'mtp']);
+    assert.deepEqual(options.map((o) => o.value), ['none', 'ngram', 'mtp', ...LLAMA_NGRAMS]);
   });
   test('draft-model appears with compatible drafts; incompatible drafts are disabled with their reason', () => {
     const drafts = [
       { modelId: 'a', name: 'draft-close', strategy: 'draft-model', compatible: true },
       { modelId: 'b', name: 'draft-badvocab', strategy: 'draft-model', compatible: false, reason: 'the vocabularies differ' },
     ];
-    assert.deepEqual(draftMethodOptions(ALL_AVAILABLE, drafts).map((o) => o.value), ['none', 'ngram', 'draft-model']);
+    assert.deepEqual(draftMethodOptions(ALL_AVAILABLE, drafts).map((o) => o.value), ['none', 'ngram', 'draft-model', ...LLAMA_NGRAMS]);
     const files = draftFileOptions('draft-model', drafts);
     assert.deepEqual(files[0], { value: 'a', label: 'draft-close', disabled: false });
     assert.equal(files[1]!.disabled, true);
@@ -118,7 +125,7 @@ describe('draft method and draft model pickers', () => {
     assert.match(files[1]!.label, /vocabularies differ/);
     assert.deepEqual(draftFileOptions('ngram', drafts), []);
   });
-  test('a draft strategy with only incompatible drafts, or one this engine does not run, is disabled with the reason', () => {
+  test('a draft strategy with only incompatible drafts is disabled with the reason; an artifact strategy with a compatible one is offered', () => {
     const options = draftMethodOptions(ALL_AVAILABLE, [
       { modelId: 'b', name: 'bad', strategy: 'draft-model', compatible: false, reason: 'the vocabularies differ' },
       { modelId: 'c', name: 'eagle', strategy: 'eagle3', compatible: true },
@@ -127,8 +134,7 @@ describe('draft method and draft model pickers', () => {
     assert.equal(dm.disabled, true);
     assert.match(dm.reason!, /vocabularies differ/);
     const eagle = options.find((o) => o.value === 'eagle3')!;
-    assert.equal(eagle.disabled, true);
-    assert.match(eagle.reason!, /does not run/);
+    assert.equal(eagle.disabled, false);
   });
   test('the choice is kept while usable, otherwise the first usable option is taken', () => {
     const options = draftMethodOptions(ALL_AVAILABLE, []);

@@ -21,6 +21,21 @@ test('mtp needs NextN layers; draft artifacts need their own architecture', () =
   assert.deepEqual(strategyAvailability({ nextnLayers: 1 }).mtp, { available: true });
   const llamaDraft = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: true } });
   assert.match(llamaDraft.dflash.reason!, /'llama' model, not a dflash artifact/);
+  const eagle = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'eagle3', compatible: true } });
+  assert.deepEqual(eagle.eagle3, { available: true });
+  assert.match(eagle['draft-model'].reason!, /eagle3 artifact, not a plain draft model/);
+  assert.match(eagle.dflash.reason!, /eagle3 artifact, not a dflash artifact/);
+  // a DSpark is a dflash GGUF: the check's strategy, not the architecture, decides
+  const dspark = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'dflash', strategy: 'dspark', compatible: true } });
+  assert.deepEqual(dspark.dspark, { available: true });
+  assert.match(dspark.dflash.reason!, /dspark artifact, not a dflash artifact/);
   const bad = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: false, reason: 'vocabulary size differs' } });
   assert.match(bad['draft-model'].reason!, /incompatible: vocabulary size differs/);
+});
+
+test("llama.cpp's n-gram families are strategies of their own, available on every target", () => {
+  for (const s of ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const) {
+    assert.ok(STRATEGIES.includes(s));
+    assert.deepEqual(strategyAvailability({ nextnLayers: 0 })[s], { available: true });
+  }
 });

@@ -11,13 +11,14 @@ import { PowerError } from '../../../app/api/errors.js';
 import type { EngineResult, FlashAttn, NativeModelInfo } from '../../../app/engine-protocol.js';
 import { capThreads } from '../../../app/resource-limits.js';
 import { scheduleProblem } from '../../../app/spec-schedule.js';
-import { strategyAvailability, type Strategy } from '../../../app/strategies.js';
+import { DRAFT_STRATEGIES, strategyAvailability, type Strategy } from '../../../app/strategies.js';
 import { readBuildInfo } from '../../engine/build-info.js';
 import { abortable, CancelledError } from '../../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../../engine/client.js';
 import type { DeviceRequest } from '../../engine/device-select.js';
 import type { GgufInfo } from '../../gguf/types.js';
 import { checkDraftCompatibility } from '../../models/draft-compat.js';
+import { artifactKProblem } from './artifact-limits.js';
 import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel, type OpenOptions } from './open-model.js';
 
 type FlashAttnMode = z.infer<typeof FlashAttn>;
@@ -52,6 +53,9 @@ export interface OpenedTarget extends OpenedModel {
 export async function openTarget(request: TargetRequest): Promise<OpenedTarget> {
   const { strategy } = request;
   const speculative = strategy !== 'none';
+  if (request.draftPath && speculative && !DRAFT_STRATEGIES.has(strategy)) {
+    throw new PowerError('bad-input', `strategy '${strategy}' proposes from the token history and takes no draft (drop --draft ${request.draftPath})`);
+  }
   const draftGguf = request.draftPath ? await checkFile(request.draftPath, readBuildInfo()) : undefined;
   const opened = await openModel(request.path, {
     device: request.device,
@@ -127,7 +131,8 @@ export type OpenedSession = EngineResult<'createSession'>;
 export function sessionProblem(target: OpenedTarget, request: Pick<SessionRequest, 'strategy' | 'k' | 's'>): string | null {
   if (request.strategy === 'none') return null;
   const recurrent = target.info.recurrent || target.info.hybrid;
-  return scheduleProblem({ k: request.k, s: request.s, contextSize: target.contextSize, batchSize: 512, recurrent });
+  const artifact = target.draft ? artifactKProblem(request.strategy, target.draft.gguf, request.k) : null;
+  return artifact ?? scheduleProblem({ k: request.k, s: request.s, contextSize: target.contextSize, batchSize: 512, recurrent });
 }
 
 /** A session on an opened target. `none` runs on any target; another strategy must be the one it was opened for. */

@@ -1,0 +1,166 @@
+#include "proposer_common_checks.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "llama-ext.h" // llama_model_target_layer_ids*: the layers an artifact reads
+
+namespace power {
+namespace {
+
+struct strategy_type {
+    const char *            strategy;
+    common_speculative_type type;
+};
+
+// our strategy names: the artifact strategies by their family, llama.cpp's n-gram families by
+// llama.cpp's own names (our `ngram` is a different algorithm and stays separate)
+constexpr strategy_type strategy_types[] = {
+    {"eagle3", COMMON_SPECULATIVE_TYPE_DRAFT_EAGLE3},
+    {"dflash", COMMON_SPECULATIVE_TYPE_DRAFT_DFLASH},
+    {"dspark", COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK},
+    {"ngram-simple", COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE},
+    {"ngram-map-k", COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K},
+    {"ngram-map-k4v", COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V},
+    {"ngram-mod", COMMON_SPECULATIVE_TYPE_NGRAM_MOD},
+    {"ngram-cache", COMMON_SPECULATIVE_TYPE_NGRAM_CACHE},
+};
+
+// target architectures whose graph in this release stores every layer's input for extraction
+// (res->t_layer_inp in src/models/*.cpp); on any other, enabling it aborts while building the graph
+constexpr const char * layer_input_archs[] = {"llama", "qwen35", "qwen3next", "qwen3moe", "lfm2", "gpt-oss"};
+
+std::string meta(const llama_model * model, const char * key) {
+    char buf[256] = {};
+    return llama_model_meta_val_str(model, key, buf, sizeof buf) >= 0 ? std::string(buf) : std::string();
+}
+
+// as common/speculative.cpp's vocabulary check, but complete: the proposals are token ids
+std::string vocab_problem(const llama_model * target, const llama_model * draft) {
+    const llama_vocab * vt = llama_model_get_vocab(target);
+    const llama_vocab * vd = llama_model_get_vocab(draft);
+    if (llama_vocab_type(vt) != llama_vocab_type(vd)) {
+        return "its tokenizer type differs from the target's";
+    }
+    const int32_t nt = llama_vocab_n_tokens(vt);
+    const int32_t nd = llama_vocab_n_tokens(vd);
+    if (nt != nd) {
+        return "its vocabulary has " + std::to_string(nd) + " tokens, the target's " + std::to_string(nt);
+    }
+    if (llama_vocab_bos(vt) != llama_vocab_bos(vd) || llama_vocab_eos(vt) != llama_vocab_eos(vd)) {
+        return "its BOS/EOS tokens differ from the target's";
+    }
+    for (int32_t i = 0; i < nt; i++) {
+        if (std::strcmp(llama_vocab_get_text(vt, i), llama_vocab_get_text(vd, i)) != 0) {
+            return "its token " + std::to_string(i) + " differs from the target's";
+        }
+    }
+    return "";
+}
+
+std::string artifact_problem(const std::string & strategy, int32_t k, const llama_model * target, const llama_model * draft) {
+    const std::string arch = meta(draft, "general.architecture");
+    const std::string want = strategy == "eagle3" ? "eagle3" : "dflash"; // DSpark is a DFlash GGUF with a Markov head
+    if (arch != want) {
+        return "the draft is a '" + arch + "' model, not a " + strategy + " artifact";
+    }
+    const std::string target_arch = meta(target, "general.architecture");
+    bool extracts = false;
+    for (const char * a : layer_input_archs) {
+        extracts = extracts || target_arch == a;
+    }
+    if (!extracts) {
+        return "llama.cpp cannot hand the hidden states of a '" + target_arch + "' target to a draft artifact";
+    }
+    std::string vocab = vocab_problem(target, draft);
+    if (!vocab.empty()) {
+        return "the artifact does not share the target's vocabulary: " + vocab;
+    }
+    const int32_t n_layer_tgt = llama_model_n_layer(target);
+    const int32_t n_embd_tgt  = llama_model_n_embd(target);
+    const uint32_t n_ids      = llama_model_target_layer_ids_n(draft);
+    const int32_t * ids       = llama_model_target_layer_ids(draft);
+    if (n_ids == 0 || !ids) {
+        return "the artifact names no target layers to read";
+    }
+    if (strategy == "eagle3" && n_ids != 3) {
+        return "an eagle3 artifact reads 3 target layers, this one " + std::to_string(n_ids);
+    }
+    for (uint32_t i = 0; i < n_ids; i++) {
+        if (ids[i] < 0 || ids[i] >= n_layer_tgt) {
+            return "the artifact reads target layer " + std::to_string(ids[i]) + " but the target has layers 0.." +
+                   std::to_string(n_layer_tgt - 1);
+        }
+    }
+    if (strategy == "eagle3") {
+        const std::string hidden = meta(draft, "eagle3.target_hidden_size");
+        if (hidden.empty() || std::atoi(hidden.c_str()) != n_embd_tgt) {
+            return "the artifact was made for a target hidden size of " + (hidden.empty() ? std::string("(unknown)") : hidden) +
+                   ", this target's is " + std::to_string(n_embd_tgt);
+        }
+        // without its own token embeddings the decoder reads the target's, which must then fit it
+        if (llama_model_get_tok_embd(draft, nullptr) == 0 && llama_model_n_embd(draft) != n_embd_tgt) {
+            return "the artifact has no token embeddings of its own and its hidden size (" +
+                   std::to_string(llama_model_n_embd(draft)) + ") differs from the target's (" + std::to_string(n_embd_tgt) + ")";
+        }
+    } else {
+        // DFlash sizes the target features by its own hidden size
+        if (llama_model_n_embd(draft) != n_embd_tgt) {
+            return "the artifact's hidden size (" + std::to_string(llama_model_n_embd(draft)) + ") differs from the target's (" +
+                   std::to_string(n_embd_tgt) + ")";
+        }
+        if (llama_vocab_mask(llama_model_get_vocab(draft)) == LLAMA_TOKEN_NULL) {
+            return "the artifact's vocabulary has no mask token (tokenizer.ggml.mask_token_id), which " + strategy + " drafts with";
+        }
+        const int32_t max_k = common_strategy_max_k(strategy, draft);
+        if (k > max_k) {
+            return "K = " + std::to_string(k) + " is more than this " + strategy + " artifact drafts per block (" +
+                   std::to_string(max_k) + ", from dflash.block_size " + meta(draft, "dflash.block_size") + "): lower K";
+        }
+    }
+    return "";
+}
+
+} // namespace
+
+common_speculative_type common_type_of(const std::string & strategy) {
+    for (const auto & st : strategy_types) {
+        if (strategy == st.strategy) {
+            return st.type;
+        }
+    }
+    return COMMON_SPECULATIVE_TYPE_COUNT;
+}
+
+bool common_strategy_needs_draft(const std::string & strategy) {
+    return strategy == "eagle3" || strategy == "dflash" || strategy == "dspark";
+}
+
+int32_t common_strategy_max_k(const std::string & strategy, const llama_model * draft) {
+    if (!draft || (strategy != "dflash" && strategy != "dspark")) {
+        return 16;
+    }
+    // as common_speculative_impl_draft_dflash reads them (block size 16 when absent)
+    const std::string block = meta(draft, "dflash.block_size");
+    const int32_t size = block.empty() ? 16 : std::atoi(block.c_str());
+    const std::string anchor = meta(draft, "dflash.sample_from_anchor");
+    const bool from_anchor = anchor.empty() || anchor == "true";
+    return strategy == "dspark" && from_anchor ? size : size - 1;
+}
+
+std::string common_proposer_problem(const std::string & strategy, int32_t k, const llama_model * target,
+                                    const llama_model * draft) {
+    if (common_type_of(strategy) == COMMON_SPECULATIVE_TYPE_COUNT) {
+        return "strategy '" + strategy + "' is not one of llama.cpp's proposers";
+    }
+    if (!common_strategy_needs_draft(strategy)) {
+        return draft ? "strategy '" + strategy + "' takes no draft model" : "";
+    }
+    if (!draft) {
+        return "strategy '" + strategy + "' needs a " + strategy + " artifact for this target";
+    }
+    return artifact_problem(strategy, k, target, draft);
+}
+
+} // namespace power
