@@ -10,42 +10,12 @@ import type { GgufEntry, GgufModel, GgufTensorSpec, GgufWritableType } from '../
 import { writeGguf } from '../gguf/writer.js';
 import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from './vocab.js';
 import type { Vocab } from './vocab.js';
+import { makeDraftArtifactSpec } from './synthetic-drafts.js';
+import type { DraftArtifactParams } from './synthetic-drafts.js';
+import { addGaussian } from './synthetic-random.js';
 
 /** Bump when generation code changes in a way that alters bytes; invalidates every cache. */
 export const GENERATOR_VERSION = 2;
-
-// ---------------------------------------------------------------- randomness
-
-/** FNV-1a, to turn "seed/tensor-name" into a 32-bit PRNG seed. */
-function hashSeed(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Adds `std`·N(0,1) samples (Box–Muller) drawn from `seedText` to `out`. */
-function addGaussian(out: Float32Array, std: number, seedText: string): void {
-  const next = mulberry32(hashSeed(seedText));
-  for (let i = 0; i < out.length; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(1 - next())) * std;
-    const theta = 2 * Math.PI * next();
-    out[i] = (out[i] ?? 0) + r * Math.cos(theta);
-    if (i + 1 < out.length) out[i + 1] = (out[i + 1] ?? 0) + r * Math.sin(theta);
-  }
-}
 
 // ---------------------------------------------------------------- tensors
 
@@ -338,7 +308,7 @@ export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
 
 // ---------------------------------------------------------------- the set
 
-export type ModelParams = LlamaModelParams | Qwen35ModelParams;
+export type ModelParams = LlamaModelParams | Qwen35ModelParams | DraftArtifactParams;
 
 const TARGET: LlamaModelParams = {
   arch: 'llama',
@@ -377,6 +347,44 @@ const HYBRID: Qwen35ModelParams = {
   scales: { embedding: 1, output: 0.5, attentionQK: 0.1, attentionVO: 0.04, projection: 0.07 },
   mtpBlockScale: 0.1,
 };
+
+/**
+ * EAGLE-3, DFlash and DSpark artifacts for the llama target (synthetic-drafts.ts has the designs).
+ * They read the inputs of target blocks 1, 2 and 3 (llama.cpp aborts on a block the target lacks).
+ */
+function draftArtifacts() {
+  const base = { target: TARGET, targetLayers: [1, 2, 3], contextLength: TARGET.contextLength };
+  return {
+    'eagle3-close.gguf': {
+      description: 'eagle3 for target.gguf (hidden 129): proposes the target\'s embedding-only prediction at every step',
+      params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-close', seed: 201, design: 'close' },
+    },
+    'eagle3-far.gguf': {
+      description: 'eagle3 for target.gguf with random weights, sharing the target\'s embeddings and head: rarely agrees',
+      params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-far', seed: 202, design: 'far' },
+    },
+    'eagle3-wrong-hidden.gguf': {
+      description: 'eagle3 declaring target hidden size 96 (target.gguf has 128): incompatible',
+      params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-wrong-hidden', seed: 203, design: 'close', targetHidden: 96 },
+    },
+    'eagle3-wrong-vocab.gguf': {
+      description: 'eagle3 with another vocabulary (its own embeddings and head): incompatible',
+      params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-wrong-vocab', seed: 204, design: 'far', vocab: 'alt' },
+    },
+    'dflash-close.gguf': {
+      description: 'dflash for target.gguf, block 8: block position j proposes the target\'s embedding-only rollout f^j for j ≤ 4',
+      params: { ...base, arch: 'dflash', name: 'power-synthetic-dflash-close', seed: 205, design: 'close', blockSize: 8 },
+    },
+    'dflash-far.gguf': {
+      description: 'dflash for target.gguf with random weights, block 8: rarely agrees',
+      params: { ...base, arch: 'dflash', name: 'power-synthetic-dflash-far', seed: 206, design: 'far', blockSize: 8 },
+    },
+    'dspark-close.gguf': {
+      description: 'dspark (dflash + Markov head) for target.gguf, block 8, anchor-first: follows the embedding-only rollout',
+      params: { ...base, arch: 'dflash', name: 'power-synthetic-dspark-close', seed: 207, design: 'close', blockSize: 8, dspark: true },
+    },
+  } satisfies Record<string, { description: string; params: DraftArtifactParams }>;
+}
 
 const TYPED_DESCRIPTIONS: Record<Exclude<ModelDtype, 'f32'>, string> = {
   f16: 'F16 matrices',
@@ -429,13 +437,16 @@ export const SYNTHETIC_MODELS = {
     params: HYBRID,
   },
   ...typedSet(),
+  ...draftArtifacts(),
 } satisfies Record<string, { description: string; params: ModelParams }>;
 
 export type SyntheticModelName = keyof typeof SYNTHETIC_MODELS;
 export type ModelSet = Record<SyntheticModelName, string>;
 
 export function makeModelSpec(params: ModelParams): GgufModel {
-  return params.arch === 'llama' ? makeLlamaModelSpec(params) : makeQwen35ModelSpec(params);
+  if (params.arch === 'llama') return makeLlamaModelSpec(params);
+  if (params.arch === 'qwen35') return makeQwen35ModelSpec(params);
+  return makeDraftArtifactSpec(params, makeModelSpec);
 }
 
 /**
@@ -443,7 +454,7 @@ export function makeModelSpec(params: ModelParams): GgufModel {
  * template). Changes to how tensor values are drawn need a GENERATOR_VERSION bump.
  */
 export function specHash(params: ModelParams): string {
-  const resolved = { ...params, scales: params.scales ?? DEFAULT_SCALES };
+  const resolved = params.arch === 'llama' || params.arch === 'qwen35' ? { ...params, scales: params.scales ?? DEFAULT_SCALES } : params;
   const { metadata } = makeModelSpec(params);
   const text = JSON.stringify({ v: GENERATOR_VERSION, resolved, metadata }, (_k, v: unknown) =>
     typeof v === 'bigint' ? v.toString() : v,

@@ -41,7 +41,8 @@ describe('power info', () => {
       // llama.cpp counts every weight the file holds, the NextN block included
       assert.equal(info.parameters, parameterCount(gguf));
       // the file type llama.cpp names from general.file_type (the writer's F16/Q8_0/Q4_0 models)
-      const dtype = SYNTHETIC_MODELS[name].params.dtype ?? 'f32';
+      const { params } = SYNTHETIC_MODELS[name];
+      const dtype = ('dtype' in params ? params.dtype : undefined) ?? 'f32';
       assert.equal(info.fileType, { f32: 'all F32', f16: 'F16', q8_0: 'Q8_0', q4_0: 'Q4_0' }[dtype]);
       assert.equal(info.contextLength, num('context_length'));
       const nextn = arch === 'qwen35' ? num('nextn_predict_layers') : 0;
