@@ -188,7 +188,8 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
         }
     }
     model_ref draft;
-    if (strategy == "draft-model" || common_strategy_needs_draft(strategy)) {
+    // llama.cpp's n-gram families take none: one given is refused below rather than ignored
+    if (strategy == "draft-model" || common_strategy_needs_draft(strategy) || (llama_cpp_proposer && opts.Has("draft"))) {
         if (!opts.Has("draft")) {
             throw Napi::Error::New(env, "strategy '" + strategy + "' needs a draft Model");
         }

@@ -1,4 +1,5 @@
-// The exactness contract (DESIGN.md section 1) over the strategy × K × S × sampling matrix:
+// The exactness contract (DESIGN.md section 1) over the strategy × K × S × sampling matrix
+// (our proposers, and llama.cpp's own through libllama-common: eagle3, dflash, dspark, its n-gram families):
 // every speculative run emits exactly the tokens of the autoregressive control with the same
 // settings, and its counters are consistent. The full grid runs on the F32 models; the F16, Q8_0
 // and Q4_0 models (llama.cpp's kernels of those types) run a representative grid: every
@@ -60,9 +61,31 @@ function grid(target: ModelName, hybrid: ModelName, drafts: ModelName[], ks: num
   return out;
 }
 
+/**
+ * llama.cpp's own proposers (libllama-common): the draft artifacts that read the target's hidden
+ * states, the close ones over the K grid and the far ones at one K, and llama.cpp's n-gram
+ * families at one K.
+ */
+function llamaCppGrid(target: ModelName): Config[] {
+  const out: Config[] = [];
+  const close = [
+    ['eagle3', 'eagle3-close.gguf'],
+    ['dflash', 'dflash-close.gguf'],
+    ['dspark', 'dspark-close.gguf'],
+  ] as const;
+  for (const k of [1, 3, 7]) for (const [strategy, draft] of close) out.push({ target, strategy, draft, k, s: k });
+  out.push({ target, strategy: 'eagle3', draft: 'eagle3-far.gguf', k: 3, s: 3 });
+  out.push({ target, strategy: 'dflash', draft: 'dflash-far.gguf', k: 3, s: 3 });
+  for (const strategy of ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const) {
+    out.push({ target, strategy, k: 3, s: 3 });
+  }
+  return out;
+}
+
 function configs(): Config[] {
   return [
     ...grid('target.gguf', 'hybrid-mtp.gguf', ['draft-same.gguf', 'draft-close.gguf', 'draft-far.gguf'], [1, 3, 7]),
+    ...llamaCppGrid('target.gguf'),
     ...(['f16', 'q8_0', 'q4_0'] as const).flatMap((t) =>
       grid(`target-${t}.gguf`, `hybrid-mtp-${t}.gguf`, [`draft-close-${t}.gguf`], [1, 7]),
     ),
@@ -167,7 +190,7 @@ describe('exactness contract', () => {
         }
         // the draft proposes its greedy choice, so under greedy sampling the identical draft always agrees
         if (c.draft === 'draft-same.gguf' && mode === 'greedy') assert.equal(accepted, proposed, 'the identical draft is always accepted');
-        if (c.draft === 'draft-far.gguf' && mode === 'greedy') assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');
+        if (c.draft?.endsWith('-far.gguf') && mode === 'greedy') assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');
         if (c.s < c.k && mode === 'greedy') assert.ok(replays > 0, 'S < K triggers the guarded replay somewhere');
         summary.push(
           `  ${label(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}` +

@@ -10,6 +10,17 @@ function scalar(info: GgufInfo, key: string): string | undefined {
   return v && v.type !== 'array' ? String(v.value) : undefined;
 }
 
+/**
+ * The strategy a draft file serves, from its header as llama.cpp tells them apart
+ * (common_speculative_types_from_gguf): a dflash GGUF with a Markov head (markov_w1) is a DSpark.
+ */
+export function artifactStrategy(draft: GgufInfo): Strategy {
+  const arch = scalar(draft, 'general.architecture');
+  if (arch === 'eagle3') return 'eagle3';
+  if (arch === 'dflash') return draft.tensors.some((t) => t.name === 'markov_w1.weight') ? 'dspark' : 'dflash';
+  return 'draft-model';
+}
+
 /** The largest K the artifact drafts per round, or null when the strategy sets no such limit. */
 export function artifactMaxK(strategy: Strategy, draft: GgufInfo): number | null {
   if (strategy !== 'dflash' && strategy !== 'dspark') return null;

@@ -18,7 +18,7 @@ import { EngineCallError, EngineCrashedError } from '../../engine/client.js';
 import type { DeviceRequest } from '../../engine/device-select.js';
 import type { GgufInfo } from '../../gguf/types.js';
 import { checkDraftCompatibility } from '../../models/draft-compat.js';
-import { artifactKProblem } from './artifact-limits.js';
+import { artifactKProblem, artifactStrategy } from './artifact-limits.js';
 import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel, type OpenOptions } from './open-model.js';
 
 type FlashAttnMode = z.infer<typeof FlashAttn>;
@@ -76,7 +76,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   });
   const { engine, info, placement } = opened;
   try {
-    const draftCheck = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
+    const draftCheck = draftGguf ? { strategy: artifactStrategy(draftGguf), ...checkDraftCompatibility(opened.gguf, draftGguf) } : undefined;
     const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draftCheck ? { draft: draftCheck } : {}) })[strategy];
     if (!availability.available) {
       throw new PowerError('unsupported', `strategy '${strategy}' is not available for ${request.path}: ${availability.reason}`);

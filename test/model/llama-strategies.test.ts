@@ -1,0 +1,162 @@
+// llama.cpp's own proposers (eagle3, dflash, dspark on their artifacts; llama.cpp's n-gram
+// families) behind our proposer interface. Exactness over the K grid is the contract suite's;
+// here: a cancel and a failure inside a round bring the proposer back to the last commit (the
+// rounds that follow are the rounds a fresh session has on the same tokens), and every wrong
+// artifact is refused with its reason, by the engine itself and by `power generate`.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+
+import type { RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
+import type { Strategy } from '../../app/strategies.js';
+import { EngineClient } from '../../main/engine/client.js';
+import type { ModelSet } from '../../main/models/synthetic.js';
+import { power, type CliRun } from '../fixtures/cli.js';
+import { syntheticModels } from '../fixtures/models.js';
+
+const GREEDY: SamplingOptions = {
+  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
+  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
+};
+const PROMPT = [1, 300, 301, 302, 303];
+
+interface Run {
+  tokens: number[];
+  rounds: RoundRecord[];
+  stopReason: string;
+}
+
+async function generate(
+  engine: EngineClient,
+  sessionId: string,
+  prompt: number[],
+  maxTokens: number,
+  onRound?: (rounds: RoundRecord[]) => void,
+): Promise<Run> {
+  const requestId = randomUUID();
+  const rounds: RoundRecord[] = [];
+  const stop = engine.onRound(requestId, (round) => {
+    rounds.push(round);
+    onRound?.(rounds);
+  });
+  try {
+    const result = await engine.call('generate', { sessionId, requestId, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY });
+    return { tokens: rounds.flatMap((r) => r.tokens.map((t) => t.id)), rounds, stopReason: result.stopReason };
+  } finally {
+    stop();
+  }
+}
+
+/** What a round's proposer did: how many it proposed and how many the target kept. */
+const shape = (rounds: RoundRecord[]) => rounds.map((r) => `${r.proposed}/${r.accepted}`);
+
+describe("llama.cpp's proposers: cancel and failure inside a round", () => {
+  let models: ModelSet;
+  let engine: EngineClient;
+  const ids = new Map<string, string>();
+
+  const load = async (name: keyof ModelSet) => {
+    if (!ids.has(name)) ids.set(name, (await engine.call('loadModel', { path: models[name], gpuLayers: 0 })).modelId);
+    return ids.get(name)!;
+  };
+  const session = async (strategy: Strategy, draft: keyof ModelSet | undefined, k: number): Promise<string> =>
+    (
+      await engine.call('createSession', {
+        modelId: await load('target.gguf'), contextSize: 1024, threads: 1, strategy, k, s: k,
+        ...(draft ? { draftModelId: await load(draft) } : {}),
+      })
+    ).sessionId;
+
+  before(async () => {
+    models = await syntheticModels();
+    engine = EngineClient.start({ testHooks: true });
+  });
+  after(async () => {
+    for (const id of ids.values()) await engine.call('disposeModel', { modelId: id });
+    const live = await engine.call('liveHandles', {});
+    await engine.close();
+    assert.deepEqual({ models: live.models, contexts: live.contexts }, { models: 0, contexts: 0 });
+  });
+
+  const configs = [
+    { strategy: 'eagle3', draft: 'eagle3-close.gguf', k: 3 },
+    { strategy: 'dflash', draft: 'dflash-close.gguf', k: 3 },
+    { strategy: 'dspark', draft: 'dspark-close.gguf', k: 7 },
+  ] as const;
+
+  for (const c of configs) {
+    test(`${c.strategy} (${c.draft}) K${c.k}: after an injected verify failure and after a cancel, the rounds are a fresh session's`, async () => {
+      const sessionId = await session(c.strategy, c.draft, c.k);
+      const whole = await generate(engine, sessionId, PROMPT, 80);
+      assert.ok(whole.rounds.some((r) => r.proposed > 0), 'the proposer proposes');
+
+      // the verify of round 6 fails after its rows were evaluated (and seen by the proposer's
+      // draft context); the request fails with the last commit restored
+      await engine.call('injectFailure', { sessionId, round: 6 });
+      const failed: number[] = [];
+      const requestId = randomUUID();
+      const stop = engine.onRound(requestId, (r) => failed.push(...r.tokens.map((t) => t.id)));
+      await assert.rejects(
+        engine.call('generate', { sessionId, requestId, prompt: Int32Array.from(PROMPT), maxTokens: 80, sampling: GREEDY }),
+        /verify decode failed \(code -99\); restored the last commit/,
+      );
+      stop();
+      assert.deepEqual(failed, whole.tokens.slice(0, failed.length));
+      const resumed = await generate(engine, sessionId, [...PROMPT, ...failed], 40);
+      const fresh = await session(c.strategy, c.draft, c.k);
+      const reference = await generate(engine, fresh, [...PROMPT, ...failed], 40);
+      assert.deepEqual(resumed.tokens, reference.tokens, 'the continuation is exact');
+      assert.deepEqual(shape(resumed.rounds), shape(reference.rounds), 'the proposer came back to the last commit');
+
+      // a cancel between rounds: the same
+      const cancelled = await generate(engine, sessionId, PROMPT, 1500, (rounds) => {
+        if (rounds.length === 8) void engine.call('cancel', { sessionId });
+      });
+      assert.equal(cancelled.stopReason, 'cancelled');
+      const after = await generate(engine, sessionId, [...PROMPT, ...cancelled.tokens], 40);
+      const reference2 = await generate(engine, fresh, [...PROMPT, ...cancelled.tokens], 40);
+      assert.deepEqual(after.tokens, reference2.tokens);
+      assert.deepEqual(shape(after.rounds), shape(reference2.rounds));
+
+      await engine.call('disposeSession', { sessionId });
+      await engine.call('disposeSession', { sessionId: fresh });
+    });
+  }
+
+  test('the engine refuses a wrong artifact, and K past a DFlash block, with the reason', async () => {
+    const refused = async (strategy: Strategy, draft: keyof ModelSet | undefined, k: number, reason: RegExp) =>
+      assert.rejects(session(strategy, draft, k), reason);
+    await refused('eagle3', 'eagle3-wrong-hidden.gguf', 3, /strategy 'eagle3' cannot run: the artifact was made for a target hidden size of 96, this target's is 128/);
+    await refused('eagle3', 'eagle3-wrong-vocab.gguf', 3, /does not share the target's vocabulary: its vocabulary has \d+ tokens/);
+    await refused('eagle3', 'draft-close.gguf', 3, /the draft is a 'llama' model, not a eagle3 artifact/);
+    await refused('dflash', 'eagle3-close.gguf', 3, /the draft is a 'eagle3' model, not a dflash artifact/);
+    await refused('dflash', 'dflash-close.gguf', 8, /K = 8 is more than this dflash artifact drafts per block \(7/);
+    await refused('eagle3', undefined, 3, /needs a draft Model/);
+    await refused('ngram-mod', 'draft-close.gguf', 3, /takes no draft model/);
+  });
+});
+
+describe('power generate with the artifact strategies', () => {
+  let models: ModelSet;
+  before(async () => {
+    models = await syntheticModels();
+  });
+
+  const generate = (strategy: string, draft: keyof ModelSet, ...more: string[]): CliRun =>
+    power(['generate', '--model', models['target.gguf'], '--prompt-tokens', PROMPT.join(','), '--max-tokens', '24',
+      '--strategy', strategy, '--draft', models[draft], ...more]);
+  const refusal = (run: CliRun, reason: RegExp) => {
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /^error: /);
+    assert.match(run.stderr, reason);
+  };
+
+  test('a wrong artifact is refused with the reason', () => {
+    refusal(generate('eagle3', 'eagle3-wrong-vocab.gguf'), /vocabulary/);
+    refusal(generate('eagle3', 'eagle3-wrong-hidden.gguf'), /hidden size/);
+    refusal(generate('eagle3', 'draft-close.gguf'), /the draft is a 'llama' model, not a eagle3 artifact/);
+    refusal(generate('dflash', 'dspark-close.gguf'), /the draft is a dspark artifact, not a dflash artifact/);
+    refusal(generate('dflash', 'dflash-close.gguf', '--k', '9'), /K = 9 is more than this dflash artifact drafts per round \(7/);
+    refusal(generate('ngram-mod', 'draft-close.gguf'), /takes no draft/);
+  });
+});
