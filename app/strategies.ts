@@ -73,7 +73,7 @@ export function draftStrategy(draft: { architecture: string; strategy?: Strategy
   return draft.strategy ?? DRAFT_ARCHITECTURES[draft.architecture] ?? 'draft-model';
 }
 
-const ARTIFACT_NAMES: Partial<Record<Strategy, string>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
+const ARTIFACT_NAMES: Partial<Record<Strategy, string>> = { dflash: 'a dflash', eagle3: 'an eagle3', dspark: 'a dspark' };
 
 function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
   if (NGRAM_STRATEGIES.has(strategy)) return { available: true };
@@ -93,15 +93,15 @@ function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailab
       return { available: true };
     default: {
       const arch = ARTIFACT_NAMES[strategy]!;
-      if (!facts.draft) return { available: false, reason: `needs --draft <${arch} artifact for this target>` };
+      if (!facts.draft) return { available: false, reason: `needs --draft <${arch.replace(/^an? /, '')} artifact for this target>` };
       const serves = draftStrategy(facts.draft);
       if (serves !== strategy) {
         return {
           available: false,
           reason:
             serves === 'draft-model'
-              ? `the draft is a '${facts.draft.architecture}' model, not a ${arch} artifact`
-              : `the draft is a ${serves} artifact, not a ${arch} artifact`,
+              ? `the draft is a '${facts.draft.architecture}' model, not ${arch} artifact`
+              : `the draft is a ${serves} artifact, not ${arch} artifact`,
         };
       }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };

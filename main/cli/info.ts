@@ -3,6 +3,7 @@ import { strategyAvailability, STRATEGIES } from '../../app/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { describeEstimate } from '../engine/memory-estimate.js';
+import { artifactStrategy } from '../service/runtime/artifact-limits.js';
 import { checkDraftCompatibility } from '../models/draft-compat.js';
 import { choice, parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
@@ -27,7 +28,8 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
   const opened = await openModel(path, { device, gpuLayers: -1, metadataOnly: true });
   try {
     const draftPath = str(values, 'draft');
-    const draft = draftPath ? checkDraftCompatibility(opened.gguf, await checkFile(draftPath, readBuildInfo())) : undefined;
+    const draftGguf = draftPath ? await checkFile(draftPath, readBuildInfo()) : undefined;
+    const draft = draftGguf ? { strategy: artifactStrategy(draftGguf), ...checkDraftCompatibility(opened.gguf, draftGguf) } : undefined;
     const i = opened.info;
     const report = {
       architecture: i.architecture,
@@ -81,7 +83,7 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
       'strategies',
       ...STRATEGIES.map((s) => {
         const a = report.strategies[s];
-        return `  ${s.padEnd(12)}${a.available ? 'available' : `no: ${a.reason}`}`;
+        return `  ${s.padEnd(Math.max(...STRATEGIES.map((n) => n.length)) + 2)}${a.available ? 'available' : `no: ${a.reason}`}`;
       }),
     ];
     out(lines.join('\n') + '\n');

@@ -63,7 +63,7 @@ std::string artifact_problem(const std::string & strategy, int32_t k, const llam
     const std::string arch = meta(draft, "general.architecture");
     const std::string want = strategy == "eagle3" ? "eagle3" : "dflash"; // DSpark is a DFlash GGUF with a Markov head
     if (arch != want) {
-        return "the draft is a '" + arch + "' model, not a " + strategy + " artifact";
+        return "the draft is a '" + arch + "' model, not " + std::string(strategy == "eagle3" ? "an " : "a ") + strategy + " artifact";
     }
     const std::string target_arch = meta(target, "general.architecture");
     bool extracts = false;

@@ -69,7 +69,7 @@ describe('power info', () => {
   test('checks a draft against the target', () => {
     const good = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['draft-close.gguf'], '--json']));
     assert.deepEqual(good.strategies['draft-model'], { available: true });
-    assert.match(good.strategies.eagle3!.reason!, /'llama' model, not a eagle3 artifact/);
+    assert.match(good.strategies.eagle3!.reason!, /'llama' model, not an eagle3 artifact/);
     const bad = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['draft-badvocab.gguf'], '--json']));
     assert.match(bad.strategies['draft-model']!.reason!, /incompatible: vocabulary size differs/);
   });
@@ -80,8 +80,8 @@ describe('power info', () => {
     assert.match(run.stdout, /architecture {2}qwen35 \(hybrid: recurrent \+ attention\)/);
     assert.match(run.stdout, /layers {8}4 \+ 1 NextN\/MTP/);
     assert.match(run.stdout, /recurrent {5}yes/);
-    assert.match(run.stdout, /\n {2}mtp {9}available\n/);
+    assert.match(run.stdout, /\n {2}mtp {12}available\n/);
     const target = power(['info', models['target.gguf']]);
-    assert.match(target.stdout, /\n {2}mtp {9}no: the model has no NextN\/MTP layers/);
+    assert.match(target.stdout, /\n {2}mtp {12}no: the model has no NextN\/MTP layers/);
   });
 });

@@ -128,7 +128,7 @@ describe("llama.cpp's proposers: cancel and failure inside a round", () => {
       assert.rejects(session(strategy, draft, k), reason);
     await refused('eagle3', 'eagle3-wrong-hidden.gguf', 3, /strategy 'eagle3' cannot run: the artifact was made for a target hidden size of 96, this target's is 128/);
     await refused('eagle3', 'eagle3-wrong-vocab.gguf', 3, /does not share the target's vocabulary: its vocabulary has \d+ tokens/);
-    await refused('eagle3', 'draft-close.gguf', 3, /the draft is a 'llama' model, not a eagle3 artifact/);
+    await refused('eagle3', 'draft-close.gguf', 3, /the draft is a 'llama' model, not an eagle3 artifact/);
     await refused('dflash', 'eagle3-close.gguf', 3, /the draft is a 'eagle3' model, not a dflash artifact/);
     await refused('dflash', 'dflash-close.gguf', 8, /K = 8 is more than this dflash artifact drafts per block \(7/);
     await refused('eagle3', undefined, 3, /needs a draft Model/);
@@ -154,7 +154,7 @@ describe('power generate with the artifact strategies', () => {
   test('a wrong artifact is refused with the reason', () => {
     refusal(generate('eagle3', 'eagle3-wrong-vocab.gguf'), /vocabulary/);
     refusal(generate('eagle3', 'eagle3-wrong-hidden.gguf'), /hidden size/);
-    refusal(generate('eagle3', 'draft-close.gguf'), /the draft is a 'llama' model, not a eagle3 artifact/);
+    refusal(generate('eagle3', 'draft-close.gguf'), /the draft is a 'llama' model, not an eagle3 artifact/);
     refusal(generate('dflash', 'dspark-close.gguf'), /the draft is a dspark artifact, not a dflash artifact/);
     refusal(generate('dflash', 'dflash-close.gguf', '--k', '9'), /K = 9 is more than this dflash artifact drafts per round \(7/);
     refusal(generate('ngram-mod', 'draft-close.gguf'), /takes no draft/);
