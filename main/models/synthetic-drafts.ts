@@ -2,29 +2,23 @@
 // in the tensor and key layouts llama.cpp's loader expects (src/models/eagle3.cpp,
 // src/models/dflash.cpp, src/llama-arch.cpp), written for one of the synthetic targets.
 //
-// "Close" artifacts are built, not trained. The synthetic target's next token is mostly decided
-// by the current token alone: f(t) = argmax_v output_v · rmsnorm(token_embd_t) ("embedding-only
-// prediction"), read from the target's own weights. Each close artifact computes f (or f^j for
-// block position j) on llama.cpp's real graph for its architecture:
-//   - eagle3: hidden E+1. Its own token_embd row t is [rmsnorm(e_t), 1]: the last dimension is a
-//     constant, so q and k built only from it are the same for every token and RoPE makes the
-//     score depend on the distance alone, peaking at 0; V/wo copy the normalised embedding of the
-//     current token into the residual, the FFN writes zero, and `norm_before_residual` with a zero
-//     hidden norm keeps the previous step's g out. Its output is the target's, so each step
-//     proposes f(token).
-//   - dflash (hidden must equal the target's): its own token_embd row t holds codes of f(t),
-//     f²(t), f³(t), f⁴(t) (30 dimensions each) and the constant; head h peaks, through RoPE, at
+// "Close" artifacts are built, not trained, from what the synthetic target does:
+//   - eagle3: an induction head. llama.cpp caches, at each position Q, the pair (t_{Q+1},
+//     fc(target features at Q)); the input of target block 1 there is mostly the embedding of
+//     t_Q, so each cached position is a bigram of the text, and the draft proposes what followed
+//     the current token before. The synthetic target's greedy output settles into loops, where
+//     this is what it does next (see eagle3Induction).
+//   - dflash (hidden must equal the target's): f(t) = argmax_v output_v · rmsnorm(token_embd_t),
+//     the target's "embedding-only" prediction. Its own token_embd row t holds codes of f(t),
+//     f²(t), f³(t), f⁴(t) (30 dimensions each) and a constant; head h peaks, through RoPE, at
 //     distance h+1, so the mask at block position j (non-causal) copies the anchor's code of
 //     f^j(anchor); a per-head attention sink absorbs a head whose peak position is not in the
-//     block. Its own output scores codes, so position j proposes f^j(anchor) for j ≤ 4 and
-//     nothing useful beyond (block size 8: honest decay with the position).
+//     block. Its own output scores codes, so position j proposes f^j(anchor) for j ≤ 4.
 //   - dspark: the same backbone in the anchor-first layout (position j proposes f^{j+1}) plus the
 //     Markov head, a first-order transition table markov_w2·markov_w1[prev] = codes of f(prev),
-//     chained in-graph over the argmax of the previous position, so every position of the block
-//     follows the target's embedding-only rollout.
-// The close artifacts carry the fusion layer (fc) and receive the target's features as real
-// ones do, but their weights give them no say: the synthetic target has nothing in its hidden
-// states that the token does not already tell. "Far" artifacts are random weights of the same
+//     chained in-graph over the argmax of the previous position.
+// The close dflash/dspark carry the fusion layer (fc) and receive the target's features as real
+// ones do, but their weights give the features no say. "Far" artifacts are random weights of the same
 // layouts and read the target's token_embd/output through llama.cpp's ctx_other sharing.
 import { gv, kv } from '../gguf/types.js';
 import type { GgufEntry, GgufModel, GgufTensorSpec } from '../gguf/types.js';
@@ -244,7 +238,11 @@ class Tensors {
   }
 }
 
-function headerMetadata(arch: string, p: ArtifactCommon, h: { embd: number; heads: number; headDim: number; ff: number; ropeBase: number }): GgufEntry[] {
+function headerMetadata(
+  arch: string,
+  p: ArtifactCommon,
+  h: { embd: number; heads: number; headDim: number; ff: number; ropeBase: number; ropeDims?: number; layers?: number },
+): GgufEntry[] {
   const pre = `${arch}.`;
   return [
     kv('general.architecture', gv.str(arch)),
@@ -253,14 +251,14 @@ function headerMetadata(arch: string, p: ArtifactCommon, h: { embd: number; head
     kv('general.alignment', gv.u32(32)),
     kv(`${pre}context_length`, gv.u32(p.contextLength)),
     kv(`${pre}embedding_length`, gv.u32(h.embd)),
-    kv(`${pre}block_count`, gv.u32(1)),
+    kv(`${pre}block_count`, gv.u32(h.layers ?? 1)),
     kv(`${pre}feed_forward_length`, gv.u32(h.ff)),
     kv(`${pre}attention.head_count`, gv.u32(h.heads)),
     kv(`${pre}attention.head_count_kv`, gv.u32(h.heads)),
     kv(`${pre}attention.key_length`, gv.u32(h.headDim)),
     kv(`${pre}attention.value_length`, gv.u32(h.headDim)),
     kv(`${pre}attention.layer_norm_rms_epsilon`, gv.f32(RMS_EPS)),
-    kv(`${pre}rope.dimension_count`, gv.u32(h.headDim)),
+    kv(`${pre}rope.dimension_count`, gv.u32(h.ropeDims ?? h.headDim)),
     kv(`${pre}rope.freq_base`, gv.f32(h.ropeBase)),
     kv(`${pre}target_layers`, gv.i32s(p.targetLayers)),
   ];
@@ -268,9 +266,11 @@ function headerMetadata(arch: string, p: ArtifactCommon, h: { embd: number; head
 
 // ---------------------------------------------------------------- EAGLE-3
 
-const EAGLE3_HEADS = 4;
-const EAGLE3_HEAD_DIM = 32;
 const FF = 256;
+const EAGLE3_FAR_HEADS = 4;
+const EAGLE3_FAR_HEAD_DIM = 32;
+/** Close design: rotary dimensions at the front of each head, the token content after them, unrotated. */
+const EAGLE3_ROPE_DIMS = 32;
 
 export function makeEagle3Spec(p: Eagle3Params, specOf: TargetSpecOf): GgufModel {
   const view = targetView(p.target, specOf);
@@ -279,79 +279,127 @@ export function makeEagle3Spec(p: Eagle3Params, specOf: TargetSpecOf): GgufModel
   const E = view.embd;
   const targetHidden = p.targetHidden ?? E;
   const close = p.design === 'close';
-  // the close design needs the target's vocabulary to copy its embeddings and output
+  // the close design copies the target's embeddings: it needs the target's vocabulary
   if (close && V !== view.vocab.tokens.length) throw new RangeError(`${p.name}: a close eagle3 shares the target's vocabulary`);
-  const D = close ? E + 1 : E; // close: one constant dimension after the token's content
-  const attnOut = EAGLE3_HEADS * EAGLE3_HEAD_DIM;
+  const shape = close
+    ? { embd: 2 * E + 1, heads: 2, headDim: EAGLE3_ROPE_DIMS + E, ropeDims: EAGLE3_ROPE_DIMS, ropeBase: ROPE_BASE }
+    : { embd: E, heads: EAGLE3_FAR_HEADS, headDim: EAGLE3_FAR_HEAD_DIM, ropeBase: 10000 };
   const metadata: GgufEntry[] = [
-    ...headerMetadata('eagle3', p, { embd: D, heads: EAGLE3_HEADS, headDim: EAGLE3_HEAD_DIM, ff: FF, ropeBase: close ? ROPE_BASE : 10000 }),
+    ...headerMetadata('eagle3', p, { ...shape, ff: FF }),
     kv('eagle3.target_hidden_size', gv.u32(targetHidden)),
     kv('eagle3.norm_before_residual', gv.bool(close)),
-    kv('eagle3.vocab_size', gv.u32(V)),
     ...vocabMetadata(vocab),
   ];
   const t = new Tensors(p.seed);
-  const nIn = 2 * D; // attention reads [attn_norm(token), hidden_norm(g)]
-  t.normal('fc.weight', [p.targetLayers.length * targetHidden, D], 1 / Math.sqrt(p.targetLayers.length * targetHidden));
-  if (close) {
-    if (attnOut !== E) throw new RangeError('eagle3 close design: heads × head_dim must equal the target hidden size');
-    // own token_embd: [rmsnorm(e_t), 1], the same norm for every token, so attn_norm leaves it as is
-    t.exact('token_embd.weight', [D, V], (w) => {
-      for (let v = 0; v < V; v++) {
-        w.set(view.normEmbd.subarray(v * E, (v + 1) * E), v * D);
-        w[v * D + E] = 1;
-      }
-    });
-    const b = 'blk.0.';
-    t.constant(`${b}attn_norm.weight`, [D], 1);
-    t.constant(`${b}attn_norm_2.weight`, [D], 0); // hidden_norm: g has no say
-    // q = k = a·(1,0,1,0,…) from the constant input: score(i, j) depends on i−j only, peaks at 0
-    const { q } = peakQK('norm', EAGLE3_HEAD_DIM, 0);
-    const gap = ropeGap(EAGLE3_HEAD_DIM, p.contextLength);
-    const a = Math.sqrt((ATTENTION_GAP * Math.sqrt(EAGLE3_HEAD_DIM)) / gap);
-    const fromConstant = (vec: Float32Array, scale: number) => (w: Float32Array) => {
-      for (let h = 0; h < EAGLE3_HEADS; h++) {
-        for (let i = 0; i < EAGLE3_HEAD_DIM; i++) w[(h * EAGLE3_HEAD_DIM + i) * nIn + E] = scale * (vec[i] ?? 0);
-      }
-    };
-    t.exact(`${b}attn_q.weight`, [nIn, attnOut], fromConstant(q, a));
-    t.exact(`${b}attn_k.weight`, [nIn, attnOut], fromConstant(q, a));
-    // v copies the token's normalised embedding, wo writes it back to the content dimensions
-    t.exact(`${b}attn_v.weight`, [nIn, attnOut], (w) => {
-      for (let i = 0; i < E; i++) w[i * nIn + i] = 1;
-    });
-    t.exact(`${b}attn_output.weight`, [attnOut, D], (w) => {
-      for (let i = 0; i < E; i++) w[i * attnOut + i] = 1;
-    });
-    t.constant(`${b}ffn_norm.weight`, [D], 1);
-    t.normal(`${b}ffn_gate.weight`, [D, FF], 0.1);
-    t.normal(`${b}ffn_up.weight`, [D, FF], 0.1);
-    t.constant(`${b}ffn_down.weight`, [FF, D], 0);
-    t.constant('output_norm.weight', [D], 1);
-    // the target's output, zero on the constant dimension
-    t.exact('output.weight', [D, V], (w) => {
-      for (let v = 0; v < V; v++) w.set(view.output.subarray(v * E, (v + 1) * E), v * D);
-    });
-  } else {
-    const b = 'blk.0.';
-    t.constant(`${b}attn_norm.weight`, [D], 1);
-    t.constant(`${b}attn_norm_2.weight`, [D], 1);
-    t.normal(`${b}attn_q.weight`, [nIn, attnOut], 0.1);
-    t.normal(`${b}attn_k.weight`, [nIn, attnOut], 0.1);
-    t.normal(`${b}attn_v.weight`, [nIn, attnOut], 0.1);
-    t.normal(`${b}attn_output.weight`, [attnOut, D], 0.1);
-    t.constant(`${b}ffn_norm.weight`, [D], 1);
-    t.normal(`${b}ffn_gate.weight`, [D, FF], 0.1);
-    t.normal(`${b}ffn_up.weight`, [D, FF], 0.1);
-    t.normal(`${b}ffn_down.weight`, [FF, D], 0.1);
-    t.constant('output_norm.weight', [D], 1);
-    // another vocabulary cannot borrow the target's embeddings and head: it brings its own
-    if (V !== view.vocab.tokens.length) {
-      t.normal('token_embd.weight', [D, V], 1);
-      t.normal('output.weight', [D, V], 0.5);
-    }
-  }
+  if (close) eagle3Induction(t, view, p, targetHidden);
+  else eagle3Random(t, p, targetHidden, V !== view.vocab.tokens.length ? V : undefined);
   return { metadata, tensors: t.list };
+}
+
+/**
+ * The close EAGLE-3: an induction head over the draft's KV cache. llama.cpp writes position Q of
+ * that cache from the pair (token t_{Q+1}, g_Q = fc(target features at Q)); fc passes the input of
+ * target block 1, which is mostly the embedding of t_Q. So every cached position holds a bigram
+ * (t_Q → t_{Q+1}) of the text so far, and the head proposes the token that followed the last
+ * occurrences of the current token: exactly what the target does once its greedy output repeats.
+ *
+ * Hidden (2E+1): PRED (what the output reads) | CUR (the current token, which becomes next step's
+ * g, so drafted positions cache the same bigram as verified ones) | a constant 1.
+ *   head 0: q = k from the constant, RoPE peaks at distance 0 → copies the current token to CUR;
+ *   head 1: q = current token, k = g's CUR (t_Q) in unrotated dimensions, v = cached token t_{Q+1}
+ *           → PRED.
+ * hidden_norm is zero on PRED, so the previous step's proposal stays out of keys and residual;
+ * the FFN writes nothing. The output scores PRED against the normalised token embeddings.
+ */
+function eagle3Induction(t: Tensors, view: TargetView, p: Eagle3Params, targetHidden: number): void {
+  const E = view.embd;
+  const V = view.vocab.tokens.length;
+  const D = 2 * E + 1;
+  const PRED = 0;
+  const CUR = E;
+  const CONST = 2 * E;
+  const R = EAGLE3_ROPE_DIMS;
+  const Dh = R + E;
+  const nIn = 2 * D; // attention reads [attn_norm(token embedding), hidden_norm(g)]
+  const G = D; // offset of g in that input
+  const nFeat = p.targetLayers.length * targetHidden;
+  // fc: the first target layer's input into CUR; tiny, as hidden_norm rescales it anyway
+  t.exact('fc.weight', [nFeat, D], (w) => {
+    for (let i = 0; i < Math.min(E, targetHidden); i++) w[(CUR + i) * nFeat + i] = 1e-3;
+  });
+  // own token_embd: [ê_v | 0 | 1]; every row has the same norm, so attn_norm scales all alike
+  const rowRms = Math.sqrt((E + 1) / D);
+  t.exact('token_embd.weight', [D, V], (w) => {
+    for (let v = 0; v < V; v++) {
+      w.set(view.normEmbd.subarray(v * E, (v + 1) * E), v * D + PRED);
+      w[v * D + CONST] = 1;
+    }
+  });
+  const b = 'blk.0.';
+  t.constant(`${b}attn_norm.weight`, [D], rowRms); // → exactly [ê_v | 0 | 1]
+  t.exact(`${b}attn_norm_2.weight`, [D], (w) => w.fill(1, CUR, CUR + E));
+  // head 0: distance-0 position head on the constant
+  const { q: unit } = peakQK('norm', R, 0);
+  const a = Math.sqrt((ATTENTION_GAP * Math.sqrt(Dh)) / ropeGap(R, p.contextLength));
+  // head 1: content match; g's CUR arrives as rmsnorm over D dims of a vector living in E of them
+  // (× sqrt(D/E)); a match scores ~E, random pairs ~N(0, E): β puts ~ATTENTION_GAP between them
+  const beta = (ATTENTION_GAP * Math.sqrt(Dh)) / (0.5 * E * Math.sqrt(D / E));
+  t.exact(`${b}attn_q.weight`, [nIn, 2 * Dh], (w) => {
+    for (let i = 0; i < R; i++) w[i * nIn + CONST] = a * (unit[i] ?? 0);
+    for (let i = 0; i < E; i++) w[(Dh + R + i) * nIn + PRED + i] = beta;
+  });
+  t.exact(`${b}attn_k.weight`, [nIn, 2 * Dh], (w) => {
+    for (let i = 0; i < R; i++) w[i * nIn + CONST] = a * (unit[i] ?? 0);
+    for (let i = 0; i < E; i++) w[(Dh + R + i) * nIn + G + CUR + i] = 1;
+  });
+  // both heads carry the token embedding of their position
+  t.exact(`${b}attn_v.weight`, [nIn, 2 * Dh], (w) => {
+    for (let h = 0; h < 2; h++) for (let i = 0; i < E; i++) w[(h * Dh + R + i) * nIn + PRED + i] = 1;
+  });
+  // head 0 → CUR (×4: the current token outweighs what hidden_norm adds there), head 1 → PRED
+  t.exact(`${b}attn_output.weight`, [2 * Dh, D], (w) => {
+    for (let i = 0; i < E; i++) {
+      w[(CUR + i) * 2 * Dh + R + i] = 4;
+      w[(PRED + i) * 2 * Dh + Dh + R + i] = 1;
+    }
+  });
+  t.constant(`${b}ffn_norm.weight`, [D], 1);
+  t.normal(`${b}ffn_gate.weight`, [D, FF], 0.1);
+  t.normal(`${b}ffn_up.weight`, [D, FF], 0.1);
+  t.constant(`${b}ffn_down.weight`, [FF, D], 0);
+  t.constant('output_norm.weight', [D], 1);
+  // logits: PRED · ê_v, scaled for clear margins (ê_v·ê_v = E, others ~N(0, E))
+  t.exact('output.weight', [D, V], (w) => {
+    view.vocab.tokenTypes.forEach((type, v) => {
+      if (type !== TokenType.NORMAL) return;
+      for (let i = 0; i < E; i++) w[v * D + PRED + i] = 0.5 * (view.normEmbd[v * E + i] ?? 0);
+    });
+  });
+}
+
+/** Random EAGLE-3 weights; with `ownVocab` it brings its own embeddings and head (another vocabulary). */
+function eagle3Random(t: Tensors, p: Eagle3Params, targetHidden: number, ownVocab: number | undefined): void {
+  const E = p.target.embd;
+  const attnOut = EAGLE3_FAR_HEADS * EAGLE3_FAR_HEAD_DIM;
+  const nIn = 2 * E;
+  const nFeat = p.targetLayers.length * targetHidden;
+  t.normal('fc.weight', [nFeat, E], 1 / Math.sqrt(nFeat));
+  const b = 'blk.0.';
+  t.constant(`${b}attn_norm.weight`, [E], 1);
+  t.constant(`${b}attn_norm_2.weight`, [E], 1);
+  t.normal(`${b}attn_q.weight`, [nIn, attnOut], 0.1);
+  t.normal(`${b}attn_k.weight`, [nIn, attnOut], 0.1);
+  t.normal(`${b}attn_v.weight`, [nIn, attnOut], 0.1);
+  t.normal(`${b}attn_output.weight`, [attnOut, E], 0.1);
+  t.constant(`${b}ffn_norm.weight`, [E], 1);
+  t.normal(`${b}ffn_gate.weight`, [E, FF], 0.1);
+  t.normal(`${b}ffn_up.weight`, [E, FF], 0.1);
+  t.normal(`${b}ffn_down.weight`, [FF, E], 0.1);
+  t.constant('output_norm.weight', [E], 1);
+  if (ownVocab !== undefined) {
+    t.normal('token_embd.weight', [E, ownVocab], 1);
+    t.normal('output.weight', [E, ownVocab], 0.5);
+  }
 }
 
 // ---------------------------------------------------------------- DFlash / DSpark

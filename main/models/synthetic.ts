@@ -356,7 +356,7 @@ function draftArtifacts() {
   const base = { target: TARGET, targetLayers: [1, 2, 3], contextLength: TARGET.contextLength };
   return {
     'eagle3-close.gguf': {
-      description: 'eagle3 for target.gguf (hidden 129): proposes the target\'s embedding-only prediction at every step',
+      description: 'eagle3 for target.gguf (hidden 257): an induction head over the target\'s features, proposes what followed the current token before',
       params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-close', seed: 201, design: 'close' },
     },
     'eagle3-far.gguf': {
@@ -364,7 +364,7 @@ function draftArtifacts() {
       params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-far', seed: 202, design: 'far' },
     },
     'eagle3-wrong-hidden.gguf': {
-      description: 'eagle3 declaring target hidden size 96 (target.gguf has 128): incompatible',
+      description: 'eagle3-close declaring target hidden size 96 (target.gguf has 128): incompatible',
       params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-wrong-hidden', seed: 203, design: 'close', targetHidden: 96 },
     },
     'eagle3-wrong-vocab.gguf': {
