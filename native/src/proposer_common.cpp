@@ -134,7 +134,9 @@ class proposer_common : public proposer {
         dp.prompt   = &history;
         dp.result   = &draft_;
         draft_.clear();
+        drafting_ = true;
         common_speculative_draft(spec_.get());
+        drafting_ = false;
         // the draft chain or noise block is not part of the committed sequence
         drop_draft_rows_from(n_past);
         const size_t n = std::min(draft_.size(), static_cast<size_t>(n_max));
@@ -188,8 +190,13 @@ class proposer_common : public proposer {
             cp.n_threads       = p.n_threads;
             cp.n_threads_batch = p.n_threads;
         }
-        cp.abort_callback      = p.abort_callback;
-        cp.abort_callback_data = p.abort_data;
+        // a cancel may stop a draft (proposals are advisory), never the processing of a target
+        // batch: those rows are being committed, and a half-processed batch would leave the
+        // draft side out of step with the target for the rest of the conversation
+        user_abort_      = p.abort_callback;
+        user_abort_data_ = p.abort_data;
+        cp.abort_callback      = [](void * self) { return static_cast<proposer_common *>(self)->draft_aborted(); };
+        cp.abort_callback_data = this;
         llama_context * raw = llama_init_from_model(draft_model_.get(), cp);
         if (!raw) {
             throw std::runtime_error("llama.cpp could not create the " + p.strategy + " draft context");
@@ -199,6 +206,8 @@ class proposer_common : public proposer {
             llama_attach_threadpool(raw, p.threadpool, p.threadpool);
         }
     }
+
+    bool draft_aborted() const { return drafting_ && user_abort_ && user_abort_(user_abort_data_); }
 
     void drop_draft_rows_from(llama_pos pos) {
         if (!ctx_) {
@@ -217,6 +226,10 @@ class proposer_common : public proposer {
     llama_context *         target_;      // not owned: the session's context outlives the proposer
     context_ptr             ctx_;         // the artifact's context (none for the n-gram families)
     common_spec_ptr         spec_;
+
+    bool (*user_abort_)(void *) = nullptr; // the session's cancel check
+    void * user_abort_data_     = nullptr;
+    bool   drafting_            = false;   // inside common_speculative_draft: a cancel may stop it
 
     bool recurrent_target_ = false;
     bool begun_            = false;

@@ -1,8 +1,10 @@
 // llama.cpp's own proposers (eagle3, dflash, dspark on their artifacts; llama.cpp's n-gram
 // families) behind our proposer interface. Exactness over the K grid is the contract suite's;
-// here: a cancel and a failure inside a round bring the proposer back to the last commit (the
-// rounds that follow are the rounds a fresh session has on the same tokens), and every wrong
-// artifact is refused with its reason, by the engine itself and by `power generate`.
+// here: our rounds are llama.cpp's own (common_speculative driven by llama.cpp's code, the
+// reference tool in test/tools/spec-reference.cpp: the same proposals accepted and the same
+// tokens emitted, round by round); a cancel and a failure inside a round bring the proposer back
+// to the last commit (the rounds that follow are the rounds a fresh session has on the same
+// tokens); every wrong artifact is refused with its reason, by the engine and by `power generate`.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -13,6 +15,7 @@ import { EngineClient } from '../../main/engine/client.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
 import { power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
+import { runSpecReference, specReferenceTool } from '../fixtures/spec-reference.js';
 
 const GREEDY: SamplingOptions = {
   temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
@@ -49,6 +52,62 @@ async function generate(
 
 /** What a round's proposer did: how many it proposed and how many the target kept. */
 const shape = (rounds: RoundRecord[]) => rounds.map((r) => `${r.proposed}/${r.accepted}`);
+
+describe("llama.cpp's proposers round by round against common_speculative itself", () => {
+  let models: ModelSet;
+  let engine: EngineClient;
+  const tool = specReferenceTool('cpu');
+
+  before(async () => {
+    models = await syntheticModels();
+    engine = EngineClient.start();
+  });
+  after(() => engine.close());
+
+  const N = 48;
+  // [strategy, llama.cpp's type, artifact, K, whether the artifact is accepted on this prompt]
+  // (the synthetic dflash/dspark close artifacts are still rarely accepted: their rounds are
+  // compared all the same, as proposal counts, acceptances and emitted tokens)
+  const cases = [
+    ['eagle3', 'draft-eagle3', 'eagle3-close.gguf', 3, true],
+    ['eagle3', 'draft-eagle3', 'eagle3-close.gguf', 7, true],
+    ['dflash', 'draft-dflash', 'dflash-close.gguf', 3, false],
+    ['dspark', 'draft-dspark', 'dspark-close.gguf', 7, false],
+  ] as const;
+  for (const [strategy, specType, draft, k, accepted] of cases) {
+    test(`${strategy} (${draft}) K${k}: the same proposals accepted and tokens emitted in every round`, { skip: 'missing' in tool && tool.missing }, async () => {
+      const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+      const { modelId: draftId } = await engine.call('loadModel', { path: models[draft], gpuLayers: 0 });
+      const { sessionId } = await engine.call('createSession', { modelId, contextSize: 1024, threads: 1, strategy, k, s: k, draftModelId: draftId });
+      const ours = await generate(engine, sessionId, PROMPT, N);
+      await engine.call('disposeSession', { sessionId });
+      await engine.call('disposeModel', { modelId: draftId });
+      await engine.call('disposeModel', { modelId });
+      // our first token is an autoregressive step from the prompt's last row; llama.cpp's loop
+      // verifies the prompt's last token instead. Given that first token as the prompt's last,
+      // its rounds start where ours do: the same committed prompt, the same anchor
+      const [first, ...rounds] = ours.rounds;
+      assert.equal(first!.proposed, 0);
+      const reference = runSpecReference({
+        target: models['target.gguf'], draft: models[draft], specType, k,
+        prompt: [...PROMPT, first!.tokens[0]!.id], tokens: N - 1, flavour: 'cpu',
+      });
+      // the last round is the budget's: ours asks for no proposal when one token is left, while
+      // llama.cpp's dflash/dspark draft a whole block whatever the per-call limit (dp.n_max = 0
+      // means "no limit" to common_speculative_draft); every round before it must be the same
+      assert.deepEqual(
+        rounds.slice(0, -1).map((r) => ({ proposed: r.proposed, accepted: r.accepted, emitted: r.tokens.map((t) => t.id) })),
+        reference.rounds.slice(0, rounds.length - 1).map((r) => ({ proposed: r.proposed.length, accepted: r.accepted, emitted: r.emitted })),
+      );
+      assert.deepEqual(
+        ours.tokens.slice(1),
+        reference.summary.tokens.slice(0, N - 1),
+        'the same tokens',
+      );
+      if (accepted) assert.ok(reference.summary.accepted > 0, 'the close artifact is accepted somewhere');
+    });
+  }
+});
 
 describe("llama.cpp's proposers: cancel and failure inside a round", () => {
   let models: ModelSet;
