@@ -16,7 +16,13 @@ export interface StrategyAvailability {
 export interface StrategyFacts {
   nextnLayers: number;
   /** Result of checking a `--draft` artifact against the target, when one was given. */
-  draft?: { architecture: string; compatible: boolean; reason?: string };
+  draft?: {
+    architecture: string;
+    /** What the file is (main/models/draft-compat.ts): 'draft-model', 'eagle3', 'dflash' or 'dspark'. */
+    kind?: string;
+    compatible: boolean;
+    reason?: string;
+  };
 }
 
 const DRAFT_ARCH: Partial<Record<Strategy, string>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
@@ -35,13 +41,18 @@ function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailab
         : { available: false, reason: 'the model has no NextN/MTP layers (nextn_predict_layers = 0)' };
     case 'draft-model':
       if (!facts.draft) return { available: false, reason: 'needs --draft <model.gguf> with the same vocabulary' };
+      if (facts.draft.kind && facts.draft.kind !== 'draft-model') {
+        return { available: false, reason: `the draft is a ${facts.draft.kind} artifact, not a plain draft model` };
+      }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
       return { available: true };
     default: {
       const arch = DRAFT_ARCH[strategy];
       if (!facts.draft) return { available: false, reason: `needs --draft <${arch} artifact for this target>` };
-      if (facts.draft.architecture !== arch) {
-        return { available: false, reason: `the draft is a '${facts.draft.architecture}' model, not a ${arch} artifact` };
+      const kind = facts.draft.kind ?? facts.draft.architecture;
+      if (kind !== arch) {
+        const what = facts.draft.kind && kind !== 'draft-model' ? `${kind} artifact` : `plain '${facts.draft.architecture}' model`;
+        return { available: false, reason: `the draft is a ${what}, not a ${arch} artifact` };
       }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
       return { available: true };
