@@ -58,8 +58,8 @@ export interface StrategyFacts {
   /** Result of checking a `--draft` artifact against the target, when one was given. */
   draft?: {
     architecture: string;
-    /** the strategy the file serves, when its header says more than the architecture (a DSpark is a dflash GGUF with a Markov head) */
-    strategy?: Strategy;
+    /** What the file is (main/models/draft-compat.ts): 'draft-model', 'eagle3', 'dflash' or 'dspark' (a DSpark is a dflash GGUF with a Markov head). */
+    kind?: string;
     compatible: boolean;
     reason?: string;
   };
@@ -68,12 +68,15 @@ export interface StrategyFacts {
 /** The strategy a draft artifact of this architecture serves (anything else is a plain draft model). */
 export const DRAFT_ARCHITECTURES: Readonly<Record<string, Strategy>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
 
-/** The strategy a checked draft serves: what its check says, else what its architecture says. */
-export function draftStrategy(draft: { architecture: string; strategy?: Strategy }): Strategy {
-  return draft.strategy ?? DRAFT_ARCHITECTURES[draft.architecture] ?? 'draft-model';
+/** The strategy a checked draft serves: the kind its check found, else what its architecture says. */
+export function draftStrategy(draft: { architecture: string; kind?: string }): Strategy {
+  const kind = draft.kind as Strategy | undefined;
+  if (kind && DRAFT_STRATEGIES.has(kind)) return kind;
+  return DRAFT_ARCHITECTURES[draft.architecture] ?? 'draft-model';
 }
 
-const ARTIFACT_NAMES: Partial<Record<Strategy, string>> = { dflash: 'a dflash', eagle3: 'an eagle3', dspark: 'a dspark' };
+/** "an eagle3", "a dflash" */
+const article = (name: string): string => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
 
 function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
   if (NGRAM_STRATEGIES.has(strategy)) return { available: true };
@@ -87,21 +90,22 @@ function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailab
     case 'draft-model':
       if (!facts.draft) return { available: false, reason: 'needs --draft <model.gguf> with the same vocabulary' };
       if (draftStrategy(facts.draft) !== 'draft-model') {
-        return { available: false, reason: `the draft is a ${draftStrategy(facts.draft)} artifact, not a plain draft model: use --strategy ${draftStrategy(facts.draft)}` };
+        const kind = draftStrategy(facts.draft);
+        return { available: false, reason: `the draft is ${article(kind)} artifact, not a plain draft model: use --strategy ${kind}` };
       }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
       return { available: true };
     default: {
-      const arch = ARTIFACT_NAMES[strategy]!;
-      if (!facts.draft) return { available: false, reason: `needs --draft <${arch.replace(/^an? /, '')} artifact for this target>` };
+      const arch = article(strategy);
+      if (!facts.draft) return { available: false, reason: `needs --draft <${strategy} artifact for this target>` };
       const serves = draftStrategy(facts.draft);
       if (serves !== strategy) {
         return {
           available: false,
           reason:
             serves === 'draft-model'
-              ? `the draft is a '${facts.draft.architecture}' model, not ${arch} artifact`
-              : `the draft is a ${serves} artifact, not ${arch} artifact`,
+              ? `the draft is a plain '${facts.draft.architecture}' model, not ${arch} artifact`
+              : `the draft is ${article(serves)} artifact, not ${arch} artifact`,
         };
       }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };

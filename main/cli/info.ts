@@ -3,8 +3,7 @@ import { strategyAvailability, STRATEGIES } from '../../app/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { describeEstimate } from '../engine/memory-estimate.js';
-import { artifactStrategy } from '../service/runtime/artifact-limits.js';
-import { checkDraftCompatibility } from '../models/draft-compat.js';
+import { checkDraftCompatibility, type DraftCompatibility } from '../models/draft-compat.js';
 import { choice, parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
 import { checkFile, openModel } from '../service/runtime/open-model.js';
@@ -12,7 +11,26 @@ import { checkFile, openModel } from '../service/runtime/open-model.js';
 export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--device auto|cuda|cpu] [--json]
   Shows a model's architecture, size, quantization, context, layers, vocabulary, chat template,
   which speculative strategies it can serve (with the reason when not), and the device it
-  would run on (on CUDA: the memory estimate at the default context and whether it fits).`;
+  would run on (on CUDA: the memory estimate at the default context and whether it fits).
+  With --draft: what the draft is (a plain draft model or an eagle3/dflash/dspark artifact),
+  the facts its header declares, and whether it fits this target (the reason when not).`;
+
+/** The draft's kind, declared facts and compatibility, for the text report. */
+function describeDraft(path: string, d: DraftCompatibility): string[] {
+  const what = d.kind === 'draft-model' ? `plain draft model (${d.architecture})` : `${d.kind} artifact (general.architecture ${d.architecture})`;
+  const lines = [`draft         ${path}`, `  kind        ${what}`];
+  const a = d.artifact;
+  if (a) {
+    lines.push(`  reads       target layers ${a.targetLayers.join(', ')} of a target with hidden size ${a.targetHidden}`);
+    lines.push(`  hidden      ${a.hidden}; own embeddings ${a.ownEmbeddings ? 'yes' : 'no (the target\'s)'}, own head ${a.ownOutput ? 'yes' : 'no (the target\'s)'}` +
+      (a.draftVocab !== undefined ? `; token map d2t over ${a.draftVocab} tokens` : ''));
+    if (a.blockSize !== undefined) {
+      lines.push(`  block       ${a.blockSize} (at most ${a.maxDraft} proposals per round: K ≤ ${a.maxDraft})` + (a.maskToken !== undefined ? `; mask token ${a.maskToken}` : ''));
+    }
+  }
+  lines.push(`  fits target ${d.compatible ? 'yes' : `no: ${d.reason}`}`);
+  return lines;
+}
 
 export async function infoCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { values, positionals } = parseFlags(
@@ -28,8 +46,7 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
   const opened = await openModel(path, { device, gpuLayers: -1, metadataOnly: true });
   try {
     const draftPath = str(values, 'draft');
-    const draftGguf = draftPath ? await checkFile(draftPath, readBuildInfo()) : undefined;
-    const draft = draftGguf ? { strategy: artifactStrategy(draftGguf), ...checkDraftCompatibility(opened.gguf, draftGguf) } : undefined;
+    const draft = draftPath ? checkDraftCompatibility(opened.gguf, await checkFile(draftPath, readBuildInfo())) : undefined;
     const i = opened.info;
     const report = {
       architecture: i.architecture,
@@ -80,6 +97,7 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
               (opened.memory.refusal ? 'does NOT fit' : 'fits'),
           ]
         : []),
+      ...(draft && draftPath ? describeDraft(draftPath, draft) : []),
       'strategies',
       ...STRATEGIES.map((s) => {
         const a = report.strategies[s];

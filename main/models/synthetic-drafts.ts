@@ -75,10 +75,7 @@ function tensorOf(spec: GgufModel, name: string): Float32Array {
   return t.data();
 }
 
-interface TargetView {
-  vocab: Vocab;
-  embd: number;
-  nLayers: number;
+interface TargetWeights {
   /** rmsnorm(token_embd_t), row-major [V][E]. */
   normEmbd: Float32Array;
   /** The target's output matrix, row-major [V][E]. */
@@ -87,39 +84,53 @@ interface TargetView {
   next: Int32Array;
 }
 
+interface TargetView {
+  vocab: Vocab;
+  embd: number;
+  /** Drawn on first use: a spec (and its cache key) is cheap, only writing the file pays. */
+  weights: () => TargetWeights;
+}
+
+function lazy<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
+
 const views = new Map<string, TargetView>();
 
 function targetView(target: DraftTargetParams, specOf: TargetSpecOf): TargetView {
   const key = JSON.stringify(target);
   const cached = views.get(key);
   if (cached) return cached;
-  const spec = specOf(target);
   const vocab = target.arch === 'llama' && target.vocab === 'alt' ? makeAltVocab() : makeVocab();
   const E = target.embd;
   const V = vocab.tokens.length;
-  const embd = tensorOf(spec, 'token_embd.weight');
-  const output = tensorOf(spec, 'output.weight');
-  const normEmbd = new Float32Array(V * E);
-  for (let t = 0; t < V; t++) {
-    let ss = 0;
-    for (let i = 0; i < E; i++) ss += (embd[t * E + i] ?? 0) ** 2;
-    const inv = 1 / Math.sqrt(ss / E + RMS_EPS);
-    for (let i = 0; i < E; i++) normEmbd[t * E + i] = (embd[t * E + i] ?? 0) * inv;
-  }
-  const next = new Int32Array(V);
-  for (let t = 0; t < V; t++) {
-    let best = -Infinity;
-    for (let v = 0; v < V; v++) {
-      let dot = 0;
-      for (let i = 0; i < E; i++) dot += (output[v * E + i] ?? 0) * (normEmbd[t * E + i] ?? 0);
-      if (dot > best) {
-        best = dot;
-        next[t] = v;
+  const weights = lazy((): TargetWeights => {
+    const spec = specOf(target);
+    const embd = tensorOf(spec, 'token_embd.weight');
+    const output = tensorOf(spec, 'output.weight');
+    const normEmbd = new Float32Array(V * E);
+    for (let t = 0; t < V; t++) {
+      let ss = 0;
+      for (let i = 0; i < E; i++) ss += (embd[t * E + i] ?? 0) ** 2;
+      const inv = 1 / Math.sqrt(ss / E + RMS_EPS);
+      for (let i = 0; i < E; i++) normEmbd[t * E + i] = (embd[t * E + i] ?? 0) * inv;
+    }
+    const next = new Int32Array(V);
+    for (let t = 0; t < V; t++) {
+      let best = -Infinity;
+      for (let v = 0; v < V; v++) {
+        let dot = 0;
+        for (let i = 0; i < E; i++) dot += (output[v * E + i] ?? 0) * (normEmbd[t * E + i] ?? 0);
+        if (dot > best) {
+          best = dot;
+          next[t] = v;
+        }
       }
     }
-  }
-  const nLayers = target.arch === 'llama' ? target.layers : target.trunkLayers + 1;
-  const view = { vocab, embd: E, nLayers, normEmbd, output, next };
+    return { normEmbd, output, next };
+  });
+  const view = { vocab, embd: E, weights };
   views.set(key, view);
   return view;
 }
@@ -127,7 +138,8 @@ function targetView(target: DraftTargetParams, specOf: TargetSpecOf): TargetView
 /** f^k(t). */
 function rollout(view: TargetView, t: number, k: number): number {
   let x = t;
-  for (let i = 0; i < k; i++) x = view.next[x] ?? 0;
+  const { next } = view.weights();
+  for (let i = 0; i < k; i++) x = next[x] ?? 0;
   return x;
 }
 
@@ -331,7 +343,7 @@ function eagle3Induction(t: Tensors, view: TargetView, p: Eagle3Params, targetHi
   const rowRms = Math.sqrt((E + 1) / D);
   t.exact('token_embd.weight', [D, V], (w) => {
     for (let v = 0; v < V; v++) {
-      w.set(view.normEmbd.subarray(v * E, (v + 1) * E), v * D + PRED);
+      w.set(view.weights().normEmbd.subarray(v * E, (v + 1) * E), v * D + PRED);
       w[v * D + CONST] = 1;
     }
   });
@@ -372,7 +384,7 @@ function eagle3Induction(t: Tensors, view: TargetView, p: Eagle3Params, targetHi
   t.exact('output.weight', [D, V], (w) => {
     view.vocab.tokenTypes.forEach((type, v) => {
       if (type !== TokenType.NORMAL) return;
-      for (let i = 0; i < E; i++) w[v * D + PRED + i] = 0.5 * (view.normEmbd[v * E + i] ?? 0);
+      for (let i = 0; i < E; i++) w[v * D + PRED + i] = 0.5 * (view.weights().normEmbd[v * E + i] ?? 0);
     });
   });
 }
@@ -440,13 +452,14 @@ export function makeDflashSpec(p: DflashParams, specOf: TargetSpecOf): GgufModel
   t.normal(`${b}ffn_gate.weight`, [E, FF], 0.1);
   t.normal(`${b}ffn_up.weight`, [E, FF], 0.1);
   t.constant('output_norm.weight', [E], 1);
-  const codes = close || p.dspark ? makeCodes(V, C, `${p.seed}/codes`) : undefined;
-  if (codes) {
+  const codeTable = lazy(() => {
+    const codes = makeCodes(V, C, `${p.seed}/codes`);
     const needed = [];
     for (let tok = 0; tok < V; tok++) for (let k = 1; k <= DFLASH_CODED; k++) needed.push(rollout(view, tok, k));
     checkCodes(codes, C, vocab, needed);
-  }
-  if (close && codes) {
+    return codes;
+  });
+  if (close) {
     const CONST = E - 1;
     // the target's features reach the cache as zero keys and values: output_norm_enc = 0
     t.constant('enc.output_norm.weight', [E], 0);
@@ -455,7 +468,7 @@ export function makeDflashSpec(p: DflashParams, specOf: TargetSpecOf): GgufModel
       for (let tok = 0; tok < V; tok++) {
         w[tok * E + CONST] = 1;
         if (tok === MASK_TOKEN) continue;
-        for (let k = 1; k <= DFLASH_CODED; k++) w.set(codes.subarray(rollout(view, tok, k) * C, (rollout(view, tok, k) + 1) * C), tok * E + (k - 1) * C);
+        for (let k = 1; k <= DFLASH_CODED; k++) w.set(codeTable().subarray(rollout(view, tok, k) * C, (rollout(view, tok, k) + 1) * C), tok * E + (k - 1) * C);
       }
     });
     // head h finds the position h+1 before the query (h+1 … in the anchor-first layout, reading
@@ -491,7 +504,7 @@ export function makeDflashSpec(p: DflashParams, specOf: TargetSpecOf): GgufModel
     t.constant(`${b}ffn_down.weight`, [FF, E], 0);
     t.exact('output.weight', [E, V], (w) => {
       vocab.tokenTypes.forEach((type, v) => {
-        if (type === TokenType.NORMAL) w.set(codes.subarray(v * C, (v + 1) * C), v * E);
+        if (type === TokenType.NORMAL) w.set(codeTable().subarray(v * C, (v + 1) * C), v * E);
       });
     });
   } else {
@@ -504,14 +517,14 @@ export function makeDflashSpec(p: DflashParams, specOf: TargetSpecOf): GgufModel
     t.constant(`${b}attn_k_norm.weight`, [headDim], 1);
     t.normal(`${b}ffn_down.weight`, [FF, E], 0.1);
   }
-  if (p.dspark && codes) {
+  if (p.dspark) {
     // Markov head: bias_v = markov_w2_v · markov_w1[prev] = code(v) · code(f(prev))
     t.exact('markov_w1.weight', [C, V], (w) => {
-      for (let tok = 0; tok < V; tok++) w.set(codes.subarray(rollout(view, tok, 1) * C, (rollout(view, tok, 1) + 1) * C), tok * C);
+      for (let tok = 0; tok < V; tok++) w.set(codeTable().subarray(rollout(view, tok, 1) * C, (rollout(view, tok, 1) + 1) * C), tok * C);
     });
     t.exact('markov_w2.weight', [C, V], (w) => {
       vocab.tokenTypes.forEach((type, v) => {
-        if (type === TokenType.NORMAL) w.set(codes.subarray(v * C, (v + 1) * C), v * C);
+        if (type === TokenType.NORMAL) w.set(codeTable().subarray(v * C, (v + 1) * C), v * C);
       });
     });
     // confidence sigmoid(2) ≈ 0.88 everywhere: present, as in real DSpark exports, but neutral

@@ -24,7 +24,6 @@ import { Emitter } from './events.js';
 import { ModelLibrary } from './library.js';
 import { Profiles, resolveProfile } from './profiles.js';
 import { runReply, replyStats } from './reply.js';
-import { artifactStrategy } from './runtime/artifact-limits.js';
 import { devicesReport } from './runtime/devices.js';
 import { defaultContextSize } from './runtime/open-model.js';
 import { asPowerError } from './runtime/target.js';
@@ -290,7 +289,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
             drafts.push({ modelId: entry.id, name: entry.name, strategy: 'draft-model', compatible: false, reason: (error as Error).message });
             continue;
           }
-          const check = { strategy: artifactStrategy(gguf), ...checkDraftCompatibility(target, gguf) };
+          const check = checkDraftCompatibility(target, gguf);
           const strategy = draftStrategy(check);
           drafts.push({ modelId: entry.id, name: entry.name, strategy, compatible: check.compatible, ...(check.reason ? { reason: check.reason } : {}) });
         }
@@ -300,8 +299,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
         const { targetId, draftId } = input('models', 'strategies', raw);
         const target = await library.gguf(targetId);
         const facts = library.get(targetId).facts;
-        const draftGguf = draftId ? await library.gguf(draftId) : undefined;
-        const draft = draftGguf ? { strategy: artifactStrategy(draftGguf), ...checkDraftCompatibility(target, draftGguf) } : undefined;
+        const draft = draftId ? checkDraftCompatibility(target, await library.gguf(draftId)) : undefined;
         return strategyAvailability({ nextnLayers: facts?.nextnLayers ?? 0, ...(draft ? { draft } : {}) });
       },
       estimate: async (raw) => {

@@ -213,9 +213,9 @@ describe('power generate with the artifact strategies', () => {
   test('a wrong artifact is refused with the reason', () => {
     refusal(generate('eagle3', 'eagle3-wrong-vocab.gguf'), /vocabulary/);
     refusal(generate('eagle3', 'eagle3-wrong-hidden.gguf'), /hidden size/);
-    refusal(generate('eagle3', 'draft-close.gguf'), /the draft is a 'llama' model, not an eagle3 artifact/);
+    refusal(generate('eagle3', 'draft-close.gguf'), /the draft is a plain 'llama' model, not an eagle3 artifact/);
     refusal(generate('dflash', 'dspark-close.gguf'), /the draft is a dspark artifact, not a dflash artifact/);
-    refusal(generate('dflash', 'dflash-close.gguf', '--k', '9'), /K = 9 is more than this dflash artifact drafts per round \(7/);
+    refusal(generate('dflash', 'dflash-close.gguf', '--k', '9'), /K = 9 exceeds what this dflash artifact drafts in one round \(block size 8: at most 7\)/);
     refusal(generate('ngram-mod', 'draft-close.gguf'), /takes no draft/);
   });
 });

@@ -26,7 +26,7 @@ test('mtp needs NextN layers; draft artifacts need their own architecture', () =
   assert.match(eagle['draft-model'].reason!, /eagle3 artifact, not a plain draft model/);
   assert.match(eagle.dflash.reason!, /eagle3 artifact, not a dflash artifact/);
   // a DSpark is a dflash GGUF: the check's strategy, not the architecture, decides
-  const dspark = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'dflash', strategy: 'dspark', compatible: true } });
+  const dspark = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'dflash', kind: 'dspark', compatible: true } });
   assert.deepEqual(dspark.dspark, { available: true });
   assert.match(dspark.dflash.reason!, /dspark artifact, not a dflash artifact/);
   const bad = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: false, reason: 'vocabulary size differs' } });

@@ -17,8 +17,7 @@ import { abortable, CancelledError } from '../../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../../engine/client.js';
 import type { DeviceRequest } from '../../engine/device-select.js';
 import type { GgufInfo } from '../../gguf/types.js';
-import { checkDraftCompatibility } from '../../models/draft-compat.js';
-import { artifactKProblem, artifactStrategy } from './artifact-limits.js';
+import { checkDraftCompatibility, checkDraftK, type DraftCompatibility } from '../../models/draft-compat.js';
 import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel, type OpenOptions } from './open-model.js';
 
 type FlashAttnMode = z.infer<typeof FlashAttn>;
@@ -43,7 +42,8 @@ export interface TargetRequest {
 
 export interface OpenedTarget extends OpenedModel {
   strategy: Strategy;
-  draft: { modelId: string; info: NativeModelInfo; gguf: GgufInfo; path: string } | null;
+  /** the draft next to the target, with what its header check found (kind, declared facts) */
+  draft: { modelId: string; info: NativeModelInfo; gguf: GgufInfo; path: string; check: DraftCompatibility } | null;
   /** what the session asks llama.cpp for: on CUDA on unless asked otherwise, elsewhere llama.cpp decides */
   flashAttn: FlashAttnMode;
   contextSize: number;
@@ -76,7 +76,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   });
   const { engine, info, placement } = opened;
   try {
-    const draftCheck = draftGguf ? { strategy: artifactStrategy(draftGguf), ...checkDraftCompatibility(opened.gguf, draftGguf) } : undefined;
+    const draftCheck = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
     const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draftCheck ? { draft: draftCheck } : {}) })[strategy];
     if (!availability.available) {
       throw new PowerError('unsupported', `strategy '${strategy}' is not available for ${request.path}: ${availability.reason}`);
@@ -91,7 +91,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
           request.signal,
           'loading the draft',
         );
-        draft = { modelId: loaded.modelId, info: loaded.info, gguf: draftGguf, path: request.draftPath };
+        draft = { modelId: loaded.modelId, info: loaded.info, gguf: draftGguf, path: request.draftPath, check: draftCheck! };
       } catch (error) {
         if (error instanceof CancelledError) throw error;
         throw new PowerError('bad-input', `cannot load the draft ${request.draftPath}: ${(error as Error).message}`);
@@ -131,7 +131,8 @@ export type OpenedSession = EngineResult<'createSession'>;
 export function sessionProblem(target: OpenedTarget, request: Pick<SessionRequest, 'strategy' | 'k' | 's'>): string | null {
   if (request.strategy === 'none') return null;
   const recurrent = target.info.recurrent || target.info.hybrid;
-  const artifact = target.draft ? artifactKProblem(request.strategy, target.draft.gguf, request.k) : null;
+  // a DFlash/DSpark block bounds K (llama.cpp would clamp it silently)
+  const artifact = target.draft ? (checkDraftK(target.draft.check, request.k) ?? null) : null;
   return artifact ?? scheduleProblem({ k: request.k, s: request.s, contextSize: target.contextSize, batchSize: 512, recurrent });
 }
 
