@@ -2,14 +2,14 @@
 // in the tensor and key layouts llama.cpp's loader expects (src/models/eagle3.cpp,
 // src/models/dflash.cpp, src/llama-arch.cpp), written for one of the synthetic targets.
 //
-// "Close" artifacts are built, not trained, from what the synthetic target does:
-//   - eagle3: an induction head. llama.cpp caches, at each position Q, the pair (t_{Q+1},
-//     fc(target features at Q)); the input of target block 1 there is mostly the embedding of
-//     t_Q, so each cached position is a bigram of the text, and the draft proposes what followed
-//     the current token before. The synthetic target's greedy output settles into loops, where
-//     this is what it does next (see eagle3Induction).
-//   - dflash (hidden must equal the target's): f(t) = argmax_v output_v · rmsnorm(token_embd_t),
-//     the target's "embedding-only" prediction. Its own token_embd row t holds codes of f(t),
+// "Close" artifacts are built, not trained, from what the synthetic target does. Two facts carry
+// them: f(t), the target's greedy next token after [BOS, t] (computed with the target's own
+// weights, synthetic-forward.ts), agrees with the target in context ~30% of the time; and the
+// target's greedy output tends to settle into loops, where "what followed this token before" is
+// what it says next.
+//   - eagle3: an induction head over the target's block-1 features, f(t) as its fallback
+//     (see eagle3Induction).
+//   - dflash (hidden must equal the target's): its own token_embd row t holds codes of f(t),
 //     f²(t), f³(t), f⁴(t) (30 dimensions each) and a constant; head h peaks, through RoPE, at
 //     distance h+1, so the mask at block position j (non-causal) copies the anchor's code of
 //     f^j(anchor); a per-head attention sink absorbs a head whose peak position is not in the
@@ -24,6 +24,7 @@ import { gv, kv } from '../gguf/types.js';
 import type { GgufEntry, GgufModel, GgufTensorSpec } from '../gguf/types.js';
 import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from './vocab.js';
 import type { Vocab } from './vocab.js';
+import { nextAfterPair } from './synthetic-forward.js';
 import { addGaussian } from './synthetic-random.js';
 import type { LlamaModelParams, Qwen35ModelParams } from './synthetic.js';
 
@@ -31,7 +32,15 @@ export type DraftTargetParams = LlamaModelParams | Qwen35ModelParams;
 /** Writes a target's spec (synthetic.ts passes makeModelSpec: no import cycle). */
 export type TargetSpecOf = (target: DraftTargetParams) => GgufModel;
 
+/**
+ * Bump when a design below changes the bytes it writes: it is part of every artifact's params,
+ * so cached artifacts (and only they) are regenerated.
+ */
+export const ARTIFACT_REVISION = 2;
+
 interface ArtifactCommon {
+  /** ARTIFACT_REVISION when the params were made. */
+  revision: number;
   name: string;
   seed: number;
   /** The target the artifact is built for: its weights give the close designs their predictions. */
@@ -80,7 +89,10 @@ interface TargetWeights {
   normEmbd: Float32Array;
   /** The target's output matrix, row-major [V][E]. */
   output: Float32Array;
-  /** f(t): the embedding-only prediction for every token. */
+  /**
+   * f(t): what the target says next after [BOS, t] (llama targets, from synthetic-forward.ts);
+   * for other targets the embedding-only prediction argmax_v output_v · rmsnorm(e_t).
+   */
   next: Int32Array;
 }
 
@@ -115,6 +127,12 @@ function targetView(target: DraftTargetParams, specOf: TargetSpecOf): TargetView
       for (let i = 0; i < E; i++) ss += (embd[t * E + i] ?? 0) ** 2;
       const inv = 1 / Math.sqrt(ss / E + RMS_EPS);
       for (let i = 0; i < E; i++) normEmbd[t * E + i] = (embd[t * E + i] ?? 0) * inv;
+    }
+    if (target.arch === 'llama') {
+      const tensors = new Map<string, Float32Array>();
+      const w = (name: string) => tensors.get(name) ?? tensors.set(name, tensorOf(spec, name)).get(name)!;
+      const shape = { ...target, ropeFreqBase: target.ropeFreqBase ?? 10000, rmsEps: target.rmsEps ?? 1e-5 };
+      return { normEmbd, output, next: nextAfterPair(shape, w, V, vocab.bos) };
     }
     const next = new Int32Array(V);
     for (let t = 0; t < V; t++) {
@@ -294,7 +312,7 @@ export function makeEagle3Spec(p: Eagle3Params, specOf: TargetSpecOf): GgufModel
   // the close design copies the target's embeddings: it needs the target's vocabulary
   if (close && V !== view.vocab.tokens.length) throw new RangeError(`${p.name}: a close eagle3 shares the target's vocabulary`);
   const shape = close
-    ? { embd: 2 * E + 1, heads: 2, headDim: EAGLE3_ROPE_DIMS + E, ropeDims: EAGLE3_ROPE_DIMS, ropeBase: ROPE_BASE }
+    ? { embd: 2 * E + 1, heads: 3, headDim: EAGLE3_ROPE_DIMS + E, ropeDims: EAGLE3_ROPE_DIMS, ropeBase: ROPE_BASE }
     : { embd: E, heads: EAGLE3_FAR_HEADS, headDim: EAGLE3_FAR_HEAD_DIM, ropeBase: 10000 };
   const metadata: GgufEntry[] = [
     ...headerMetadata('eagle3', p, { ...shape, ff: FF }),
@@ -309,17 +327,22 @@ export function makeEagle3Spec(p: Eagle3Params, specOf: TargetSpecOf): GgufModel
 }
 
 /**
- * The close EAGLE-3: an induction head over the draft's KV cache. llama.cpp writes position Q of
- * that cache from the pair (token t_{Q+1}, g_Q = fc(target features at Q)); fc passes the input of
- * target block 1, which is mostly the embedding of t_Q. So every cached position holds a bigram
- * (t_Q → t_{Q+1}) of the text so far, and the head proposes the token that followed the last
- * occurrences of the current token: exactly what the target does once its greedy output repeats.
+ * The close EAGLE-3: an induction head over the draft's KV cache, with the target's short-context
+ * prediction as the fallback. llama.cpp writes position Q of that cache from the pair (token
+ * t_{Q+1}, g_Q = fc(target features at Q)); fc passes the input of target block 1, which is mostly
+ * the embedding of t_Q. So every cached position holds a bigram (t_Q → t_{Q+1}) of the text so
+ * far, and the draft proposes what followed the current token before: what the target does once
+ * its greedy output repeats. Where the current token has not occurred, it proposes f(token), the
+ * target's next token after [BOS, token].
  *
- * Hidden (2E+1): PRED (what the output reads) | CUR (the current token, which becomes next step's
- * g, so drafted positions cache the same bigram as verified ones) | a constant 1.
- *   head 0: q = k from the constant, RoPE peaks at distance 0 → copies the current token to CUR;
- *   head 1: q = current token, k = g's CUR (t_Q) in unrotated dimensions, v = cached token t_{Q+1}
- *           → PRED.
+ * Hidden (2E+1): PRED (what the output reads) | CUR (the current token, which becomes the next
+ * step's g, so drafted positions cache the same bigram as verified ones) | a constant 1.
+ * Own token_embd row t: [ê_t | ê_f(t) | 1] (ê = rmsnorm of the target's embedding).
+ *   head 0: q = k from the constant, RoPE peaks at distance 0 → copies ê_t to CUR;
+ *   head 1: q = ê_t, k = g's CUR (t_Q) in unrotated dimensions, v = cached ê_{t_{Q+1}} → PRED;
+ *           scores have σ ≈ 1.2 between unrelated tokens and ≈ 12 for the same token, so a
+ *           real match takes the head and no match spreads it thin;
+ *   head 2: like head 0, copies ê_f(t) to PRED at half weight: it wins only when head 1 is thin.
  * hidden_norm is zero on PRED, so the previous step's proposal stays out of keys and residual;
  * the FFN writes nothing. The output scores PRED against the normalised token embeddings.
  */
@@ -332,6 +355,7 @@ function eagle3Induction(t: Tensors, view: TargetView, p: Eagle3Params, targetHi
   const CONST = 2 * E;
   const R = EAGLE3_ROPE_DIMS;
   const Dh = R + E;
+  const heads = 3;
   const nIn = 2 * D; // attention reads [attn_norm(token embedding), hidden_norm(g)]
   const G = D; // offset of g in that input
   const nFeat = p.targetLayers.length * targetHidden;
@@ -339,40 +363,50 @@ function eagle3Induction(t: Tensors, view: TargetView, p: Eagle3Params, targetHi
   t.exact('fc.weight', [nFeat, D], (w) => {
     for (let i = 0; i < Math.min(E, targetHidden); i++) w[(CUR + i) * nFeat + i] = 1e-3;
   });
-  // own token_embd: [ê_v | 0 | 1]; every row has the same norm, so attn_norm scales all alike
-  const rowRms = Math.sqrt((E + 1) / D);
+  // every row has norm² = E + E + 1 = D: attn_norm leaves it as it is
   t.exact('token_embd.weight', [D, V], (w) => {
+    const { normEmbd } = view.weights();
     for (let v = 0; v < V; v++) {
-      w.set(view.weights().normEmbd.subarray(v * E, (v + 1) * E), v * D + PRED);
+      const f = rollout(view, v, 1);
+      w.set(normEmbd.subarray(v * E, (v + 1) * E), v * D + PRED);
+      w.set(normEmbd.subarray(f * E, (f + 1) * E), v * D + CUR);
       w[v * D + CONST] = 1;
     }
   });
   const b = 'blk.0.';
-  t.constant(`${b}attn_norm.weight`, [D], rowRms); // → exactly [ê_v | 0 | 1]
+  t.constant(`${b}attn_norm.weight`, [D], 1);
   t.exact(`${b}attn_norm_2.weight`, [D], (w) => w.fill(1, CUR, CUR + E));
-  // head 0: distance-0 position head on the constant
+  // heads 0 and 2: distance-0 position heads on the constant
   const { q: unit } = peakQK('norm', R, 0);
   const a = Math.sqrt((ATTENTION_GAP * Math.sqrt(Dh)) / ropeGap(R, p.contextLength));
-  // head 1: content match; g's CUR arrives as rmsnorm over D dims of a vector living in E of them
-  // (× sqrt(D/E)); a match scores ~E, random pairs ~N(0, E): β puts ~ATTENTION_GAP between them
-  const beta = (ATTENTION_GAP * Math.sqrt(Dh)) / (0.5 * E * Math.sqrt(D / E));
-  t.exact(`${b}attn_q.weight`, [nIn, 2 * Dh], (w) => {
-    for (let i = 0; i < R; i++) w[i * nIn + CONST] = a * (unit[i] ?? 0);
-    for (let i = 0; i < E; i++) w[(Dh + R + i) * nIn + PRED + i] = beta;
+  // head 1: g's CUR arrives as rmsnorm over D dims of a vector living in E of them (× sqrt(D/E)),
+  // so unrelated tokens score N(0, β·sqrt(D)/sqrt(Dh)) and the same token ≈ β·0.9·E·sqrt(D/E)/sqrt(Dh)
+  const beta = 1.2 * Math.sqrt(Dh / D);
+  const off = (h: number) => h * Dh;
+  t.exact(`${b}attn_q.weight`, [nIn, heads * Dh], (w) => {
+    for (const h of [0, 2]) for (let i = 0; i < R; i++) w[(off(h) + i) * nIn + CONST] = a * (unit[i] ?? 0);
+    for (let i = 0; i < E; i++) w[(off(1) + R + i) * nIn + PRED + i] = beta;
   });
-  t.exact(`${b}attn_k.weight`, [nIn, 2 * Dh], (w) => {
-    for (let i = 0; i < R; i++) w[i * nIn + CONST] = a * (unit[i] ?? 0);
-    for (let i = 0; i < E; i++) w[(Dh + R + i) * nIn + G + CUR + i] = 1;
+  t.exact(`${b}attn_k.weight`, [nIn, heads * Dh], (w) => {
+    for (const h of [0, 2]) for (let i = 0; i < R; i++) w[(off(h) + i) * nIn + CONST] = a * (unit[i] ?? 0);
+    for (let i = 0; i < E; i++) w[(off(1) + R + i) * nIn + G + CUR + i] = 1;
   });
-  // both heads carry the token embedding of their position
-  t.exact(`${b}attn_v.weight`, [nIn, 2 * Dh], (w) => {
-    for (let h = 0; h < 2; h++) for (let i = 0; i < E; i++) w[(h * Dh + R + i) * nIn + PRED + i] = 1;
-  });
-  // head 0 → CUR (×4: the current token outweighs what hidden_norm adds there), head 1 → PRED
-  t.exact(`${b}attn_output.weight`, [2 * Dh, D], (w) => {
+  // heads 0 and 1 carry the token's embedding, head 2 the embedding of f(token)
+  t.exact(`${b}attn_v.weight`, [nIn, heads * Dh], (w) => {
     for (let i = 0; i < E; i++) {
-      w[(CUR + i) * 2 * Dh + R + i] = 4;
-      w[(PRED + i) * 2 * Dh + Dh + R + i] = 1;
+      w[(off(0) + R + i) * nIn + PRED + i] = 1;
+      w[(off(1) + R + i) * nIn + PRED + i] = 1;
+      w[(off(2) + R + i) * nIn + CUR + i] = 1;
+    }
+  });
+  // head 0 → CUR (×4: the current token outweighs what hidden_norm adds there), head 1 → PRED,
+  // head 2 → PRED at half weight
+  const nOut = heads * Dh;
+  t.exact(`${b}attn_output.weight`, [nOut, D], (w) => {
+    for (let i = 0; i < E; i++) {
+      w[(CUR + i) * nOut + off(0) + R + i] = 4;
+      w[(PRED + i) * nOut + off(1) + R + i] = 1;
+      w[(PRED + i) * nOut + off(2) + R + i] = 0.5;
     }
   });
   t.constant(`${b}ffn_norm.weight`, [D], 1);
@@ -382,9 +416,10 @@ function eagle3Induction(t: Tensors, view: TargetView, p: Eagle3Params, targetHi
   t.constant('output_norm.weight', [D], 1);
   // logits: PRED · ê_v, scaled for clear margins (ê_v·ê_v = E, others ~N(0, E))
   t.exact('output.weight', [D, V], (w) => {
+    const { normEmbd } = view.weights();
     view.vocab.tokenTypes.forEach((type, v) => {
       if (type !== TokenType.NORMAL) return;
-      for (let i = 0; i < E; i++) w[v * D + PRED + i] = 0.5 * (view.weights().normEmbd[v * E + i] ?? 0);
+      for (let i = 0; i < E; i++) w[v * D + PRED + i] = 0.5 * (normEmbd[v * E + i] ?? 0);
     });
   });
 }

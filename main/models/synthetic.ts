@@ -10,7 +10,7 @@ import type { GgufEntry, GgufModel, GgufTensorSpec, GgufWritableType } from '../
 import { writeGguf } from '../gguf/writer.js';
 import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from './vocab.js';
 import type { Vocab } from './vocab.js';
-import { makeDraftArtifactSpec } from './synthetic-drafts.js';
+import { ARTIFACT_REVISION, makeDraftArtifactSpec } from './synthetic-drafts.js';
 import type { DraftArtifactParams } from './synthetic-drafts.js';
 import { addGaussian } from './synthetic-random.js';
 
@@ -353,10 +353,10 @@ const HYBRID: Qwen35ModelParams = {
  * They read the inputs of target blocks 1, 2 and 3 (llama.cpp aborts on a block the target lacks).
  */
 function draftArtifacts() {
-  const base = { target: TARGET, targetLayers: [1, 2, 3], contextLength: TARGET.contextLength };
+  const base = { revision: ARTIFACT_REVISION, target: TARGET, targetLayers: [1, 2, 3], contextLength: TARGET.contextLength };
   return {
     'eagle3-close.gguf': {
-      description: 'eagle3 for target.gguf (hidden 257): an induction head over the target\'s features, proposes what followed the current token before',
+      description: 'eagle3 for target.gguf (hidden 257): an induction head over the target\'s features (what followed this token before), else the target\'s next token after [BOS, token]',
       params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-close', seed: 201, design: 'close' },
     },
     'eagle3-far.gguf': {
@@ -372,7 +372,7 @@ function draftArtifacts() {
       params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-wrong-vocab', seed: 204, design: 'far', vocab: 'alt' },
     },
     'dflash-close.gguf': {
-      description: 'dflash for target.gguf, block 8: block position j proposes the target\'s embedding-only rollout f^j for j ≤ 4',
+      description: 'dflash for target.gguf, block 8: block position j ≤ 4 proposes f^j(anchor), f = the target\'s next token after [BOS, token]',
       params: { ...base, arch: 'dflash', name: 'power-synthetic-dflash-close', seed: 205, design: 'close', blockSize: 8 },
     },
     'dflash-far.gguf': {
@@ -380,7 +380,7 @@ function draftArtifacts() {
       params: { ...base, arch: 'dflash', name: 'power-synthetic-dflash-far', seed: 206, design: 'far', blockSize: 8 },
     },
     'dspark-close.gguf': {
-      description: 'dspark (dflash + Markov head) for target.gguf, block 8, anchor-first: follows the embedding-only rollout',
+      description: 'dspark (dflash + Markov head) for target.gguf, block 8, anchor-first: the Markov head chains f over the block',
       params: { ...base, arch: 'dflash', name: 'power-synthetic-dspark-close', seed: 207, design: 'close', blockSize: 8, dspark: true },
     },
   } satisfies Record<string, { description: string; params: DraftArtifactParams }>;
