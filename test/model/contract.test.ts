@@ -64,9 +64,9 @@ function grid(target: ModelName, hybrid: ModelName, drafts: ModelName[], ks: num
 /**
  * llama.cpp's own proposers (libllama-common): the draft artifacts that read the target's hidden
  * states, the close ones over the K grid and the far ones at one K, and llama.cpp's n-gram
- * families at one K.
+ * families at one K; on the hybrid, the close ones at K3 with S ∈ {3, 2}.
  */
-function llamaCppGrid(target: ModelName): Config[] {
+function llamaCppGrid(target: ModelName, hybrid: ModelName): Config[] {
   const out: Config[] = [];
   const close = [
     ['eagle3', 'eagle3-close.gguf'],
@@ -79,13 +79,18 @@ function llamaCppGrid(target: ModelName): Config[] {
   for (const strategy of ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const) {
     out.push({ target, strategy, k: 3, s: 3 });
   }
+  // the hybrid: llama.cpp runs the artifacts on a qwen35 target too (the ones made for the llama
+  // target fit its header: hidden 128, the same vocabulary, layers 1-3); S = K - 1 replays
+  for (const [strategy, draft] of close) {
+    for (const s of [3, 2]) out.push({ target: hybrid, strategy, draft, k: 3, s });
+  }
   return out;
 }
 
 function configs(): Config[] {
   return [
     ...grid('target.gguf', 'hybrid-mtp.gguf', ['draft-same.gguf', 'draft-close.gguf', 'draft-far.gguf'], [1, 3, 7]),
-    ...llamaCppGrid('target.gguf'),
+    ...llamaCppGrid('target.gguf', 'hybrid-mtp.gguf'),
     ...(['f16', 'q8_0', 'q4_0'] as const).flatMap((t) =>
       grid(`target-${t}.gguf`, `hybrid-mtp-${t}.gguf`, [`draft-close-${t}.gguf`], [1, 7]),
     ),
