@@ -379,6 +379,14 @@ function draftArtifacts() {
       description: 'dflash for target.gguf with random weights, block 8: rarely agrees',
       params: { ...base, arch: 'dflash', name: 'power-synthetic-dflash-far', seed: 206, design: 'far', blockSize: 8 },
     },
+    'hybrid-eagle3-close.gguf': {
+      description: 'eagle3-close built for hybrid-mtp.gguf (reads trunk layers 1, 2, 3)',
+      params: { ...base, target: HYBRID, arch: 'eagle3', name: 'power-synthetic-hybrid-eagle3-close', seed: 211, design: 'close' },
+    },
+    'hybrid-dflash-close.gguf': {
+      description: 'dflash-close built for hybrid-mtp.gguf (reads trunk layers 1, 2, 3)',
+      params: { ...base, target: HYBRID, arch: 'dflash', name: 'power-synthetic-hybrid-dflash-close', seed: 212, design: 'close', blockSize: 8 },
+    },
     'dspark-close.gguf': {
       description: 'dspark (dflash + Markov head) for target.gguf, block 8, anchor-first: the Markov head chains f over the block',
       params: { ...base, arch: 'dflash', name: 'power-synthetic-dspark-close', seed: 207, design: 'close', blockSize: 8, dspark: true },

@@ -11,7 +11,7 @@ import { ChatSampling, type AssistantMessage, type Chat } from '../../app/api/ch
 import { PowerError, toApiError, type ApiError } from '../../app/api/errors.js';
 import { powerApi, type PowerApi } from '../../app/api/index.js';
 import type { ReplyStats, TokenEvent, ApiRound } from '../../app/api/generation.js';
-import { draftStrategy, strategyAvailability } from '../../app/strategies.js';
+import { strategyAvailability } from '../../app/strategies.js';
 import type { StopReason } from '../../app/engine-protocol.js';
 import { EngineCrashedError } from '../engine/client.js';
 import { describeEstimate, estimateMemory } from '../engine/memory-estimate.js';
@@ -290,8 +290,8 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
             continue;
           }
           const check = checkDraftCompatibility(target, gguf);
-          const strategy = draftStrategy(check);
-          drafts.push({ modelId: entry.id, name: entry.name, strategy, compatible: check.compatible, ...(check.reason ? { reason: check.reason } : {}) });
+          // the kind names the strategy it serves (a dflash file with a Markov head is dspark)
+          drafts.push({ modelId: entry.id, name: entry.name, strategy: check.kind, compatible: check.compatible, ...(check.reason ? { reason: check.reason } : {}) });
         }
         return { drafts };
       },

@@ -4,6 +4,7 @@ import { before, describe, test } from 'node:test';
 
 import { STRATEGIES } from '../../app/strategies.js';
 import { readGgufInfo, parameterCount } from '../../main/gguf/reader.js';
+import type { DraftCompatibility } from '../../main/models/draft-compat.js';
 import { SYNTHETIC_MODELS, type ModelSet, type SyntheticModelName } from '../../main/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
@@ -20,6 +21,7 @@ interface InfoJson {
   vocabSize: number;
   chatTemplate: boolean;
   strategies: Record<string, { available: boolean; reason?: string }>;
+  draft?: DraftCompatibility & { path: string };
 }
 
 describe('power info', () => {
@@ -72,6 +74,20 @@ describe('power info', () => {
     assert.match(good.strategies.eagle3!.reason!, /'llama' model, not an eagle3 artifact/);
     const bad = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['draft-badvocab.gguf'], '--json']));
     assert.match(bad.strategies['draft-model']!.reason!, /incompatible: vocabulary size differs/);
+  });
+
+  test('reports what a draft artifact is, what it declares and whether it fits', () => {
+    const eagle3 = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['eagle3-close.gguf'], '--json']));
+    assert.equal(eagle3.draft?.kind, 'eagle3');
+    assert.equal(eagle3.draft?.compatible, true);
+    assert.deepEqual(eagle3.draft?.artifact?.targetLayers, [1, 2, 3]);
+    assert.match(eagle3.strategies['draft-model']!.reason!, /eagle3 artifact, not a plain draft model/);
+    const dspark = power(['info', models['target.gguf'], '--draft', models['dspark-close.gguf']]);
+    assert.match(dspark.stdout, /\n {2}kind {8}dspark artifact \(general\.architecture dflash\)\n/);
+    assert.match(dspark.stdout, /\n {2}block {7}8 \(at most 8 proposals per round: K ≤ 8\); mask token 0\n/);
+    const wrong = power(['info', models['target.gguf'], '--draft', models['eagle3-wrong-hidden.gguf']]);
+    assert.equal(wrong.code, 0, wrong.stderr);
+    assert.match(wrong.stdout, /\n {2}fits target no: it was made for target hidden size 96 \(eagle3\.target_hidden_size\), the target has 128\n/);
   });
 
   test('prints a readable summary without --json', () => {

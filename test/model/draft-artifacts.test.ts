@@ -15,12 +15,16 @@ const PROMPT = [1, 300, 301, 302];
 const TOKENS = 64;
 const K = 3;
 
-const ARTIFACTS: [SyntheticModelName, string][] = [
-  ['eagle3-close.gguf', 'draft-eagle3'],
-  ['eagle3-far.gguf', 'draft-eagle3'],
-  ['dflash-close.gguf', 'draft-dflash'],
-  ['dflash-far.gguf', 'draft-dflash'],
-  ['dspark-close.gguf', 'draft-dspark'],
+/** Artifact, llama.cpp's speculative type, target. */
+const ARTIFACTS: [SyntheticModelName, string, SyntheticModelName][] = [
+  ['eagle3-close.gguf', 'draft-eagle3', 'target.gguf'],
+  ['eagle3-far.gguf', 'draft-eagle3', 'target.gguf'],
+  ['dflash-close.gguf', 'draft-dflash', 'target.gguf'],
+  ['dflash-far.gguf', 'draft-dflash', 'target.gguf'],
+  ['dspark-close.gguf', 'draft-dspark', 'target.gguf'],
+  // llama.cpp runs both on the recurrent hybrid too (rolling its state back with n_rs_seq)
+  ['hybrid-eagle3-close.gguf', 'draft-eagle3', 'hybrid-mtp.gguf'],
+  ['hybrid-dflash-close.gguf', 'draft-dflash', 'hybrid-mtp.gguf'],
 ];
 
 /** Accepted / proposed at the first draft position, over the rounds that proposed one. */
@@ -31,36 +35,39 @@ function firstPosition(run: ReferenceRun): number {
 
 describe('draft artifacts in llama.cpp (common_speculative)', () => {
   let models: ModelSet;
-  let greedy: number[];
+  const greedy = new Map<SyntheticModelName, number[]>();
   const runs = new Map<SyntheticModelName, ReferenceRun>();
   before(async () => {
     models = await syntheticModels();
     const tool = specReferenceTool();
     if ('missing' in tool) throw new Error(`spec-reference cannot be built: ${tool.missing}`);
-    const out = execFileSync(join(addonDir(), 'power-reference'), [models['target.gguf'], String(TOKENS), '256', PROMPT.join(',')], { encoding: 'utf8' });
-    greedy = out.trim().split(',').map(Number);
-    for (const [name, specType] of ARTIFACTS) {
-      runs.set(name, runSpecReference({ target: models['target.gguf'], draft: models[name], specType, k: K, prompt: PROMPT, tokens: TOKENS }));
+    for (const target of ['target.gguf', 'hybrid-mtp.gguf'] as const) {
+      const out = execFileSync(join(addonDir(), 'power-reference'), [models[target], String(TOKENS), '256', PROMPT.join(',')], { encoding: 'utf8' });
+      greedy.set(target, out.trim().split(',').map(Number));
+    }
+    for (const [name, specType, target] of ARTIFACTS) {
+      runs.set(name, runSpecReference({ target: models[target], draft: models[name], specType, k: K, prompt: PROMPT, tokens: TOKENS }));
     }
   });
 
-  for (const [name] of ARTIFACTS) {
+  for (const [name, , target] of ARTIFACTS) {
     test(`${name}: well-formed rounds whose output is the target's greedy output`, () => {
       const run = runs.get(name)!;
       assert.deepEqual(run.header.prompt, PROMPT);
-      assert.equal(run.header.checkpoints, false);
       const emitted: number[] = [];
-      for (const r of run.rounds) {
+      for (const [i, r] of run.rounds.entries()) {
         assert.ok(r.proposed.length <= K, `round ${r.round} proposed ${r.proposed.length} > K`);
         assert.equal(r.sampled.length, r.accepted + 1);
         assert.deepEqual(r.sampled.slice(0, r.accepted), r.proposed.slice(0, r.accepted));
         if (r.accepted < r.proposed.length) assert.notEqual(r.sampled[r.accepted], r.proposed[r.accepted]);
-        assert.deepEqual(r.emitted, r.sampled);
+        // dflash drafts past the budget in the last round; what it commits stops at TOKENS
+        if (i + 1 < run.rounds.length && !r.restored) assert.deepEqual(r.emitted, r.sampled);
+        else assert.deepEqual(r.emitted, r.sampled.slice(0, r.emitted.length));
         emitted.push(...r.emitted);
       }
       assert.deepEqual(run.summary.tokens, emitted);
       assert.equal(run.summary.accepted, run.rounds.reduce((a, r) => a + r.accepted, 0));
-      assert.deepEqual(emitted, greedy);
+      assert.deepEqual(emitted, greedy.get(target));
     });
   }
 

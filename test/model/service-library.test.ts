@@ -74,6 +74,13 @@ describe('model library', () => {
     assert.equal(by['draft-badvocab']!.compatible, false);
     assert.match(by['draft-badvocab']!.reason!, /vocabulary size differs/);
     assert.ok(!('target' in by));
+    // artifacts name the strategy they serve, told apart as llama.cpp does
+    assert.equal(by['eagle3-close']!.strategy, 'eagle3');
+    assert.equal(by['dflash-close']!.strategy, 'dflash');
+    assert.equal(by['dspark-close']!.strategy, 'dspark');
+    assert.equal(by['dspark-close']!.compatible, true);
+    assert.equal(by['eagle3-wrong-hidden']!.compatible, false);
+    assert.match(by['eagle3-wrong-hidden']!.reason!, /target hidden size 96/);
     const plain = await service.models.strategies({ targetId: models['target.gguf']!.id });
     assert.equal(plain['draft-model'].available, false);
     assert.equal(plain.mtp.available, false);

@@ -15,8 +15,10 @@
 //   ...
 //   {"type":"summary","rounds":R,"drafted":D,"accepted":A,"tokens":[every emitted id, in order],"eos":false}
 // The run stops after exactly -n emitted tokens (or an end-of-generation token): like
-// speculative-simple, proposals are capped to the budget left (speculative-simple itself emits one
-// token more than -n).
+// speculative-simple, it asks for proposals capped to the budget left (speculative-simple itself
+// emits one token more than -n). draft-dflash/draft-dspark ignore that cap (they always draft
+// --spec-draft-n-max), so a last round may propose and accept past the budget: its `emitted` is
+// cut at -n, `sampled` and `accepted` stay as llama.cpp computed them.
 // Per round: `proposed` is what common_speculative_draft returned (possibly empty), the target
 // verifies [id_last, proposed...] in one batch, `sampled` = common_sampler_sample_and_accept_n
 // (the accepted prefix plus one correction/bonus token), `accepted` = sampled.size() - 1.
@@ -268,13 +270,13 @@ int main(int argc, char ** argv) {
         n_past    += ids.size() - 1;
         n_drafted += proposed.size();
         n_accept  += ids.size() - 1;
-        n_predict += ids.size();
 
         std::vector<llama_token> emitted;
-        for (size_t i = 0; i < ids.size(); ++i) {
+        for (size_t i = 0; i < ids.size() && n_predict < params.n_predict; ++i) {
             prompt_tgt.push_back(id_last);
             id_last = ids[i];
             emitted.push_back(id_last);
+            ++n_predict;
             if (llama_vocab_is_eog(vocab, id_last)) {
                 has_eos = true;
                 break;

@@ -48,6 +48,15 @@ describe('draft compatibility', () => {
     assert.equal(dspark.kind, 'dspark');
     assert.equal(dspark.artifact?.sampleFromAnchor, true);
     assert.equal(dspark.artifact?.maxDraft, 8);
+    // and for the hybrid: llama.cpp extracts qwen35's trunk layer inputs as well
+    const hybrid = info('hybrid-mtp.gguf');
+    for (const name of ['hybrid-eagle3-close.gguf', 'hybrid-dflash-close.gguf'] as const) {
+      const c = checkDraftCompatibility(hybrid, info(name));
+      assert.equal(c.compatible, true, c.reason);
+    }
+    // an artifact made for one target is refused by a target of another width
+    const wider = withMeta(target, 'llama.embedding_length', gv.u32(256));
+    assert.match(checkDraftCompatibility(wider, info('eagle3-close.gguf')).reason!, /made for target hidden size 128 .* the target has 256/);
   });
 
   test('refuses another target hidden size and another vocabulary', () => {
