@@ -27,8 +27,11 @@ function executable(path: string): boolean {
   }
 }
 
-/** The Chromium to print with, or a ChromiumError that says how to get one. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * The Chromium to print with, or a ChromiumError that says how to get one; `alternative` is
+ * the way around it that the caller offers (the CLI: leave pdf out of --formats).
+ */
+export function findChromium(env: NodeJS.ProcessEnv = process.env, alternative = 'leave pdf out of --formats'): string {
   const pinned = env.POWER_CHROMIUM;
   if (pinned) {
     if (executable(pinned)) return pinned;
@@ -38,7 +41,7 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string {
   if (found) return found;
   throw new ChromiumError(
     `the PDF is printed by a headless Chromium and none was found (looked for ${CANDIDATES.join(', ')}); ` +
-      'install it (Debian/Ubuntu: apt-get install chromium), point POWER_CHROMIUM at one, or leave pdf out of --formats',
+      `install it (Debian/Ubuntu: apt-get install chromium), point POWER_CHROMIUM at one, or ${alternative}`,
   );
 }
 
