@@ -57,10 +57,14 @@ function replies(chat: Chat): Reply[] {
   return out;
 }
 
-/** Replies that answer the same prompt identically configured: their outputs are comparable. */
+/**
+ * Replies that answer the same prompt identically configured: their outputs are comparable. A
+ * reply the user stopped is cut short, so it compares with nothing.
+ */
 function comparisonKey(m: AssistantMessage): string {
   const s = m.sampling;
-  return JSON.stringify([m.model.id, s.temperature, s.seed, s.topK, s.topP, s.minP, s.repeatPenalty, s.maxTokens]);
+  const stopped = m.stopReason === 'cancelled' ? m.id : null;
+  return JSON.stringify([m.model.id, s.temperature, s.seed, s.topK, s.topP, s.minP, s.repeatPenalty, s.maxTokens, stopped]);
 }
 
 /** "turn N", or "turn N (v)" for the v-th distinct sampling/model among the turn's replies. */

@@ -102,6 +102,16 @@ describe('the chat report', () => {
     assert.equal(report(other).requests[0]!.matchesControl, false);
   });
 
+  test('a reply the user stopped is cut short: it pairs with no control', async () => {
+    const other = structuredClone(chat);
+    other.superseded![0]!.message = await reply({ id: 's1', profile: { id: 'balanced', name: 'Balanced' }, strategy: 'draft-model', k: 7, s: null, ids: [5, 9, 12], status: 'stopped' });
+    const stopped = report(other);
+    assert.deepEqual(stopped.requests.slice(0, 2).map((q) => [q.task, q.profile, q.matchesControl]), [
+      ['turn 1', 'Balanced', null],
+      ['turn 1 (2)', 'control', null],
+    ]);
+  });
+
   test('one app profile name with different settings becomes one report profile per setting', async () => {
     const custom = { id: 'custom', name: 'Custom' };
     const other = structuredClone(chat);
