@@ -4,7 +4,7 @@
 // PDF). The service prints through a wrapper around Debian's Chromium that the test can break,
 // to see the error line of a failed export.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,12 +13,14 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 
 import { Report } from '../../app/report/schema.js';
+import { ROOT } from '../../main/paths.js';
 import { CHROMIUM, launchChromium } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 
 const LONG = 120_000;
+const RESULTS = join(ROOT, 'test-results');
 
 let serve: ServeProcess | null = null;
 let browser: Browser;
@@ -94,6 +96,8 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
     // two turns: the first reply, the A/B's speculative reply (replaced) and its control
     await page.waitForFunction(() => document.querySelectorAll('.report tbody tr').length === 3, null, { timeout: LONG });
     assert.match((await rows.nth(1).textContent())!, /^2 \(replaced\)/);
+    await mkdir(RESULTS, { recursive: true });
+    await page.screenshot({ path: join(RESULTS, 'report-tab.png') });
 
     const json = await exportFile('JSON');
     assert.match(json.name, /^power-chat-tell-me-about-reports-\d{4}-\d\d-\d\d\.json$/);
@@ -130,6 +134,7 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
     await button('Export PDF').click();
     const alert = page.locator('.report').getByRole('alert');
     await alert.waitFor({ timeout: LONG });
+    await page.locator('.report').screenshot({ path: join(RESULTS, 'report-export-error.png') });
     assert.match((await alert.textContent())!, /^Export PDF failed: PDF export: .* did not print the PDF \(exit 1\): cannot open the display \(test\)/);
     assert.equal(await rows.count(), 3);
     await rm(join(dir, 'broken'));
