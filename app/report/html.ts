@@ -4,8 +4,8 @@
 // can be read back by a program.
 import { escapeXml, renderGroupedBarChart, reportCharts } from './charts.js';
 import { fixed, ks, ratio } from './format.js';
-import type { Report } from './schema.js';
-import { allTables, type Table } from './tables.js';
+import type { ProfileSummary, Report } from './schema.js';
+import { allTables, digestCell, type Table } from './tables.js';
 import { comparisonSentence, reportTitle } from './wording.js';
 
 const STYLE = `
@@ -38,13 +38,17 @@ function htmlTable(t: Table): string {
   return `<div class="wrap"><table id="table-${t.id}"${keyValue ? ' class="kv"' : ''}>${head}<tbody>\n${body}\n</tbody></table></div>`;
 }
 
+function outputs(report: Report, p: ProfileSummary): string {
+  return report.kind === 'power-chat-report' ? `digest = control: ${digestCell(report, p)}` : `${p.digestMatches}/${p.requests} outputs = control`;
+}
+
 function headline(report: Report): string {
   const cards = report.profiles
     .filter((p) => p.speedup)
     .map(
       (p) =>
         `<div class="card"><span>${escapeXml(`${p.name} (${ks(p)}) vs control`)}</span><b>${escapeXml(ratio(p.speedup!.steadyDecode.medianOfTaskRatios))}</b>` +
-        `<span>${escapeXml(`${fixed(p.steadyDecodeTokensPerSecond?.median, 1)} tok/s steady; ${p.digestMatches}/${p.requests} outputs = control`)}</span></div>`,
+        `<span>${escapeXml(`${fixed(p.steadyDecodeTokensPerSecond?.median, 1)} tok/s steady; ${outputs(report, p)}`)}</span></div>`,
     );
   return cards.length ? `<div class="cards">${cards.join('')}</div>` : '';
 }

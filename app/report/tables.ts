@@ -1,7 +1,7 @@
 // The report's tables as plain rows of text: the Markdown and the HTML renderings both print
 // these, so they cannot disagree with each other.
 import { bytes, fixed, ks, median, percent, ratio, shortDigest, yesNo } from './format.js';
-import type { Report } from './schema.js';
+import type { ProfileSummary, Report } from './schema.js';
 
 export interface Table {
   id: string;
@@ -31,7 +31,7 @@ function chatRunTable(report: Report): Table {
     rows: [
       ['chat', `${chat.title} (${chat.id})`],
       ['started', run.startedAt],
-      ['last reply', run.finishedAt],
+      ['last change', run.finishedAt],
       ['turns', `${chat.turns} user messages, ${report.requests.length} replies in the report${superseded ? ` (${superseded} replaced by Regenerate or the A/B, kept)` : ''}`],
       ['profiles', run.profiles.map((p) => `${p.name} (${ks(p)})`).join(', ')],
       ['sampling', chatSampling(report)],
@@ -111,6 +111,20 @@ export const PROFILE_HEADERS = [
   'digest = control',
 ];
 
+/**
+ * Outputs equal to the control's: "matches/requests" in a bench report (every request has its
+ * control); in a chat report over the replies that had one, with those that had none counted.
+ */
+export function digestCell(report: Report, p: ProfileSummary): string {
+  if (p.digestMatches === null) return 'control';
+  if (report.kind !== 'power-chat-report') return `${p.digestMatches}/${p.requests}`;
+  const own = report.requests.filter((r) => r.profile === p.name);
+  const compared = own.filter((r) => r.matchesControl !== null).length;
+  if (compared === 0) return 'no control';
+  const without = own.length - compared;
+  return `${p.digestMatches}/${compared}${without > 0 ? ` (${without} without control)` : ''}`;
+}
+
 export function profilesTable(report: Report): Table {
   return {
     id: 'profiles',
@@ -132,7 +146,7 @@ export function profilesTable(report: Report): Table {
       p.proposed > 0 ? percent(p.accepted / p.proposed) : '-',
       median(p.meanAcceptanceLength, 2),
       String(p.replays),
-      p.digestMatches === null ? 'control' : `${p.digestMatches}/${p.requests}`,
+      digestCell(report, p),
     ]),
   };
 }

@@ -156,6 +156,7 @@ describe('the chat report', () => {
     assert.match(md, /^# Power chat report\n/);
     assert.match(md, /\| chat \| A\/B, peak & a failure \(/);
     assert.match(md, /\| left out \| e3: failed/);
+    assert.match(md, /\| Balanced \| K7 \| 2 \|.* \| 1\/1 \(1 without control\) \|\n\| Peak \| K7 \| 1 \|.* \| no control \|/);
   });
 
   test('the HTML is one self-contained page with the three charts and the report as data', () => {

@@ -22,7 +22,8 @@ function message(error: unknown): string {
 export function ReportView() {
   const { api, chat, streaming } = usePower(useShallow((s) => ({ api: s.api, chat: s.chat, streaming: s.streaming !== null })));
   const [busy, setBusy] = useState<ExportFormat | null>(null);
-  const [failure, setFailure] = useState<string | null>(null);
+  // the error line belongs to the chat whose export failed
+  const [failure, setFailure] = useState<{ chatId: string; text: string } | null>(null);
   const rows = replyRows(chat);
   const count = reportable(rows);
 
@@ -34,7 +35,7 @@ export function ReportView() {
       const file = await api.reports.exportChat({ chatId: chat.id, format });
       download(file.fileName, file.mimeType, base64Bytes(file.base64));
     } catch (error) {
-      setFailure(`Export ${label} failed: ${message(error)}`);
+      setFailure({ chatId: chat.id, text: `Export ${label} failed: ${message(error)}` });
     } finally {
       setBusy(null);
     }
@@ -56,9 +57,9 @@ export function ReportView() {
         ))}
       </div>
       {busy && <p className="muted" role="status">Exporting {EXPORT_FORMATS.find((f) => f.format === busy)!.label}…</p>}
-      {failure && (
+      {failure && failure.chatId === chat?.id && (
         <p className="export-error" role="alert">
-          {failure}
+          {failure.text}
         </p>
       )}
       {!chat && <p className="muted">Open a chat to see its report.</p>}
