@@ -4,7 +4,7 @@
 // PDF needs a print engine (a headless Chromium) that a browser page cannot drive.
 import { z } from 'zod';
 
-import { CHAT_EXPORT_FORMATS } from '../report/chat.js';
+import { CHAT_EXPORT_FORMATS } from '../report/chat-export.js';
 import { concern } from './describe.js';
 import { Id } from './common.js';
 

@@ -34,16 +34,17 @@ export interface ChatReportInput {
   notes?: string[];
 }
 
-interface Reply {
+export interface ChatReplyRef {
   message: AssistantMessage;
   /** 1-based: the N-th user message of the chat */
   turn: number;
+  /** replaced by Regenerate or the A/B's control: kept for the report only */
   superseded: boolean;
 }
 
 /** Every reply in conversation order; a turn's replaced replies come before the one shown. */
-function replies(chat: Chat): Reply[] {
-  const out: Reply[] = [];
+export function chatReplies(chat: Chat): ChatReplyRef[] {
+  const out: ChatReplyRef[] = [];
   const superseded = chat.superseded ?? [];
   let turn = 0;
   for (const m of chat.messages) {
@@ -68,7 +69,7 @@ function comparisonKey(m: AssistantMessage): string {
 }
 
 /** "turn N", or "turn N (v)" for the v-th distinct sampling/model among the turn's replies. */
-function taskNames(list: readonly Reply[]): string[] {
+function taskNames(list: readonly ChatReplyRef[]): string[] {
   const variants = new Map<number, string[]>();
   return list.map((r) => {
     const seen = variants.get(r.turn) ?? [];
@@ -88,7 +89,7 @@ function ks(m: AssistantMessage): string {
  * Report profile names: "control" for every autoregressive reply, otherwise the app profile's
  * name, made specific (strategy, K/S, draft, model) where one name covers different settings.
  */
-function profileNames(list: readonly Reply[]): { names: string[]; profiles: ProfileRun[] } {
+function profileNames(list: readonly ChatReplyRef[]): { names: string[]; profiles: ProfileRun[] } {
   const base = (m: AssistantMessage) => (m.profile?.name ?? `${m.strategy}${ks(m)}`).trim() || m.strategy;
   // the app profile's name is part of it: Balanced and Peak are the same K/S on an attention-only target
   const config = (m: AssistantMessage) => JSON.stringify([base(m), m.strategy, m.k, m.s, m.draft?.id ?? null, m.model.id]);
@@ -138,7 +139,7 @@ function samples(m: AssistantMessage): RoundSample[] {
 }
 
 /** Why a reply cannot be a request of the report, or null when it can. */
-function leftOut(m: AssistantMessage): string | null {
+export function leftOut(m: AssistantMessage): string | null {
   if (m.status === 'streaming') return 'still streaming';
   if (m.status === 'error') return `failed (${m.error?.message ?? 'no reason recorded'}): its figures are incomplete`;
   if (!m.stats || !m.digest || !m.stopReason) return 'no figures recorded';
@@ -152,7 +153,7 @@ function mostFrequent(values: readonly Strategy[]): Strategy {
 }
 
 /** Backend, settings and GPUs from what the replies recorded, with a note where they differ. */
-function recorded(list: readonly Reply[]): Pick<Environment, 'backend' | 'settings' | 'gpus'> & { notes: string[] } {
+function recorded(list: readonly ChatReplyRef[]): Pick<Environment, 'backend' | 'settings' | 'gpus'> & { notes: string[] } {
   const runtimes = list.map((r) => r.message.runtime).filter((x): x is ReplyRuntime => x !== undefined);
   const notes: string[] = [];
   const first = runtimes[0];
@@ -184,7 +185,7 @@ function recorded(list: readonly Reply[]): Pick<Environment, 'backend' | 'settin
 /** The chat's report (throws a ChatReportError when no reply of the chat can be reported). */
 export function chatReport(input: ChatReportInput): Report {
   const { chat } = input;
-  const all = replies(chat);
+  const all = chatReplies(chat);
   const left: ChatSection['left'] = [];
   const list = all.filter((r) => {
     const why = leftOut(r.message);
@@ -212,7 +213,7 @@ export function chatReport(input: ChatReportInput): Report {
       samples: samples(m),
     }),
   );
-  const chatReplies: ChatReply[] = list.map(({ message: m, superseded }, i) => ({
+  const replyInfo: ChatReply[] = list.map(({ message: m, superseded }, i) => ({
     messageId: m.id,
     task: tasks[i]!,
     createdAt: m.createdAt,
@@ -251,7 +252,7 @@ export function chatReport(input: ChatReportInput): Report {
       createdAt: chat.createdAt,
       updatedAt: chat.updatedAt,
       turns: chat.messages.filter((m) => m.role === 'user').length,
-      replies: chatReplies,
+      replies: replyInfo,
       left,
       notes: [...env.notes, ...(input.notes ?? [])],
     },
@@ -260,31 +261,7 @@ export function chatReport(input: ChatReportInput): Report {
 
 /** The replies of the chat the report covers (the service needs their model files). */
 export function reportedMessages(chat: Chat): AssistantMessage[] {
-  return replies(chat)
+  return chatReplies(chat)
     .map((r) => r.message)
     .filter((m) => leftOut(m) === null);
-}
-
-export const CHAT_EXPORT_FORMATS = ['json', 'csv', 'md', 'html', 'pdf'] as const;
-export type ChatExportFormat = (typeof CHAT_EXPORT_FORMATS)[number];
-
-export const EXPORT_MIME_TYPES: Record<ChatExportFormat, string> = {
-  json: 'application/json',
-  csv: 'text/csv',
-  md: 'text/markdown',
-  html: 'text/html',
-  pdf: 'application/pdf',
-};
-
-/** "power-chat-<title>-<yyyy-mm-dd>.<ext>": a file name safe on Windows and Linux. */
-export function chatReportFileName(chat: Pick<Chat, 'title'>, format: ChatExportFormat, at: Date): string {
-  const slug =
-    chat.title
-      .normalize('NFKD')
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 40)
-      .replace(/-+$/, '') || 'chat';
-  return `power-chat-${slug}-${at.toISOString().slice(0, 10)}.${format}`;
 }

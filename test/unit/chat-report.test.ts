@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import type { Chat } from '../../app/api/chats.js';
-import { chatReport, chatReportFileName, ChatReportError, type Machine } from '../../app/report/chat.js';
+import { chatReportFileName } from '../../app/report/chat-export.js';
+import { chatReport, ChatReportError, type Machine } from '../../app/report/chat.js';
 import { renderReport } from '../../app/report/render.js';
 import { Report } from '../../app/report/schema.js';
 import { CHAT } from '../../main/service/chat-store.js';

@@ -242,7 +242,7 @@ describe('A/B and the report', () => {
 describe('the Report tab', () => {
   test("lists the chat's replies in conversation order, replaced ones before the one shown, and counts the reportable ones", async () => {
     const chat = await sampleChat();
-    assert.deepEqual(replyRows(chat).map((r) => [r.message.id, r.turn, r.replaced]), [
+    assert.deepEqual(replyRows(chat).map((r) => [r.message.id, r.turn, r.superseded]), [
       ['s1', 1, true],
       ['c1', 1, false],
       ['s2', 2, true],

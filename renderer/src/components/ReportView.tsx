@@ -80,7 +80,7 @@ export function ReportView() {
           </tr>
         </thead>
         <tbody>
-          {rows.map(({ message: m, turn, replaced }) => (
+          {rows.map(({ message: m, turn, superseded: replaced }) => (
             <tr key={m.id} data-message-id={m.id} className={replaced ? 'replaced' : undefined}>
               <td>
                 {turn}

@@ -1,6 +1,7 @@
 // The Report tab: the open chat's replies (those Regenerate and the A/B replaced included) and
 // the export of its report. The report itself is built by the service from the saved chat
 // (reports.exportChat): it alone knows the machine and the model files, and prints the PDF.
+import { chatReplies, leftOut, type ChatReplyRef } from '../../../app/report/chat.js';
 import type { AssistantMessage, Chat, ReplyStats } from '../api-types.js';
 
 export type StopReasonName = NonNullable<AssistantMessage['stopReason']>;
@@ -32,33 +33,14 @@ export const EXPORT_FORMATS = [
 ] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number]['format'];
 
-export interface ReplyRow {
-  message: AssistantMessage;
-  /** 1-based: the N-th user message it answered */
-  turn: number;
-  /** replaced by Regenerate or the A/B's control: kept for the report only */
-  replaced: boolean;
-}
-
-/** The chat's replies in conversation order, a turn's replaced replies before the one shown. */
-export function replyRows(chat: Chat | null): ReplyRow[] {
-  if (!chat) return [];
-  const rows: ReplyRow[] = [];
-  let turn = 0;
-  for (const m of chat.messages) {
-    if (m.role === 'user') {
-      turn++;
-      for (const s of chat.superseded ?? []) if (s.replyTo === m.id) rows.push({ message: s.message, turn, replaced: true });
-    } else {
-      rows.push({ message: m, turn, replaced: false });
-    }
-  }
-  return rows;
+/** The chat's replies in conversation order, a turn's replaced ones before the one shown. */
+export function replyRows(chat: Chat | null): ChatReplyRef[] {
+  return chat ? chatReplies(chat) : [];
 }
 
 /** Replies the report can hold (completed or stopped, with their figures). */
-export function reportable(rows: readonly ReplyRow[]): number {
-  return rows.filter((r) => (r.message.status === 'done' || r.message.status === 'stopped') && r.message.stats && r.message.digest).length;
+export function reportable(rows: readonly ChatReplyRef[]): number {
+  return rows.filter((r) => leftOut(r.message) === null).length;
 }
 
 /** The bytes of a base64 payload (the export's file). */
