@@ -3,6 +3,7 @@
 import { z } from 'zod';
 
 import { StopReason, TokenOrigin } from '../engine-protocol.js';
+import { GenerationBackend } from '../generation-result.js';
 import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
 import { ApiError } from './errors.js';
@@ -25,6 +26,18 @@ export const UserMessage = z.object({ id: Id, role: z.literal('user'), content: 
 
 export const ReplyToken = z.object({ id: z.number().int(), text: z.string(), origin: TokenOrigin, round: z.number().int().min(1) });
 
+/** What ran a reply, recorded when it started (the chat report's environment comes from it). */
+export const ReplyRuntime = z.object({
+  backend: GenerationBackend,
+  contextSize: z.number().int().min(0),
+  /** CPU threads the session's graphs ran on */
+  threads: z.number().int().min(0),
+  batchSize: z.number().int().min(0),
+  /** the CUDA devices the engine registered */
+  gpus: z.array(z.object({ name: z.string(), description: z.string(), memoryBytes: z.number().min(0) })),
+});
+export type ReplyRuntime = z.infer<typeof ReplyRuntime>;
+
 export const AssistantMessage = z.object({
   id: Id,
   role: z.literal('assistant'),
@@ -45,6 +58,8 @@ export const AssistantMessage = z.object({
   draft: z.object({ id: Id, name: z.string() }).nullable(),
   /** the seed actually used (null when greedy) and the rest of the settings */
   sampling: ChatSampling.extend({ seed: z.number().int().nullable() }),
+  /** absent in replies saved before Power recorded it */
+  runtime: ReplyRuntime.optional(),
 });
 export type AssistantMessage = z.infer<typeof AssistantMessage>;
 
@@ -58,6 +73,12 @@ export const Chat = z.object({
   updatedAt: Time,
   systemPrompt: z.string().nullable(),
   messages: z.array(ChatMessage),
+  /**
+   * replies that Regenerate (or the A/B, which regenerates on the control) replaced, each with
+   * the user message it answered: not part of the conversation any more, kept so the chat's
+   * report holds both sides of an A/B. An edit of that user message drops them.
+   */
+  superseded: z.array(z.object({ replyTo: Id, message: AssistantMessage })).optional(),
 });
 export type Chat = z.infer<typeof Chat>;
 

@@ -7,8 +7,9 @@ import { engine } from './engine.js';
 import { generation } from './generation.js';
 import { models } from './models.js';
 import { profiles } from './profiles.js';
+import { reports } from './reports.js';
 
-export const powerApi = { models, engine, profiles, chats, generation };
+export const powerApi = { models, engine, profiles, chats, generation, reports };
 export type PowerApiDescription = typeof powerApi;
 export type PowerApi = ApiOf<PowerApiDescription>;
 

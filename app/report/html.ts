@@ -4,8 +4,9 @@
 // can be read back by a program.
 import { escapeXml, renderGroupedBarChart, reportCharts } from './charts.js';
 import { fixed, ks, ratio } from './format.js';
-import type { Report } from './schema.js';
-import { allTables, type Table } from './tables.js';
+import type { ProfileSummary, Report } from './schema.js';
+import { allTables, digestCell, type Table } from './tables.js';
+import { comparisonSentence, reportTitle } from './wording.js';
 
 const STYLE = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2330; margin: 2rem auto; max-width: 1100px; padding: 0 1rem; }
@@ -37,13 +38,17 @@ function htmlTable(t: Table): string {
   return `<div class="wrap"><table id="table-${t.id}"${keyValue ? ' class="kv"' : ''}>${head}<tbody>\n${body}\n</tbody></table></div>`;
 }
 
+function outputs(report: Report, p: ProfileSummary): string {
+  return report.kind === 'power-chat-report' ? `digest = control: ${digestCell(report, p)}` : `${p.digestMatches}/${p.requests} outputs = control`;
+}
+
 function headline(report: Report): string {
   const cards = report.profiles
     .filter((p) => p.speedup)
     .map(
       (p) =>
         `<div class="card"><span>${escapeXml(`${p.name} (${ks(p)}) vs control`)}</span><b>${escapeXml(ratio(p.speedup!.steadyDecode.medianOfTaskRatios))}</b>` +
-        `<span>${escapeXml(`${fixed(p.steadyDecodeTokensPerSecond?.median, 1)} tok/s steady; ${p.digestMatches}/${p.requests} outputs = control`)}</span></div>`,
+        `<span>${escapeXml(`${fixed(p.steadyDecodeTokensPerSecond?.median, 1)} tok/s steady; ${outputs(report, p)}`)}</span></div>`,
     );
   return cards.length ? `<div class="cards">${cards.join('')}</div>` : '';
 }
@@ -52,6 +57,16 @@ function headline(report: Report): string {
 function dataBlock(report: Report): string {
   const lean = { ...report, requests: report.requests.map(({ samples: _samples, ...r }) => r) };
   return JSON.stringify(lean).replace(/</g, '\\u003c');
+}
+
+function lede(report: Report): string {
+  const e = report.environment;
+  const target = e.models.find((m) => m.role === 'target');
+  const device = e.backend?.device ?? 'a backend not recorded';
+  if (report.kind === 'power-chat-report') {
+    return `${target?.name ?? ''} on ${device}; chat "${report.chat!.title}": ${report.requests.length} replies over ${report.chat!.turns} turns; ${report.run.finishedAt}`;
+  }
+  return `${target?.name ?? ''} on ${device}; strategy ${report.run.strategy}; ${report.run.tasks.name} (${report.run.tasks.count} tasks) x ${report.run.repeat}; ${report.run.finishedAt}`;
 }
 
 export function reportToHtml(report: Report): string {
@@ -74,12 +89,12 @@ export function reportToHtml(report: Report): string {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="Power ${escapeXml(e.powerVersion)}">
-<title>Power bench report: ${escapeXml(target?.name ?? 'model')}, ${escapeXml(report.run.tasks.name)}</title>
+<title>${escapeXml(reportTitle(report))}: ${escapeXml(target?.name ?? 'model')}, ${escapeXml(report.run.tasks.name)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
-<h1>Power bench report</h1>
-<p class="lede">${escapeXml(`${target?.name ?? ''} on ${e.backend.device}; strategy ${report.run.strategy}; ${report.run.tasks.name} (${report.run.tasks.count} tasks) x ${report.run.repeat}; ${report.run.finishedAt}`)}</p>
+<h1>${escapeXml(reportTitle(report))}</h1>
+<p class="lede">${escapeXml(lede(report))}</p>
 ${headline(report)}
 <h2>Charts</h2>
 ${charts}
@@ -89,7 +104,7 @@ ${section('categories')}
 ${section('run')}
 ${section('environment')}
 ${section('requests')}
-<p class="note">Steady decode: tokens emitted after the first ${report.run.warmupRounds} rounds of a request over the time they took. Speedups compare each profile with the autoregressive control on the same tasks, run interleaved in the same engine. Report schema version ${report.schemaVersion}; report.json holds every figure and the per-round samples.</p>
+<p class="note">Steady decode: tokens emitted after the first ${report.run.warmupRounds} rounds of a request over the time they took. ${escapeXml(comparisonSentence(report))} Report schema version ${report.schemaVersion}; ${report.kind === 'power-chat-report' ? 'the JSON export' : 'report.json'} holds every figure and the per-round samples.</p>
 <script type="application/json" id="power-report">${dataBlock(report)}</script>
 </body>
 </html>

@@ -1,6 +1,7 @@
 // The Markdown rendering: GitHub-flavoured tables to paste into an issue.
 import type { Report } from './schema.js';
 import { allTables, type Table } from './tables.js';
+import { comparisonSentence, reportTitle } from './wording.js';
 
 function cell(text: string): string {
   return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
@@ -15,14 +16,14 @@ export function markdownTable(t: Table): string {
 }
 
 export function reportToMarkdown(report: Report): string {
-  const parts = [`# Power bench report`, ''];
+  const parts = [`# ${reportTitle(report)}`, ''];
   for (const t of allTables(report)) {
     if (t.rows.length === 0) continue;
     parts.push(`## ${t.title}`, '', markdownTable(t), '');
   }
   parts.push(
     `Steady decode: tokens emitted after the first ${report.run.warmupRounds} rounds of a request over the time they took. ` +
-      'Speedups compare each profile with the autoregressive control on the same tasks, run interleaved in the same engine. ' +
+      `${comparisonSentence(report)} ` +
       `Report schema version ${report.schemaVersion}; the JSON holds every figure and the per-round samples.`,
     '',
   );

@@ -51,7 +51,13 @@ export function roundSamples(rounds: readonly RoundRecord[]): RoundSample[] {
 
 /** The record without `matchesControl` (compareWithControl fills it once the control ran). */
 export function requestRecord(o: RequestOutcome): Omit<RequestRecord, 'matchesControl'> {
-  const samples = roundSamples(o.rounds);
+  const { rounds, ...rest } = o;
+  return recordFromSamples({ ...rest, samples: roundSamples(rounds) });
+}
+
+/** The same from rounds already reduced to samples (a chat reply keeps its rounds in the API's shape). */
+export function recordFromSamples(o: Omit<RequestOutcome, 'rounds'> & { samples: RoundSample[] }): Omit<RequestRecord, 'matchesControl'> {
+  const samples = o.samples;
   const s = o.stats;
   return {
     task: o.task,

@@ -1,7 +1,8 @@
-// The performance report of `power bench` (and, later, of a chat session in the renderer's
-// report view): one versioned JSON document from which every other format is derived.
-// bench/REPORT.md documents it field by field; bump REPORT_SCHEMA_VERSION on any change that
-// a reader of an older report would misread.
+// The performance report of `power bench` and of a chat session (the app's Report tab): one
+// versioned JSON document from which every other format is derived. bench/REPORT.md documents
+// it field by field; bump REPORT_SCHEMA_VERSION on any change that a reader of an older report
+// would misread. A chat report is a documented variant of the same version (kind
+// 'power-chat-report' with a `chat` section): a bench report reads exactly as before.
 import { z } from 'zod';
 
 import { StopReason } from '../engine-protocol.js';
@@ -125,7 +126,8 @@ export const ModelFile = z.object({
   /** file name (no folder: reports get shared) */
   name: z.string(),
   sizeBytes: Count,
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** always present in a bench report; null in a chat report while the library is still hashing the file */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
   architecture: z.string(),
   /** GGUF file type (F32, F16, Q8_0, Q4_0, MOSTLY_Q4_K_M ...) */
   quantization: z.string(),
@@ -140,20 +142,23 @@ export const Environment = z.object({
   gpus: z.array(z.object({ name: z.string(), description: z.string(), memoryBytes: Count })),
   /** NVIDIA driver version (nvidia-smi), null where there is none */
   gpuDriver: z.string().nullable(),
-  /** what actually ran the requests */
-  backend: z.object({ device: z.string(), kind: z.enum(['cpu', 'cuda']), flavour: z.string(), note: z.string().nullable() }),
+  /** what actually ran the requests (null in a chat report whose replies predate its recording) */
+  backend: z.object({ device: z.string(), kind: z.enum(['cpu', 'cuda']), flavour: z.string(), note: z.string().nullable() }).nullable(),
   llamaCppRelease: z.string(),
   powerVersion: z.string(),
   nodeVersion: z.string(),
   models: z.array(ModelFile),
-  settings: z.object({
-    /** layers offloaded ("all" or a count); null on the CPU */
-    gpuLayers: z.union([z.literal('all'), Count]).nullable(),
-    flashAttn: z.enum(['on', 'off', 'unknown']),
-    contextSize: Count,
-    threads: Count,
-    batchSize: Count,
-  }),
+  /** null in a chat report whose replies predate their recording */
+  settings: z
+    .object({
+      /** layers offloaded ("all" or a count); null on the CPU */
+      gpuLayers: z.union([z.literal('all'), Count]).nullable(),
+      flashAttn: z.enum(['on', 'off', 'unknown']),
+      contextSize: Count,
+      threads: Count,
+      batchSize: Count,
+    })
+    .nullable(),
 });
 export type Environment = z.infer<typeof Environment>;
 
@@ -177,12 +182,65 @@ export const RunInfo = z.object({
 });
 export type RunInfo = z.infer<typeof RunInfo>;
 
-export const Report = z.object({
-  schemaVersion: z.literal(REPORT_SCHEMA_VERSION),
-  kind: z.literal('power-bench-report'),
-  run: RunInfo,
-  environment: Environment,
-  profiles: z.array(ProfileSummary),
-  requests: z.array(RequestRecord),
+/** One assistant reply of a chat report, in the order of `requests` (same index). */
+export const ChatReply = z.object({
+  messageId: z.string().min(1),
+  /** the request's task: "turn N" (the N-th user message), "turn N (2)" for another sampling */
+  task: z.string().min(1),
+  createdAt: z.string(),
+  /** replaced by Regenerate or by the A/B's control (kept for the report), not shown in the chat */
+  superseded: z.boolean(),
+  model: z.string(),
+  draft: z.string().nullable(),
+  /** the profile's name in the app (the request's `profile` is "control" for the autoregressive one) */
+  appProfile: z.string().nullable(),
+  status: z.enum(['done', 'stopped']),
+  sampling: z.object({
+    temperature: z.number(),
+    seed: z.number().int().nullable(),
+    topK: z.number(),
+    topP: z.number(),
+    minP: z.number(),
+    repeatPenalty: z.number(),
+    maxTokens: z.number().int(),
+  }),
 });
+export type ChatReply = z.infer<typeof ChatReply>;
+
+/** What a chat report adds: which chat, and how each request maps to its reply. */
+export const ChatSection = z.object({
+  id: z.string().min(1),
+  title: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  /** user messages in the chat */
+  turns: Count,
+  replies: z.array(ChatReply),
+  /** replies not in `requests` (still streaming, failed), each with why */
+  left: z.array(z.object({ messageId: z.string(), reason: z.string() })),
+  /** what a reader should know about the figures (models gone from the library, backends mixed ...) */
+  notes: z.array(z.string()),
+});
+export type ChatSection = z.infer<typeof ChatSection>;
+
+export const REPORT_KINDS = ['power-bench-report', 'power-chat-report'] as const;
+
+export const Report = z
+  .object({
+    schemaVersion: z.literal(REPORT_SCHEMA_VERSION),
+    kind: z.enum(REPORT_KINDS),
+    run: RunInfo,
+    environment: Environment,
+    profiles: z.array(ProfileSummary),
+    requests: z.array(RequestRecord),
+    /** present exactly when kind is 'power-chat-report' */
+    chat: ChatSection.optional(),
+  })
+  .superRefine((r, ctx) => {
+    if ((r.kind === 'power-chat-report') !== (r.chat !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['chat'], message: 'a chat report (and only a chat report) has a chat section' });
+    } else if (r.chat && r.chat.replies.length !== r.requests.length) {
+      ctx.addIssue({ code: 'custom', path: ['chat', 'replies'], message: 'one reply per request' });
+    }
+  });
 export type Report = z.infer<typeof Report>;

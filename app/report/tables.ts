@@ -1,7 +1,7 @@
 // The report's tables as plain rows of text: the Markdown and the HTML renderings both print
 // these, so they cannot disagree with each other.
 import { bytes, fixed, ks, median, percent, ratio, shortDigest, yesNo } from './format.js';
-import type { Report } from './schema.js';
+import type { ProfileSummary, Report } from './schema.js';
 
 export interface Table {
   id: string;
@@ -10,7 +10,40 @@ export interface Table {
   rows: string[][];
 }
 
+/** The sampling of a chat's replies, each distinct setting once: "greedy", "temperature 0.8, seed 7". */
+function chatSampling(report: Report): string {
+  const seen = new Set<string>();
+  for (const r of report.chat?.replies ?? []) {
+    const s = r.sampling;
+    seen.add(s.temperature === 0 ? 'greedy' : `temperature ${s.temperature}, seed ${s.seed}, top-k ${s.topK}, top-p ${s.topP}, min-p ${s.minP}`);
+  }
+  return [...seen].join('; ') || '-';
+}
+
+function chatRunTable(report: Report): Table {
+  const { run } = report;
+  const chat = report.chat!;
+  const superseded = chat.replies.filter((r) => r.superseded).length;
+  return {
+    id: 'run',
+    title: 'Chat',
+    headers: ['', ''],
+    rows: [
+      ['chat', `${chat.title} (${chat.id})`],
+      ['started', run.startedAt],
+      ['last change', run.finishedAt],
+      ['turns', `${chat.turns} user messages, ${report.requests.length} replies in the report${superseded ? ` (${superseded} replaced by Regenerate or the A/B, kept)` : ''}`],
+      ['profiles', run.profiles.map((p) => `${p.name} (${ks(p)})`).join(', ')],
+      ['sampling', chatSampling(report)],
+      ['warm-up rounds', String(run.warmupRounds)],
+      ...chat.left.map((l) => ['left out', `${l.messageId}: ${l.reason}`]),
+      ...chat.notes.map((n) => ['note', n]),
+    ],
+  };
+}
+
 export function runTable(report: Report): Table {
+  if (report.kind === 'power-chat-report') return chatRunTable(report);
   const { run } = report;
   return {
     id: 'run',
@@ -40,7 +73,7 @@ export function environmentTable(report: Report): Table {
     ['memory', bytes(e.memoryBytes)],
     ['GPU', e.gpus.length ? e.gpus.map((g) => `${g.description || g.name} (${bytes(g.memoryBytes)})`).join('; ') : 'none'],
     ['GPU driver', e.gpuDriver ?? '-'],
-    ['backend', `${e.backend.device} (${e.backend.kind}, addon flavour ${e.backend.flavour})${e.backend.note ? `; ${e.backend.note}` : ''}`],
+    ['backend', e.backend ? `${e.backend.device} (${e.backend.kind}, addon flavour ${e.backend.flavour})${e.backend.note ? `; ${e.backend.note}` : ''}` : 'not recorded'],
     ['llama.cpp', e.llamaCppRelease],
     ['Power', e.powerVersion],
     ['Node.js', e.nodeVersion],
@@ -48,13 +81,13 @@ export function environmentTable(report: Report): Table {
   for (const m of e.models) {
     rows.push([
       `${m.role} model`,
-      `${m.name}: ${bytes(m.sizeBytes)}, ${m.architecture}, ${m.quantization}, ${(m.parameters / 1e6).toFixed(1)} M parameters, sha256 ${m.sha256}`,
+      `${m.name}: ${bytes(m.sizeBytes)}, ${m.architecture}, ${m.quantization}, ${(m.parameters / 1e6).toFixed(1)} M parameters, sha256 ${m.sha256 ?? 'not computed yet'}`,
     ]);
   }
   const s = e.settings;
   rows.push([
     'settings',
-    `GPU layers ${s.gpuLayers ?? '-'}, Flash Attention ${s.flashAttn}, context ${s.contextSize}, threads ${s.threads}, batch ${s.batchSize}`,
+    s ? `GPU layers ${s.gpuLayers ?? '-'}, Flash Attention ${s.flashAttn}, context ${s.contextSize}, threads ${s.threads}, batch ${s.batchSize}` : 'not recorded',
   ]);
   return { id: 'environment', title: 'Environment', headers: ['', ''], rows };
 }
@@ -78,6 +111,20 @@ export const PROFILE_HEADERS = [
   'digest = control',
 ];
 
+/**
+ * Outputs equal to the control's: "matches/requests" in a bench report (every request has its
+ * control); in a chat report over the replies that had one, with those that had none counted.
+ */
+export function digestCell(report: Report, p: ProfileSummary): string {
+  if (p.digestMatches === null) return 'control';
+  if (report.kind !== 'power-chat-report') return `${p.digestMatches}/${p.requests}`;
+  const own = report.requests.filter((r) => r.profile === p.name);
+  const compared = own.filter((r) => r.matchesControl !== null).length;
+  if (compared === 0) return 'no control';
+  const without = own.length - compared;
+  return `${p.digestMatches}/${compared}${without > 0 ? ` (${without} without control)` : ''}`;
+}
+
 export function profilesTable(report: Report): Table {
   return {
     id: 'profiles',
@@ -99,7 +146,7 @@ export function profilesTable(report: Report): Table {
       p.proposed > 0 ? percent(p.accepted / p.proposed) : '-',
       median(p.meanAcceptanceLength, 2),
       String(p.replays),
-      p.digestMatches === null ? 'control' : `${p.digestMatches}/${p.requests}`,
+      digestCell(report, p),
     ]),
   };
 }

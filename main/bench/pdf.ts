@@ -1,15 +1,39 @@
-// PDF from the HTML report, printed by a headless Chromium (Debian's /usr/bin/chromium, or the
-// one POWER_CHROMIUM names). The flags keep it off the network: the page is self-contained and
+// PDF from the HTML report, printed by a headless Chromium (Debian's /usr/bin/chromium; on
+// Windows and macOS the Edge or Chrome every such machine has; or the one POWER_CHROMIUM
+// names). The flags keep it off the network: the page is self-contained and
 // its Content-Security-Policy forbids loading anything, and Chromium's own background traffic
 // (updates, sync, field trials) is switched off.
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, win32 } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+const LINUX = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+
+/** Where a Chromium-based browser that prints headless is installed on this kind of system. */
+export function chromiumCandidates(platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): string[] {
+  if (platform === 'win32') {
+    // Edge ships with Windows 10 and 11; Chrome and Chromium where the user installed them
+    const roots = [env['ProgramFiles(x86)'], env.ProgramFiles, env.LOCALAPPDATA].filter((r): r is string => !!r);
+    return [
+      ...roots.map((r) => win32.join(r, 'Microsoft', 'Edge', 'Application', 'msedge.exe')),
+      ...roots.map((r) => win32.join(r, 'Google', 'Chrome', 'Application', 'chrome.exe')),
+      ...roots.map((r) => win32.join(r, 'Chromium', 'Application', 'chrome.exe')),
+    ];
+  }
+  if (platform === 'darwin') {
+    return ['Google Chrome', 'Chromium', 'Microsoft Edge'].map((app) => `/Applications/${app}.app/Contents/MacOS/${app}`);
+  }
+  return LINUX;
+}
+
+function installAdvice(platform: NodeJS.Platform): string {
+  if (platform === 'win32') return 'install Microsoft Edge or Google Chrome';
+  if (platform === 'darwin') return 'install Google Chrome, Chromium or Microsoft Edge';
+  return 'install it (Debian/Ubuntu: apt-get install chromium)';
+}
 
 export class ChromiumError extends Error {
   constructor(message: string) {
@@ -27,18 +51,26 @@ function executable(path: string): boolean {
   }
 }
 
-/** The Chromium to print with, or a ChromiumError that says how to get one. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * The Chromium to print with, or a ChromiumError that says how to get one; `alternative` is
+ * the way around it that the caller offers (the CLI: leave pdf out of --formats).
+ */
+export function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  alternative = 'leave pdf out of --formats',
+  platform: NodeJS.Platform = process.platform,
+): string {
   const pinned = env.POWER_CHROMIUM;
   if (pinned) {
     if (executable(pinned)) return pinned;
     throw new ChromiumError(`POWER_CHROMIUM=${pinned} is not an executable file`);
   }
-  const found = CANDIDATES.find(executable);
+  const candidates = chromiumCandidates(platform, env);
+  const found = candidates.find(executable);
   if (found) return found;
   throw new ChromiumError(
-    `the PDF is printed by a headless Chromium and none was found (looked for ${CANDIDATES.join(', ')}); ` +
-      'install it (Debian/Ubuntu: apt-get install chromium), point POWER_CHROMIUM at one, or leave pdf out of --formats',
+    `the PDF is printed by a headless Chromium and none was found (looked for ${candidates.join(', ')}); ` +
+      `${installAdvice(platform)}, point POWER_CHROMIUM at one, or ${alternative}`,
   );
 }
 

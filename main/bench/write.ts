@@ -3,9 +3,7 @@ import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { reportToCsv } from '../../app/report/csv.js';
-import { reportToHtml } from '../../app/report/html.js';
-import { reportToMarkdown } from '../../app/report/markdown.js';
+import { renderReport } from '../../app/report/render.js';
 import { Report } from '../../app/report/schema.js';
 import { printPdf } from './pdf.js';
 
@@ -24,15 +22,10 @@ export async function writeReport(report: Report, dir: string, formats: readonly
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
   const path = (ext: string) => join(dir, `report.${ext}`);
-  const text: Record<Exclude<ReportFormat, 'pdf'>, () => string> = {
-    json: () => JSON.stringify(checked, null, 2) + '\n',
-    csv: () => reportToCsv(checked),
-    md: () => reportToMarkdown(checked),
-    html: () => reportToHtml(checked),
-  };
+  const text = (format: Exclude<ReportFormat, 'pdf'>) => renderReport(checked, format);
   for (const format of REPORT_FORMATS) {
     if (format === 'pdf' || !formats.includes(format)) continue;
-    await writeAtomic(path(format), text[format]());
+    await writeAtomic(path(format), text(format));
     written.push(path(format));
   }
   if (formats.includes('pdf')) {
@@ -40,7 +33,7 @@ export async function writeReport(report: Report, dir: string, formats: readonly
     const scratch = formats.includes('html') ? null : await mkdtemp(join(tmpdir(), 'power-report-'));
     try {
       const html = scratch ? join(scratch, 'report.html') : path('html');
-      if (scratch) await writeFile(html, text.html());
+      if (scratch) await writeFile(html, text('html'));
       await printPdf(html, path('pdf'), chromium ? { chromium } : {});
     } finally {
       if (scratch) await rm(scratch, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { PowerError } from '../../app/api/errors.js';
 import { isTempFile } from './storage/atomic-file.js';
 import { readDocument, SaveQueue, writeDocument, type DocumentKind } from './storage/document.js';
 
-const CHAT: DocumentKind<typeof Chat> = { format: 'chat', version: 1, schema: Chat };
+export const CHAT: DocumentKind<typeof Chat> = { format: 'chat', version: 1, schema: Chat };
 const ID = /^[0-9a-f-]{36}$/;
 
 export class ChatStore {

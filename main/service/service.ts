@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 
 import type { z } from 'zod';
 
-import { ChatSampling, type AssistantMessage, type Chat } from '../../app/api/chats.js';
+import { ChatSampling, type AssistantMessage, type Chat, type ReplyRuntime } from '../../app/api/chats.js';
 import { PowerError, toApiError, type ApiError } from '../../app/api/errors.js';
 import { powerApi, type PowerApi } from '../../app/api/index.js';
 import type { ReplyStats, TokenEvent, ApiRound } from '../../app/api/generation.js';
@@ -19,14 +19,15 @@ import { checkDraftCompatibility } from '../models/draft-compat.js';
 import { ChatStore, summary } from './chat-store.js';
 import { Conversation, promptMessages } from './conversation.js';
 import { createCompletions } from './completions.js';
-import { EngineSupervisor } from './engine-supervisor.js';
+import { EngineSupervisor, type ActiveSession } from './engine-supervisor.js';
+import { exportChatReport } from './chat-report.js';
 import { Emitter } from './events.js';
 import { ModelLibrary } from './library.js';
 import { Profiles, resolveProfile } from './profiles.js';
 import { runReply, replyStats } from './reply.js';
 import { devicesReport } from './runtime/devices.js';
 import { defaultContextSize } from './runtime/open-model.js';
-import { asPowerError } from './runtime/target.js';
+import { asPowerError, type OpenedTarget } from './runtime/target.js';
 import { SettingsFile } from './settings.js';
 import type { PowerService, ServiceOptions } from './types.js';
 
@@ -45,6 +46,29 @@ function input<C extends keyof Desc, M extends keyof Desc[C]['methods'] & string
 }
 
 const now = () => new Date().toISOString();
+
+/** Removes the replies after the user message at `userIndex`, keeping them in `superseded` for the report. */
+function supersede(chat: Chat, userIndex: number): void {
+  const replyTo = chat.messages[userIndex]!.id;
+  const removed = chat.messages.splice(userIndex + 1).filter((m): m is AssistantMessage => m.role === 'assistant');
+  if (removed.length > 0) chat.superseded = [...(chat.superseded ?? []), ...removed.map((message) => ({ replyTo, message }))];
+}
+
+/** What is about to run a reply (the chat report's environment); undefined when the engine says nothing. */
+function replyRuntime(supervisor: EngineSupervisor, target: OpenedTarget, session: ActiveSession): ReplyRuntime | undefined {
+  const backend = supervisor.state().backend;
+  if (!backend) return undefined;
+  return {
+    backend: { ...backend, flashAttn: session.flashAttn },
+    contextSize: target.contextSize,
+    threads: session.threads,
+    // createSession's default: the service does not change it
+    batchSize: 512,
+    gpus: target.placement.devices
+      .filter((d) => d.backend.toUpperCase() === 'CUDA')
+      .map((d) => ({ name: d.name, description: d.description, memoryBytes: d.totalBytes })),
+  };
+}
 
 interface ActiveReply {
   chatId: string;
@@ -134,6 +158,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
       const entry = library.get(loadedOptions.modelId);
       const draftEntry = loadedOptions.method.draftId ? library.get(loadedOptions.method.draftId) : null;
       const speculative = resolved.strategy !== 'none';
+      const runtime = replyRuntime(supervisor, target, session);
       const message: AssistantMessage = {
         id: randomUUID(),
         role: 'assistant',
@@ -153,6 +178,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
         model: { id: entry.id, name: entry.name, sha256: entry.sha256.state === 'done' ? entry.sha256.hex : null },
         draft: speculative && draftEntry ? { id: draftEntry.id, name: draftEntry.name } : null,
         sampling: { ...sampling, seed },
+        ...(runtime ? { runtime } : {}),
       };
       chat.messages.push(message);
       touch(chat);
@@ -433,7 +459,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
         const assistantMessageId = await startReply(
           reply,
           chat,
-          (c) => void c.messages.splice(userIndex + 1),
+          (c) => supersede(c, userIndex),
           { ...(p.sampling ? { sampling: p.sampling } : {}), ...(p.profileId ? { profileId: p.profileId } : {}) },
         );
         return { userMessageId: chat.messages[userIndex]!.id, assistantMessageId };
@@ -449,6 +475,9 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
           reply,
           chat,
           (c) => {
+            // replies kept for the report answered the old text (or a turn dropped now)
+            const changed = new Set(c.messages.slice(index).map((m) => m.id));
+            if (c.superseded) c.superseded = c.superseded.filter((x) => !changed.has(x.replyTo));
             c.messages.splice(index + 1);
             c.messages[index] = { ...c.messages[index]!, content: p.content } as Chat['messages'][number];
           },
@@ -457,6 +486,13 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
         return { userMessageId: p.messageId, assistantMessageId };
       },
       onChanged: chatChanged.on,
+    },
+
+    reports: {
+      exportChat: async (raw) => {
+        const p = input('reports', 'exportChat', raw);
+        return exportChatReport(structuredClone(store.get(p.chatId)), library, p.format);
+      },
     },
 
     generation: {

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 
 import type { Browser, Locator, Page } from 'playwright-core';
 
+import { Report } from '../../app/report/schema.js';
 import { ROOT } from '../../main/paths.js';
 import { launchChromium } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
@@ -248,16 +249,18 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     assert.match(text, /Digests match/, 'greedy speculative decoding is exact');
   });
 
-  test('the report lists the session and exports it as JSON', async () => {
+  test("the report lists the chat's replies, replaced ones included, and exports them as the chat report", async () => {
     await page.getByRole('tab', { name: 'Report' }).click();
     const rows = page.locator('.report tbody tr');
     assert.ok((await rows.count()) >= 8, `rows: ${await rows.count()}`);
+    assert.ok((await page.locator('.report tbody tr.replaced').count()) >= 2, 'Regenerate and the A/B kept the replies they replaced');
     const [download] = await Promise.all([page.waitForEvent('download'), button('Export JSON').click()]);
-    const report = JSON.parse(await readFile((await download.path())!, 'utf8'));
-    assert.equal(report.format, 'power-session-report');
+    const report = Report.parse(JSON.parse(await readFile((await download.path())!, 'utf8')));
+    assert.equal(report.kind, 'power-chat-report');
     assert.equal(report.requests.length, await rows.count());
-    assert.equal(report.ab.length, 1);
-    assert.equal(report.ab[0].digestsMatch, true);
+    // the A/B's speculative reply and its control: the same tokens
+    assert.ok(report.requests.some((r) => r.matchesControl === true), JSON.stringify(report.requests.map((r) => [r.task, r.profile, r.matchesControl])));
+    assert.ok(report.requests.every((r) => r.matchesControl !== false), 'greedy speculative decoding is exact');
     await page.getByRole('tab', { name: 'Chat' }).click();
   });
 });

@@ -11,42 +11,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
-import { parse as parseCsv } from 'csv-parse/sync';
 import { chromium, type Browser } from 'playwright-core';
 
 import { summarizeProfiles } from '../../app/report/aggregate.js';
-import { CSV_COLUMNS } from '../../app/report/csv.js';
-import { Report, type RequestRecord } from '../../app/report/schema.js';
+import { Report } from '../../app/report/schema.js';
 import { steadyDecodeTokensPerSecond } from '../../app/report/stats.js';
 import { findChromium, offlineFlags } from '../../main/bench/pdf.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
 import { ROOT } from '../../main/paths.js';
 import { power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
-
-/** Numbers printed with `digits` decimals agree with the JSON's value. */
-function near(printed: string, value: number | null | undefined, digits: number, what: string): void {
-  if (value === null || value === undefined) {
-    assert.equal(printed, '-', what);
-    return;
-  }
-  const n = Number(printed.replace(/[%x]$/, ''));
-  const scale = printed.endsWith('%') ? 100 : 1;
-  assert.ok(Math.abs(n - value * scale) <= 0.5 * 10 ** -digits + 1e-9, `${what}: printed ${printed}, JSON ${value}`);
-}
-
-/** The rows of the Markdown table under `## <heading...>`. */
-function markdownRows(md: string, heading: string): string[][] {
-  const lines = md.split('\n');
-  const start = lines.findIndex((l) => l.startsWith(`## ${heading}`));
-  assert.ok(start >= 0, `no '## ${heading}' section`);
-  const rows: string[][] = [];
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(line.slice(2, -2).split(' | '));
-  }
-  return rows.slice(2); // header and delimiter
-}
+import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
 
 function oneErrorLine(run: CliRun, pattern: RegExp): void {
   assert.equal(run.code, 2, run.stderr);
@@ -110,8 +85,8 @@ describe('power bench', () => {
     const [target, draft] = parsed.environment.models;
     assert.equal(target!.name, 'target.gguf');
     assert.equal(draft!.role, 'draft');
-    assert.equal(parsed.environment.backend.kind, 'cpu');
-    assert.equal(parsed.environment.settings.threads, 1);
+    assert.equal(parsed.environment.backend?.kind, 'cpu');
+    assert.equal(parsed.environment.settings?.threads, 1);
   });
 
   test('the aggregates and steady-decode figures follow from the requests and their raw samples', () => {
@@ -128,52 +103,11 @@ describe('power bench', () => {
   });
 
   test('report.csv parses back to the JSON requests, one row each', async () => {
-    const rows = parseCsv(await readFile(join(dir, 'calibration', 'report.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
-    assert.equal(rows.length, report.requests.length);
-    rows.forEach((row, i) => {
-      const r = report.requests[i]!;
-      assert.deepEqual(Object.keys(row), [...CSV_COLUMNS]);
-      for (const c of CSV_COLUMNS) {
-        const v = r[c as keyof RequestRecord];
-        const expected = v === null ? '' : Array.isArray(v) ? v.join(';') : String(v);
-        assert.equal(row[c], expected, `row ${i} ${c}`);
-      }
-    });
+    assertCsvAgrees(await readFile(join(dir, 'calibration', 'report.csv'), 'utf8'), report);
   });
 
   test('report.md tables agree with the JSON', async () => {
-    const md = await readFile(join(dir, 'calibration', 'report.md'), 'utf8');
-    const profiles = markdownRows(md, 'Profiles');
-    assert.equal(profiles.length, report.profiles.length);
-    profiles.forEach((cells, i) => {
-      const p = report.profiles[i]!;
-      assert.equal(cells[0], p.name);
-      assert.equal(Number(cells[2]), p.requests);
-      near(cells[3]!, p.steadyDecodeTokensPerSecond?.median, 1, `${p.name} steady`);
-      near(cells[4]!, p.steadyDecodeTokensPerSecond?.p10, 1, `${p.name} p10`);
-      near(cells[5]!, p.steadyDecodeTokensPerSecond?.p90, 1, `${p.name} p90`);
-      if (p.speedup) {
-        near(cells[6]!, p.speedup.steadyDecode.ratioOfMedians, 2, `${p.name} ratio of medians`);
-        near(cells[7]!, p.speedup.steadyDecode.medianOfTaskRatios, 2, `${p.name} median of ratios`);
-        assert.equal(cells[15], `${p.digestMatches}/${p.requests}`);
-      }
-      near(cells[8]!, p.requestTokensPerSecond?.median, 1, `${p.name} request`);
-    });
-    const requests = markdownRows(md, 'Requests');
-    assert.equal(requests.length, report.requests.length);
-    requests.forEach((cells, i) => {
-      const r = report.requests[i]!;
-      assert.deepEqual([cells[0], cells[2], Number(cells[4]), Number(cells[5])], [r.task, r.profile, r.promptTokens, r.generatedTokens]);
-      near(cells[8]!, r.steadyDecodeTokensPerSecond, 1, `${r.task}/${r.profile} steady`);
-      near(cells[13]!, r.acceptanceRate, 1, `${r.task}/${r.profile} acceptance`);
-      assert.ok(r.digest.startsWith(`sha256:${cells[17]}`));
-      assert.equal(cells[18], r.matchesControl === null ? '-' : r.matchesControl ? 'yes' : 'no');
-    });
-    const acceptance = markdownRows(md, 'Acceptance per position');
-    acceptance.forEach((cells) => {
-      const p = report.profiles.find((x) => x.name === cells[0])!;
-      p.acceptancePerPosition.forEach((v, i) => near(cells[i + 1]!, v, 1, `${p.name} position ${i + 1}`));
-    });
+    assertMarkdownAgrees(await readFile(join(dir, 'calibration', 'report.md'), 'utf8'), report);
   });
 
   test('report.html renders offline in Chromium with its three charts, whose bars and tables carry the JSON figures', async () => {
@@ -188,41 +122,7 @@ describe('power bench', () => {
       await page.goto(pathToFileURL(htmlPath).href, { waitUntil: 'load' });
       assert.deepEqual(fetched, [pathToFileURL(htmlPath).href], 'the page loads nothing but itself');
 
-      const charts = await page.$$eval('svg.chart', (svgs) =>
-        svgs.map((svg) => ({
-          id: svg.id,
-          box: svg.getBoundingClientRect().toJSON() as { width: number; height: number },
-          bars: Array.from(svg.querySelectorAll('rect.bar')).map((b) => ({
-            group: b.getAttribute('data-group'),
-            series: b.getAttribute('data-series'),
-            value: Number(b.getAttribute('data-value')),
-            height: b.getBoundingClientRect().height,
-          })),
-        })),
-      );
-      assert.deepEqual(charts.map((c) => c.id), ['chart-tokens-per-second', 'chart-acceptance-per-position', 'chart-speedup-per-category']);
-      for (const c of charts) {
-        assert.ok(c.box.width > 300 && c.box.height > 150, `${c.id} is drawn`);
-        assert.ok(c.bars.length > 0 && c.bars.every((b) => b.height >= 0), `${c.id} has bars`);
-      }
-      const bar = (chart: number, group: string, series: string) =>
-        charts[chart]!.bars.find((b) => b.group === group && b.series === series)?.value;
-      for (const p of report.profiles) {
-        assert.equal(bar(0, p.name, 'steady decode'), p.steadyDecodeTokensPerSecond!.median);
-        assert.equal(bar(0, p.name, 'request-wide'), p.requestTokensPerSecond!.median);
-        p.acceptancePerPosition.forEach((v, i) => assert.equal(bar(1, String(i + 1), p.name), v));
-        for (const c of p.categories) if (c.speedup !== null) assert.equal(bar(2, c.category, p.name), c.speedup);
-      }
-      assert.ok(charts[0]!.bars.some((b) => b.height > 20), 'bars have visible height');
-
-      const table = await page.$$eval('#table-profiles tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent ?? '')));
-      table.forEach((cells, i) => {
-        const p = report.profiles[i]!;
-        assert.equal(cells[0], p.name);
-        near(cells[3]!, p.steadyDecodeTokensPerSecond?.median, 1, `html ${p.name} steady`);
-      });
-      const embedded = JSON.parse(await page.$eval('#power-report', (s) => s.textContent ?? '')) as Report;
-      assert.deepEqual(embedded, { ...report, requests: report.requests.map(({ samples: _s, ...r }) => r) });
+      await assertHtmlAgrees(page, report);
 
       const png = await page.screenshot({ fullPage: true });
       assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
+import { Report } from '../../app/report/schema.js';
 import { ask, replyEnd, startService, type ServiceFixture } from '../fixtures/service.js';
 
 describe('service chats', () => {
@@ -93,6 +94,29 @@ describe('service chats', () => {
       const recurrent = c.target === 'hybrid-mtp.gguf';
       assert.equal(again.stats!.reusedPromptTokens, recurrent ? 0 : again.stats!.promptTokens - 1);
       assert.equal(again.stats!.evaluatedPromptTokens, recurrent ? again.stats!.promptTokens : 1);
+
+      // the replaced replies are kept for the chat's report, whose every speculative request
+      // matches the control it was regenerated from
+      const kept = await service.chats.get({ chatId: chat.id });
+      assert.deepEqual(kept.superseded!.map((x) => [x.replyTo, x.message.profile?.id]), [
+        [kept.messages[0]!.id, 'autoregressive'],
+        [kept.messages[0]!.id, 'balanced'],
+        [kept.messages[0]!.id, 'peak'],
+      ]);
+      const last = kept.messages[1]!;
+      assert.ok(last.role === 'assistant');
+      assert.equal(last.runtime?.backend.kind, 'cpu');
+      assert.equal(last.runtime?.threads, 1);
+      const file = await service.reports.exportChat({ chatId: chat.id, format: 'json' });
+      const report = Report.parse(JSON.parse(Buffer.from(file.base64, 'base64').toString('utf8')));
+      assert.deepEqual(report.requests.map((r) => [r.task, r.profile, r.matchesControl]), [
+        ['turn 1', 'control', null],
+        ['turn 1', 'Balanced K7/S7', true],
+        ['turn 1', 'Peak K7/S6 (guarded)', true],
+        ['turn 1', 'Peak K7/S6 (guarded)', true],
+      ]);
+      assert.equal(report.environment.backend?.kind, 'cpu');
+      assert.equal(report.environment.models[0]!.name, c.target);
     });
   }
 
@@ -146,12 +170,17 @@ describe('service chats', () => {
     await ask(service, chat.id, 'second question');
     const firstUser = one.chat.messages[0]!;
     let id = '';
+    const regenerated = replyEnd(service, () => id);
+    id = (await service.chats.regenerate({ chatId: chat.id, sampling: { maxTokens: 16 } })).assistantMessageId;
+    assert.equal((await regenerated).kind, 'done');
+    assert.equal((await service.chats.get({ chatId: chat.id })).superseded?.length, 1, 'the replaced reply is kept');
     const end = replyEnd(service, () => id);
     id = (await service.chats.editAndContinue({ chatId: chat.id, messageId: firstUser.id, content: 'a different question', sampling: { maxTokens: 16 } })).assistantMessageId;
     assert.equal((await end).kind, 'done');
     const after = await service.chats.get({ chatId: chat.id });
     assert.deepEqual(after.messages.map((m) => m.role), ['user', 'assistant']);
     assert.equal(after.messages[0]!.content, 'a different question');
+    assert.deepEqual(after.superseded, [], 'a kept reply to a turn the edit dropped goes with it');
     await assert.rejects(
       service.chats.editAndContinue({ chatId: chat.id, messageId: after.messages[1]!.id, content: 'x' }),
       (e: { code: string }) => e.code === 'bad-input',

@@ -10,7 +10,8 @@ import { draftFileOptions, draftMethodOptions, settleChoice } from '../../render
 import { createFrameBatcher } from '../../renderer/src/logic/frame-batch.js';
 import { bytes, decodeRate, duration, percent, shortDigest, tokensPerSecond } from '../../renderer/src/logic/format.js';
 import { decodeSeries, positionBars, rollingAcceptance } from '../../renderer/src/logic/reply.js';
-import { REPORT_FORMAT, reportJson } from '../../renderer/src/logic/report.js';
+import { base64Bytes, replyRows, reportable } from '../../renderer/src/logic/report.js';
+import { sampleChat } from '../fixtures/chats.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM } from '../../renderer/src/logic/sampling.js';
 import { applyLiveEvents } from '../../renderer/src/store/chats.js';
 import { parseGpuLayers } from '../../renderer/src/store/library.js';
@@ -242,12 +243,24 @@ describe('A/B and the report', () => {
     assert.equal(compareAb(side({}), side({ digest: 'sha256:bb' })).digestsMatch, false);
     assert.equal(compareAb(side({}), side({ stats: null })).decodeSpeedup, null);
   });
-  test('the JSON export carries every request and A/B run', () => {
-    const entry = { at: 't', chatId: 'c', chatTitle: 'T', messageId: 'm', model: 'target', draft: null, profile: null, strategy: 'ngram', k: 7, s: null, tokens: 3, stopReason: 'eos' as const, digest: 'sha256:aa', stats: stats() };
-    const parsed = JSON.parse(reportJson([entry], [], new Date(0)));
-    assert.equal(parsed.format, REPORT_FORMAT);
-    assert.equal(parsed.createdAt, '1970-01-01T00:00:00.000Z');
-    assert.deepEqual(parsed.requests, [entry]);
+});
+
+describe('the Report tab', () => {
+  test("lists the chat's replies in conversation order, replaced ones before the one shown, and counts the reportable ones", async () => {
+    const chat = await sampleChat();
+    assert.deepEqual(replyRows(chat).map((r) => [r.message.id, r.turn, r.superseded]), [
+      ['s1', 1, true],
+      ['c1', 1, false],
+      ['s2', 2, true],
+      ['p2', 2, false],
+      ['e3', 3, false],
+    ]);
+    assert.equal(reportable(replyRows(chat)), 4, 'the failed reply is not reportable');
+    assert.deepEqual(replyRows(null), []);
+  });
+  test("decodes an export's base64 to its bytes", () => {
+    const bytes = Buffer.from('%PDF-1.4\n\u00ff', 'latin1');
+    assert.deepEqual(Buffer.from(base64Bytes(bytes.toString('base64'))), bytes);
   });
 });
 

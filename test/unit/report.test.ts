@@ -11,6 +11,7 @@ import { CSV_COLUMNS, reportToCsv } from '../../app/report/csv.js';
 import type { Report, RequestRecord, RoundSample } from '../../app/report/schema.js';
 import { quantile, spread, steadyDecodeTokensPerSecond } from '../../app/report/stats.js';
 import { parseTasks, TaskFileError } from '../../app/report/tasks.js';
+import { chromiumCandidates, ChromiumError, findChromium } from '../../main/bench/pdf.js';
 import { progressLine } from '../../main/bench/progress.js';
 import { loadTaskSet, TASKS_DIR } from '../../main/bench/tasks.js';
 
@@ -226,3 +227,25 @@ describe('progress line', () => {
     assert.match(line, /ETA 1:06/);
   });
 });
+
+describe('the print engine for PDF reports', () => {
+  test('looked for where each system keeps a Chromium-based browser: Edge and Chrome on Windows, Debian\'s Chromium on Linux', () => {
+    const windows = chromiumCandidates('win32', { ProgramFiles: 'C:\\Program Files', 'ProgramFiles(x86)': 'C:\\Program Files (x86)' });
+    assert.equal(windows[0], 'C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe');
+    assert.ok(windows.includes('C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe'));
+    assert.equal(chromiumCandidates('linux', {})[0], '/usr/bin/chromium');
+    assert.ok(chromiumCandidates('darwin', {}).includes('/Applications/Google Chrome.app/Contents/MacOS/Google Chrome'));
+  });
+
+  test('none found: the error says what was looked for, what to install and the way around it', () => {
+    assert.throws(
+      () => findChromium({ ProgramFiles: 'Z:\\nowhere' }, 'export HTML', 'win32'),
+      (e: Error) =>
+        e instanceof ChromiumError &&
+        e.message.includes('looked for Z:\\nowhere\\Microsoft\\Edge\\Application\\msedge.exe') &&
+        e.message.endsWith('; install Microsoft Edge or Google Chrome, point POWER_CHROMIUM at one, or export HTML'),
+    );
+    assert.throws(() => findChromium({ POWER_CHROMIUM: '/nonexistent/chromium' }), /POWER_CHROMIUM=\/nonexistent\/chromium is not an executable file/);
+  });
+});
+

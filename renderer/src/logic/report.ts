@@ -1,10 +1,12 @@
-// The session report: every reply completed while this window was open, with its figures,
-// exportable as JSON (the report formats of the benchmark issue replace this when they land).
-import type { AssistantMessage, ReplyStats } from '../api-types.js';
-import type { AbResult } from './ab.js';
+// The Report tab: the open chat's replies (those Regenerate and the A/B replaced included) and
+// the export of its report. The report itself is built by the service from the saved chat
+// (reports.exportChat): it alone knows the machine and the model files, and prints the PDF.
+import { chatReplies, leftOut, type ChatReplyRef } from '../../../app/report/chat.js';
+import type { AssistantMessage, Chat, ReplyStats } from '../api-types.js';
 
 export type StopReasonName = NonNullable<AssistantMessage['stopReason']>;
 
+/** A finished reply of this window's session (the live panel's rolling acceptance reads these). */
 export interface ReportEntry {
   at: string;
   chatId: string;
@@ -22,12 +24,29 @@ export interface ReportEntry {
   stats: ReplyStats | null;
 }
 
-export const REPORT_FORMAT = 'power-session-report';
+export const EXPORT_FORMATS = [
+  { format: 'json', label: 'JSON' },
+  { format: 'csv', label: 'CSV' },
+  { format: 'md', label: 'Markdown' },
+  { format: 'html', label: 'HTML' },
+  { format: 'pdf', label: 'PDF' },
+] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number]['format'];
 
-export function reportJson(entries: readonly ReportEntry[], abRuns: readonly AbResult[], now = new Date()): string {
-  return `${JSON.stringify({ format: REPORT_FORMAT, version: 1, createdAt: now.toISOString(), requests: entries, ab: abRuns }, null, 2)}\n`;
+/** The chat's replies in conversation order, a turn's replaced ones before the one shown. */
+export function replyRows(chat: Chat | null): ChatReplyRef[] {
+  return chat ? chatReplies(chat) : [];
 }
 
-export function reportFileName(now = new Date()): string {
-  return `power-report-${now.toISOString().replace(/[:.]/g, '-')}.json`;
+/** Replies the report can hold (completed or stopped, with their figures). */
+export function reportable(rows: readonly ChatReplyRef[]): number {
+  return rows.filter((r) => leftOut(r.message) === null).length;
+}
+
+/** The bytes of a base64 payload (the export's file). */
+export function base64Bytes(base64: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
 }
