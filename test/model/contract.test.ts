@@ -79,9 +79,15 @@ function llamaCppGrid(target: ModelName, hybrid: ModelName): Config[] {
   for (const strategy of ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const) {
     out.push({ target, strategy, k: 3, s: 3 });
   }
-  // the hybrid: llama.cpp runs the artifacts on a qwen35 target too (the ones made for the llama
-  // target fit its header: hidden 128, the same vocabulary, layers 1-3); S = K - 1 replays
-  for (const [strategy, draft] of close) {
+  // the hybrid: llama.cpp runs the artifacts on a qwen35 target too; the ones made for it agree
+  // often enough that rollbacks deeper than S (S = K - 1) really replay; DSpark has none of its
+  // own, and the llama target's fits the hybrid's header (hidden 128, the same vocabulary)
+  const hybridClose = [
+    ['eagle3', 'hybrid-eagle3-close.gguf'],
+    ['dflash', 'hybrid-dflash-close.gguf'],
+    ['dspark', 'dspark-close.gguf'],
+  ] as const;
+  for (const [strategy, draft] of hybridClose) {
     for (const s of [3, 2]) out.push({ target: hybrid, strategy, draft, k: 3, s });
   }
   return out;
