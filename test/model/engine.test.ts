@@ -5,16 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 
-import type { RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
 import { EngineClient, EngineCrashedError } from '../../main/engine/client.js';
 import type { EngineHostProcess } from '../../main/engine/launcher.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
+import { GREEDY, generateStreamed as generate } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
-const GREEDY: SamplingOptions = {
-  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
-};
 
 async function settledHandles(engine: EngineClient) {
   // a finished job releases its thread-safe function one event-loop turn after it settles
@@ -26,36 +22,6 @@ async function settledHandles(engine: EngineClient) {
   return engine.call('liveHandles', {});
 }
 
-interface Run {
-  tokens: number[];
-  rounds: RoundRecord[];
-  stopReason: string;
-}
-
-async function generate(
-  engine: EngineClient,
-  sessionId: string,
-  prompt: number[],
-  maxTokens: number,
-  onRound?: (round: RoundRecord, rounds: RoundRecord[]) => void,
-): Promise<Run> {
-  const requestId = randomUUID();
-  const rounds: RoundRecord[] = [];
-  const stop = engine.onRound(requestId, (round) => {
-    rounds.push(round);
-    onRound?.(round, rounds);
-  });
-  try {
-    const result = await engine.call('generate', {
-      sessionId, requestId, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY,
-    });
-    const tokens = rounds.flatMap((r) => r.tokens.map((t) => t.id));
-    assert.equal(tokens.length, result.generated, 'every emitted token arrived before the result');
-    return { tokens, rounds, stopReason: result.stopReason };
-  } finally {
-    stop();
-  }
-}
 
 describe('engine host', () => {
   let models: ModelSet;

@@ -9,46 +9,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 
-import type { RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
+import type { RoundRecord } from '../../app/engine-protocol.js';
 import type { Strategy } from '../../app/strategies.js';
 import { EngineClient } from '../../main/engine/client.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
 import { power, type CliRun } from '../fixtures/cli.js';
+import { GREEDY, generateStreamed as generate } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { runSpecReference, specReferenceTool } from '../fixtures/spec-reference.js';
 
-const GREEDY: SamplingOptions = {
-  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
-};
 const PROMPT = [1, 300, 301, 302, 303];
-
-interface Run {
-  tokens: number[];
-  rounds: RoundRecord[];
-  stopReason: string;
-}
-
-async function generate(
-  engine: EngineClient,
-  sessionId: string,
-  prompt: number[],
-  maxTokens: number,
-  onRound?: (rounds: RoundRecord[]) => void,
-): Promise<Run> {
-  const requestId = randomUUID();
-  const rounds: RoundRecord[] = [];
-  const stop = engine.onRound(requestId, (round) => {
-    rounds.push(round);
-    onRound?.(rounds);
-  });
-  try {
-    const result = await engine.call('generate', { sessionId, requestId, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY });
-    return { tokens: rounds.flatMap((r) => r.tokens.map((t) => t.id)), rounds, stopReason: result.stopReason };
-  } finally {
-    stop();
-  }
-}
 
 /** What a round's proposer did: how many it proposed and how many the target kept. */
 const shape = (rounds: RoundRecord[]) => rounds.map((r) => `${r.proposed}/${r.accepted}`);
@@ -169,7 +139,7 @@ describe("llama.cpp's proposers: cancel and failure inside a round", () => {
       assert.deepEqual(shape(resumed.rounds), shape(reference.rounds), 'the proposer came back to the last commit');
 
       // a cancel between rounds: the same
-      const cancelled = await generate(engine, sessionId, PROMPT, 1500, (rounds) => {
+      const cancelled = await generate(engine, sessionId, PROMPT, 1500, (_round, rounds) => {
         if (rounds.length === 8) void engine.call('cancel', { sessionId });
       });
       assert.equal(cancelled.stopReason, 'cancelled');
