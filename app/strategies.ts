@@ -2,51 +2,26 @@
 // (and, where needed, a compatible draft) supports it AND this engine runs it; otherwise the
 // reason says which of the two is missing. Nothing is ever substituted.
 
-export const STRATEGIES = [
-  'none',
-  'ngram',
-  'draft-model',
-  'mtp',
-  'dflash',
-  'eagle3',
-  'dspark',
-  // llama.cpp's own n-gram families (common/speculative.cpp), under llama.cpp's names: each is
-  // its own algorithm, none of them is our `ngram`
-  'ngram-simple',
-  'ngram-map-k',
-  'ngram-map-k4v',
-  'ngram-mod',
-  'ngram-cache',
-] as const;
+/** Draft artifacts that read the target's hidden states, run on llama.cpp's own graphs. */
+const ARTIFACT_STRATEGIES = ['dflash', 'eagle3', 'dspark'] as const;
+// llama.cpp's own n-gram families (common/speculative.cpp), under llama.cpp's names: each is its
+// own algorithm, none of them is our `ngram`
+const LLAMA_CPP_NGRAM_STRATEGIES = ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const;
+
+export const STRATEGIES = ['none', 'ngram', 'draft-model', 'mtp', ...ARTIFACT_STRATEGIES, ...LLAMA_CPP_NGRAM_STRATEGIES] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
 /** Strategies whose proposer this engine build implements. */
 export const ENGINE_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(STRATEGIES);
 
 /** The strategies that run llama.cpp's own proposer (libllama-common's common_speculative). */
-export const LLAMA_CPP_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>([
-  'eagle3',
-  'dflash',
-  'dspark',
-  'ngram-simple',
-  'ngram-map-k',
-  'ngram-map-k4v',
-  'ngram-mod',
-  'ngram-cache',
-]);
+export const LLAMA_CPP_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>([...ARTIFACT_STRATEGIES, ...LLAMA_CPP_NGRAM_STRATEGIES]);
 
 /** The strategies that propose from the token history alone (no model, no artifact). */
-export const NGRAM_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>([
-  'ngram',
-  'ngram-simple',
-  'ngram-map-k',
-  'ngram-map-k4v',
-  'ngram-mod',
-  'ngram-cache',
-]);
+export const NGRAM_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['ngram', ...LLAMA_CPP_NGRAM_STRATEGIES]);
 
 /** The strategies that need a draft file next to the target. */
-export const DRAFT_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['draft-model', 'eagle3', 'dflash', 'dspark']);
+export const DRAFT_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['draft-model', ...ARTIFACT_STRATEGIES]);
 
 export interface StrategyAvailability {
   available: boolean;

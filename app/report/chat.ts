@@ -8,7 +8,7 @@ import { WARMUP_ROUNDS } from '../generation-result.js';
 import type { Strategy } from '../strategies.js';
 import { CONTROL } from './aggregate.js';
 import { buildReport } from './build.js';
-import { recordFromSamples } from './request.js';
+import { recordFromSamples, roundSample } from './request.js';
 import type { ChatReply, ChatSection, Environment, ModelFile, ProfileRun, Report, RequestRecord, RoundSample } from './schema.js';
 
 export const CHAT_CATEGORY = 'chat';
@@ -125,17 +125,7 @@ function profileNames(list: readonly ChatReplyRef[]): { names: string[]; profile
 }
 
 function samples(m: AssistantMessage): RoundSample[] {
-  return m.rounds.map((r) => ({
-    proposed: r.proposed,
-    accepted: r.accepted,
-    emitted: r.tokenIds.length,
-    replay: r.replay,
-    clampedTo: r.clampedTo,
-    endUs: r.endUs,
-    proposeUs: r.proposeUs,
-    verifyUs: r.verifyUs,
-    commitUs: r.commitUs,
-  }));
+  return m.rounds.map((r) => roundSample(r, r.tokenIds.length));
 }
 
 /** Why a reply cannot be a request of the report, or null when it can. */

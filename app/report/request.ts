@@ -35,18 +35,25 @@ export interface RequestOutcome {
   rounds: readonly RoundRecord[];
 }
 
-export function roundSamples(rounds: readonly RoundRecord[]): RoundSample[] {
-  return rounds.map((r) => ({
+/** The timing and counts of one round, as the engine reports them and as a saved reply keeps them. */
+export type RoundFigures = Pick<RoundRecord, 'proposed' | 'accepted' | 'replay' | 'clampedTo' | 'endUs' | 'proposeUs' | 'verifyUs' | 'commitUs'>;
+
+export function roundSample(r: RoundFigures, emitted: number): RoundSample {
+  return {
     proposed: r.proposed,
     accepted: r.accepted,
-    emitted: r.tokens.length,
+    emitted,
     replay: r.replay,
     clampedTo: r.clampedTo,
     endUs: r.endUs,
     proposeUs: r.proposeUs,
     verifyUs: r.verifyUs,
     commitUs: r.commitUs,
-  }));
+  };
+}
+
+export function roundSamples(rounds: readonly RoundRecord[]): RoundSample[] {
+  return rounds.map((r) => roundSample(r, r.tokens.length));
 }
 
 /** The record without `matchesControl` (compareWithControl fills it once the control ran). */

@@ -273,6 +273,18 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             return;
         }
         const std::string & strategy = core->params.strategy;
+        // a proposer that cannot be created says why, with what llama.cpp logged while it tried
+        const auto create_proposer = [&](auto make) {
+            const uint64_t proposer_mark = log_capture_mark();
+            try {
+                core->prop = make();
+                return true;
+            } catch (const std::exception & e) {
+                const std::string why = log_capture_problems_since(proposer_mark);
+                job.reject(e.what() + (why.empty() ? "" : ": " + why));
+                return false;
+            }
+        };
         if (strategy == "ngram") {
             core->prop = make_proposer_ngram(1, 4);
         } else if (strategy == "draft-model") {
@@ -292,12 +304,7 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             mp.flash_attn     = core->params.flash_attn;
             mp.abort_callback = cp.abort_callback;
             mp.abort_data     = core.get();
-            const uint64_t mtp_mark = log_capture_mark();
-            try {
-                core->prop = make_proposer_mtp(core->model, raw, mp);
-            } catch (const std::exception & e) {
-                std::string why = log_capture_problems_since(mtp_mark);
-                job.reject(e.what() + (why.empty() ? "" : ": " + why));
+            if (!create_proposer([&] { return make_proposer_mtp(core->model, raw, mp); })) {
                 return;
             }
         } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
@@ -310,12 +317,7 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
             pp.flash_attn     = core->params.flash_attn;
             pp.abort_callback = cp.abort_callback;
             pp.abort_data     = core.get();
-            const uint64_t common_mark = log_capture_mark();
-            try {
-                core->prop = make_proposer_common(pp, raw);
-            } catch (const std::exception & e) {
-                std::string why = log_capture_problems_since(common_mark);
-                job.reject(e.what() + (why.empty() ? "" : ": " + why));
+            if (!create_proposer([&] { return make_proposer_common(pp, raw); })) {
                 return;
             }
         } else {
