@@ -19,7 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { FLAVOURS, fail, packageDir, platformKey, prebuiltLibDir } from './native/flavours.mjs';
-import { buildLlamaFromSource } from './native/llama-from-source.mjs';
+import { buildLlamaFromSource, sourcePatches } from './native/llama-from-source.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -64,15 +64,23 @@ function llamaSource() {
   const bundle = join(pkgDir, 'llama', 'gitRelease.bundle');
   const dir = join(root, 'build', 'llama.cpp');
   const stamp = join(dir, '.power-release');
-  const want = `${info.tag} ${readFileSync(join(pkgDir, 'package.json'), 'utf8').match(/"version":\s*"([^"]+)"/)[1]}`;
+  const patches = sourcePatches();
+  const want = `${info.tag} ${readFileSync(join(pkgDir, 'package.json'), 'utf8').match(/"version":\s*"([^"]+)"/)[1]} patches ${patches.hash}`;
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dirname(dir), { recursive: true });
     execFileSync('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', bundle, dir], { stdio: 'inherit' });
+    for (const patch of patches.paths) {
+      try {
+        execFileSync('git', ['-C', dir, 'apply', '--whitespace=nowarn', patch], { stdio: 'inherit' });
+      } catch {
+        fail(`the patch ${patch} does not apply to llama.cpp ${info.tag} (git apply output above)`);
+      }
+    }
     writeFileSync(stamp, want);
   }
   const commit = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
-  return { dir, tag: info.tag, commit };
+  return { dir, tag: info.tag, commit, patches: patches.names };
 }
 
 /** The architectures this llama.cpp release can load, read from its own name table. */
@@ -163,6 +171,8 @@ function buildAddon(flavour, libDir, src, extraInfo) {
     nodeLlamaCpp: '3.21.1',
     gpu: f.gpu,
     batchInvariant: f.batchInvariant,
+    flashAttnBatchInvariant: f.flashAttnBatchInvariant,
+    ...(f.route === 'source' ? { llamaPatches: src.patches } : {}),
     llamaLibDir: libDir,
     cudaMajor: f.cudaMajor ?? null,
     ...(cudaBackend ? { cudaBackend } : {}),

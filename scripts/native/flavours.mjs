@@ -7,16 +7,21 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 // batchInvariant: a verify pass computes each row exactly as a one-row decode does (DESIGN.md
-// section 1). Measured for the CPU routes; CUDA is unmeasured (false until shown otherwise).
+// section 1) with Flash Attention off; flashAttnBatchInvariant: with it on too. Measured for the
+// CPU routes; CUDA is unmeasured (false until shown otherwise). The source route's CPU Flash
+// Attention is invariant through scripts/native/patches/ggml-cpu-flash-attn-one-path.patch:
+// as released, ggml splits a one-row decode's KV range across threads once the view reaches
+// 512 cells and tiles batches of 64 rows or more, so a row's sums depend on the batch it is in
+// (docs/exactness.md).
 export const FLAVOURS = {
   // the default: llama.cpp from the bundle with GGML_LLAMAFILE=OFF (scripts/native/llama-from-source.mjs)
-  cpu: { route: 'source', libSuffix: '', gpu: null, batchInvariant: true },
+  cpu: { route: 'source', libSuffix: '', gpu: null, batchInvariant: true, flashAttnBatchInvariant: true },
   // node-llama-cpp's prebuilt CPU libraries: llamafile's sgemm makes them not batch-invariant
-  'cpu-prebuilt': { route: 'prebuilt', packageSuffix: '', libSuffix: '', gpu: null, batchInvariant: false },
+  'cpu-prebuilt': { route: 'prebuilt', packageSuffix: '', libSuffix: '', gpu: null, batchInvariant: false, flashAttnBatchInvariant: false },
   // the CUDA package names its libraries libllama.cuda.v0.4.0.so / libggml.cuda.v0.4.0.so and
   // was built against CUDA 13 (its libggml-cuda.so needs libcudart.so.13, libcublas.so.13)
-  cuda: { route: 'prebuilt', packageSuffix: '-cuda', libSuffix: '.cuda', gpu: 'cuda', cudaMajor: 13, batchInvariant: false },
-  'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda', batchInvariant: false },
+  cuda: { route: 'prebuilt', packageSuffix: '-cuda', libSuffix: '.cuda', gpu: 'cuda', cudaMajor: 13, batchInvariant: false, flashAttnBatchInvariant: false },
+  'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda', batchInvariant: false, flashAttnBatchInvariant: false },
 };
 
 export function fail(message) {

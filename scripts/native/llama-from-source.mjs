@@ -9,9 +9,25 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, homedir, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { fail } from './flavours.mjs';
+
+const PATCH_DIR = join(dirname(fileURLToPath(import.meta.url)), 'patches');
+
+/**
+ * Our changes to the release's source, applied in name order to the clone the from-source
+ * flavours build (the prebuilt ones run the release as shipped). Each patch says why in its
+ * own comment; docs/exactness.md lists them. `hash` changes with any patch, and so does the
+ * build's cache key.
+ */
+export function sourcePatches() {
+  const names = existsSync(PATCH_DIR) ? readdirSync(PATCH_DIR).filter((f) => f.endsWith('.patch')).sort() : [];
+  const hash = createHash('sha256');
+  for (const name of names) hash.update(name).update('\0').update(readFileSync(join(PATCH_DIR, name))).update('\0');
+  return { names, paths: names.map((n) => join(PATCH_DIR, n)), hash: hash.digest('hex').slice(0, 16) };
+}
 
 /** nvcc from CUDACXX, PATH or the usual install folders; null when there is none. */
 export function findNvcc() {
@@ -141,6 +157,7 @@ export function llamaBuildKey({ srcCommit, defs, nvccVersion }) {
   const inputs = {
     v: 1,
     srcCommit,
+    patches: sourcePatches().hash,
     defs,
     cxx: commandOutput(process.env.CXX || 'c++', ['--version']).split('\n')[0],
     cc: commandOutput(process.env.CC || 'cc', ['--version']).split('\n')[0],
@@ -210,7 +227,7 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVa
   cmake('build', ['--build', buildDir, '--config', 'Release', '--parallel', String(Math.max(1, cpus().length))]);
   const seconds = Math.round((Date.now() - started) / 1000);
   // written last: only a finished build is ever reused
-  writeFileSync(stamp, JSON.stringify({ key, srcCommit, defs, seconds, builtAt: new Date().toISOString() }, null, 2) + '\n');
+  writeFileSync(stamp, JSON.stringify({ key, srcCommit, patches: sourcePatches().names, defs, seconds, builtAt: new Date().toISOString() }, null, 2) + '\n');
   console.log(`power: llama.cpp built in ${seconds} s (${libDir})`);
   return { libDir, seconds, builtSeconds: seconds, key, defs, ...cudaInfo };
 }
