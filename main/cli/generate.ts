@@ -1,23 +1,23 @@
 // power generate: one prompt through the engine, text streamed to stdout or one JSON object.
 // A thin front door: the load rules (device, memory, strategy, draft) live in main/service/runtime.
-import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 
-import type { SamplingOptions } from '../../app/engine-protocol.js';
+import { FlashAttn, type SamplingOptions } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
 import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../app/profile.js';
 import { capThreads } from '../../app/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../app/strategies.js';
-import { readBuildInfo } from '../engine/build-info.js';
+import { batchInvariance } from '../engine/build-info.js';
 import { CancelledError, cancelledOutcome } from '../engine/cancellation.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
 import { ModelLoadCancelled } from '../service/runtime/open-model.js';
 import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
 import { createSession, openTarget, sessionProblem, type OpenedTarget } from '../service/runtime/target.js';
-import { choice, int, num, parseFlags, str, tokenList } from './args.js';
+import { choice, int, parseFlags, str, tokenList } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile, resolveKS } from './profile.js';
+import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
@@ -37,12 +37,7 @@ const FLAGS = {
   'prompt-tokens': { type: 'string' },
   raw: { type: 'boolean' },
   'max-tokens': { type: 'string' },
-  temperature: { type: 'string' },
-  seed: { type: 'string' },
-  'top-k': { type: 'string' },
-  'top-p': { type: 'string' },
-  'min-p': { type: 'string' },
-  'repeat-penalty': { type: 'string' },
+  ...SAMPLING_FLAGS,
   ctx: { type: 'string' },
   threads: { type: 'string' },
   device: { type: 'string' },
@@ -137,25 +132,14 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     DEFAULT_K,
   );
   const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
-  const temperature = num(values, 'temperature', { min: 0, max: 100 }) ?? 0;
-  const seedFlag = int(values, 'seed', { min: 0, max: 0xffffffff });
-  const sampling: SamplingOptions = {
-    temperature,
-    seed: seedFlag ?? (temperature > 0 ? randomInt(0, 0xffffffff) : 0),
-    topK: int(values, 'top-k', { min: 0, max: 1_000_000 }) ?? 40,
-    topP: num(values, 'top-p', { min: 0, max: 1, minExclusive: true }) ?? 0.95,
-    minP: num(values, 'min-p', { min: 0, max: 1 }) ?? 0.05,
-    repeatPenalty: num(values, 'repeat-penalty', { min: 0, max: 100, minExclusive: true }) ?? 1,
-    repeatLastN: 64,
-    presencePenalty: 0,
-    frequencyPenalty: 0,
-  };
+  const { sampling } = samplingFromFlags(values);
+  const { temperature } = sampling;
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
   const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
   const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
   if (threadsCap?.warning) run.warn(threadsCap.warning);
   const threads = threadsCap?.threads ?? 0; // 0: the engine's default (README "Threads")
-  const flashFlag = choice(values, 'flash-attn', ['on', 'off', 'auto'] as const);
+  const flashFlag = choice(values, 'flash-attn', FlashAttn.options);
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const layers = gpuLayers(values);
   const draftPath = str(values, 'draft');
@@ -266,7 +250,7 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
       device: describeDevice(placement.device),
       kind: placement.kind,
       flavour: placement.flavour,
-      batchInvariant: readBuildInfo(placement.flavour).batchInvariant === true,
+      batchInvariant: batchInvariance(placement.flavour, c.flashAttn),
       llamaCppRelease: placement.llamaCppRelease,
       gpuLayers: placement.kind === 'cpu' ? null : c.layers < 0 ? 'all' : c.layers,
       flashAttn: c.flashAttn,

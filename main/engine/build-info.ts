@@ -20,8 +20,12 @@ export interface BuildInfo {
   architectures: string[];
   /** 'prebuilt' (node-llama-cpp's package) or 'source' (llama.cpp built here) */
   route?: string;
-  /** a verify pass computes each row exactly as a one-row decode (DESIGN.md section 1) */
+  /** with Flash Attention off, a verify pass computes each row exactly as a one-row decode */
   batchInvariant?: boolean;
+  /** the same with Flash Attention on (the source builds' patched CPU kernel, docs/exactness.md) */
+  flashAttnBatchInvariant?: boolean;
+  /** our patches applied to llama.cpp's source before a from-source build */
+  llamaPatches?: string[];
   /** the GPU backend the flavour carries, null for CPU-only */
   gpu?: 'cuda' | null;
   /** major version of the CUDA runtime the flavour's libggml-cuda needs */
@@ -52,4 +56,18 @@ export function readBuildInfo(flavour?: string): BuildInfo {
     throw new Error(`the native addon is not built (${file} is missing): run npm install`);
   }
   return JSON.parse(readFileSync(file, 'utf8')) as BuildInfo;
+}
+
+/**
+ * Whether a session computes each verify row exactly as a one-row decode does: the flavour's
+ * matrix kernels, and its attention kernel for the Flash Attention setting llama.cpp settled on
+ * for that session ('unknown' claims nothing). The cache layout is the same for every session
+ * (F16 K/V, one sequence, full-size sliding-window cache: native/src/session.cpp), so it never
+ * takes the claim away.
+ */
+export function batchInvariance(flavour: string, flashAttn: 'on' | 'off' | 'unknown'): boolean {
+  const info = readBuildInfo(flavour);
+  if (info.batchInvariant !== true) return false;
+  if (flashAttn === 'off') return true;
+  return flashAttn === 'on' && info.flashAttnBatchInvariant === true;
 }

@@ -6,7 +6,7 @@
 import type { EngineState, LoadOptions } from '../../app/api/engine.js';
 import { PowerError } from '../../app/api/errors.js';
 import type { Strategy } from '../../app/strategies.js';
-import { readBuildInfo } from '../engine/build-info.js';
+import { batchInvariance } from '../engine/build-info.js';
 import type { EngineOptions } from '../engine/client.js';
 import { describeDevice } from '../engine/device-select.js';
 import { Emitter } from './events.js';
@@ -60,7 +60,7 @@ export class EngineSupervisor {
             device: describeDevice(t.placement.device),
             kind: t.placement.kind,
             flavour: t.placement.flavour,
-            batchInvariant: readBuildInfo(t.placement.flavour).batchInvariant === true,
+            batchInvariant: batchInvariance(t.placement.flavour, this.session?.flashAttn ?? 'unknown'),
             llamaCppRelease: t.placement.llamaCppRelease,
             gpuLayers: t.placement.kind === 'cpu' ? null : (this.options?.gpuLayers ?? -1) < 0 ? 'all' : this.options!.gpuLayers,
             flashAttn: this.session?.flashAttn ?? 'unknown',

@@ -13,6 +13,7 @@ import { powerApi, type PowerApi } from '../../app/api/index.js';
 import type { ReplyStats, TokenEvent, ApiRound } from '../../app/api/generation.js';
 import { strategyAvailability } from '../../app/strategies.js';
 import type { StopReason } from '../../app/engine-protocol.js';
+import { batchInvariance } from '../engine/build-info.js';
 import { EngineCrashedError } from '../engine/client.js';
 import { describeEstimate, estimateMemory } from '../engine/memory-estimate.js';
 import { checkDraftCompatibility } from '../models/draft-compat.js';
@@ -59,7 +60,7 @@ function replyRuntime(supervisor: EngineSupervisor, target: OpenedTarget, sessio
   const backend = supervisor.state().backend;
   if (!backend) return undefined;
   return {
-    backend: { ...backend, flashAttn: session.flashAttn },
+    backend: { ...backend, flashAttn: session.flashAttn, batchInvariant: batchInvariance(backend.flavour, session.flashAttn) },
     contextSize: target.contextSize,
     threads: session.threads,
     // createSession's default: the service does not change it

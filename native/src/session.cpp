@@ -215,6 +215,11 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
         cp.n_rs_seq        = core->spec.recurrent ? static_cast<uint32_t>(core->spec.s) : 0;
         cp.n_seq_max       = 1;
         cp.flash_attn_type = core->params.flash_attn;
+        // a sliding-window cache of full size keeps every position in its own cell, as the
+        // full-attention cache does; a ring of window + batch cells can place a verify
+        // pass's rows in other cells than a one-row decode, and the attention sums would run
+        // over the cells in another order (the batch invariance of build-info.ts assumes this)
+        cp.swa_full        = true;
         cp.no_perf         = true;
         if (core->params.n_threads <= 0) {
             core->params.n_threads = default_thread_count();
