@@ -44,9 +44,19 @@ export interface OpenedTarget extends OpenedModel {
   strategy: Strategy;
   /** the draft next to the target, with what its header check found (kind, declared facts) */
   draft: { modelId: string; info: NativeModelInfo; gguf: GgufInfo; path: string; check: DraftCompatibility } | null;
-  /** what the session asks llama.cpp for: on CUDA on unless asked otherwise, elsewhere llama.cpp decides */
+  /** what the sessions ask llama.cpp for: what the request said, else defaultFlashAttn */
   flashAttn: FlashAttnMode;
   contextSize: number;
+}
+
+/**
+ * Flash Attention when the request leaves it open. CUDA: on (its kernels are not
+ * batch-invariant either way, and on is much faster). CPU: off, where llama.cpp's own choice
+ * would be on: both are exact on the default engine, and off measured equal or faster from
+ * 1,024 positions on (bench/RESULTS-cpu.md, docs/exactness.md).
+ */
+export function defaultFlashAttn(kind: 'cpu' | 'cuda'): 'on' | 'off' {
+  return kind === 'cuda' ? 'on' : 'off';
 }
 
 /** Opens the target, checks that it can serve the strategy, and loads the draft. */
@@ -69,7 +79,8 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
       ...(request.contextSize !== undefined ? { contextSize: request.contextSize } : {}),
       ...(speculative && draftGguf ? { draft: draftGguf } : {}),
       s: speculative ? request.s : 0,
-      flashAttn: request.flashAttn !== 'off',
+      // absent: the device's default (defaultFlashAttn), which the memory check assumes too
+      ...(request.flashAttn === 'on' || request.flashAttn === 'off' ? { flashAttn: request.flashAttn === 'on' } : {}),
     },
     enforceFit: true,
     ...(request.signal ? { signal: request.signal } : {}),
@@ -103,7 +114,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
       ...opened,
       strategy,
       draft,
-      flashAttn: request.flashAttn ?? (placement.kind === 'cuda' ? 'on' : 'auto'),
+      flashAttn: request.flashAttn ?? defaultFlashAttn(placement.kind),
       contextSize: request.contextSize ?? defaultContextSize(info.contextLength),
     };
   } catch (error) {
