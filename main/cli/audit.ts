@@ -2,25 +2,29 @@
 // where it does not, is the difference the rounding of a verify row (explained) or a bug?
 import { availableParallelism } from 'node:os';
 
-import { SamplingOptions } from '../../app/engine-protocol.js';
+import { FlashAttn } from '../../app/engine-protocol.js';
 import { DEFAULT_K, K_MAX } from '../../app/profile.js';
 import { capThreads } from '../../app/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../app/strategies.js';
-import { runAudit, type Divergence } from '../engine/audit.js';
-import { readBuildInfo } from '../engine/build-info.js';
+import { auditVerdict, runAudit, type AuditVerdict, type Divergence } from '../engine/audit.js';
+import { batchInvariance } from '../engine/build-info.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
 import { openTarget, sessionProblem } from '../service/runtime/target.js';
-import { choice, int, num, parseFlags, str, tokenList } from './args.js';
+import { choice, int, parseFlags, str, tokenList } from './args.js';
 import { cliError, UsageError } from './errors.js';
+import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 import type { Io } from './generate.js';
 
 export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
   (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
-  [--temperature T --seed N] [--ctx N] [--threads N] [--device auto|cuda|cpu] [--json]
+  [--temperature T --seed N] [--top-k N] [--top-p P] [--min-p P] [--repeat-penalty R]
+  [--ctx N] [--threads N] [--device auto|cuda|cpu]
+  [--flash-attn on|off|auto] [--json]
   Runs the autoregressive control and the speculative run and compares their tokens. At the
   first difference it compares the verify row the speculative run sampled with the control's
-  one-row decode. Exit 0: identical, or the rows explain the difference; 1: unexplained.`;
+  one-row decode. Exit 0: identical, or (on an engine that is not batch-invariant) the rows
+  explain the difference; 1: any difference on a batch-invariant engine, or an unexplained one.`;
 
 const FLAGS = {
   model: { type: 'string' },
@@ -33,11 +37,11 @@ const FLAGS = {
   'prompt-tokens': { type: 'string' },
   raw: { type: 'boolean' },
   'max-tokens': { type: 'string' },
-  temperature: { type: 'string' },
-  seed: { type: 'string' },
+  ...SAMPLING_FLAGS,
   ctx: { type: 'string' },
   threads: { type: 'string' },
   device: { type: 'string' },
+  'flash-attn': { type: 'string' },
   json: { type: 'boolean' },
   verbose: { type: 'boolean' },
 } as const;
@@ -48,8 +52,12 @@ export interface AuditReport {
   specDigest: string;
   tokens: number;
   flavour: string;
+  /** what ran: the flavour with the Flash Attention setting of these sessions */
+  flashAttn: 'on' | 'off' | 'unknown';
   batchInvariant: boolean;
-  firstDivergence: Divergence | null;
+  verdict: AuditVerdict;
+  /** explained: the rows account for it and the engine does not claim batch invariance */
+  firstDivergence: (Divergence & { explained: boolean }) | null;
 }
 
 function promptSource(values: Record<string, string | boolean | undefined>): PromptSource {
@@ -68,16 +76,23 @@ function promptSource(values: Record<string, string | boolean | undefined>): Pro
 
 function describe(report: AuditReport): string {
   const head = `control ${report.controlDigest}\nspec    ${report.specDigest}\n`;
-  const engine = `engine: flavour ${report.flavour}, ${report.batchInvariant ? 'batch-invariant' : 'not batch-invariant'}`;
+  const engine =
+    `engine: flavour ${report.flavour}, Flash Attention ${report.flashAttn}, ` +
+    (report.batchInvariant ? 'batch-invariant' : 'not batch-invariant');
   const d = report.firstDivergence;
   if (!d) return `${head}identical: ${report.tokens} tokens (${engine})\n`;
+  const lines = {
+    'not-invariant': `  FAILED: this engine claims batch invariance, so no verify row may differ from the one-row decode (${engine})`,
+    explained: `  explained: the verify row rounds differently enough to move that choice (${engine})`,
+    unexplained: `  NOT explained: the rows do not account for the different tokens; this is a bug (${engine})`,
+    identical: '',
+  };
   return (
     `${head}first divergence at token ${d.index}: control ${d.controlToken}, spec ${d.specToken}\n` +
     `  control margin (top-1 minus top-2 logit) ${d.controlMargin.toPrecision(4)}, ` +
-    `verify row vs one-row decode max |diff| ${d.rowMaxAbsDiff.toPrecision(4)}\n` +
-    (d.explained
-      ? `  explained: the verify row rounds differently enough to move that choice (${engine})\n`
-      : `  NOT explained: the rows do not account for the different tokens; this is a bug (${engine})\n`)
+    `verify row vs one-row decode max |diff| ${d.rowMaxAbsDiff.toPrecision(4)}` +
+    `${d.rowsAccount ? ' (the rows account for both tokens)' : ''}\n` +
+    `${lines[report.verdict]}\n`
   );
 }
 
@@ -93,18 +108,16 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   const s = int(values, 's', { min: 0, max: K_MAX }) ?? k;
   if (s > k) throw new UsageError(`--s must be from 0 to K (${k}) (got ${s})`);
   const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
-  const temperature = num(values, 'temperature', { min: 0, max: 100 }) ?? 0;
-  const seed = int(values, 'seed', { min: 0, max: 0xffffffff });
-  // the audit reruns both requests: a seeded run must be reproducible
-  if (temperature > 0 && seed === undefined) throw new UsageError('--temperature above 0 needs --seed N (the audit reruns both requests)');
-  // the protocol's defaults (top-k 40, top-p 0.95, min-p 0.05, no penalties), as power generate's
-  const sampling = SamplingOptions.parse({ temperature, seed: seed ?? 0 });
+  const { sampling, seedGiven } = samplingFromFlags(values);
+  // the audit reruns both requests: a sampled run must be reproducible
+  if (sampling.temperature > 0 && !seedGiven) throw new UsageError('--temperature above 0 needs --seed N (the audit reruns both requests)');
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
   const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
   const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
   if (threadsCap?.warning) io.err(`warning: ${threadsCap.warning}\n`);
   const threads = threadsCap?.threads ?? 0; // 0: the engine's default (README "Threads")
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
+  const flashAttn = choice(values, 'flash-attn', FlashAttn.options);
   const draftPath = str(values, 'draft');
 
   // the same load rules as power generate and the service (main/service/runtime)
@@ -116,6 +129,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
     ...(draftPath ? { draftPath } : {}),
     s,
     ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
+    ...(flashAttn ? { flashAttn } : {}),
     verbose: values.verbose === true,
   }).catch((error: unknown) => {
     throw cliError(error);
@@ -138,22 +152,27 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
       s,
       contextSize,
       threads,
-      ...(placement.kind === 'cuda' ? { flashAttn: 'on' as const } : {}),
+      flashAttn: target.flashAttn,
       prompt,
       maxTokens,
       sampling,
     });
+    const batchInvariant = batchInvariance(placement.flavour, outcome.flashAttn);
+    const verdict = auditVerdict(outcome, batchInvariant);
+    const d = outcome.firstDivergence;
     const report: AuditReport = {
       identical: outcome.identical,
       controlDigest: outcome.control.digest,
       specDigest: outcome.spec.digest,
       tokens: outcome.control.tokens.length,
       flavour: placement.flavour,
-      batchInvariant: readBuildInfo(placement.flavour).batchInvariant === true,
-      firstDivergence: outcome.firstDivergence,
+      flashAttn: outcome.flashAttn,
+      batchInvariant,
+      verdict,
+      firstDivergence: d ? { ...d, explained: verdict === 'explained' } : null,
     };
     io.out(values.json ? JSON.stringify(report) + '\n' : describe(report));
-    return report.identical || report.firstDivergence?.explained ? 0 : 1;
+    return verdict === 'identical' || verdict === 'explained' ? 0 : 1;
   } catch (error) {
     throw cliError(error);
   } finally {

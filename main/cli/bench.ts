@@ -1,10 +1,9 @@
 // power bench: a task set against K/S profiles and the autoregressive control, interleaved in
 // one engine, written as a report (JSON, and CSV / Markdown / HTML / PDF derived from it).
-import { randomInt } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
-import { SamplingOptions } from '../../app/engine-protocol.js';
+import { FlashAttn } from '../../app/engine-protocol.js';
 import { WARMUP_ROUNDS } from '../../app/generation-result.js';
 import { parseProfileList, ProfileListError, PROFILE_SYNTAX } from '../../app/report/bench-profiles.js';
 import { buildReport } from '../../app/report/build.js';
@@ -20,8 +19,9 @@ import { BenchRun } from '../bench/runner.js';
 import { loadTaskSet, TaskSetError, type TaskSet } from '../bench/tasks.js';
 import { REPORT_FORMATS, writeReport, type ReportFormat } from '../bench/write.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
-import { choice, int, num, parseFlags, str } from './args.js';
+import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
+import { samplingFromFlags } from './sampling-flags.js';
 import type { Io } from './generate.js';
 import { createProfileSessions, prepareTasks } from './bench-setup.js';
 import { openTarget, sessionProblem } from '../service/runtime/target.js';
@@ -121,14 +121,15 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
   const taskSet = await tasksOf(str(values, 'tasks') ?? 'calibration');
   const repeat = int(values, 'repeat', { min: 1, max: 1000 }) ?? 1;
   const maxTokensFlag = int(values, 'max-tokens', { min: 1, max: 1_000_000 });
-  const temperature = num(values, 'temperature', { min: 0, max: 100 }) ?? 0;
-  const seedFlag = int(values, 'seed', { min: 0, max: 0xffffffff });
+  // the temperature and seed flags; the rest of the sampling as the protocol's defaults
+  const { sampling } = samplingFromFlags(values);
+  const { temperature } = sampling;
   const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
   const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
   const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
   if (threadsCap?.warning) io.err(`warning: ${threadsCap.warning}\n`);
   const threads = threadsCap?.threads ?? 0; // 0: the engine's default (README "Threads")
-  const flashFlag = choice(values, 'flash-attn', ['on', 'off', 'auto'] as const);
+  const flashFlag = choice(values, 'flash-attn', FlashAttn.options);
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const gpuLayersRaw = str(values, 'gpu-layers');
   const layers = gpuLayersRaw === undefined || gpuLayersRaw === 'all' ? -1 : int(values, 'gpu-layers', { min: 0, max: 100000 })!;
@@ -143,8 +144,6 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
       throw error;
     }
   }
-  // the protocol's defaults (top-k 40, top-p 0.95, min-p 0.05, no penalties), as power generate's
-  const sampling = SamplingOptions.parse({ temperature, seed: seedFlag ?? (temperature > 0 ? randomInt(0, 0xffffffff) : 0) });
   const draftPath = str(values, 'draft');
   const maxS = Math.max(...profiles.map((p) => p.s ?? 0));
 

@@ -37,13 +37,16 @@ export interface Divergence {
   /**
    * the two rows account for the two choices: the sampler, in the state it had before this
    * token (same RNG, same penalty history in both runs), draws specToken from the verify row and
-   * controlToken from the one-row decode. Greedy: the difference overcomes the margin.
+   * controlToken from the one-row decode. Greedy: the difference overcomes the margin. Whether
+   * that is an acceptable explanation depends on the engine (auditVerdict).
    */
-  explained: boolean;
+  rowsAccount: boolean;
 }
 
 export interface AuditOutcome {
   identical: boolean;
+  /** the Flash Attention setting llama.cpp settled on for the sessions (the same for both runs) */
+  flashAttn: 'on' | 'off' | 'unknown';
   control: GenerationOutcome;
   spec: GenerationOutcome;
   firstDivergence: Divergence | null;
@@ -104,7 +107,7 @@ async function run(engine: EngineClient, req: AuditRequest, opts: RunOptions) {
     }
     const outcome = await runGeneration(engine, { sessionId, prompt: req.prompt, maxTokens: req.maxTokens, sampling: req.sampling });
     const captured = opts.capture ? await engine.call('capturedRow', { sessionId }) : null;
-    return { outcome, captured };
+    return { outcome, captured, flashAttn: session.flashAttn };
   } finally {
     await engine.call('disposeSession', { sessionId });
   }
@@ -112,9 +115,10 @@ async function run(engine: EngineClient, req: AuditRequest, opts: RunOptions) {
 
 export async function runAudit(engine: EngineClient, req: AuditRequest): Promise<AuditOutcome> {
   const control = (await run(engine, req, { speculative: false })).outcome;
-  const spec = (await run(engine, req, { speculative: true })).outcome;
+  const specRun = await run(engine, req, { speculative: true });
+  const { outcome: spec, flashAttn } = specRun;
   const index = firstDifference(control.tokens, spec.tokens);
-  if (index < 0) return { identical: true, control, spec, firstDivergence: null };
+  if (index < 0) return { identical: true, flashAttn, control, spec, firstDivergence: null };
 
   // Both runs again, the same way (the same max tokens, so every verify batch has its shape),
   // keeping the row each sampled the token at that position from. The speculative run's sampler
@@ -134,7 +138,7 @@ export async function runAudit(engine: EngineClient, req: AuditRequest): Promise
   const reproduced =
     firstDifference(controlAgain.outcome.tokens, control.tokens) < 0 && firstDifference(specAgain.outcome.tokens, spec.tokens) < 0;
   const rowMaxAbsDiff = maxAbsDiff(specCapture.row, controlRow);
-  const explained =
+  const rowsAccount =
     reproduced &&
     rowMaxAbsDiff > 0 &&
     controlToken !== null &&
@@ -143,8 +147,23 @@ export async function runAudit(engine: EngineClient, req: AuditRequest): Promise
     specCapture.otherToken === controlToken;
   return {
     identical: false,
+    flashAttn,
     control,
     spec,
-    firstDivergence: { index, controlToken, specToken, controlMargin: topMargin(controlRow), rowMaxAbsDiff, explained },
+    firstDivergence: { index, controlToken, specToken, controlMargin: topMargin(controlRow), rowMaxAbsDiff, rowsAccount },
   };
+}
+
+export type AuditVerdict = 'identical' | 'explained' | 'not-invariant' | 'unexplained';
+
+/**
+ * What a divergence means. On an engine that claims batch invariance every verify row equals the
+ * one-row decode, so any difference is a failure, however well the rows account for it
+ * ('not-invariant': the claim is wrong). Elsewhere rounding is expected, and a divergence is
+ * explained when the rows account for it.
+ */
+export function auditVerdict(outcome: Pick<AuditOutcome, 'identical' | 'firstDivergence'>, batchInvariant: boolean): AuditVerdict {
+  if (outcome.identical || !outcome.firstDivergence) return 'identical';
+  if (batchInvariant) return 'not-invariant';
+  return outcome.firstDivergence.rowsAccount ? 'explained' : 'unexplained';
 }

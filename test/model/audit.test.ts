@@ -6,28 +6,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import type { SamplingOptions } from '../../app/engine-protocol.js';
+import type { AuditReport } from '../../main/cli/audit.js';
 import { runAudit, type AuditRequest } from '../../main/engine/audit.js';
 import { EngineClient } from '../../main/engine/client.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 
-interface Report {
-  identical: boolean;
-  controlDigest: string;
-  specDigest: string;
-  tokens: number;
-  flavour: string;
-  batchInvariant: boolean;
-  firstDivergence: null | {
-    index: number;
-    controlToken: number;
-    specToken: number;
-    controlMargin: number;
-    rowMaxAbsDiff: number;
-    explained: boolean;
-  };
-}
+type Report = AuditReport;
 
 const PROMPT = [1, 300, 301, 302, 303];
 const GREEDY: SamplingOptions = {
@@ -49,12 +35,13 @@ describe('power audit', () => {
     ]);
     assert.equal(run.code, 0, run.stderr);
     const report = jsonOf<Report>(run);
-    assert.deepEqual(Object.keys(report).sort(), ['batchInvariant', 'controlDigest', 'firstDivergence', 'flavour', 'identical', 'specDigest', 'tokens']);
+    assert.deepEqual(Object.keys(report).sort(), ['batchInvariant', 'controlDigest', 'firstDivergence', 'flashAttn', 'flavour', 'identical', 'specDigest', 'tokens', 'verdict']);
     assert.equal(report.identical, true);
     assert.equal(report.controlDigest, report.specDigest);
     assert.equal(report.tokens, 48);
     assert.equal(report.flavour, 'cpu');
     assert.equal(report.batchInvariant, true);
+    assert.equal(report.verdict, 'identical');
     assert.equal(report.firstDivergence, null);
   });
 
@@ -64,7 +51,7 @@ describe('power audit', () => {
       '--prompt-tokens', PROMPT.join(','), '--max-tokens', '40', '--temperature', '0.9', '--seed', '5',
     ]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^identical: 40 tokens \(engine: flavour cpu, batch-invariant\)$/m);
+    assert.match(run.stdout, /^identical: 40 tokens \(engine: flavour cpu, Flash Attention (on|off), batch-invariant\)$/m);
   });
 
   test('bad input is exit 2 with one error line', () => {
@@ -133,7 +120,7 @@ describe('power audit', () => {
         assert.ok(d.controlMargin > 0);
         // the hook raised the runner-up by more than the margin: that is the row difference
         assert.ok(d.rowMaxAbsDiff >= d.controlMargin, `diff ${d.rowMaxAbsDiff} vs margin ${d.controlMargin}`);
-        assert.equal(d.explained, true);
+        assert.equal(d.rowsAccount, true);
         assert.deepEqual(out.spec.tokens.slice(0, at), out.control.tokens.slice(0, at));
       });
     }
@@ -149,7 +136,7 @@ describe('power audit', () => {
       const d = out.firstDivergence!;
       assert.equal(d.index, at);
       assert.equal(d.rowMaxAbsDiff, 0, 'the captured verify row equals the one-row decode');
-      assert.equal(d.explained, false);
+      assert.equal(d.rowsAccount, false);
     });
   });
 });
