@@ -306,9 +306,88 @@ export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
   return { metadata, tensors: t.tensors };
 }
 
+// ---------------------------------------------------------------- gemma3 (sliding window)
+
+export interface Gemma3ModelParams extends CommonParams {
+  arch: 'gemma3';
+  name: string;
+  vocab: 'default' | 'alt';
+  embd: number;
+  layers: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  ff: number;
+  contextLength: number;
+  /** cells a sliding-window block attends to; every `slidingWindowPattern`-th block attends to all */
+  slidingWindow: number;
+  slidingWindowPattern: number;
+  rmsEps?: number;
+}
+
+/**
+ * Gemma 3's block as llama.cpp builds it: embeddings scaled by sqrt(E), Q/K norms, norms after
+ * attention and after the GELU FFN, interleaved sliding-window attention (llama.cpp's iSWA
+ * cache).
+ */
+export function makeGemma3ModelSpec(p: Gemma3ModelParams): GgufModel {
+  const vocab = vocabFor(p.vocab);
+  const s = p.scales ?? DEFAULT_SCALES;
+  const E = p.embd;
+  const V = vocab.tokens.length;
+  const D = p.headDim;
+  if (p.heads % p.kvHeads !== 0) throw new RangeError(`bad head layout for ${p.name}`);
+  const pre = 'gemma3.';
+  const metadata: GgufEntry[] = [
+    ...generalMetadata('gemma3', p.name, p.dtype),
+    kv(`${pre}context_length`, gv.u32(p.contextLength)),
+    kv(`${pre}embedding_length`, gv.u32(E)),
+    kv(`${pre}block_count`, gv.u32(p.layers)),
+    kv(`${pre}feed_forward_length`, gv.u32(p.ff)),
+    kv(`${pre}attention.head_count`, gv.u32(p.heads)),
+    kv(`${pre}attention.head_count_kv`, gv.u32(p.kvHeads)),
+    kv(`${pre}attention.key_length`, gv.u32(D)),
+    kv(`${pre}attention.value_length`, gv.u32(D)),
+    kv(`${pre}attention.layer_norm_rms_epsilon`, gv.f32(p.rmsEps ?? 1e-6)),
+    kv(`${pre}attention.sliding_window`, gv.u32(p.slidingWindow)),
+    kv(`${pre}attention.sliding_window_pattern`, gv.u32(p.slidingWindowPattern)),
+    kv(`${pre}rope.freq_base`, gv.f32(1000000)),
+    kv(`${pre}rope.freq_base_swa`, gv.f32(10000)),
+    kv(`${pre}vocab_size`, gv.u32(V)),
+    ...vocabMetadata(vocab),
+  ];
+  const t = new TensorFactory(p);
+  const one = { kind: 'const', value: 1 } as const;
+  const normal = (std: number): Init => ({ kind: 'normal', std });
+  // llama.cpp scales the embeddings by sqrt(E): drawn at std/sqrt(E), the input enters the
+  // residual stream at the size of each block's post-normed output, so the context moves the
+  // choice. The head is a tensor of its own: tied to these embeddings, the input token would
+  // dominate its own logit and every reply would repeat one token
+  t.add('token_embd.weight', [E, V], normal(s.embedding / Math.sqrt(E)));
+  for (let i = 0; i < p.layers; i++) {
+    const b = `blk.${i}.`;
+    t.add(`${b}attn_norm.weight`, [E], one);
+    t.add(`${b}attn_q.weight`, [E, p.heads * D], normal(s.attentionQK));
+    t.add(`${b}attn_k.weight`, [E, p.kvHeads * D], normal(s.attentionQK));
+    t.add(`${b}attn_v.weight`, [E, p.kvHeads * D], normal(s.attentionVO));
+    t.add(`${b}attn_output.weight`, [p.heads * D, E], normal(s.attentionVO));
+    t.add(`${b}attn_q_norm.weight`, [D], one);
+    t.add(`${b}attn_k_norm.weight`, [D], one);
+    t.add(`${b}post_attention_norm.weight`, [E], one);
+    t.add(`${b}ffn_norm.weight`, [E], one);
+    t.add(`${b}ffn_gate.weight`, [E, p.ff], normal(s.projection));
+    t.add(`${b}ffn_up.weight`, [E, p.ff], normal(s.projection));
+    t.add(`${b}ffn_down.weight`, [p.ff, E], normal(s.projection));
+    t.add(`${b}post_ffw_norm.weight`, [E], one);
+  }
+  t.add('output_norm.weight', [E], one);
+  t.add('output.weight', [E, V], normal(s.output), suppressSpecialRows(vocab, E));
+  return { metadata, tensors: t.tensors };
+}
+
 // ---------------------------------------------------------------- the set
 
-export type ModelParams = LlamaModelParams | Qwen35ModelParams | DraftArtifactParams;
+export type ModelParams = LlamaModelParams | Qwen35ModelParams | Gemma3ModelParams | DraftArtifactParams;
 
 const TARGET: LlamaModelParams = {
   arch: 'llama',
@@ -321,6 +400,24 @@ const TARGET: LlamaModelParams = {
   kvHeads: 2,
   ff: 256,
   contextLength: 2048,
+};
+
+// six blocks, five of them with a window of 16 cells: a window far shorter than the context,
+// so long replies run with sliding-window cells in and out of the cache under rollback
+const SWA_TARGET: Gemma3ModelParams = {
+  arch: 'gemma3',
+  name: 'power-synthetic-swa-target',
+  vocab: 'default',
+  seed: 21,
+  embd: 128,
+  layers: 6,
+  heads: 4,
+  kvHeads: 1,
+  headDim: 32,
+  ff: 256,
+  contextLength: 4096,
+  slidingWindow: 16,
+  slidingWindowPattern: 6,
 };
 
 const HYBRID: Qwen35ModelParams = {
@@ -444,6 +541,18 @@ export const SYNTHETIC_MODELS = {
     description: 'qwen35 hybrid (GatedDeltaNet + gated attention), 4 trunk blocks + 1 NextN/MTP block',
     params: HYBRID,
   },
+  'swa-target.gguf': {
+    description: 'gemma3 target: E=128, 6 blocks (sliding window 16 on five, full attention on the sixth), 4/1 heads, F=256, F32',
+    params: SWA_TARGET,
+  },
+  'swa-draft-close.gguf': {
+    description: 'the gemma3 target plus small noise: its agreeing draft',
+    params: { ...SWA_TARGET, name: 'power-synthetic-swa-draft-close', perturb: { scale: 0.02, seed: 121 } },
+  },
+  'swa-target-f16.gguf': {
+    description: 'the gemma3 target with F16 matrices',
+    params: { ...SWA_TARGET, name: 'power-synthetic-swa-target-f16', dtype: 'f16' },
+  },
   ...typedSet(),
   ...draftArtifacts(),
 } satisfies Record<string, { description: string; params: ModelParams }>;
@@ -454,6 +563,7 @@ export type ModelSet = Record<SyntheticModelName, string>;
 export function makeModelSpec(params: ModelParams): GgufModel {
   if (params.arch === 'llama') return makeLlamaModelSpec(params);
   if (params.arch === 'qwen35') return makeQwen35ModelSpec(params);
+  if (params.arch === 'gemma3') return makeGemma3ModelSpec(params);
   return makeDraftArtifactSpec(params, makeModelSpec);
 }
 
@@ -462,7 +572,7 @@ export function makeModelSpec(params: ModelParams): GgufModel {
  * template). Changes to how tensor values are drawn need a GENERATOR_VERSION bump.
  */
 export function specHash(params: ModelParams): string {
-  const resolved = params.arch === 'llama' || params.arch === 'qwen35' ? { ...params, scales: params.scales ?? DEFAULT_SCALES } : params;
+  const resolved = params.arch === 'llama' || params.arch === 'qwen35' || params.arch === 'gemma3' ? { ...params, scales: params.scales ?? DEFAULT_SCALES } : params;
   const { metadata } = makeModelSpec(params);
   const text = JSON.stringify({ v: GENERATOR_VERSION, resolved, metadata }, (_k, v: unknown) =>
     typeof v === 'bigint' ? v.toString() : v,
@@ -594,5 +704,22 @@ export const BENCH_MODELS = {
   'bench-draft.gguf': {
     description: 'draft: the target cut to its first 3 blocks (same weights, ~114 MB)',
     params: { ...BENCH_BASE, name: 'power-bench-draft', layers: 3 },
+  },
+} satisfies Record<string, { description: string; params: LlamaModelParams }>;
+
+/**
+ * The pair on which greedy speculative output first left the control past 256 positions (ggml's
+ * CPU Flash Attention split a one-row decode's KV range across threads, docs/exactness.md):
+ * bench/flash-attn.ts measures Flash Attention on and off with it, and the long exactness test
+ * runs it past 1,024 positions.
+ */
+export const LONG_MODELS = {
+  'long-f16-target.gguf': {
+    description: 'llama target: E=1024, 8 blocks, 16/4 heads, F=2048, F16 (~146 MB)',
+    params: { ...BENCH_BASE, name: 'power-long-f16-target', dtype: 'f16', layers: 8 },
+  },
+  'long-f16-draft.gguf': {
+    description: 'draft: the target cut to its first 2 blocks, F16 (~39 MB)',
+    params: { ...BENCH_BASE, name: 'power-long-f16-draft', dtype: 'f16', layers: 2 },
   },
 } satisfies Record<string, { description: string; params: LlamaModelParams }>;
