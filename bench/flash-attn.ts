@@ -1,0 +1,119 @@
+// Flash Attention on or off for the CPU engine: prefill and decode speed at 256, 1,024 and
+// 4,096 positions, autoregressive and draft-model K4, on the LONG_MODELS pair. Each position runs
+// both settings back to back (order alternating per repetition); figures are medians over the
+// repetitions and the on/off ratio is taken inside each pair (docs/exactness.md says what the
+// default is and why).
+//
+//   node --import tsx bench/flash-attn.ts [--reps N] [--positions 256,1024,4096] [--decode N] [--write]
+//
+// --write appends the table to bench/RESULTS-cpu.md. Needs the built addon and dist/ (npm ci).
+import { spawnSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { median } from '../app/report/stats.js';
+import { readBuildInfo } from '../main/engine/build-info.js';
+import { LONG_MODELS, makeModelFiles } from '../main/models/synthetic.js';
+import { ROOT } from '../main/paths.js';
+
+const { values } = parseArgs({
+  options: {
+    reps: { type: 'string', default: '3' },
+    positions: { type: 'string', default: '256,1024,4096' },
+    decode: { type: 'string', default: '64' },
+    write: { type: 'boolean', default: false },
+  },
+});
+const reps = Number(values.reps);
+const positions = values.positions.split(',').map(Number);
+const decodeTokens = Number(values.decode);
+const SETTINGS = ['on', 'off'] as const;
+type Setting = (typeof SETTINGS)[number];
+
+const models = await makeModelFiles(join(ROOT, '.cache', 'bench'), LONG_MODELS, { onLog: (l) => console.log(`  ${l}`) });
+
+/** A deterministic prompt of n token ids from the synthetic vocabulary's plain tokens. */
+function promptTokens(n: number): string {
+  const ids = [1];
+  let x = 12345;
+  while (ids.length < n) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    ids.push(262 + (x % 400));
+  }
+  return ids.join(',');
+}
+
+interface Run {
+  prefill: number;
+  decode: number;
+  digest: string;
+}
+
+function generate(fa: Setting, position: number, speculative: boolean): Run {
+  // the reply ends at `position`: the prompt fills the rest
+  const prompt = promptTokens(Math.max(8, position - decodeTokens));
+  const args = [
+    join(ROOT, 'bin/power.js'), 'generate', '--model', models['long-f16-target.gguf'], '--device', 'cpu',
+    '--prompt-tokens', prompt, '--max-tokens', String(decodeTokens), '--ctx', String(position + 256),
+    '--flash-attn', fa, '--json',
+    ...(speculative ? ['--strategy', 'draft-model', '--draft', models['long-f16-draft.gguf'], '--k', '4'] : []),
+  ];
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`power generate failed (${r.status}): ${r.stderr}`);
+  const out = JSON.parse(r.stdout) as { digest: string; stats: { prefillTokensPerSecond: number; steadyDecodeTokensPerSecond: number | null } };
+  return { prefill: out.stats.prefillTokensPerSecond, decode: out.stats.steadyDecodeTokensPerSecond ?? NaN, digest: out.digest };
+}
+
+const fmt = (x: number | null) => (x === null || Number.isNaN(x) ? '-' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
+const rows: string[] = [];
+const started = Date.now();
+for (const position of positions) {
+  const runs: Record<Setting, { ar: Run[]; k4: Run[] }> = { on: { ar: [], k4: [] }, off: { ar: [], k4: [] } };
+  const ratios = { prefill: [] as number[], decode: [] as number[], k4: [] as number[] };
+  for (let i = 0; i < reps; i++) {
+    const order = i % 2 === 0 ? SETTINGS : ([...SETTINGS].reverse() as Setting[]);
+    for (const fa of order) {
+      runs[fa].ar.push(generate(fa, position, false));
+      runs[fa].k4.push(generate(fa, position, true));
+    }
+    const on = { ar: runs.on.ar[i]!, k4: runs.on.k4[i]! };
+    const off = { ar: runs.off.ar[i]!, k4: runs.off.k4[i]! };
+    ratios.prefill.push(on.ar.prefill / off.ar.prefill);
+    ratios.decode.push(on.ar.decode / off.ar.decode);
+    ratios.k4.push(on.k4.decode / off.k4.decode);
+  }
+  for (const fa of SETTINGS) {
+    const r = runs[fa];
+    const same = r.k4.every((k, j) => k.digest === r.ar[j]!.digest) ? 'yes' : 'no';
+    rows.push(
+      `| ${position} | ${fa} | ${fmt(median(r.ar.map((x) => x.prefill)))} | ${fmt(median(r.ar.map((x) => x.decode)))} | ` +
+        `${fmt(median(r.k4.map((x) => x.decode)))} | ${same} | ` +
+        (fa === 'on' ? `${median(ratios.prefill)!.toFixed(2)} / ${median(ratios.decode)!.toFixed(2)} / ${median(ratios.k4)!.toFixed(2)}` : '') +
+        ' |',
+    );
+    console.log(rows.at(-1));
+  }
+}
+
+const info = readBuildInfo('cpu');
+const table = [
+  '',
+  `## Flash Attention on the CPU (bench/flash-attn.ts, ${new Date().toISOString().slice(0, 19)}Z)`,
+  '',
+  `${cpus()[0]?.model.trim() ?? 'CPU'}, ${cpus().length} logical cores, ${Math.round(totalmem() / 2 ** 30)} GiB; flavour cpu ` +
+    `(llama.cpp ${info.llamaCppRelease}, ${info.flashAttnBatchInvariant ? 'Flash Attention patched: one path for every row, scripts/native/patches' : 'ggml Flash Attention as released'}); ` +
+    `\`LONG_MODELS\` pair (F16 llama, 8 blocks, E=1024; draft its first 2 blocks); default threads; ` +
+    `${reps} repetitions, medians; run time ${((Date.now() - started) / 60000).toFixed(1)} min.`,
+  `"position": where the reply ends (prompt = position − ${decodeTokens}, then ${decodeTokens} tokens). ` +
+    '"K4 = AR": the draft-model K4 run emitted the autoregressive tokens in every repetition. ' +
+    'Ratios on/off per repetition, then the median.',
+  '',
+  '| position | Flash Attention | prefill tok/s | AR decode tok/s | K4 decode tok/s | K4 = AR | on/off: prefill / AR / K4 |',
+  '| --- | --- | --- | --- | --- | --- | --- |',
+  ...rows,
+  '',
+].join('\n');
+console.log(table);
+if (values.write) appendFileSync(resolve(ROOT, 'bench/RESULTS-cpu.md'), table);
