@@ -7,10 +7,11 @@ import type { DraftCandidate, MemoryEstimate, ModelEntry } from '../../app/api/m
 import type { EngineState, LoadOptions } from '../../app/api/engine.js';
 import type { ProfileEntry, ProfileList } from '../../app/api/profiles.js';
 import type { StrategyTable } from '../../app/api/common.js';
+import type { GenerationBackend } from '../../app/generation-result.js';
 
 export type { ApiError, ApiErrorCode, PowerApi } from '../../app/api/index.js';
 export type { Strategy } from '../../app/strategies.js';
-export type { ApiRound, AssistantMessage, Chat, ChatMessage, ChatSampling, ChatSummary, EngineState, MemoryEstimate, ModelEntry, ProfileEntry, ReplyStats, TokenEvent };
+export type { ApiRound, AssistantMessage, GenerationBackend, Chat, ChatMessage, ChatSampling, ChatSummary, EngineState, MemoryEstimate, ModelEntry, ProfileEntry, ReplyStats, TokenEvent };
 export type Token = z.infer<typeof ReplyToken>;
 export type Draft = z.infer<typeof DraftCandidate>;
 export type Strategies = z.infer<typeof StrategyTable>;

@@ -8,10 +8,10 @@ import { describeError } from '../../renderer/src/logic/advice.js';
 import { checkCustomProfile, customProfileName } from '../../renderer/src/logic/custom-profile.js';
 import { draftFileOptions, draftMethodOptions, settleChoice } from '../../renderer/src/logic/draft-options.js';
 import { createFrameBatcher } from '../../renderer/src/logic/frame-batch.js';
-import { bytes, decodeRate, duration, percent, shortDigest, tokensPerSecond } from '../../renderer/src/logic/format.js';
+import { bytes, decodeRate, duration, engineEvidence, percent, shortDigest, tokensPerSecond } from '../../renderer/src/logic/format.js';
 import { decodeSeries, positionBars, rollingAcceptance } from '../../renderer/src/logic/reply.js';
 import { base64Bytes, replyRows, reportable } from '../../renderer/src/logic/report.js';
-import { sampleChat } from '../fixtures/chats.js';
+import { RUNTIME, sampleChat } from '../fixtures/chats.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM } from '../../renderer/src/logic/sampling.js';
 import { applyLiveEvents } from '../../renderer/src/store/chats.js';
 import { parseGpuLayers } from '../../renderer/src/store/library.js';
@@ -83,6 +83,14 @@ describe('formatting', () => {
   test('the decode rate is read from the stats', () => {
     assert.equal(decodeRate(stats({ decodeTokensPerSecondMedian: 321 })), 321);
     assert.equal(decodeRate(null), null);
+  });
+
+  test('the engine evidence says whether the kernels were batch-invariant', () => {
+    assert.deepEqual(engineEvidence(RUNTIME.backend), { text: 'cpu, Flash Attention off, batch-invariant', exact: true });
+    const flagged = engineEvidence({ ...RUNTIME.backend, flavour: 'cpu-prebuilt', flashAttn: 'on', batchInvariant: false });
+    assert.equal(flagged.exact, false);
+    assert.match(flagged.text, /^cpu-prebuilt, Flash Attention on, not batch-invariant: may differ from the control at near-ties$/);
+    assert.deepEqual(engineEvidence(undefined), { text: '—', exact: null });
   });
 });
 

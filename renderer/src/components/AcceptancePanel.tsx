@@ -1,6 +1,6 @@
 import { useShallow } from 'zustand/react/shallow';
 
-import { decodeRate, duration, fixed, percent, tokensPerSecond } from '../logic/format.js';
+import { decodeRate, duration, engineEvidence, fixed, percent, tokensPerSecond } from '../logic/format.js';
 import { decodeSeries, emptyReply, pickReply, positionBars, rollingAcceptance, type ReplyView } from '../logic/reply.js';
 import type { AssistantMessage } from '../api-types.js';
 import type { Store } from '../store/types.js';
@@ -48,6 +48,7 @@ export function AcceptancePanel() {
   const k = current?.message?.k ?? activeK;
   const rolling = rollingAcceptance([...report.filter((e) => e.messageId !== reply?.messageId).map((e) => e.stats), stats]);
   const noProposals = current?.message?.strategy === 'none';
+  const engine = engineEvidence(current?.message?.runtime?.backend);
 
   return (
     <section className="panel acceptance" aria-labelledby="acceptance-title">
@@ -71,6 +72,9 @@ export function AcceptancePanel() {
             <Figure label="Decode (steady)" value={tokensPerSecond(decodeRate(stats))} />
             <Figure label="Tokens" value={String(reply.tokens.length)} />
           </dl>
+          <p className="engine-evidence" data-exact={engine.exact === null ? undefined : String(engine.exact)}>
+            Engine: {engine.text}
+          </p>
           <PositionBars values={positionBars(stats?.acceptancePerPosition ?? [], k)} />
           <Sparkline values={decodeSeries(reply.rounds)} label="decode tok/s per round" />
         </>

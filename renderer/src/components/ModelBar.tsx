@@ -94,8 +94,13 @@ export function ModelBar() {
 
       <div className="field narrow">
         <label htmlFor="flash-attn">Flash Attention</label>
-        <select id="flash-attn" value={flashAttn} onChange={(e) => actions.setFlashAttn(e.target.value as FlashAttnChoice)}>
-          <option value="auto">auto</option>
+        <select
+          id="flash-attn"
+          value={flashAttn}
+          onChange={(e) => actions.setFlashAttn(e.target.value as FlashAttnChoice)}
+          title="Default: off on the CPU (exact either way there, and faster off), on with CUDA"
+        >
+          <option value="auto">default</option>
           <option value="on">on</option>
           <option value="off">off</option>
         </select>
