@@ -201,6 +201,41 @@ await step(`audit on ${device} (F16, Q8_0, Q4_0 × K 1, 4, 7; ${auditTokens} tok
   if (bad.length) throw new Error(`${bad.length} of ${audits.length} audits failed or found an unexplained divergence (see the table)`);
 });
 
+// 4c. the crossings: replies past 256, 512 and 1,024 positions (where the CPU's Flash Attention
+// once changed how it sums a one-row decode), Flash Attention on and off, through power audit;
+// on a batch-invariant engine any divergence fails, elsewhere an explained one is a finding
+const crossingTokens = scale === 'full' ? 1100 : 600;
+await step(`audit past 256/512/1024 positions on ${device} (Flash Attention on and off, ${crossingTokens} tokens)`, () => {
+  const crossings: { label: string; model: keyof typeof models; extra: string[] }[] = [
+    { label: 'draft-model K4', model: auditPair('f16').target, extra: ['--draft', models[auditPair('f16').draft], '--strategy', 'draft-model', '--k', '4'] },
+    { label: 'hybrid ngram K7/S6', model: 'gpu-hybrid.gguf', extra: ['--strategy', 'ngram', '--k', '7', '--s', '6'] },
+  ];
+  for (const fa of ['on', 'off']) {
+    for (const c of crossings) {
+      const argv = [
+        'audit', '--json', '--device', device, ...(threads ? ['--threads', threads] : []), '--raw', '--prompt', PROMPTS[0]!,
+        '--max-tokens', String(crossingTokens), '--ctx', '2048', '--flash-attn', fa, '--model', models[c.model], ...c.extra,
+      ];
+      const r = power(argv);
+      const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-audit-crossing.json`);
+      writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr: r.stderr, result: r.code === 0 || r.code === 1 ? JSON.parse(r.stdout) : null }, null, 2));
+      const type = `${c.label}, FA ${fa}, ${crossingTokens} tok`;
+      if (r.code !== 0 && r.code !== 1) {
+        audits.push({ type, k: 0, prompt: 1, identical: null, index: null, margin: null, diff: null, explained: null, flavour: '-', error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}` });
+        continue;
+      }
+      const a = JSON.parse(r.stdout) as { identical: boolean; flavour: string; firstDivergence: null | { index: number; controlMargin: number; rowMaxAbsDiff: number; explained: boolean } };
+      const d = a.firstDivergence;
+      audits.push({
+        type, k: 0, prompt: 1, identical: a.identical, index: d?.index ?? null, margin: d?.controlMargin ?? null,
+        diff: d?.rowMaxAbsDiff ?? null, explained: d ? d.explained : null, flavour: a.flavour, error: null,
+      });
+    }
+  }
+  const bad = audits.filter((a) => a.type.includes(' tok') && (a.error !== null || a.explained === false));
+  if (bad.length) throw new Error(`${bad.length} crossing audits failed or found a divergence the engine cannot explain (see the table)`);
+});
+
 // 5. decode speed: AR vs K7/S7 vs K7/S6 (hybrid) and AR vs the draft (llama), medians of 3
 const speed: SpeedRow[] = [];
 const long = scale === 'full' ? 256 : 64;
