@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { median } from '../app/report/stats.js';
 import { readBuildInfo } from '../main/engine/build-info.js';
 import { LONG_MODELS, makeModelFiles } from '../main/models/synthetic.js';
-import { ROOT } from '../main/paths.js';
+import { BENCH_MODELS_CACHE, ROOT } from '../main/paths.js';
 
 const { values } = parseArgs({
   options: {
@@ -32,7 +32,7 @@ const decodeTokens = Number(values.decode);
 const SETTINGS = ['on', 'off'] as const;
 type Setting = (typeof SETTINGS)[number];
 
-const models = await makeModelFiles(join(ROOT, '.cache', 'bench'), LONG_MODELS, { onLog: (l) => console.log(`  ${l}`) });
+const models = await makeModelFiles(BENCH_MODELS_CACHE, LONG_MODELS, { onLog: (l) => console.log(`  ${l}`) });
 
 /** A deterministic prompt of n token ids from the synthetic vocabulary's plain tokens. */
 function promptTokens(n: number): string {

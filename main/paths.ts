@@ -20,6 +20,9 @@ export const ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 /** Default cache of generated synthetic models. */
 export const MODELS_CACHE = join(ROOT, '.cache', 'models');
 
+/** The larger synthetic models of the benchmarks and the long exactness test (not in the library folder). */
+export const BENCH_MODELS_CACHE = join(ROOT, '.cache', 'bench');
+
 /**
  * The root for files native code opens itself (the addon, llama.cpp's libraries): in a packaged
  * Electron app they are unpacked next to app.asar, where dlopen can reach them.

@@ -13,18 +13,15 @@ import type { Strategy } from '../../app/strategies.js';
 import { EngineClient } from '../../main/engine/client.js';
 import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
 import { LONG_MODELS, makeModelFiles, type ModelSet } from '../../main/models/synthetic.js';
-import { MODELS_CACHE } from '../../main/paths.js';
+import { BENCH_MODELS_CACHE } from '../../main/paths.js';
+import { configLabel, type ContractConfig } from '../fixtures/contract.js';
+import { GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 type ModelName = keyof ModelSet | keyof typeof LONG_MODELS;
 
-interface Config {
-  target: ModelName;
-  strategy: Strategy;
-  draft?: ModelName;
-  k: number;
-  s: number;
-  /** tokens of the first reply (the others scale with it) */
+interface Config extends ContractConfig<ModelName> {
+  /** tokens of the first reply */
   reply: number;
 }
 
@@ -43,10 +40,6 @@ const CONFIGS: Config[] = [
   small({ target: 'swa-target-f16.gguf', strategy: 'draft-model', draft: 'swa-draft-close.gguf', k: 4, s: 4 }),
 ];
 
-const GREEDY: SamplingOptions = {
-  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
-};
 // untruncated, so that draws near a boundary happen often
 const SEEDED: SamplingOptions = { ...GREEDY, temperature: 1.2, seed: 2, topK: 0, topP: 1, minP: 0 };
 
@@ -68,7 +61,7 @@ interface Steps {
   prompt600: GenerationOutcome;
 }
 
-const label = (c: Config) => `${c.target} ${c.strategy}${c.draft ? `(${c.draft})` : ''} K${c.k}/S${c.s}`;
+const label = configLabel;
 
 describe('exactness contract past 256, 512 and 1,024 positions', () => {
   let models: Record<ModelName, string>;
@@ -116,7 +109,7 @@ describe('exactness contract past 256, 512 and 1,024 positions', () => {
   }
 
   before(async () => {
-    models = { ...(await syntheticModels()), ...(await makeModelFiles(MODELS_CACHE, LONG_MODELS)) };
+    models = { ...(await syntheticModels()), ...(await makeModelFiles(BENCH_MODELS_CACHE, LONG_MODELS)) };
     engine = EngineClient.start();
   });
 
