@@ -31,8 +31,14 @@ export function checkCpuFit(plan: MemoryPlan, availableBytes: number): string | 
   const need = cpuAllocationBytes(plan);
   if (need <= availableBytes) return null;
   const e = estimateMemory({ ...plan, gpuLayers: -1 });
+  // without Flash Attention llama.cpp keeps a batch's attention scores (batch × context × heads)
+  const withFlash = plan.flashAttn ? null : cpuAllocationBytes({ ...plan, flashAttn: true });
+  const advice =
+    withFlash !== null && withFlash <= availableBytes
+      ? `lower --ctx, or turn Flash Attention on (--flash-attn on: ${formatBytes(withFlash)}, exact on the default engine too)`
+      : 'lower --ctx';
   return (
     `not enough memory: a context of ${plan.contextSize} tokens needs about ${formatBytes(need)} on the CPU ` +
-    `(of ${describeEstimate({ ...e, weights: 0, draft: 0, total: need }, plan)}) but ${formatBytes(availableBytes)} is available; lower --ctx`
+    `(of ${describeEstimate({ ...e, weights: 0, draft: 0, total: need }, plan)}) but ${formatBytes(availableBytes)} is available; ${advice}`
   );
 }

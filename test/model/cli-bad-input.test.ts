@@ -78,7 +78,7 @@ describe('bad input', () => {
     assertUsageError(generate(target, '--temperature', '-1'), /--temperature needs a value; .* write --temperature=VALUE/);
     assertUsageError(generate(target, '--top-p', '0'), /--top-p must be a number greater than 0/);
     assertUsageError(generate(target, '--gpu-layers', 'many'), /--gpu-layers must be an integer/);
-    assertUsageError(generate(target, '--flash-attn', 'maybe'), /--flash-attn must be one of on, off, auto/);
+    assertUsageError(generate(target, '--flash-attn', 'maybe'), /--flash-attn must be one of auto, on, off/);
     assertUsageError(generate(target, '--ctx', '8'), /--ctx must be an integer from 16/);
     assertUsageError(generate(target, '--strategy', 'magic'), /--strategy must be one of none, ngram/);
     assertUsageError(power(['generate', '--model', target]), /give a prompt with --prompt/);

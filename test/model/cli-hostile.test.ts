@@ -234,7 +234,16 @@ describe('hostile input through the CLI', () => {
     test('--ctx far beyond the available memory is refused with numbers', (t) => {
       if (availableMemoryBytes() > 100 * GIB) return t.skip('this machine has more than 100 GiB available');
       const run = timed(['generate', '--model', poisoned.wideKv, '--prompt', 'hi', '--device', 'cpu', '--ctx', '16777216']);
-      assertRefused(run, /not enough memory: a context of 16777216 tokens needs about 128\.\d+ GiB on the CPU/);
+      // Flash Attention is off by default on the CPU: the batch's score matrix comes on top of the KV
+      assertRefused(run, /not enough memory: a context of 16777216 tokens needs about [\d.]+ GiB on the CPU \(of .*KV 128\.00 GiB at 16777216 ctx, compute [\d.]+ GiB/);
+      assert.match(run.stderr, /; lower --ctx$/m, 'Flash Attention on would not fit either: no advice to turn it on');
+    });
+    test('a context that fits only with Flash Attention on says so', (t) => {
+      // 1,048,576 tokens of this model: KV 8 GiB, the score matrix without Flash Attention 16 GiB more
+      const available = availableMemoryBytes();
+      if (available < 9 * GIB || available > 24 * GIB) return t.skip(`needs 9-24 GiB available (${(available / GIB).toFixed(1)} GiB here)`);
+      const run = timed(['generate', '--model', poisoned.wideKv, '--prompt', 'hi', '--device', 'cpu', '--ctx', '1048576']);
+      assertRefused(run, /not enough memory: a context of 1048576 tokens .*; lower --ctx, or turn Flash Attention on \(--flash-attn on: [\d.]+ GiB, exact on the default engine too\)$/m);
     });
     test('--threads far beyond the cores is capped with a warning', () => {
       const run = power(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--device', 'cpu', '--max-tokens', '4', '--threads', '1024']);
