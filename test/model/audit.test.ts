@@ -12,14 +12,11 @@ import { EngineClient } from '../../main/engine/client.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
+import { GREEDY } from '../fixtures/engine-generate.js';
 
 type Report = AuditReport;
 
 const PROMPT = [1, 300, 301, 302, 303];
-const GREEDY: SamplingOptions = {
-  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
-};
 const SEEDED: SamplingOptions = { ...GREEDY, temperature: 0.9, seed: 77 };
 
 describe('power audit', () => {

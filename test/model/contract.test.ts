@@ -1,4 +1,4 @@
-// The exactness contract (DESIGN.md section 1) over the strategy × K × S × sampling matrix
+// The exactness contract (docs/exactness.md) over the strategy × K × S × sampling matrix
 // (our proposers, and llama.cpp's own through libllama-common: eagle3, dflash, dspark, its n-gram families):
 // every speculative run emits exactly the tokens of the autoregressive control with the same
 // settings, and its counters are consistent. The full grid runs on the F32 models; the F16, Q8_0
@@ -14,6 +14,8 @@ import type { Strategy } from '../../app/strategies.js';
 import { EngineClient } from '../../main/engine/client.js';
 import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
+import { configLabel, type ContractConfig } from '../fixtures/contract.js';
+import { GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 const PROMPTS: number[][] = [
@@ -28,24 +30,13 @@ const PROMPTS: number[][] = [
 ];
 const TOKENS = 64;
 
-const GREEDY: SamplingOptions = {
-  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
-};
 const STOCHASTIC: SamplingOptions = {
   temperature: 0.9, seed: 1234, topK: 40, topP: 0.95, minP: 0.05,
   repeatPenalty: 1.1, repeatLastN: 64, presencePenalty: 0.1, frequencyPenalty: 0.1,
 };
 
 type ModelName = keyof ModelSet;
-
-interface Config {
-  target: ModelName;
-  strategy: Strategy;
-  draft?: ModelName;
-  k: number;
-  s: number;
-}
+type Config = ContractConfig<ModelName>;
 
 function grid(target: ModelName, hybrid: ModelName, drafts: ModelName[], ks: number[]): Config[] {
   const out: Config[] = [];
@@ -103,7 +94,7 @@ function configs(): Config[] {
   ];
 }
 
-const label = (c: Config) => `${c.target} ${c.strategy}${c.draft ? `(${c.draft})` : ''} K${c.k}/S${c.s}`;
+const label = configLabel;
 
 describe('exactness contract', () => {
   let models: ModelSet;

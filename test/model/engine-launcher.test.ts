@@ -11,8 +11,8 @@ import { forkLauncher, getDefaultEngineLauncher, setDefaultEngineLauncher, type 
 import type { ModelSet } from '../../main/models/synthetic.js';
 import { emulatedUtilityLauncher } from '../fixtures/launchers.js';
 import { syntheticModels } from '../fixtures/models.js';
+import { GREEDY } from '../fixtures/engine-generate.js';
 
-const GREEDY = { temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0 };
 
 /** Wraps a launcher to see how its host exited. */
 function watched(launch: EngineLauncher, exits: (number | null)[]): EngineLauncher {

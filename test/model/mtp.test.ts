@@ -6,18 +6,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
+import type { RoundRecord } from '../../app/engine-protocol.js';
 import { GenerationResult } from '../../app/generation-result.js';
 import { EngineCallError, EngineClient } from '../../main/engine/client.js';
 import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
 import type { ModelSet } from '../../main/models/synthetic.js';
 import { jsonOf, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
+import { GREEDY } from '../fixtures/engine-generate.js';
 
-const GREEDY: SamplingOptions = {
-  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
-};
 
 // [1, 300, 301, 302] falls into a two-token loop the head predicts well; the others wander
 const PROMPTS = [

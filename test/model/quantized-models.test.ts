@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { maxAbsDiff } from '../../main/engine/audit.js';
 import { EngineClient } from '../../main/engine/client.js';
 import { runGeneration } from '../../main/engine/generation.js';
@@ -18,16 +17,13 @@ import { roundTrip } from '../../main/gguf/quantize.js';
 import { writeGguf } from '../../main/gguf/writer.js';
 import { makeModelSpec, SYNTHETIC_MODELS, type ModelSet } from '../../main/models/synthetic.js';
 import { syntheticModels } from '../fixtures/models.js';
+import { GREEDY } from '../fixtures/engine-generate.js';
 
 const PROMPTS = [
   [1, 300, 301, 302],
   [1, 263, 400, 500, 600, 700],
   [1, 42, 43, 44],
 ];
-const GREEDY: SamplingOptions = {
-  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
-};
 const PAIRS = [
   ['target-f16.gguf', 'target.gguf'],
   ['target-q8_0.gguf', 'target.gguf'],

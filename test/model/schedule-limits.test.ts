@@ -4,16 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../app/engine-protocol.js';
 import { scheduleProblem } from '../../app/spec-schedule.js';
 import { EngineCallError, EngineClient } from '../../main/engine/client.js';
 import { runGeneration } from '../../main/engine/generation.js';
 import { syntheticModels } from '../fixtures/models.js';
+import { GREEDY } from '../fixtures/engine-generate.js';
 
-const GREEDY: SamplingOptions = {
-  temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
-};
 const PROMPT = Int32Array.from([1, 300, 301, 302]);
 const CTX = 16;
 
