@@ -1,4 +1,4 @@
-// Deterministic synthetic GGUF models for tests (DESIGN.md section 4).
+// Deterministic synthetic GGUF models for tests (docs/testing.md "The synthetic models").
 // Every tensor is drawn from its own seed (model seed + tensor name), so a draft
 // can share any subset of the target's weights exactly and add controlled noise.
 import { createHash } from 'node:crypto';
@@ -119,10 +119,36 @@ function generalMetadata(arch: string, name: string, dtype: ModelDtype | undefin
   ];
 }
 
+/** The hyperparameters every transformer target here declares, after the general ones. */
+function transformerMetadata(
+  arch: string,
+  p: { name: string; dtype?: ModelDtype; contextLength: number; embd: number; layers: number; ff: number; heads: number; kvHeads: number },
+): GgufEntry[] {
+  const pre = `${arch}.`;
+  return [
+    ...generalMetadata(arch, p.name, p.dtype),
+    kv(`${pre}context_length`, gv.u32(p.contextLength)),
+    kv(`${pre}embedding_length`, gv.u32(p.embd)),
+    kv(`${pre}block_count`, gv.u32(p.layers)),
+    kv(`${pre}feed_forward_length`, gv.u32(p.ff)),
+    kv(`${pre}attention.head_count`, gv.u32(p.heads)),
+    kv(`${pre}attention.head_count_kv`, gv.u32(p.kvHeads)),
+  ];
+}
+
+/** A block's Q, K, V and output projections (head dim D). */
+function attentionTensors(t: TensorFactory, b: string, p: { embd: number; heads: number; kvHeads: number }, D: number, s: WeightScales, outputScale = 1): void {
+  const E = p.embd;
+  t.add(`${b}attn_q.weight`, [E, p.heads * D], { kind: 'normal', std: s.attentionQK });
+  t.add(`${b}attn_k.weight`, [E, p.kvHeads * D], { kind: 'normal', std: s.attentionQK });
+  t.add(`${b}attn_v.weight`, [E, p.kvHeads * D], { kind: 'normal', std: s.attentionVO });
+  t.add(`${b}attn_output.weight`, [p.heads * D, E], { kind: 'normal', std: outputScale * s.attentionVO });
+}
+
 // ---------------------------------------------------------------- llama
 
-export interface LlamaModelParams extends CommonParams {
-  arch: 'llama';
+/** The shape of a plain transformer target (llama, gemma3). */
+interface TransformerParams extends CommonParams {
   name: string;
   vocab: 'default' | 'alt';
   embd: number;
@@ -131,8 +157,12 @@ export interface LlamaModelParams extends CommonParams {
   kvHeads: number;
   ff: number;
   contextLength: number;
-  ropeFreqBase?: number;
   rmsEps?: number;
+}
+
+export interface LlamaModelParams extends TransformerParams {
+  arch: 'llama';
+  ropeFreqBase?: number;
   /**
    * Blocks from index `fromLayer` on write `scale`× their usual attn_output/ffn_down into the
    * residual stream (their other weights are unchanged, so they cost as much to evaluate).
@@ -150,13 +180,7 @@ export function makeLlamaModelSpec(p: LlamaModelParams): GgufModel {
   if (!Number.isInteger(D) || p.heads % p.kvHeads !== 0) throw new RangeError(`bad head layout for ${p.name}`);
   const pre = 'llama.';
   const metadata: GgufEntry[] = [
-    ...generalMetadata('llama', p.name, p.dtype),
-    kv(`${pre}context_length`, gv.u32(p.contextLength)),
-    kv(`${pre}embedding_length`, gv.u32(E)),
-    kv(`${pre}block_count`, gv.u32(p.layers)),
-    kv(`${pre}feed_forward_length`, gv.u32(p.ff)),
-    kv(`${pre}attention.head_count`, gv.u32(p.heads)),
-    kv(`${pre}attention.head_count_kv`, gv.u32(p.kvHeads)),
+    ...transformerMetadata('llama', p),
     kv(`${pre}attention.layer_norm_rms_epsilon`, gv.f32(p.rmsEps ?? 1e-5)),
     // llama.cpp rejects a llama model whose rotary dims differ from the head dim.
     kv(`${pre}rope.dimension_count`, gv.u32(D)),
@@ -171,10 +195,7 @@ export function makeLlamaModelSpec(p: LlamaModelParams): GgufModel {
     const b = `blk.${i}.`;
     const r = p.residualScale && i >= p.residualScale.fromLayer ? p.residualScale.scale : 1;
     t.add(`${b}attn_norm.weight`, [E], one);
-    t.add(`${b}attn_q.weight`, [E, p.heads * D], { kind: 'normal', std: s.attentionQK });
-    t.add(`${b}attn_k.weight`, [E, p.kvHeads * D], { kind: 'normal', std: s.attentionQK });
-    t.add(`${b}attn_v.weight`, [E, p.kvHeads * D], { kind: 'normal', std: s.attentionVO });
-    t.add(`${b}attn_output.weight`, [p.heads * D, E], { kind: 'normal', std: r * s.attentionVO });
+    attentionTensors(t, b, p, D, s, r);
     t.add(`${b}ffn_norm.weight`, [E], one);
     t.add(`${b}ffn_gate.weight`, [E, p.ff], { kind: 'normal', std: s.projection });
     t.add(`${b}ffn_up.weight`, [E, p.ff], { kind: 'normal', std: s.projection });
@@ -308,21 +329,12 @@ export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
 
 // ---------------------------------------------------------------- gemma3 (sliding window)
 
-export interface Gemma3ModelParams extends CommonParams {
+export interface Gemma3ModelParams extends TransformerParams {
   arch: 'gemma3';
-  name: string;
-  vocab: 'default' | 'alt';
-  embd: number;
-  layers: number;
-  heads: number;
-  kvHeads: number;
   headDim: number;
-  ff: number;
-  contextLength: number;
   /** cells a sliding-window block attends to; every `slidingWindowPattern`-th block attends to all */
   slidingWindow: number;
   slidingWindowPattern: number;
-  rmsEps?: number;
 }
 
 /**
@@ -339,13 +351,7 @@ export function makeGemma3ModelSpec(p: Gemma3ModelParams): GgufModel {
   if (p.heads % p.kvHeads !== 0) throw new RangeError(`bad head layout for ${p.name}`);
   const pre = 'gemma3.';
   const metadata: GgufEntry[] = [
-    ...generalMetadata('gemma3', p.name, p.dtype),
-    kv(`${pre}context_length`, gv.u32(p.contextLength)),
-    kv(`${pre}embedding_length`, gv.u32(E)),
-    kv(`${pre}block_count`, gv.u32(p.layers)),
-    kv(`${pre}feed_forward_length`, gv.u32(p.ff)),
-    kv(`${pre}attention.head_count`, gv.u32(p.heads)),
-    kv(`${pre}attention.head_count_kv`, gv.u32(p.kvHeads)),
+    ...transformerMetadata('gemma3', p),
     kv(`${pre}attention.key_length`, gv.u32(D)),
     kv(`${pre}attention.value_length`, gv.u32(D)),
     kv(`${pre}attention.layer_norm_rms_epsilon`, gv.f32(p.rmsEps ?? 1e-6)),
@@ -367,10 +373,7 @@ export function makeGemma3ModelSpec(p: Gemma3ModelParams): GgufModel {
   for (let i = 0; i < p.layers; i++) {
     const b = `blk.${i}.`;
     t.add(`${b}attn_norm.weight`, [E], one);
-    t.add(`${b}attn_q.weight`, [E, p.heads * D], normal(s.attentionQK));
-    t.add(`${b}attn_k.weight`, [E, p.kvHeads * D], normal(s.attentionQK));
-    t.add(`${b}attn_v.weight`, [E, p.kvHeads * D], normal(s.attentionVO));
-    t.add(`${b}attn_output.weight`, [p.heads * D, E], normal(s.attentionVO));
+    attentionTensors(t, b, p, D, s);
     t.add(`${b}attn_q_norm.weight`, [D], one);
     t.add(`${b}attn_k_norm.weight`, [D], one);
     t.add(`${b}post_attention_norm.weight`, [E], one);
