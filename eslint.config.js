@@ -1,4 +1,4 @@
-// Lint, including the layering law of DESIGN.md section 6 ("Bad layering" in VS Code):
+// Lint, including the layering law of docs/architecture.md "Layering" ("Bad layering" in VS Code):
 //   app/       imports nothing of ours and nothing of Node or Electron (pure, both sides)
 //   renderer/  imports app/ only; no Node, no Electron
 //   main/      imports app/ and main/; only the Electron shell files import 'electron'

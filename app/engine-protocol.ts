@@ -238,7 +238,7 @@ export const engineMethods = {
       draftModelId: Id.optional(),
       contextSize: z.number().int().min(16),
       batchSize: z.number().int().min(1).default(512),
-      /** CPU threads; 0: the engine's default (physical cores; README "Threads") */
+      /** CPU threads; 0: the engine's default (physical cores; docs/cli.md "Threads") */
       threads: z.number().int().min(0).default(0),
       /** polling level of the session's threadpool (0-100); absent: the engine's default (bench/diagnostics) */
       threadpoolPoll: z.number().int().min(0).max(100).optional(),

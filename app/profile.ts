@@ -1,4 +1,4 @@
-// K/S profiles (DESIGN.md section 1): plain data, e.g. a TOML file
+// K/S profiles (docs/speculative-decoding.md "Profiles"): plain data, e.g. a TOML file
 //   spec_mode = "mtp"
 //   spec_draft_max = 7
 //   spec_mtp_recurrent_snapshots = 7

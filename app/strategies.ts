@@ -1,4 +1,4 @@
-// The strategy vocabulary (DESIGN.md section 1). A strategy is offered only when the model
+// The strategy vocabulary (docs/speculative-decoding.md "Strategies"). A strategy is offered only when the model
 // (and, where needed, a compatible draft) supports it AND this engine runs it; otherwise the
 // reason says which of the two is missing. Nothing is ever substituted.
 

@@ -2,7 +2,7 @@
 // CPU engines side by side (issue 7): the default `cpu` flavour (llama.cpp from the bundle,
 // GGML_LLAMAFILE=OFF, GGML_NATIVE: batch-invariant) against `cpu-prebuilt` (node-llama-cpp's
 // prebuilt libraries), on one F16 llama model written by our GGUF writer. One run, the two
-// flavours interleaved request by request, medians (DESIGN.md section 5):
+// flavours interleaved request by request (so the machine's drift lands on both alike), medians:
 //   - prefill tok/s of a long prompt and AR decode tok/s (power generate --strategy none);
 //   - power audit of the draft-model pair (greedy, K 4 and 7) on each flavour: identical, or
 //     where the verify row differs from the one-row decode and by how much.

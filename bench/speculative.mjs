@@ -7,7 +7,7 @@
 //     --poll, and vs Power autoregressive;
 //   - host overhead per round from Power's own round records;
 //   - the suspects of issue #8 (JS work per round, threadpools, thread count, spinning pools).
-// Figures are medians over prompts and ratios inside one run (DESIGN.md section 5).
+// Figures are medians over prompts and ratios inside one run, so the machine's drift cancels out.
 //
 //   node bench/speculative.mjs [--out DIR] [--tokens N] [--prompts N] [--types f16,q8_0,q4_0] [--k K]
 //                              [--threads 1,2] [--reps R] [--write] [--no-llama] [--no-profile]
@@ -632,7 +632,7 @@ async function main() {
   ];
   const powerSpec = results.filter((r) => r.runner === 'power' && r.key.startsWith('spec'));
   verdicts.push(`Power draft-model tokens = Power AR tokens (digest): ${powerSpec.filter((r) => r.matchesAr).length}/${powerSpec.length}` +
-    ' (the prebuilt CPU libraries are not batch-invariant, DESIGN.md section 1: a verify row can round differently from a one-row decode and flip a near tie)');
+    ' (the prebuilt CPU libraries are not batch-invariant, docs/exactness.md: a verify row can round differently from a one-row decode and flip a near tie)');
   if (median(results.map((r) => r.load)) > cpus().length) {
     verdicts.push(
       `the machine was oversubscribed (median load ${fmt(median(results.map((r) => r.load)), 1)} on ${cpus().length} CPUs): every runner lost time slices, ` +
@@ -690,7 +690,7 @@ async function main() {
     '"decode tok/s": tokens after the first / time after the first token, median over prompts (Power: from its JSON; the bare loop: its own clock; llama-speculative-simple: its "decoded N tokens in T s").',
     '"steady tok/s": Power\'s `steadyDecodeTokensPerSecond` (tokens after the two warm-up rounds / the time they took).',
     '"host overhead / round": over the steady rounds of Power\'s `--rounds` records, (round wall time − propose − verify − commit) / round wall time, median over prompts.',
-    'Ratios: per prompt (runs seconds apart), then the median over prompts (DESIGN.md section 5).',
+    'Ratios: per prompt (runs seconds apart), then the median over prompts.',
     '',
     mainTable,
     '',

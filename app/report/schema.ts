@@ -1,5 +1,5 @@
 // The performance report of `power bench` and of a chat session (the app's Report tab): one
-// versioned JSON document from which every other format is derived. bench/REPORT.md documents
+// versioned JSON document from which every other format is derived. docs/report.md documents
 // it field by field; bump REPORT_SCHEMA_VERSION on any change that a reader of an older report
 // would misread. A chat report is a documented variant of the same version (kind
 // 'power-chat-report' with a `chat` section): a bench report reads exactly as before.

@@ -115,7 +115,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
   const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
   if (threadsCap?.warning) io.err(`warning: ${threadsCap.warning}\n`);
-  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (README "Threads")
+  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const flashAttn = choice(values, 'flash-attn', FlashAttn.options);
   const draftPath = str(values, 'draft');

@@ -128,7 +128,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
   const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
   const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
   if (threadsCap?.warning) io.err(`warning: ${threadsCap.warning}\n`);
-  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (README "Threads")
+  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
   const flashFlag = choice(values, 'flash-attn', FlashAttn.options);
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const gpuLayersRaw = str(values, 'gpu-layers');

@@ -138,7 +138,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
   const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
   if (threadsCap?.warning) run.warn(threadsCap.warning);
-  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (README "Threads")
+  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
   const flashFlag = choice(values, 'flash-attn', FlashAttn.options);
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const layers = gpuLayers(values);

@@ -1,5 +1,5 @@
-// Loads the native addon. Only the engine host process imports this file (DESIGN.md
-// section 6): a llama.cpp abort then takes down the host, never the app or the CLI.
+// Loads the native addon. Only the engine host process imports this file (docs/architecture.md
+// "Layering"): a llama.cpp abort then takes down the host, never the app or the CLI.
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 

@@ -125,7 +125,7 @@ export class EngineSupervisor {
         await target.engine.call('disposeSession', { sessionId: this.session.sessionId }).catch(() => {});
         this.session = null;
       }
-      const threads = this.options.threads ?? 0; // 0: the engine's default (README "Threads")
+      const threads = this.options.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
       const created = await createSession(target, { strategy, k, s, threads });
       this.session = { ...created, key, strategy };
       return { target, session: this.session, fresh: true };

@@ -1,5 +1,5 @@
 #pragma once
-// The proposer interface (DESIGN.md section 6): the transaction asks for guesses and reports
+// The proposer interface (docs/speculative-decoding.md "The transaction"): the transaction asks for guesses and reports
 // what the target kept; it knows no strategy by name. Proposals are advisory: the target
 // decides every emitted token, so a proposer can only change speed, never output.
 

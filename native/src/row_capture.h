@@ -1,7 +1,7 @@
 #pragma once
 // Row capture for `power audit`: keeps the logits row a request sampled the token at one sequence
 // position from, so a speculative run's verify row can be compared with the one-row decode of the
-// autoregressive control (DESIGN.md section 1, batch invariance). Optionally draws from a second
+// autoregressive control (docs/exactness.md, batch invariance). Optionally draws from a second
 // row with a copy of the sampler as it stood right then (same RNG state, same penalty history):
 // that tells whether the difference between the rows moved the draw.
 // The transaction calls inspect_sampled_row() just before it samples each row; when no capture is

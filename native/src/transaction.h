@@ -1,5 +1,5 @@
 #pragma once
-// The speculative transaction (DESIGN.md section 1), one function per step:
+// The speculative transaction (docs/speculative-decoding.md "The transaction"), one function per step:
 //   1 retain_checkpoint  2 request_proposals  3 verify  4 sample_rows  5 commit  6 emit
 //   7 restore_last_commit (on cancellation or failure)
 // A round starts from the anchor (the last emitted token, not yet evaluated by the target) and

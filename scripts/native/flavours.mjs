@@ -6,8 +6,8 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-// batchInvariant: a verify pass computes each row exactly as a one-row decode does (DESIGN.md
-// section 1) with Flash Attention off; flashAttnBatchInvariant: with it on too. Measured for the
+// batchInvariant: a verify pass computes each row exactly as a one-row decode does
+// (docs/exactness.md) with Flash Attention off; flashAttnBatchInvariant: with it on too. Measured for the
 // CPU routes; CUDA is unmeasured (false until shown otherwise). The source route's CPU Flash
 // Attention is invariant through scripts/native/patches/ggml-cpu-flash-attn-one-path.patch:
 // as released, ggml splits a one-row decode's KV range across threads once the view reaches

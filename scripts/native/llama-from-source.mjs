@@ -94,7 +94,7 @@ function hasNinja() {
  *             by GGML_BACKEND_DL), for packages that must run on other machines.
  * GGML_LLAMAFILE is always OFF: llamafile's sgemm sums a multi-row batch in another order than
  * a one-row decode, so a verify pass would not compute each row as a one-row decode does
- * (DESIGN.md section 1, batch invariance). Without it every CPU matmul output is one vec_dot
+ * (docs/exactness.md, batch invariance). Without it every CPU matmul output is one vec_dot
  * over the whole row, whatever the number of rows.
  */
 export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {

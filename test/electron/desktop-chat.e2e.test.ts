@@ -3,7 +3,7 @@
 // streamed reply; check what the page can and cannot reach; quit while a reply streams and
 // find the chat saved after a restart. Needs the Electron binary (and a display: xvfb-run on a
 // headless Linux box). Where the binary is absent (these build machines) the test is skipped
-// with the reason; see README "Desktop app" for running it with internet access.
+// with the reason; see docs/testing.md "The Electron test" for running it with internet access.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -38,7 +38,7 @@ if (device !== 'cuda' && device !== 'cpu') fail(`--device must be cuda or cpu (g
 const scale = (flag('--scale') ?? (device === 'cuda' ? 'full' : 'small')) as Scale;
 if (scale !== 'full' && scale !== 'small') fail(`--scale must be full or small (got '${scale}')`);
 // CPU threads for llama.cpp's CPU work; by default the engine's own (physical cores, never every
-// logical CPU: README "Threads")
+// logical CPU: docs/cli.md "Threads")
 const threads = flag('--threads');
 if (threads !== undefined && !/^[1-9]\d*$/.test(threads)) fail(`--threads must be a positive integer (got '${threads}')`);
 const started = Date.now();

@@ -87,7 +87,7 @@ describe('engine host', () => {
   test('rounds cross in coalesced batches: the first token alone at once, then every round in order', async () => {
     const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
     const { sessionId, threads } = await engine.call('createSession', { modelId, contextSize: 256 });
-    // the default: physical cores, never more than the logical CPUs (README "Threads")
+    // the default: physical cores, never more than the logical CPUs (docs/cli.md "Threads")
     const cpus = availableParallelism();
     assert.ok(threads >= 1 && threads <= cpus, `default threads ${threads} on ${cpus} CPUs`);
     // the IPC messages themselves (the client expands each batch into round records)

@@ -1,4 +1,4 @@
-// The lint rule that enforces DESIGN.md's layering reports "Bad layering" for each forbidden import.
+// The lint rule that enforces the layering of docs/architecture.md reports "Bad layering" for each forbidden import.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// The renderer's state: one zustand store composed from slices (DESIGN.md section 6).
+// The renderer's state: one zustand store composed from slices (docs/architecture.md).
 import type { StateCreator } from 'zustand';
 
 import type { Chat, ChatSummary, Draft, EngineState, FlashAttnChoice, MemoryEstimate, ModelEntry, PowerApi, ProfileEntry, Strategies, Strategy } from '../api-types.js';
