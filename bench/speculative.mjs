@@ -707,7 +707,10 @@ async function main() {
   console.log('\n' + md);
   await writeFile(join(outDir, 'last-run.json'), JSON.stringify({ summary, profile: prof, results: results.map(({ stdout: _s, text: _t, tokens: _k, ...r }) => r) }, null, 2) + '\n');
   if (values.write) {
-    await writeFile(RESULTS_MD, md);
+    // the sections other scripts append (bench/flash-attn.ts) stay
+    const previous = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, 'utf8') : '';
+    const kept = previous.indexOf('\n## Flash Attention on the CPU');
+    await writeFile(RESULTS_MD, kept >= 0 ? `${md.trimEnd()}\n${previous.slice(kept)}` : md);
     console.log(`wrote ${relative(ROOT, RESULTS_MD)}`);
   }
 }
