@@ -117,6 +117,8 @@ export async function startServer<D extends Record<string, ConcernSpec>>(options
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // until ws owns the socket (or a refusal is written), a reset must not be an unhandled error
+    socket.on('error', () => socket.destroy());
     const checked = gate(req);
     const refuse = (status: number, message: string): void => {
       const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request';

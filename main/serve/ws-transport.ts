@@ -34,6 +34,13 @@ export function serveApiOnSocket<D extends Record<string, ConcernSpec>>(
   };
   const fail = (id: number | null, error: ApiError): void => send({ id, error });
 
+  // a client's fault (a message over the size limit, invalid UTF-8, a bad frame, a reset) comes
+  // as an 'error' on its socket; ws closes that connection itself (1009, 1007, 1002, …). Without
+  // a listener Node would end the whole server
+  socket.on('error', (error: Error & { code?: string }) => {
+    log(`ws: closing a connection: ${error.code ? `${error.code}: ` : ''}${error.message}`);
+  });
+
   socket.on('close', () => {
     open = false;
     for (const unsubscribe of subscriptions.values()) unsubscribe();

@@ -190,6 +190,37 @@ describe('power serve', () => {
     close();
   });
 
+  test('a /ws message over the size limit, invalid UTF-8 or a reset closes that connection only; the server goes on', async () => {
+    const url = `${serve.origin.replace('http', 'ws')}/ws`;
+    const closed = (ws: WebSocket) => new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)).on('error', () => {}));
+    const opened = (ws: WebSocket) => new Promise<void>((resolve, reject) => ws.once('open', () => resolve()).once('error', reject));
+    // 40 MB in one text frame: ws refuses it with 1009 (message too big)
+    const big = new WebSocket(url, { headers: serve.auth });
+    await opened(big);
+    const bigClosed = closed(big);
+    big.send('x'.repeat(40 * 1024 * 1024));
+    assert.equal(await bigClosed, 1009);
+    // a text frame that is not UTF-8: 1007
+    const bad = new WebSocket(url, { headers: serve.auth, skipUTF8Validation: true });
+    await opened(bad);
+    const badClosed = closed(bad);
+    bad.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+    assert.equal(await badClosed, 1007);
+    // a connection dropped in the middle of a frame
+    const cut = new WebSocket(url, { headers: serve.auth });
+    await opened(cut);
+    const cutClosed = closed(cut);
+    (cut as unknown as { _socket: { write: (b: Buffer) => void; destroy: () => void } })._socket.write(Buffer.from([0x81, 0xfe, 0x10, 0x00, 1, 2, 3, 4]));
+    (cut as unknown as { _socket: { destroy: () => void } })._socket.destroy();
+    await cutClosed;
+    // the server is still there, for /ws and for HTTP
+    const ws = new WebSocket(url, { headers: serve.auth });
+    const { api, close } = createApiClient(servedApi, ws);
+    assert.ok((await api.models.list({})).entries.length > 0);
+    close();
+    assert.equal((await http(serve.origin, '/v1/models', { headers: serve.auth })).status, 200);
+  });
+
   test('a download over /ws lands in the library (from a local HTTP server; nothing reaches the internet)', async () => {
     const files = await startFileServer({ '/m/far.gguf': { body: await readFile((await syntheticModels())['draft-far.gguf']) } });
     const { api, close } = createApiClient(servedApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
