@@ -59,6 +59,16 @@ function session(id: string): NativeSession {
   return s;
 }
 
+/** A failure inside llama.cpp (the addon's guard reports it as "llama.cpp failed: …") names what was asked. */
+function withContext<T>(what: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    const message = (error as Error).message;
+    throw new Error(message.startsWith('llama.cpp failed') ? `${what} (${message})` : message);
+  }
+}
+
 function testHooksOn(): void {
   if (process.env.POWER_TEST_HOOKS !== '1') throw new Error('test hooks are off in this engine');
 }
@@ -80,8 +90,8 @@ const handlers: Handlers = {
     return { modelId, info: loaded.info() };
   },
 
-  tokenize: (p) => model(p.modelId).tokenize(p.text, p.addSpecial, p.parseSpecial),
-  detokenize: (p) => model(p.modelId).detokenize(p.tokens, p.renderSpecial),
+  tokenize: (p) => withContext('the model\'s vocabulary cannot tokenize this text', () => model(p.modelId).tokenize(p.text, p.addSpecial, p.parseSpecial)),
+  detokenize: (p) => withContext('the model\'s vocabulary cannot detokenize these tokens', () => model(p.modelId).detokenize(p.tokens, p.renderSpecial)),
 
   createSession: async (p) => {
     const created = await binding.Session.create(model(p.modelId), {

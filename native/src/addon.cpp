@@ -7,6 +7,7 @@
 #include <napi.h>
 
 #include "addon_data.h"
+#include "guard.h"
 #include "dynlib.h"
 #include "ggml-backend.h"
 #include "handles.h"
@@ -108,11 +109,11 @@ Napi::Value live_handles(const Napi::CallbackInfo & info) {
 
 Napi::Object init_module(Napi::Env env, Napi::Object exports) {
     env.SetInstanceData(new addon_data());
-    exports.Set("init", Napi::Function::New(env, init, "init"));
-    exports.Set("devices", Napi::Function::New(env, devices, "devices"));
-    exports.Set("tryLoadLibrary", Napi::Function::New(env, try_load, "tryLoadLibrary"));
-    exports.Set("systemInfo", Napi::Function::New(env, system_info, "systemInfo"));
-    exports.Set("liveHandles", Napi::Function::New(env, live_handles, "liveHandles"));
+    exports.Set("init", Napi::Function::New(env, guarded_fn<init>, "init"));
+    exports.Set("devices", Napi::Function::New(env, guarded_fn<devices>, "devices"));
+    exports.Set("tryLoadLibrary", Napi::Function::New(env, guarded_fn<try_load>, "tryLoadLibrary"));
+    exports.Set("systemInfo", Napi::Function::New(env, guarded_fn<system_info>, "systemInfo"));
+    exports.Set("liveHandles", Napi::Function::New(env, guarded_fn<live_handles>, "liveHandles"));
     Model::init(env, exports);
     Session::init(env, exports);
     return exports;

@@ -69,14 +69,14 @@ bool report_progress(float progress, void * user_data) {
 
 void Model::init(Napi::Env env, Napi::Object exports) {
     Napi::Function ctor = DefineClass(env, "Model", {
-        StaticMethod<&Model::load>("load"),
-        InstanceMethod<&Model::info>("info"),
-        InstanceMethod<&Model::tokenize>("tokenize"),
-        InstanceMethod<&Model::detokenize>("detokenize"),
-        InstanceMethod<&Model::token_piece>("tokenPiece"),
-        InstanceMethod<&Model::is_eog>("isEog"),
-        InstanceMethod<&Model::dispose>("dispose"),
-        InstanceMethod<&Model::sampling_order_check>("samplingOrderCheckForTest"),
+        StaticMethod<&guarded_fn<&Model::load>>("load"),
+        InstanceMethod<&Model::guarded<&Model::info>>("info"),
+        InstanceMethod<&Model::guarded<&Model::tokenize>>("tokenize"),
+        InstanceMethod<&Model::guarded<&Model::detokenize>>("detokenize"),
+        InstanceMethod<&Model::guarded<&Model::token_piece>>("tokenPiece"),
+        InstanceMethod<&Model::guarded<&Model::is_eog>>("isEog"),
+        InstanceMethod<&Model::guarded<&Model::dispose>>("dispose"),
+        InstanceMethod<&Model::guarded<&Model::sampling_order_check>>("samplingOrderCheckForTest"),
         InstanceAccessor<&Model::disposed>("disposed"),
     });
     data_of(env).model_ctor = Napi::Persistent(ctor);

@@ -4,6 +4,8 @@
 
 #include <napi.h>
 
+#include "guard.h"
+
 #include "handles.h"
 
 namespace power {
@@ -23,6 +25,12 @@ class Model : public Napi::ObjectWrap<Model> {
     explicit Model(const Napi::CallbackInfo & info);
 
   private:
+    // an instance method through guard_llama (guard.h): registered as guarded<&Model::method>
+    template <Napi::Value (Model::*M)(const Napi::CallbackInfo &)>
+    Napi::Value guarded(const Napi::CallbackInfo & info) {
+        return guard_llama(info.Env(), [&] { return (this->*M)(info); });
+    }
+
     static Napi::Value load(const Napi::CallbackInfo & info);
     Napi::Value info(const Napi::CallbackInfo & info);
     Napi::Value tokenize(const Napi::CallbackInfo & info);

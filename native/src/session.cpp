@@ -131,16 +131,16 @@ void finish_job(session_core & core) {
 
 void Session::init(Napi::Env env, Napi::Object exports) {
     Napi::Function ctor = DefineClass(env, "Session", {
-        StaticMethod<&Session::create>("create"),
-        InstanceMethod<&Session::generate>("generate"),
-        InstanceMethod<&Session::cancel>("cancel"),
-        InstanceMethod<&Session::dispose>("dispose"),
-        InstanceMethod<&Session::info>("info"),
-        InstanceMethod<&Session::committed_tokens>("committedTokens"),
-        InstanceMethod<&Session::inject_failure>("injectFailureForTest"),
-        InstanceMethod<&Session::capture_row>("captureRow"),
-        InstanceMethod<&Session::captured_row>("capturedRow"),
-        InstanceMethod<&Session::perturb_row>("perturbRowForTest"),
+        StaticMethod<&guarded_fn<&Session::create>>("create"),
+        InstanceMethod<&Session::guarded<&Session::generate>>("generate"),
+        InstanceMethod<&Session::guarded<&Session::cancel>>("cancel"),
+        InstanceMethod<&Session::guarded<&Session::dispose>>("dispose"),
+        InstanceMethod<&Session::guarded<&Session::info>>("info"),
+        InstanceMethod<&Session::guarded<&Session::committed_tokens>>("committedTokens"),
+        InstanceMethod<&Session::guarded<&Session::inject_failure>>("injectFailureForTest"),
+        InstanceMethod<&Session::guarded<&Session::capture_row>>("captureRow"),
+        InstanceMethod<&Session::guarded<&Session::captured_row>>("capturedRow"),
+        InstanceMethod<&Session::guarded<&Session::perturb_row>>("perturbRowForTest"),
     });
     data_of(env).session_ctor = Napi::Persistent(ctor);
     exports.Set("Session", ctor);

@@ -5,6 +5,8 @@
 
 #include <napi.h>
 
+#include "guard.h"
+
 #include "session_core.h"
 
 namespace power {
@@ -15,6 +17,12 @@ class Session : public Napi::ObjectWrap<Session> {
     explicit Session(const Napi::CallbackInfo & info);
 
   private:
+    // an instance method through guard_llama (guard.h): registered as guarded<&Session::method>
+    template <Napi::Value (Session::*M)(const Napi::CallbackInfo &)>
+    Napi::Value guarded(const Napi::CallbackInfo & info) {
+        return guard_llama(info.Env(), [&] { return (this->*M)(info); });
+    }
+
     static Napi::Value create(const Napi::CallbackInfo & info);
     Napi::Value generate(const Napi::CallbackInfo & info);
     Napi::Value cancel(const Napi::CallbackInfo & info);

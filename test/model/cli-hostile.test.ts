@@ -264,6 +264,18 @@ describe('hostile input through the CLI', () => {
     test('a NaN norm epsilon is refused before loading', () => {
       assertRefused(timed(['generate', '--model', poisoned.nanEpsilon, '--prompt', 'hi']), /layer_norm_rms_epsilon is NaN/);
     });
+    test('a vocabulary of one token (BOS = EOS = <unk>) is refused before loading, with the reason', () => {
+      assertRefused(
+        timed(['generate', '--model', poisoned.oneToken, '--prompt', 'hi', '--device', 'cpu']),
+        /one-token\.gguf: the vocabulary has no token a reply can be made of \(1 token: control, unknown, unused or end-of-generation only\)/,
+      );
+    });
+    test('a vocabulary that cannot encode the text fails the request, not the engine (llama.cpp throws inside)', () => {
+      // llama.cpp's SPM tokenizer falls back to byte tokens this vocabulary lacks and throws
+      // std::out_of_range; before the addon's guard that ended the engine host (exit 1)
+      const run = timed(['generate', '--model', poisoned.noByteTokens, '--prompt', 'hi', '--raw', '--device', 'cpu']);
+      assertRefused(run, /^error: the model's vocabulary cannot tokenize this text \(llama\.cpp failed: .+\)$/);
+    });
     test("a profile's S out of range names the profile", async () => {
       const path = join(dir, 's5.toml');
       await writeFile(path, 'spec_mode = "ngram"\nspec_draft_max = 7\nspec_mtp_recurrent_snapshots = 5\n');
