@@ -24,11 +24,6 @@ export function effectiveBatch(r: Pick<ScheduleRequest, 'k' | 'contextSize' | 'b
   return Math.min(r.contextSize, Math.max(r.batchSize, r.k + 1));
 }
 
-/** The largest K a context of `contextSize` tokens can verify in one batch. */
-export function maxKForContext(contextSize: number): number {
-  return contextSize - 1;
-}
-
 /** null when the schedule fits, else why not (one sentence, with the numbers). */
 export function scheduleProblem(r: ScheduleRequest): string | null {
   const batch = effectiveBatch(r);

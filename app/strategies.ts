@@ -14,9 +14,6 @@ export type Strategy = (typeof STRATEGIES)[number];
 /** Strategies whose proposer this engine build implements. */
 export const ENGINE_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(STRATEGIES);
 
-/** The strategies that run llama.cpp's own proposer (libllama-common's common_speculative). */
-export const LLAMA_CPP_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>([...ARTIFACT_STRATEGIES, ...LLAMA_CPP_NGRAM_STRATEGIES]);
-
 /** The strategies that propose from the token history alone (no model, no artifact). */
 export const NGRAM_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['ngram', ...LLAMA_CPP_NGRAM_STRATEGIES]);
 

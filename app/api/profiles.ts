@@ -6,8 +6,6 @@ import { K_MAX } from '../profile.js';
 import { concern } from './describe.js';
 import { Id, None, Ok, StrategyName } from './common.js';
 
-export const PRESET_IDS = ['balanced', 'peak', 'autoregressive'] as const;
-
 export const ProfileEntry = z.object({
   id: Id,
   name: z.string().min(1).max(100),

@@ -10,8 +10,6 @@ export interface NativeModel {
   info(): NativeModelInfo;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Tokens;
   detokenize(tokens: Int32Array, renderSpecial: boolean): string;
-  tokenPiece(token: number, renderSpecial: boolean): Uint8Array;
-  isEog(token: number): boolean;
   samplingOrderCheckForTest(
     rows: Float32Array,
     proposals: Int32Array,
@@ -42,7 +40,6 @@ export interface NativeSession {
   captureRow(position: number, otherRow?: Float32Array): void;
   capturedRow(): { row: Float32Array<ArrayBuffer>; rowToken: number; otherToken: number | null } | null;
   perturbRowForTest(position: number, hidden: boolean): void;
-  committedTokens(): Tokens;
 }
 
 export interface NativeBinding {
@@ -51,7 +48,6 @@ export interface NativeBinding {
   devices(): DeviceInfo[];
   /** null when the library loads, else the system loader's message */
   tryLoadLibrary(pathOrName: string): string | null;
-  systemInfo(): string;
   liveHandles(): { models: number; contexts: number; jobs: number };
   Model: {
     load(

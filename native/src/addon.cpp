@@ -91,10 +91,6 @@ Napi::Value try_load(const Napi::CallbackInfo & info) {
     return why.empty() ? env.Null() : Napi::Value(Napi::String::New(env, why));
 }
 
-Napi::Value system_info(const Napi::CallbackInfo & info) {
-    return Napi::String::New(info.Env(), llama_print_system_info());
-}
-
 // liveHandles() -> { models, contexts, jobs }: what native state is still alive
 Napi::Value live_handles(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
@@ -112,7 +108,6 @@ Napi::Object init_module(Napi::Env env, Napi::Object exports) {
     exports.Set("init", Napi::Function::New(env, guarded_fn<init>, "init"));
     exports.Set("devices", Napi::Function::New(env, guarded_fn<devices>, "devices"));
     exports.Set("tryLoadLibrary", Napi::Function::New(env, guarded_fn<try_load>, "tryLoadLibrary"));
-    exports.Set("systemInfo", Napi::Function::New(env, guarded_fn<system_info>, "systemInfo"));
     exports.Set("liveHandles", Napi::Function::New(env, guarded_fn<live_handles>, "liveHandles"));
     Model::init(env, exports);
     Session::init(env, exports);

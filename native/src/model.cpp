@@ -73,8 +73,6 @@ void Model::init(Napi::Env env, Napi::Object exports) {
         InstanceMethod<&Model::guarded<&Model::info>>("info"),
         InstanceMethod<&Model::guarded<&Model::tokenize>>("tokenize"),
         InstanceMethod<&Model::guarded<&Model::detokenize>>("detokenize"),
-        InstanceMethod<&Model::guarded<&Model::token_piece>>("tokenPiece"),
-        InstanceMethod<&Model::guarded<&Model::is_eog>>("isEog"),
         InstanceMethod<&Model::guarded<&Model::dispose>>("dispose"),
         InstanceMethod<&Model::guarded<&Model::sampling_order_check>>("samplingOrderCheckForTest"),
         InstanceAccessor<&Model::disposed>("disposed"),
@@ -283,27 +281,6 @@ Napi::Value Model::detokenize(const Napi::CallbackInfo & info) {
         throw Napi::Error::New(env, "detokenization failed");
     }
     return Napi::String::New(env, text.data(), n);
-}
-
-// tokenPiece(token, renderSpecial) -> Uint8Array of the token's bytes
-Napi::Value Model::token_piece(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
-    const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
-    llama_token token   = checked_token(env, info.Length() > 0 ? info[0] : env.Undefined());
-    bool render_special = info.Length() > 1 && info[1].ToBoolean();
-    char buf[256];
-    int32_t n = llama_token_to_piece(vocab, token, buf, sizeof buf, 0, render_special);
-    if (n < 0) {
-        throw Napi::Error::New(env, "token piece longer than 256 bytes");
-    }
-    return Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t *>(buf), n);
-}
-
-Napi::Value Model::is_eog(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
-    const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
-    llama_token token = checked_token(env, info.Length() > 0 ? info[0] : env.Undefined());
-    return Napi::Boolean::New(env, llama_vocab_is_eog(vocab, token));
 }
 
 // dispose() -> Promise<void>. Sessions hold their own reference, so the weights are freed

@@ -35,8 +35,6 @@ class Model : public Napi::ObjectWrap<Model> {
     Napi::Value info(const Napi::CallbackInfo & info);
     Napi::Value tokenize(const Napi::CallbackInfo & info);
     Napi::Value detokenize(const Napi::CallbackInfo & info);
-    Napi::Value token_piece(const Napi::CallbackInfo & info);
-    Napi::Value is_eog(const Napi::CallbackInfo & info);
     Napi::Value dispose(const Napi::CallbackInfo & info);
     Napi::Value disposed(const Napi::CallbackInfo & info);
     Napi::Value sampling_order_check(const Napi::CallbackInfo & info);

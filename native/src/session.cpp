@@ -136,7 +136,6 @@ void Session::init(Napi::Env env, Napi::Object exports) {
         InstanceMethod<&Session::guarded<&Session::cancel>>("cancel"),
         InstanceMethod<&Session::guarded<&Session::dispose>>("dispose"),
         InstanceMethod<&Session::guarded<&Session::info>>("info"),
-        InstanceMethod<&Session::guarded<&Session::committed_tokens>>("committedTokens"),
         InstanceMethod<&Session::guarded<&Session::inject_failure>>("injectFailureForTest"),
         InstanceMethod<&Session::guarded<&Session::capture_row>>("captureRow"),
         InstanceMethod<&Session::guarded<&Session::captured_row>>("capturedRow"),
@@ -441,18 +440,6 @@ Napi::Value Session::info(const Napi::CallbackInfo & info) {
     out.Set("s", core.spec.recurrent ? Napi::Value(Napi::Number::New(env, core.spec.s)) : env.Null());
     out.Set("recurrent", core.spec.recurrent);
     out.Set("flashAttn", core.flash_attn_used);
-    return out;
-}
-
-// committedTokens() -> Int32Array: the tokens whose state the context holds
-Napi::Value Session::committed_tokens(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
-    session_core & core = live_core(env);
-    if (core.busy) {
-        throw Napi::Error::New(env, "session is busy with another request");
-    }
-    Napi::Int32Array out = Napi::Int32Array::New(env, core.committed.size());
-    std::copy(core.committed.begin(), core.committed.end(), out.Data());
     return out;
 }
 

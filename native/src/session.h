@@ -28,7 +28,6 @@ class Session : public Napi::ObjectWrap<Session> {
     Napi::Value cancel(const Napi::CallbackInfo & info);
     Napi::Value dispose(const Napi::CallbackInfo & info);
     Napi::Value info(const Napi::CallbackInfo & info);
-    Napi::Value committed_tokens(const Napi::CallbackInfo & info);
     Napi::Value inject_failure(const Napi::CallbackInfo & info);
     // session_capture.cpp: `power audit`'s row capture
     Napi::Value capture_row(const Napi::CallbackInfo & info);
