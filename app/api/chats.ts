@@ -22,6 +22,15 @@ export const ChatSampling = z.object({
 });
 export type ChatSampling = z.infer<typeof ChatSampling>;
 
+/** The title of a chat that has none yet. */
+export const UNTITLED_CHAT = 'New chat';
+
+/** A chat's title from its first message: the first line, at most 48 characters. */
+export function titleFromMessage(content: string): string {
+  const line = content.trim().split('\n')[0]!.trim();
+  return line.length > 48 ? `${line.slice(0, 47)}…` : line || UNTITLED_CHAT;
+}
+
 export const UserMessage = z.object({ id: Id, role: z.literal('user'), content: z.string(), createdAt: Time });
 
 export const ReplyToken = z.object({ id: z.number().int(), text: z.string(), origin: TokenOrigin, round: z.number().int().min(1) });

@@ -4,7 +4,7 @@
 // PDF needs a print engine (a headless Chromium) that a browser page cannot drive.
 import { z } from 'zod';
 
-import { CHAT_EXPORT_FORMATS } from '../report/chat-export.js';
+import { REPORT_FORMATS } from '../report/render.js';
 import { concern } from './describe.js';
 import { Id } from './common.js';
 
@@ -23,7 +23,7 @@ export const reports = concern({
      * the chat's report as a file; `bad-input` when the chat has no completed reply, `unsupported`
      * for pdf when no print engine is installed (the message says what to install)
      */
-    exportChat: { input: z.object({ chatId: Id, format: z.enum(CHAT_EXPORT_FORMATS) }), output: ChatExport },
+    exportChat: { input: z.object({ chatId: Id, format: z.enum(REPORT_FORMATS) }), output: ChatExport },
   },
   events: {},
 });

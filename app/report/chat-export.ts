@@ -1,11 +1,9 @@
 // The files a chat report is exported as (reports.exportChat): formats, their MIME types and
 // a file name safe on every system.
 import type { Chat } from '../api/chats.js';
+import type { ReportFormat } from './render.js';
 
-export const CHAT_EXPORT_FORMATS = ['json', 'csv', 'md', 'html', 'pdf'] as const;
-export type ChatExportFormat = (typeof CHAT_EXPORT_FORMATS)[number];
-
-export const EXPORT_MIME_TYPES: Record<ChatExportFormat, string> = {
+export const EXPORT_MIME_TYPES: Record<ReportFormat, string> = {
   json: 'application/json',
   csv: 'text/csv',
   md: 'text/markdown',
@@ -14,7 +12,7 @@ export const EXPORT_MIME_TYPES: Record<ChatExportFormat, string> = {
 };
 
 /** "power-chat-<title>-<yyyy-mm-dd>.<ext>": a file name safe on Windows and Linux. */
-export function chatReportFileName(chat: Pick<Chat, 'title'>, format: ChatExportFormat, at: Date): string {
+export function chatReportFileName(chat: Pick<Chat, 'title'>, format: ReportFormat, at: Date): string {
   const slug =
     chat.title
       .normalize('NFKD')

@@ -8,6 +8,10 @@ import type { Report } from './schema.js';
 export const TEXT_FORMATS = ['json', 'csv', 'md', 'html'] as const;
 export type TextFormat = (typeof TEXT_FORMATS)[number];
 
+/** Every format a report (a bench run's or a chat's) is written as: the text ones and the PDF. */
+export const REPORT_FORMATS = [...TEXT_FORMATS, 'pdf'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
 export function renderReport(report: Report, format: TextFormat): string {
   switch (format) {
     case 'json':

@@ -1,20 +1,12 @@
 // Writes a report in the formats asked for; every format is derived from the checked JSON.
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { renderReport } from '../../app/report/render.js';
+import { REPORT_FORMATS, renderReport, type ReportFormat } from '../../app/report/render.js';
 import { Report } from '../../app/report/schema.js';
+import { writeFileAtomic } from '../service/storage/atomic-file.js';
 import { printPdf } from './pdf.js';
-
-export const REPORT_FORMATS = ['json', 'csv', 'md', 'html', 'pdf'] as const;
-export type ReportFormat = (typeof REPORT_FORMATS)[number];
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
-}
 
 /** Writes report.<format> into `dir` for each format; returns the paths written. */
 export async function writeReport(report: Report, dir: string, formats: readonly ReportFormat[], chromium?: string): Promise<string[]> {
@@ -25,7 +17,7 @@ export async function writeReport(report: Report, dir: string, formats: readonly
   const text = (format: Exclude<ReportFormat, 'pdf'>) => renderReport(checked, format);
   for (const format of REPORT_FORMATS) {
     if (format === 'pdf' || !formats.includes(format)) continue;
-    await writeAtomic(path(format), text(format));
+    await writeFileAtomic(path(format), text(format), 0o644);
     written.push(path(format));
   }
   if (formats.includes('pdf')) {

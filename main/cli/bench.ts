@@ -17,7 +17,8 @@ import { ChromiumError, findChromium } from '../bench/pdf.js';
 import { ProgressLine } from '../bench/progress.js';
 import { BenchRun } from '../bench/runner.js';
 import { loadTaskSet, TaskSetError, type TaskSet } from '../bench/tasks.js';
-import { REPORT_FORMATS, writeReport, type ReportFormat } from '../bench/write.js';
+import { REPORT_FORMATS, TEXT_FORMATS, type ReportFormat } from '../../app/report/render.js';
+import { writeReport } from '../bench/write.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
@@ -54,9 +55,9 @@ const FLAGS = {
   verbose: { type: 'boolean' },
 } as const;
 
-const DEFAULT_FORMATS: ReportFormat[] = ['json', 'csv', 'md', 'html'];
+const DEFAULT_FORMATS: readonly ReportFormat[] = TEXT_FORMATS; // the PDF needs Chromium: asked for by name
 
-function formatsOf(raw: string | undefined): ReportFormat[] {
+function formatsOf(raw: string | undefined): readonly ReportFormat[] {
   if (raw === undefined) return DEFAULT_FORMATS;
   const list = raw.split(',').map((f) => f.trim().toLowerCase());
   const bad = list.find((f) => !(REPORT_FORMATS as readonly string[]).includes(f));

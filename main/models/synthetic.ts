@@ -2,12 +2,13 @@
 // Every tensor is drawn from its own seed (model seed + tensor name), so a draft
 // can share any subset of the target's weights exactly and add controlled noise.
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { gv, kv } from '../gguf/types.js';
 import { QK } from '../gguf/quantize.js';
 import type { GgufEntry, GgufModel, GgufTensorSpec, GgufWritableType } from '../gguf/types.js';
 import { writeGguf } from '../gguf/writer.js';
+import { replaceFileAtomic, writeFileAtomic } from '../service/storage/atomic-file.js';
 import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from './vocab.js';
 import type { Vocab } from './vocab.js';
 import { ARTIFACT_REVISION, makeDraftArtifactSpec } from './synthetic-drafts.js';
@@ -608,18 +609,6 @@ async function sizeOf(path: string): Promise<number | undefined> {
   }
 }
 
-/** Writes via a temp file and rename, so a crash never leaves a half-written model under the real name. */
-async function writeAtomic(path: string, write: (tmp: string) => Promise<void>): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    await write(tmp);
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
-
 /** Generates (or reuses from the cache in `outDir`) every synthetic model; returns absolute paths. */
 export function makeModels(outDir: string, opts: { force?: boolean; onLog?: (line: string) => void } = {}): Promise<ModelSet> {
   return makeModelFiles(outDir, SYNTHETIC_MODELS, opts);
@@ -644,10 +633,10 @@ export async function makeModelFiles<K extends string>(
       opts.onLog?.(`cached ${file}`);
     } else {
       const started = performance.now();
-      await writeAtomic(path, (tmp) => writeGguf(tmp, makeModelSpec(params)));
+      await replaceFileAtomic(path, (tmp) => writeGguf(tmp, makeModelSpec(params)));
       const size = (await sizeOf(path)) ?? 0;
       manifest.files[file] = { hash, size };
-      await writeAtomic(manifestPath, (tmp) => writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n'));
+      await writeFileAtomic(manifestPath, JSON.stringify(manifest, null, 2) + '\n', 0o644);
       const ms = Math.round(performance.now() - started);
       opts.onLog?.(`generated ${file} (${(size / 1e6).toFixed(1)} MB) in ${ms} ms`);
     }

@@ -9,9 +9,9 @@ import { basename, join } from 'node:path';
 import type { AssistantMessage, Chat } from '../../app/api/chats.js';
 import { PowerError } from '../../app/api/errors.js';
 import type { ChatExport } from '../../app/api/reports.js';
-import { chatReportFileName, EXPORT_MIME_TYPES, type ChatExportFormat } from '../../app/report/chat-export.js';
+import { chatReportFileName, EXPORT_MIME_TYPES } from '../../app/report/chat-export.js';
 import { chatReport, ChatReportError, reportedMessages, type Machine } from '../../app/report/chat.js';
-import { renderReport } from '../../app/report/render.js';
+import { renderReport, type ReportFormat } from '../../app/report/render.js';
 import type { ModelFile, Report } from '../../app/report/schema.js';
 import { nvidiaDriver, powerVersion } from '../bench/environment.js';
 import { ChromiumError, findChromium, printPdf } from '../bench/pdf.js';
@@ -111,7 +111,7 @@ async function pdfOf(html: string): Promise<Buffer> {
   }
 }
 
-export async function exportChatReport(chat: Chat, library: ModelLibrary, format: ChatExportFormat, now = new Date()): Promise<ChatExport> {
+export async function exportChatReport(chat: Chat, library: ModelLibrary, format: ReportFormat, now = new Date()): Promise<ChatExport> {
   const report = buildChatReport(chat, library);
   const bytes = format === 'pdf' ? await pdfOf(renderReport(report, 'html')) : Buffer.from(renderReport(report, format), 'utf8');
   return { fileName: chatReportFileName(chat, format, now), mimeType: EXPORT_MIME_TYPES[format], base64: bytes.toString('base64') };

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 
 import type { z } from 'zod';
 
-import { ChatSampling, type AssistantMessage, type Chat, type ReplyRuntime } from '../../app/api/chats.js';
+import { ChatSampling, titleFromMessage, UNTITLED_CHAT, type AssistantMessage, type Chat, type ReplyRuntime } from '../../app/api/chats.js';
 import { PowerError, toApiError, type ApiError } from '../../app/api/errors.js';
 import { powerApi, type PowerApi } from '../../app/api/index.js';
 import type { ReplyStats, TokenEvent, ApiRound } from '../../app/api/generation.js';
@@ -400,7 +400,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
       create: async (raw) => {
         const p = input('chats', 'create', raw);
         const t = now();
-        const chat: Chat = { id: randomUUID(), title: p.title ?? 'New chat', createdAt: t, updatedAt: t, systemPrompt: p.systemPrompt ?? null, messages: [] };
+        const chat: Chat = { id: randomUUID(), title: p.title ?? UNTITLED_CHAT, createdAt: t, updatedAt: t, systemPrompt: p.systemPrompt ?? null, messages: [] };
         await store.add(chat);
         chatChanged.emit({ chatId: chat.id, change: 'created' });
         return structuredClone(chat);
@@ -435,7 +435,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
           (c) => {
             if (p.systemPrompt !== undefined) c.systemPrompt = p.systemPrompt;
             c.messages.push({ ...userMessage });
-            if (c.title === 'New chat') c.title = p.content.slice(0, 60).split('\n')[0]!;
+            if (c.title === UNTITLED_CHAT) c.title = titleFromMessage(p.content);
           },
           { ...(p.sampling ? { sampling: p.sampling } : {}), ...(p.profileId ? { profileId: p.profileId } : {}) },
         );

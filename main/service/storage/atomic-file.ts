@@ -16,13 +16,17 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+/**
+ * Replaces `path` with what `write` puts into the temporary file it is given (a writer that
+ * streams to a path of its own: the GGUF writer). The temporary file is removed on failure.
+ */
+export async function replaceFileAtomic(path: string, write: (temp: string) => Promise<void>): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const handle = await open(temp, 'w', 0o600);
   try {
+    await write(temp);
+    const handle = await open(temp, 'r+');
     try {
-      await handle.writeFile(data);
       await handle.sync();
     } finally {
       await handle.close();
@@ -33,6 +37,18 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     throw error;
   }
   await fsyncDir(dir);
+}
+
+/** Replaces `path` with `data`; `mode` 0o600 by default (chats and settings are the user's alone). */
+export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  return replaceFileAtomic(path, async (temp) => {
+    const handle = await open(temp, 'w', mode);
+    try {
+      await handle.writeFile(data);
+    } finally {
+      await handle.close();
+    }
+  });
 }
 
 /** Leftover temporary files of writes a kill interrupted (never the live file). */

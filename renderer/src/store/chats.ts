@@ -1,15 +1,11 @@
 // Chats and the reply being written. Generation events land in `live` (one batch per animation
 // frame); when a reply ends the chat is read back from the service, which is authoritative.
+import { titleFromMessage } from '../../../app/api/chats.js';
 import { emptyReply, type ReplyView } from '../logic/reply.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM, SAMPLING_LABELS, type SamplingField } from '../logic/sampling.js';
 import type { AssistantMessage } from '../api-types.js';
 import { recordReport } from './session.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
-
-function titleFrom(content: string): string {
-  const line = content.trim().split('\n')[0] ?? '';
-  return line.length > 48 ? `${line.slice(0, 47)}…` : line || 'New chat';
-}
 
 /** The live replies after one frame's events. */
 export function applyLiveEvents(live: Record<string, ReplyView>, events: readonly LiveEvent[]): Record<string, ReplyView> {
@@ -140,7 +136,7 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
     try {
       let chatId = get().chatId;
       if (!chatId) {
-        const chat = await api.chats.create({ title: titleFrom(content) });
+        const chat = await api.chats.create({ title: titleFromMessage(content) });
         chatId = chat.id;
         set({ chatId, chat });
       }
