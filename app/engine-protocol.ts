@@ -44,6 +44,9 @@ export const SamplingOptions = z.object({
 });
 export type SamplingOptions = z.infer<typeof SamplingOptions>;
 
+/** The sampling defaults, the one table of them: every front door and form starts from these. */
+export const SAMPLING_DEFAULTS: SamplingOptions = SamplingOptions.parse({});
+
 export const TokenOrigin = z.enum(['target', 'accepted', 'correction', 'bonus']);
 
 export const EmittedToken = z.object({ id: z.number().int(), piece: z.instanceof(Uint8Array), origin: TokenOrigin });

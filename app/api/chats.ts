@@ -2,7 +2,7 @@
 // events; the methods that start one return as soon as it is accepted.
 import { z } from 'zod';
 
-import { StopReason, TokenOrigin } from '../engine-protocol.js';
+import { SAMPLING_DEFAULTS as D, StopReason, TokenOrigin } from '../engine-protocol.js';
 import { GenerationBackend } from '../generation-result.js';
 import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
@@ -12,12 +12,12 @@ import { Id, None, Ok, Time } from './common.js';
 
 /** Sampling for one reply (temperature 0 is greedy; a stochastic reply without a seed gets a random one). */
 export const ChatSampling = z.object({
-  temperature: z.number().min(0).max(100).default(0),
+  temperature: z.number().min(0).max(100).default(D.temperature),
   seed: z.number().int().min(0).max(0xffffffff).optional(),
-  topK: z.number().int().min(0).max(1_000_000).default(40),
-  topP: z.number().gt(0).max(1).default(0.95),
-  minP: z.number().min(0).max(1).default(0.05),
-  repeatPenalty: z.number().gt(0).max(100).default(1),
+  topK: z.number().int().min(0).max(1_000_000).default(D.topK),
+  topP: z.number().gt(0).max(1).default(D.topP),
+  minP: z.number().min(0).max(1).default(D.minP),
+  repeatPenalty: z.number().gt(0).max(100).default(D.repeatPenalty),
   maxTokens: z.number().int().min(1).max(1_000_000).default(512),
 });
 export type ChatSampling = z.infer<typeof ChatSampling>;

@@ -10,7 +10,7 @@ import type { AssistantMessage } from '../../app/api/chats.js';
 import { LoadOptions } from '../../app/api/engine.js';
 import { PowerError } from '../../app/api/errors.js';
 import type { ReplyStats } from '../../app/api/generation.js';
-import type { StopReason } from '../../app/engine-protocol.js';
+import { SAMPLING_DEFAULTS, type StopReason } from '../../app/engine-protocol.js';
 import type { Strategy } from '../../app/strategies.js';
 import type { ChatMessage } from '../chat/template.js';
 import { EngineCrashedError } from '../engine/client.js';
@@ -165,17 +165,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
               sessionId: session.sessionId,
               prompt,
               maxTokens: request.maxTokens,
-              sampling: {
-                temperature: request.temperature,
-                seed: seed ?? 0,
-                topK: 40,
-                topP: request.topP,
-                minP: 0.05,
-                repeatPenalty: 1,
-                repeatLastN: 64,
-                presencePenalty: 0,
-                frequencyPenalty: 0,
-              },
+              // OpenAI's temperature and top_p, every other setting at its default
+              sampling: { ...SAMPLING_DEFAULTS, temperature: request.temperature, seed: seed ?? 0, topP: request.topP },
             },
             scratch,
             { token: (t) => t.text && onText(t.text), round: () => {}, stats: () => {} },

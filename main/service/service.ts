@@ -12,7 +12,7 @@ import { PowerError, toApiError, type ApiError } from '../../app/api/errors.js';
 import { powerApi, type PowerApi } from '../../app/api/index.js';
 import type { ReplyStats, TokenEvent, ApiRound } from '../../app/api/generation.js';
 import { strategyAvailability } from '../../app/strategies.js';
-import type { StopReason } from '../../app/engine-protocol.js';
+import { SAMPLING_DEFAULTS, type StopReason } from '../../app/engine-protocol.js';
 import { batchInvariance } from '../engine/build-info.js';
 import { EngineCrashedError } from '../engine/client.js';
 import { describeEstimate, estimateMemory } from '../engine/memory-estimate.js';
@@ -198,16 +198,15 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
               sessionId: session.sessionId,
               prompt,
               maxTokens: sampling.maxTokens,
+              // the chat's settings over the engine's defaults (penalty window, presence, frequency)
               sampling: {
+                ...SAMPLING_DEFAULTS,
                 temperature: sampling.temperature,
                 seed: seed ?? 0,
                 topK: sampling.topK,
                 topP: sampling.topP,
                 minP: sampling.minP,
                 repeatPenalty: sampling.repeatPenalty,
-                repeatLastN: 64,
-                presencePenalty: 0,
-                frequencyPenalty: 0,
               },
             },
             message,

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import { SAMPLING_DEFAULTS } from '../../../app/engine-protocol.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../../app/api/errors.js';
 import { ChatCompletionRequest, CompletionRequest, messageText } from '../../../app/openai-api.js';
 import { describeIssues } from '../../../app/transport/ws-protocol.js';
@@ -51,8 +52,8 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
     model: r.model,
     prompt,
     maxTokens,
-    temperature: r.temperature ?? 0,
-    topP: r.top_p ?? 0.95,
+    temperature: r.temperature ?? SAMPLING_DEFAULTS.temperature,
+    topP: r.top_p ?? SAMPLING_DEFAULTS.topP,
     ...(r.seed != null ? { seed: r.seed } : {}),
     ...(r.strategy !== undefined ? { strategy: r.strategy } : {}),
     ...(r.draft !== undefined ? { draft: r.draft } : {}),

@@ -16,14 +16,17 @@ export const SAMPLING_LABELS: Record<SamplingField, string> = {
   maxTokens: 'Max tokens',
 };
 
+const DEFAULTS = ChatSampling.parse({});
+
+/** The form as it opens: the contract's defaults (no seed: a sampled reply draws one). */
 export const DEFAULT_SAMPLING_FORM: SamplingForm = {
-  temperature: '0',
-  topK: '40',
-  topP: '0.95',
-  minP: '0.05',
-  repeatPenalty: '1',
+  temperature: String(DEFAULTS.temperature),
+  topK: String(DEFAULTS.topK),
+  topP: String(DEFAULTS.topP),
+  minP: String(DEFAULTS.minP),
+  repeatPenalty: String(DEFAULTS.repeatPenalty),
   seed: '',
-  maxTokens: '256',
+  maxTokens: String(DEFAULTS.maxTokens),
 };
 
 export type SamplingCheck = { ok: true; sampling: Partial<ChatSampling> } | { ok: false; errors: Partial<Record<SamplingField, string>> };
