@@ -9,10 +9,11 @@ import { STRATEGIES, type Strategy } from '../../app/strategies.js';
 import { auditVerdict, runAudit, type AuditVerdict, type Divergence } from '../engine/audit.js';
 import { batchInvariance } from '../engine/build-info.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
-import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
+import { buildPrompt } from '../service/runtime/prompt.js';
 import { openTarget, sessionProblem } from '../service/runtime/target.js';
-import { choice, int, parseFlags, str, tokenList } from './args.js';
+import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
+import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 import type { Io } from './generate.js';
 
@@ -32,10 +33,7 @@ const FLAGS = {
   strategy: { type: 'string' },
   k: { type: 'string' },
   s: { type: 'string' },
-  prompt: { type: 'string' },
-  'prompt-file': { type: 'string' },
-  'prompt-tokens': { type: 'string' },
-  raw: { type: 'boolean' },
+  ...PROMPT_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
   ctx: { type: 'string' },
@@ -58,20 +56,6 @@ export interface AuditReport {
   verdict: AuditVerdict;
   /** explained: the rows account for it and the engine does not claim batch invariance */
   firstDivergence: (Divergence & { explained: boolean }) | null;
-}
-
-function promptSource(values: Record<string, string | boolean | undefined>): PromptSource {
-  const given = (['prompt', 'prompt-file', 'prompt-tokens'] as const).filter((k) => str(values, k) !== undefined);
-  if (given.length !== 1) {
-    throw new UsageError(
-      given.length === 0
-        ? 'give a prompt with --prompt, --prompt-file or --prompt-tokens'
-        : `give only one of --prompt, --prompt-file, --prompt-tokens (got ${given.map((g) => `--${g}`).join(', ')})`,
-    );
-  }
-  if (given[0] === 'prompt') return { kind: 'text', text: str(values, 'prompt')! };
-  if (given[0] === 'prompt-file') return { kind: 'file', path: str(values, 'prompt-file')! };
-  return { kind: 'tokens', tokens: tokenList(values, 'prompt-tokens')! };
 }
 
 function describe(report: AuditReport): string {

@@ -12,11 +12,12 @@ import { CancelledError, cancelledOutcome } from '../engine/cancellation.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
 import { ModelLoadCancelled } from '../service/runtime/open-model.js';
-import { buildPrompt, type PromptSource } from '../service/runtime/prompt.js';
+import { buildPrompt } from '../service/runtime/prompt.js';
 import { createSession, openTarget, sessionProblem, type OpenedTarget } from '../service/runtime/target.js';
-import { choice, int, parseFlags, str, tokenList } from './args.js';
+import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile, resolveKS } from './profile.js';
+import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
@@ -32,10 +33,7 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
 
 const FLAGS = {
   model: { type: 'string' },
-  prompt: { type: 'string' },
-  'prompt-file': { type: 'string' },
-  'prompt-tokens': { type: 'string' },
-  raw: { type: 'boolean' },
+  ...PROMPT_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
   ctx: { type: 'string' },
@@ -59,24 +57,6 @@ export interface Io {
   err: (s: string) => void;
   /** registers a cancel handler (Ctrl-C); returns the unregister function */
   onInterrupt: (handler: () => void) => () => void;
-}
-
-function promptSource(values: Record<string, string | boolean | undefined>): PromptSource {
-  const given = [
-    str(values, 'prompt') !== undefined ? 'prompt' : null,
-    str(values, 'prompt-file') !== undefined ? 'prompt-file' : null,
-    str(values, 'prompt-tokens') !== undefined ? 'prompt-tokens' : null,
-  ].filter((x) => x !== null);
-  if (given.length !== 1) {
-    throw new UsageError(
-      given.length === 0
-        ? 'give a prompt with --prompt, --prompt-file or --prompt-tokens'
-        : `give only one of --prompt, --prompt-file, --prompt-tokens (got ${given.map((g) => `--${g}`).join(', ')})`,
-    );
-  }
-  if (given[0] === 'prompt') return { kind: 'text', text: str(values, 'prompt')! };
-  if (given[0] === 'prompt-file') return { kind: 'file', path: str(values, 'prompt-file')! };
-  return { kind: 'tokens', tokens: tokenList(values, 'prompt-tokens')! };
 }
 
 function gpuLayers(values: Record<string, string | boolean | undefined>): number {
