@@ -71,18 +71,86 @@ export type GenerationResult = z.infer<typeof GenerationResult>;
 export const WARMUP_ROUNDS = 2;
 
 /**
- * The steady decode rate: tokens emitted by the rounds after the warm-up ones, divided by the time
- * from the end of the last warm-up round to the end of the last round. A rate over the whole
- * steady part (llama.cpp's "decoded N tokens in T s" is the same kind of figure), not a median of
- * per-round rates, which overstates speculative runs (most rounds emit K + 1 tokens, the slower
- * rejecting rounds fewer). Null when no round follows the warm-up.
+ * The evidence of a request kept up to date round by round: constant work per round, so a
+ * snapshot at token 4,000 costs what one at token 4 does (a reply streams one per round).
  */
-export function steadyDecodeRate(rounds: readonly RoundRecord[]): number | null {
-  if (rounds.length <= WARMUP_ROUNDS) return null;
-  let tokens = 0;
-  for (let i = WARMUP_ROUNDS; i < rounds.length; i++) tokens += rounds[i]!.tokens.length;
-  const us = rounds[rounds.length - 1]!.endUs - rounds[WARMUP_ROUNDS - 1]!.endUs;
-  return us > 0 ? (tokens * 1e6) / us : null;
+export class RunningStats {
+  private emitted = 0;
+  private proposed = 0;
+  private accepted = 0;
+  private verifyRounds = 0;
+  private replays = 0;
+  private clampedTo: number | null = null;
+  private count = 0;
+  private firstEndUs: number | null = null;
+  private lastEndUs = 0;
+  /** the end of the last warm-up round, and the tokens emitted after it */
+  private warmEndUs: number | null = null;
+  private steadyTokens = 0;
+  /** per proposal position: verify rounds that reached it, and those that accepted it */
+  private readonly reached: number[] = [];
+  private readonly acceptedAt: number[] = [];
+
+  add(round: RoundRecord): void {
+    this.count++;
+    this.emitted += round.tokens.length;
+    this.proposed += round.proposed;
+    this.accepted += round.accepted;
+    if (round.replay) this.replays++;
+    if (round.clampedTo !== null) this.clampedTo = round.clampedTo;
+    if (this.firstEndUs === null) this.firstEndUs = round.endUs;
+    this.lastEndUs = round.endUs;
+    if (this.count === WARMUP_ROUNDS) this.warmEndUs = round.endUs;
+    else if (this.count > WARMUP_ROUNDS) this.steadyTokens += round.tokens.length;
+    if (round.proposed > 0) {
+      this.verifyRounds++;
+      for (let i = 0; i < round.proposed; i++) {
+        this.reached[i] = (this.reached[i] ?? 0) + 1;
+        if (round.accepted > i) this.acceptedAt[i] = (this.acceptedAt[i] ?? 0) + 1;
+      }
+    }
+  }
+
+  /** The engine's totals as far as the rounds so far tell them (a snapshot while a reply streams). */
+  partialNative(promptTokens: number): NativeGenerateResult {
+    return {
+      stopReason: 'max-tokens',
+      replays: this.replays,
+      clampedTo: this.clampedTo,
+      promptTokens,
+      reusedTokens: 0,
+      prefillUs: 0,
+      totalUs: this.lastEndUs,
+      generated: this.emitted,
+    };
+  }
+
+  /**
+   * The stats with the engine's totals (`native`) and the rounds added so far. The steady decode
+   * rate is the tokens of the rounds after the warm-up ones over the time from the end of the
+   * last warm-up round to the end of the last round: a rate over the whole steady part (as
+   * llama.cpp's "decoded N tokens in T s"), not a median of per-round rates, which overstates
+   * speculative runs (most rounds emit K + 1 tokens, the slower rejecting rounds fewer).
+   */
+  stats(native: NativeGenerateResult): GenerationStats {
+    const prefilled = native.promptTokens - native.reusedTokens;
+    const steadyUs = this.warmEndUs === null ? 0 : this.lastEndUs - this.warmEndUs;
+    return {
+      promptTokens: native.promptTokens,
+      ttftMs: this.firstEndUs === null ? null : this.firstEndUs / 1000,
+      prefillTokensPerSecond: prefilled > 0 && native.prefillUs > 0 ? (prefilled * 1e6) / native.prefillUs : null,
+      steadyDecodeTokensPerSecond: this.count > WARMUP_ROUNDS && steadyUs > 0 ? (this.steadyTokens * 1e6) / steadyUs : null,
+      requestTokensPerSecond: this.emitted > 0 && native.totalUs > 0 ? (this.emitted * 1e6) / native.totalUs : null,
+      proposed: this.proposed,
+      accepted: this.accepted,
+      rounds: this.verifyRounds,
+      replays: native.replays,
+      clampedTo: native.clampedTo,
+      acceptanceRate: this.proposed > 0 ? this.accepted / this.proposed : null,
+      meanAcceptanceLength: this.verifyRounds > 0 ? 1 + this.accepted / this.verifyRounds : null,
+      acceptancePerPosition: this.reached.map((n, i) => (this.acceptedAt[i] ?? 0) / n),
+    };
+  }
 }
 
 /**
@@ -90,35 +158,9 @@ export function steadyDecodeRate(rounds: readonly RoundRecord[]): number | null 
  * the TTFT.
  */
 export function computeStats(native: NativeGenerateResult, rounds: readonly RoundRecord[]): GenerationStats {
-  const emitted = rounds.reduce((n, r) => n + r.tokens.length, 0);
-  const first = rounds[0];
-  const proposed = rounds.reduce((n, r) => n + r.proposed, 0);
-  const accepted = rounds.reduce((n, r) => n + r.accepted, 0);
-  const verifyRounds = rounds.filter((r) => r.proposed > 0);
-  const prefilled = native.promptTokens - native.reusedTokens;
-
-  const maxWidth = verifyRounds.reduce((w, r) => Math.max(w, r.proposed), 0);
-  const perPosition: number[] = [];
-  for (let i = 0; i < maxWidth; i++) {
-    const reached = verifyRounds.filter((r) => r.proposed > i);
-    perPosition.push(reached.filter((r) => r.accepted > i).length / reached.length);
-  }
-
-  return {
-    promptTokens: native.promptTokens,
-    ttftMs: first ? first.endUs / 1000 : null,
-    prefillTokensPerSecond: prefilled > 0 && native.prefillUs > 0 ? (prefilled * 1e6) / native.prefillUs : null,
-    steadyDecodeTokensPerSecond: steadyDecodeRate(rounds),
-    requestTokensPerSecond: emitted > 0 && native.totalUs > 0 ? (emitted * 1e6) / native.totalUs : null,
-    proposed,
-    accepted,
-    rounds: verifyRounds.length,
-    replays: native.replays,
-    clampedTo: native.clampedTo,
-    acceptanceRate: proposed > 0 ? accepted / proposed : null,
-    meanAcceptanceLength: verifyRounds.length > 0 ? 1 + accepted / verifyRounds.length : null,
-    acceptancePerPosition: perPosition,
-  };
+  const running = new RunningStats();
+  for (const round of rounds) running.add(round);
+  return running.stats(native);
 }
 
 /** "sha256:<hex>" over the token ids as little-endian int32 (WebCrypto: runs in Node and browsers). */

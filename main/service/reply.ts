@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { AssistantMessage } from '../../app/api/chats.js';
 import type { ApiRound, ReplyStats, TokenEvent } from '../../app/api/generation.js';
 import type { NativeGenerateResult, RoundRecord, SamplingOptions } from '../../app/engine-protocol.js';
-import { computeStats, tokenDigest } from '../../app/generation-result.js';
+import { computeStats, RunningStats, tokenDigest } from '../../app/generation-result.js';
 import type { EngineClient } from '../engine/client.js';
 import { TokenText } from './token-text.js';
 
@@ -40,21 +40,6 @@ export function replyStats(native: NativeGenerateResult, rounds: readonly RoundR
   };
 }
 
-/** What the engine's totals look like part-way through (for stats snapshots). */
-function partialNative(promptTokens: number, rounds: readonly RoundRecord[]): NativeGenerateResult {
-  const last = rounds.at(-1);
-  return {
-    stopReason: 'max-tokens',
-    replays: rounds.filter((r) => r.replay).length,
-    clampedTo: [...rounds].reverse().find((r) => r.clampedTo !== null)?.clampedTo ?? null,
-    promptTokens,
-    reusedTokens: 0,
-    prefillUs: 0,
-    totalUs: last ? last.endUs : 0,
-    generated: rounds.reduce((n, r) => n + r.tokens.length, 0),
-  };
-}
-
 /**
  * Runs the request and fills `message` as rounds arrive. Resolves with the engine's result;
  * rejects with the engine's error (the message then holds what was committed before it).
@@ -67,6 +52,7 @@ export async function runReply(
 ): Promise<{ native: NativeGenerateResult; rounds: RoundRecord[] }> {
   const requestId = randomUUID();
   const rounds: RoundRecord[] = [];
+  const running = new RunningStats();
   const text = new TokenText();
   const stop = engine.onRound(requestId, (round) => {
     rounds.push(round);
@@ -80,7 +66,8 @@ export async function runReply(
     const api = apiRound(round, index);
     message.rounds.push(api);
     sink.round(api);
-    sink.stats(replyStats(partialNative(request.prompt.length, rounds), rounds, false));
+    running.add(round);
+    sink.stats({ ...running.stats(running.partialNative(request.prompt.length)), reusedPromptTokens: null, evaluatedPromptTokens: null });
   });
   try {
     const native = await engine.call('generate', {

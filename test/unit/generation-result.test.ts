@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 
-import type { RoundRecord } from '../../app/engine-protocol.js';
-import { computeStats, tokenDigest } from '../../app/generation-result.js';
+import type { NativeGenerateResult, RoundRecord } from '../../app/engine-protocol.js';
+import { computeStats, RunningStats, tokenDigest } from '../../app/generation-result.js';
 
 const piece = new Uint8Array();
 function round(endUs: number, tokens: number, proposed = 0, accepted = 0): RoundRecord {
@@ -14,6 +14,53 @@ function round(endUs: number, tokens: number, proposed = 0, accepted = 0): Round
   };
 }
 const native = { stopReason: 'max-tokens' as const, replays: 0, clampedTo: null, promptTokens: 10, reusedTokens: 2, prefillUs: 4000, totalUs: 10_000, generated: 0 };
+
+/** The stats by their definition, over all rounds at once (what RunningStats must keep up incrementally). */
+function definitionStats(n: NativeGenerateResult, rounds: readonly RoundRecord[]) {
+  const emitted = rounds.reduce((t, r) => t + r.tokens.length, 0);
+  const proposed = rounds.reduce((t, r) => t + r.proposed, 0);
+  const accepted = rounds.reduce((t, r) => t + r.accepted, 0);
+  const verify = rounds.filter((r) => r.proposed > 0);
+  const width = verify.reduce((w, r) => Math.max(w, r.proposed), 0);
+  const steady = rounds.slice(2).reduce((t, r) => t + r.tokens.length, 0);
+  const steadyUs = rounds.length > 2 ? rounds.at(-1)!.endUs - rounds[1]!.endUs : 0;
+  return {
+    promptTokens: n.promptTokens,
+    ttftMs: rounds[0] ? rounds[0].endUs / 1000 : null,
+    prefillTokensPerSecond: n.prefillUs > 0 && n.promptTokens > n.reusedTokens ? ((n.promptTokens - n.reusedTokens) * 1e6) / n.prefillUs : null,
+    steadyDecodeTokensPerSecond: steadyUs > 0 ? (steady * 1e6) / steadyUs : null,
+    requestTokensPerSecond: emitted > 0 && n.totalUs > 0 ? (emitted * 1e6) / n.totalUs : null,
+    proposed,
+    accepted,
+    rounds: verify.length,
+    replays: n.replays,
+    clampedTo: n.clampedTo,
+    acceptanceRate: proposed > 0 ? accepted / proposed : null,
+    meanAcceptanceLength: verify.length > 0 ? 1 + accepted / verify.length : null,
+    acceptancePerPosition: Array.from({ length: width }, (_, i) => verify.filter((r) => r.proposed > i && r.accepted > i).length / verify.filter((r) => r.proposed > i).length),
+  };
+}
+
+describe('RunningStats', () => {
+  test('a snapshot after each round equals the stats by their definition over every round so far', () => {
+    let x = 7;
+    const next = (n: number) => ((x = (x * 1103515245 + 12345) % 2147483648), x % n);
+    const rounds: RoundRecord[] = [];
+    const running = new RunningStats();
+    let endUs = 0;
+    for (let i = 0; i < 300; i++) {
+      const proposed = i === 0 ? 0 : next(8);
+      const accepted = proposed === 0 ? 0 : next(proposed + 1);
+      const r = { ...round((endUs += 500 + next(1000)), accepted + 1, proposed, accepted), replay: i === 40, clampedTo: i === 40 ? 6 : null };
+      rounds.push(r);
+      running.add(r);
+      const partial = running.partialNative(12);
+      assert.deepEqual(running.stats(partial), definitionStats(partial, rounds), `after round ${i}`);
+    }
+    const partial = running.partialNative(12);
+    assert.deepEqual([partial.replays, partial.clampedTo, partial.generated, partial.totalUs], [1, 6, rounds.reduce((n, r) => n + r.tokens.length, 0), endUs]);
+  });
+});
 
 describe('computeStats', () => {
   test('autoregressive rounds: rates from emission times, no speculative evidence', () => {

@@ -1,0 +1,162 @@
+// A long reply streamed through `power serve`'s /v1/chat/completions against the same request
+// through `power generate --json`, in one run: the decode rate a client sees, and the serving
+// process's CPU time per token at the start and at the end of the reply (flat when the work per
+// round does not grow with the reply). Greedy, the autoregressive control, on the synthetic
+// target.gguf; medians over repetitions, the two front doors alternating.
+//
+//   node --import tsx bench/serve-stream.ts [--tokens 4000] [--reps 3] [--write]
+//
+// --write appends the table to bench/RESULTS-cpu.md. Needs dist/ and the addon (npm ci).
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { request, type IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { WebSocket } from 'ws';
+
+import { median } from '../app/report/stats.js';
+import { servedApi } from '../app/transport/served-api.js';
+import { createApiClient } from '../app/transport/ws-client.js';
+import { MODELS_CACHE, ROOT } from '../main/paths.js';
+
+const { values } = parseArgs({
+  options: { tokens: { type: 'string', default: '4000' }, reps: { type: 'string', default: '3' }, write: { type: 'boolean', default: false } },
+});
+const tokens = Number(values.tokens);
+const reps = Number(values.reps);
+const CONTEXT = tokens + 256;
+const PROMPT = 'hello world';
+const WINDOW = Number(process.env.POWER_BENCH_WINDOW ?? 100);
+
+/** CPU time of every thread of a process, in seconds (Linux's schedstat: nanoseconds). */
+function cpuSeconds(pid: number): number {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return ns / 1e9;
+}
+
+async function startServe(): Promise<{ origin: string; token: string; pid: number; stop: () => void }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/power.js'), 'serve', '--port', '0', '--models-dir', MODELS_CACHE, '--data-dir', join(ROOT, '.cache', 'bench-serve-data')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+      const m = /Power is ready at (http:\/\/127\.0\.0\.1:\d+)\/\?token=([\w.~-]+)/.exec(out);
+      if (m) resolve(m);
+    });
+    child.on('exit', (code) => reject(new Error(`power serve exited (${code})`)));
+  });
+  return { origin: ready[1]!, token: ready[2]!, pid: child.pid!, stop: () => child.kill('SIGKILL') };
+}
+
+interface StreamRun {
+  rate: number;
+  cpuFirst: number;
+  cpuLast: number;
+  tokens: number;
+}
+
+/** One streamed chat completion; the CPU time of the serving process per chunk over the first and the last WINDOW chunks. */
+async function streamOnce(serve: { origin: string; token: string; pid: number }): Promise<StreamRun> {
+  // a connection of its own (no keep-alive): the generate runs in between outlast the server's idle timeout
+  const body = JSON.stringify({ model: 'target', messages: [{ role: 'user', content: PROMPT }], max_tokens: tokens, temperature: 0, stream: true });
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(`${serve.origin}/v1/chat/completions`, {
+      method: 'POST',
+      agent: false,
+      headers: { Authorization: `Bearer ${serve.token}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+    });
+    req.on('response', resolve).on('error', reject);
+    req.end(body);
+  });
+  if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+  const times: number[] = [];
+  const cpu: number[] = []; // sparse: the CPU time at the window edges
+  let buffer = '';
+  res.setEncoding('utf8');
+  for await (const chunk of res as AsyncIterable<string>) {
+    buffer += chunk;
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
+      const data = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[] };
+      if (data.choices?.[0]?.delta?.content) {
+        times.push(performance.now());
+        // read at the window edges only: reading /proc at every chunk would take the cores the
+        // server and the engine need (the reply has `tokens` chunks unless it ends early)
+        const i = times.length - 1;
+        if (i === 0 || i === WINDOW || i === tokens - 1 - WINDOW || i === tokens - 1) cpu[i] = cpuSeconds(serve.pid);
+      }
+    }
+  }
+  const n = times.length;
+  if (n !== tokens) throw new Error(`${n} content chunks, not ${tokens} (the reply ended early)`);
+  return {
+    rate: ((n - 1) * 1000) / (times[n - 1]! - times[0]!),
+    cpuFirst: ((cpu[WINDOW]! - cpu[0]!) / WINDOW) * 1e6,
+    cpuLast: ((cpu[n - 1]! - cpu[n - 1 - WINDOW]!) / WINDOW) * 1e6,
+    tokens: n,
+  };
+}
+
+function generateOnce(): number {
+  const r = spawnSync(
+    process.execPath,
+    [join(ROOT, 'bin/power.js'), 'generate', '--model', join(MODELS_CACHE, 'target.gguf'), '--prompt', PROMPT, '--max-tokens', String(tokens), '--ctx', String(CONTEXT), '--json'],
+    { encoding: 'utf8', maxBuffer: 1 << 28 },
+  );
+  if (r.status !== 0) throw new Error(`power generate: ${r.stderr}`);
+  return (JSON.parse(r.stdout) as { stats: { steadyDecodeTokensPerSecond: number } }).stats.steadyDecodeTokensPerSecond;
+}
+
+const serve = await startServe();
+try {
+  // load with a context that holds the whole reply; /v1 then uses the loaded model as it is
+  const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: { Authorization: `Bearer ${serve.token}` } });
+  const { api, close } = createApiClient(servedApi, ws);
+  const target = (await api.models.list({})).entries.find((e) => e.name === 'target');
+  if (!target) throw new Error(`no target.gguf in ${MODELS_CACHE} (npx power make-models)`);
+  await api.engine.load({ modelId: target.id, contextSize: CONTEXT });
+  close();
+
+  const streamed: StreamRun[] = [];
+  const generated: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    if (i % 2 === 0) {
+      streamed.push(await streamOnce(serve));
+      generated.push(generateOnce());
+    } else {
+      generated.push(generateOnce());
+      streamed.push(await streamOnce(serve));
+    }
+    console.log(`rep ${i + 1}: /v1 ${streamed.at(-1)!.rate.toFixed(0)} tok/s (${streamed.at(-1)!.tokens} chunks), generate ${generated.at(-1)!.toFixed(0)} tok/s`);
+  }
+  const ratio = median(streamed.map((s, i) => s.rate / generated[i]!))!;
+  const growth = median(streamed.map((s) => s.cpuLast / s.cpuFirst))!;
+  const table = [
+    '',
+    `## A long reply through /v1 (bench/serve-stream.ts, ${new Date().toISOString().slice(0, 19)}Z)`,
+    '',
+    `target.gguf, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (chunks − 1 over the time from the first to the last), generate's its steady decode rate.`,
+    '',
+    '| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/token, first 100 | last 100 | last / first |',
+    '| --- | --- | --- | --- | --- | --- |',
+    `| ${median(streamed.map((s) => s.rate))!.toFixed(0)} | ${median(generated)!.toFixed(0)} | ${ratio.toFixed(2)} | ${median(streamed.map((s) => s.cpuFirst))!.toFixed(0)} | ${median(streamed.map((s) => s.cpuLast))!.toFixed(0)} | ${growth.toFixed(2)} |`,
+    '',
+  ].join('\n');
+  console.log(table);
+  if (values.write) appendFileSync(join(ROOT, 'bench/RESULTS-cpu.md'), table);
+} finally {
+  serve.stop();
+}
