@@ -109,6 +109,12 @@ export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {
     GGML_NATIVE: native ? 'ON' : 'OFF',
     GGML_CPU_ALL_VARIANTS: cpuVariants === 'all' ? 'ON' : 'OFF',
     GGML_LLAMAFILE: 'OFF',
+    // the CPU weight repacking (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, IQ4_NL into interleaved blocks)
+    // multiplies a batch with a gemm kernel and one row with a gemv kernel that sum in other
+    // orders: on Gemma 3 270M Q4_K_M a verify row differed from the one-row decode by 0.82 and
+    // greedy output left the control at token 25 (docs/exactness.md). Off, every quantized
+    // matmul output is one vec_dot again; measured there: prompts 0.92x, decode 1.01x
+    GGML_CPU_REPACK: cuda ? 'ON' : 'OFF',
     GGML_OPENMP: 'OFF',
     GGML_CUDA: cuda ? 'ON' : 'OFF',
     LLAMA_BUILD_TESTS: 'OFF',
