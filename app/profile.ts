@@ -26,11 +26,5 @@ export type Profile = z.infer<typeof Profile>;
 /** The balanced default: a rollback point for every proposal. */
 export const DEFAULT_K = 7;
 
-/** Named profiles the UI offers (K7/S6 is the "guarded peak"). */
-export const NAMED_PROFILES = {
-  'K7/S7': { k: 7, s: 7, note: 'balanced default: a rollback point for every proposal' },
-  'K7/S6': { k: 7, s: 6, note: 'guarded peak: a rejection deeper than 6 replays once, then rounds clamp to 6' },
-} as const;
-
 /** Why the compact draft projection (FR) is refused on this backend. */
 export const FR_UNSUPPORTED = 'the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) is not supported by this backend';

@@ -2,7 +2,7 @@
 // `power generate --profile` reads (app/profile.ts).
 import { z } from 'zod';
 
-import { K_MAX } from '../profile.js';
+import { DEFAULT_K, K_MAX } from '../profile.js';
 import { concern } from './describe.js';
 import { Id, None, Ok, StrategyName } from './common.js';
 
@@ -19,6 +19,24 @@ export const ProfileEntry = z.object({
   note: z.string(),
 });
 export type ProfileEntry = z.infer<typeof ProfileEntry>;
+
+/**
+ * The presets, the one table of them: the app's profile list, `power bench --profiles
+ * balanced,peak` and the docs' K7/S7 and K7/S6 are these.
+ */
+export const PROFILE_PRESETS: readonly ProfileEntry[] = [
+  { id: 'balanced', name: 'Balanced K7/S7', preset: true, strategy: null, k: DEFAULT_K, s: DEFAULT_K, note: 'the default: a rollback point for every proposal' },
+  {
+    id: 'peak',
+    name: 'Peak K7/S6 (guarded)',
+    preset: true,
+    strategy: null,
+    k: DEFAULT_K,
+    s: DEFAULT_K - 1,
+    note: 'a rejection deeper than 6 restores the checkpoint and replays once; later rounds clamp to 6 proposals (S matters only for recurrent/hybrid targets)',
+  },
+  { id: 'autoregressive', name: 'Autoregressive control', preset: true, strategy: 'none', k: null, s: null, note: 'no proposals: the reference every profile is compared with' },
+];
 
 export const ProfileList = z.object({ profiles: z.array(ProfileEntry), activeId: Id });
 

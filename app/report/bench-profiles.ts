@@ -1,6 +1,7 @@
 // The profile names `power bench --profiles` accepts: balanced (K7/S7), peak (K7/S6, guarded),
 // k<K> (S = K), k<K>s<S>, and control (the autoregressive run, which always runs anyway).
-import { K_MAX, NAMED_PROFILES } from '../profile.js';
+import { PROFILE_PRESETS } from '../api/profiles.js';
+import { K_MAX } from '../profile.js';
 
 export interface BenchProfile {
   name: string;
@@ -22,8 +23,8 @@ export class ProfileListError extends Error {
 
 function one(name: string): BenchProfile {
   if (name === 'control') return CONTROL_PROFILE;
-  if (name === 'balanced') return { name, k: NAMED_PROFILES['K7/S7'].k, s: NAMED_PROFILES['K7/S7'].s };
-  if (name === 'peak') return { name, k: NAMED_PROFILES['K7/S6'].k, s: NAMED_PROFILES['K7/S6'].s };
+  const preset = PROFILE_PRESETS.find((p) => p.id === name && p.k !== null);
+  if (preset) return { name, k: preset.k, s: preset.s };
   const m = /^k(\d{1,2})(?:s(\d{1,2}))?$/.exec(name);
   if (!m) throw new ProfileListError(`'${name}' is not a profile (${PROFILE_SYNTAX})`);
   const k = Number(m[1]);

@@ -6,25 +6,12 @@ import { randomUUID } from 'node:crypto';
 import { parse, stringify } from 'smol-toml';
 
 import { PowerError } from '../../app/api/errors.js';
-import type { ProfileEntry } from '../../app/api/profiles.js';
+import { PROFILE_PRESETS as PRESETS, type ProfileEntry } from '../../app/api/profiles.js';
 import { FR_UNSUPPORTED, Profile } from '../../app/profile.js';
 import type { Strategy } from '../../app/strategies.js';
 import { Emitter } from './events.js';
 import type { SettingsFile } from './settings.js';
 
-export const PRESETS: readonly ProfileEntry[] = [
-  { id: 'balanced', name: 'Balanced K7/S7', preset: true, strategy: null, k: 7, s: 7, note: 'the default: a rollback point for every proposal' },
-  {
-    id: 'peak',
-    name: 'Peak K7/S6 (guarded)',
-    preset: true,
-    strategy: null,
-    k: 7,
-    s: 6,
-    note: 'a rejection deeper than 6 restores the checkpoint and replays once; later rounds clamp to 6 proposals (S matters only for recurrent/hybrid targets)',
-  },
-  { id: 'autoregressive', name: 'Autoregressive control', preset: true, strategy: 'none', k: null, s: null, note: 'no proposals: the reference every profile is compared with' },
-];
 
 /** What a profile means for a request on a target loaded for `loaded`. */
 export interface ResolvedProfile {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { readProfile } from '../../main/cli/profile.js';
-import { Profiles, PRESETS, resolveProfile } from '../../main/service/profiles.js';
+import { PROFILE_PRESETS as PRESETS } from '../../app/api/profiles.js';
+import { Profiles, resolveProfile } from '../../main/service/profiles.js';
 import { SettingsFile } from '../../main/service/settings.js';
 
 const RECURRENT = { recurrent: true };
