@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
 
 import { median } from '../app/report/stats.js';
-import { servedApi } from '../app/transport/served-api.js';
+import { powerApi } from '../app/api/index.js';
 import { createApiClient } from '../app/transport/ws-client.js';
 import { MODELS_CACHE, ROOT } from '../main/paths.js';
 
@@ -124,7 +124,7 @@ const serve = await startServe();
 try {
   // load with a context that holds the whole reply; /v1 then uses the loaded model as it is
   const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: { Authorization: `Bearer ${serve.token}` } });
-  const { api, close } = createApiClient(servedApi, ws);
+  const { api, close } = createApiClient(powerApi, ws);
   const target = (await api.models.list({})).entries.find((e) => e.name === 'target');
   if (!target) throw new Error(`no target.gguf in ${MODELS_CACHE} (npx power make-models)`);
   await api.engine.load({ modelId: target.id, contextSize: CONTEXT });

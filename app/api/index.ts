@@ -3,13 +3,14 @@
 // generated from `powerApi`.
 import { chats } from './chats.js';
 import type { ApiOf } from './describe.js';
+import { downloads } from './downloads.js';
 import { engine } from './engine.js';
 import { generation } from './generation.js';
 import { models } from './models.js';
 import { profiles } from './profiles.js';
 import { reports } from './reports.js';
 
-export const powerApi = { models, engine, profiles, chats, generation, reports };
+export const powerApi = { models, engine, profiles, chats, generation, reports, downloads };
 export type PowerApiDescription = typeof powerApi;
 export type PowerApi = ApiOf<PowerApiDescription>;
 

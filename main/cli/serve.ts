@@ -1,11 +1,10 @@
 // power serve: the service behind one HTTP port — the page, the whole PowerApi over /ws, the
 // OpenAI-compatible API — until SIGINT/SIGTERM. A thin front door: everything it serves is the
-// service's; it only adds the transport, the token and the downloads folder.
+// service's; it only adds the transport and the token.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { servedApi } from '../../app/transport/served-api.js';
-import { DownloadManager } from '../models/downloads.js';
+import { powerApi } from '../../app/api/index.js';
 import { ROOT } from '../paths.js';
 import { startServer } from '../serve/server.js';
 import { newToken } from '../serve/security.js';
@@ -58,14 +57,6 @@ export async function serveCommand(argv: string[], io: ServeIo): Promise<number>
   const log = (line: string): void => io.err(`power serve: ${line}\n`);
 
   const service = await createPowerService({ dataDir, engine: { verbose: values.verbose === true } });
-  const manager = new DownloadManager({
-    dir: join(dataDir, 'models'),
-    addToLibrary: async (path) => {
-      const { added, skipped } = await service.models.add({ path });
-      if (added[0]) return added[0].id;
-      throw new Error(skipped[0]?.reason ?? 'not added');
-    },
-  });
   let server;
   try {
     // a file that is not a usable model is skipped with its reason; it never stops the server
@@ -78,14 +69,13 @@ export async function serveCommand(argv: string[], io: ServeIo): Promise<number>
       host,
       port,
       token,
-      description: servedApi,
-      api: { ...service, downloads: manager.api },
+      description: powerApi,
+      api: service,
       completions: serviceCompletions(service),
       staticDir: uiDir ? resolve(uiDir) : builtRenderer(),
       log,
     });
   } catch (error) {
-    await manager.close();
     await service.close();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is in use (--port 0 picks a free one)`);
     if ((error as NodeJS.ErrnoException).code === 'EADDRNOTAVAIL') throw new UsageError(`cannot listen on ${host}: no such local address`);
@@ -95,7 +85,6 @@ export async function serveCommand(argv: string[], io: ServeIo): Promise<number>
   io.out(`Power is ready at ${server.origin}/?token=${token}\n`);
   const signal = await io.stopSignal();
   log(`${signal}: stopping (the reply in flight is stopped and saved)`);
-  await manager.close();
   await service.close();
   await server.close();
   return 0;

@@ -4,6 +4,7 @@
 // same answers and the same typed errors.
 import { randomInt, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 
 import type { z } from 'zod';
 
@@ -23,6 +24,7 @@ import { createCompletions } from './completions.js';
 import { EngineSupervisor, type ActiveSession } from './engine-supervisor.js';
 import { exportChatReport } from './chat-report.js';
 import { Emitter } from './events.js';
+import { DownloadManager } from '../models/downloads.js';
 import { ModelLibrary } from './library.js';
 import { Profiles, resolveProfile } from './profiles.js';
 import { runReply, replyStats } from './reply.js';
@@ -288,7 +290,18 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
     },
   });
 
+  // a finished download joins the library like a file the user adds
+  const downloads = new DownloadManager({
+    dir: join(options.dataDir, 'models'),
+    addToLibrary: async (path) => {
+      const { added, skipped } = await library.add(path);
+      if (added[0]) return added[0].id;
+      throw new Error(skipped[0]?.reason ?? 'not added');
+    },
+  });
+
   const api: PowerApi = {
+    downloads: downloads.api,
     models: {
       list: async (raw) => (input('models', 'list', raw), { entries: library.list() }),
       get: async (raw) => library.get(input('models', 'get', raw).modelId),
@@ -515,6 +528,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
     close: async () => {
       if (closed) return;
       closed = true;
+      await downloads.close();
       await stopActive();
       await supervisor.close();
       await library.close();

@@ -1,7 +1,7 @@
 // The one place that knows how the renderer reaches PowerApi: inside Electron the preload puts
 // it on `window.power`; in a browser opened by `power serve` it is the WebSocket at /ws, with the
 // page's token (the server also set it as a cookie when the page was loaded with ?token=).
-import { servedApi } from '../../app/transport/served-api.js';
+import { powerApi } from '../../app/api/index.js';
 import { createApiClient } from '../../app/transport/ws-client.js';
 import type { PowerApi } from './api-types.js';
 
@@ -29,7 +29,7 @@ export async function connect(): Promise<Connection> {
   if (window.power) return { api: window.power, kind: 'electron', closed: new Promise<void>(() => {}) };
   const socket = new WebSocket(socketUrl(window.location));
   // the description power serve answers on /ws (PowerApi plus downloads, which this UI does not use yet)
-  const client = createApiClient(servedApi, socket);
+  const client = createApiClient(powerApi, socket);
   const failed = new Promise<never>((_, reject) =>
     socket.addEventListener('close', () => reject(new Error('Power refused the connection (is the token in the address right?)'))),
   );

@@ -13,7 +13,7 @@ import { WebSocket } from 'ws';
 import type { DownloadEntry } from '../../app/api/downloads.js';
 import type { TokenEvent } from '../../app/api/generation.js';
 import { createApiClient } from '../../app/transport/ws-client.js';
-import { servedApi } from '../../app/transport/served-api.js';
+import { powerApi } from '../../app/api/index.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { http, sseData, statusForDeclaredBody } from '../fixtures/http-client.js';
 import { startFileServer } from '../fixtures/file-server.js';
@@ -163,7 +163,7 @@ describe('power serve', () => {
 
   test('/ws carries the whole PowerApi: calls, a chat reply and its generation events', async () => {
     const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth });
-    const { api, close } = createApiClient(servedApi, ws);
+    const { api, close } = createApiClient(powerApi, ws);
     const { entries } = await api.models.list({});
     const target = entries.find((e) => e.name === 'target')!;
     assert.equal((await api.downloads.recommended({})).pairs.length > 0, true);
@@ -215,7 +215,7 @@ describe('power serve', () => {
     await cutClosed;
     // the server is still there, for /ws and for HTTP
     const ws = new WebSocket(url, { headers: serve.auth });
-    const { api, close } = createApiClient(servedApi, ws);
+    const { api, close } = createApiClient(powerApi, ws);
     assert.ok((await api.models.list({})).entries.length > 0);
     close();
     assert.equal((await http(serve.origin, '/v1/models', { headers: serve.auth })).status, 200);
@@ -223,7 +223,7 @@ describe('power serve', () => {
 
   test('a download over /ws lands in the library (from a local HTTP server; nothing reaches the internet)', async () => {
     const files = await startFileServer({ '/m/far.gguf': { body: await readFile((await syntheticModels())['draft-far.gguf']) } });
-    const { api, close } = createApiClient(servedApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
+    const { api, close } = createApiClient(powerApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
     try {
       const finished = new Promise<DownloadEntry>((resolve) => api.downloads.onChanged((d) => d.state !== 'running' && resolve(d)));
       const started = await api.downloads.start({ url: files.url('/m/far.gguf') });
@@ -276,7 +276,7 @@ describe('power serve', () => {
 
   test('SIGINT stops cleanly: the streaming reply is stopped and saved, exit code 0', async () => {
     const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth });
-    const { api } = createApiClient(servedApi, ws);
+    const { api } = createApiClient(powerApi, ws);
     const chat = await api.chats.create({ title: 'interrupted' });
     const firstToken = new Promise<void>((resolve) => api.generation.onToken(() => resolve()));
     await api.chats.send({ chatId: chat.id, content: 'hello world', sampling: { maxTokens: 2000 } });
@@ -287,7 +287,7 @@ describe('power serve', () => {
 
     // the next start finds the chat with the reply saved as stopped
     serve = await startPowerServe(['--data-dir', dataDir]);
-    const again = createApiClient(servedApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
+    const again = createApiClient(powerApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
     const saved = await again.api.chats.get({ chatId: chat.id });
     const reply = saved.messages[1]!;
     assert.equal(reply.role, 'assistant');

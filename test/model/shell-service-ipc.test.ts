@@ -114,6 +114,12 @@ describe('the desktop path under Node: window.power → IPC → service → util
     assert.equal(subscriptions(), 0, 'every subscription was released');
   });
 
+  test('downloads are a concern of the service, so the desktop app has them too', async () => {
+    assert.ok((await power.downloads.recommended({})).pairs.length > 0);
+    assert.deepEqual(await power.downloads.list({}), { downloads: [] });
+    await assert.rejects(power.downloads.cancel({ downloadId: 'none' }), (e: unknown) => (e as { code: string }).code === 'not-found');
+  });
+
   test('errors reach the page as data with their code', async () => {
     await assert.rejects(power.chats.get({ chatId: 'no-such-chat' }), (e: unknown) => {
       assert.equal((e as { code: string }).code, 'not-found');
