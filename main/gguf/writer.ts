@@ -15,7 +15,7 @@ import {
   alignUp,
   elementCount,
 } from './types.js';
-import type { GgufModel, GgufScalarKind, GgufTensorSpec, GgufValue } from './types.js';
+import type { GgufInfo, GgufModel, GgufScalarKind, GgufTensorSpec, GgufValue } from './types.js';
 import { DATA_TYPES, dataBytes, encodeData } from './quantize.js';
 
 const INT_RANGES: Partial<Record<GgufScalarKind, [number, number]>> = {
@@ -138,41 +138,84 @@ function checkTensor(t: GgufTensorSpec, seen: Set<string>): void {
   }
 }
 
+/** A tensor ready to be written: its header fields and a way to produce its bytes. */
+interface PreparedTensor {
+  name: string;
+  shape: number[];
+  typeId: number;
+  size: number;
+  bytes: () => Promise<Uint8Array> | Uint8Array;
+}
+
 /** Writes `model` as GGUF v3. Tensors are written in the given order, each padded to the alignment. */
 export async function writeGguf(path: string, model: GgufModel): Promise<void> {
-  if (endianness() !== 'LE') throw new Error('writeGguf: only little-endian hosts are supported');
-  const alignment = resolveAlignment(model);
+  const names = new Set<string>();
+  for (const t of model.tensors) checkTensor(t, names);
+  await writeTensors(path, model.metadata, resolveAlignment(model), model.tensors.map((t) => ({
+    name: t.name,
+    shape: t.shape,
+    typeId: DATA_TYPES[t.type].id,
+    size: dataBytes(t.type, elementCount(t.shape)),
+    bytes: () => encodeTensor(t),
+  })));
+}
 
+/**
+ * Writes a GGUF whose tensors are copied byte for byte from `source` (any ggml type, K-quants
+ * included), with `metadata` as given: a model cut from another (an early-exit draft of its
+ * first blocks with its embeddings and head).
+ */
+export async function writeGgufFrom(path: string, metadata: GgufModel['metadata'], source: GgufInfo, tensorNames: readonly string[]): Promise<void> {
+  const alignment = resolveAlignment({ metadata, tensors: [] });
+  const src = await open(source.path, 'r');
+  try {
+    await writeTensors(path, metadata, alignment, tensorNames.map((name) => {
+      const t = source.tensors.find((x) => x.name === name);
+      if (!t) throw new RangeError(`${source.path} has no tensor "${name}"`);
+      return {
+        name,
+        shape: t.shape,
+        typeId: t.type,
+        size: t.byteSize,
+        bytes: async () => {
+          const buf = Buffer.alloc(t.byteSize);
+          await src.read(buf, 0, t.byteSize, source.dataOffset + t.offset);
+          return buf;
+        },
+      };
+    }));
+  } finally {
+    await src.close();
+  }
+}
+
+async function writeTensors(path: string, metadata: GgufModel['metadata'], alignment: number, tensors: PreparedTensor[]): Promise<void> {
+  if (endianness() !== 'LE') throw new Error('writeGguf: only little-endian hosts are supported');
   const keys = new Set<string>();
-  for (const { key } of model.metadata) {
+  for (const { key } of metadata) {
     if (key.length === 0) throw new RangeError('empty GGUF key');
     if (keys.has(key)) throw new RangeError(`duplicate GGUF key "${key}"`);
     keys.add(key);
   }
-  const names = new Set<string>();
-  for (const t of model.tensors) checkTensor(t, names);
 
   const header = new ByteBuilder();
   header.u32(GGUF_MAGIC);
   header.u32(GGUF_VERSION);
-  header.u64(model.tensors.length);
-  header.u64(model.metadata.length);
-  for (const { key, value } of model.metadata) {
+  header.u64(tensors.length);
+  header.u64(metadata.length);
+  for (const { key, value } of metadata) {
     header.str(key);
     writeValue(header, key, value);
   }
   // ggml requires each offset to equal the padded end of the previous tensor.
   let offset = 0;
-  const sizes: number[] = [];
-  for (const t of model.tensors) {
+  for (const t of tensors) {
     header.str(t.name);
     header.u32(t.shape.length);
     for (const d of t.shape) header.u64(d);
-    header.u32(DATA_TYPES[t.type].id);
+    header.u32(t.typeId);
     header.u64(offset);
-    const size = dataBytes(t.type, elementCount(t.shape));
-    sizes.push(size);
-    offset += alignUp(size, alignment);
+    offset += alignUp(t.size, alignment);
   }
   header.zeros(alignUp(header.length, alignment) - header.length);
 
@@ -180,11 +223,11 @@ export async function writeGguf(path: string, model: GgufModel): Promise<void> {
   try {
     await writeAll(fh, header.bytes());
     const pad = Buffer.alloc(alignment);
-    for (const [i, t] of model.tensors.entries()) {
-      const bytes = encodeTensor(t);
+    for (const t of tensors) {
+      const bytes = await t.bytes();
+      if (bytes.length !== t.size) throw new RangeError(`tensor "${t.name}" has ${bytes.length} bytes, its type and shape need ${t.size}`);
       await writeAll(fh, bytes);
-      const size = sizes[i] ?? 0;
-      await writeAll(fh, pad.subarray(0, alignUp(size, alignment) - size));
+      await writeAll(fh, pad.subarray(0, alignUp(t.size, alignment) - t.size));
     }
   } finally {
     await fh.close();

@@ -2,7 +2,8 @@
 // 262,144-token SentencePiece vocabulary, sliding-window attention with a 512-cell window),
 // installed by scripts/install-real-model.mjs. What it is, that it writes language, and the
 // exactness contract on real weights and real text: every strategy it can serve, greedy and
-// seeded, against the autoregressive control, and `power audit` past its window. Skipped, with
+// seeded, against the autoregressive control (with an early-exit draft of its own blocks for
+// draft-model), and `power audit` past its window. Skipped, with
 // the reason, where the model could not be installed.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import type { SamplingOptions, Tokens } from '../../app/engine-protocol.js';
 import type { Strategy } from '../../app/strategies.js';
 import { EngineClient } from '../../main/engine/client.js';
 import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
+import { writeEarlyExitDraft } from '../../main/models/early-exit-draft.js';
 import { ROOT } from '../../main/paths.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
@@ -35,7 +37,13 @@ const PROMPTS = [
 ];
 const TOKENS = 64;
 const SEEDED: SamplingOptions = { ...GREEDY, temperature: 0.8, seed: 11 };
+// an early-exit draft: the model's first 12 of 18 blocks with its embeddings and head (~21 %
+// acceptance on these prompts), written by main/models/early-exit-draft.ts into the same folder
+const DRAFT = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m-first12.gguf');
 const CONFIGS: { strategy: Strategy; k: number }[] = [
+  { strategy: 'draft-model', k: 1 },
+  { strategy: 'draft-model', k: 3 },
+  { strategy: 'draft-model', k: 7 },
   { strategy: 'ngram', k: 1 },
   { strategy: 'ngram', k: 3 },
   { strategy: 'ngram', k: 7 },
@@ -45,11 +53,15 @@ const CONFIGS: { strategy: Strategy; k: number }[] = [
 describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
   let engine: EngineClient;
   let modelId = '';
+  let draftModelId = '';
   const prompts: Tokens[] = [];
   const controls = new Map<string, GenerationOutcome[]>();
 
   async function runAll(strategy: Strategy, k: number, sampling: SamplingOptions): Promise<GenerationOutcome[]> {
-    const { sessionId } = await engine.call('createSession', { modelId, contextSize: 2048, threads: 2, strategy, k: strategy === 'none' ? 0 : k, s: 0 });
+    const { sessionId } = await engine.call('createSession', {
+      modelId, contextSize: 2048, threads: 2, strategy, k: strategy === 'none' ? 0 : k, s: 0,
+      ...(strategy === 'draft-model' ? { draftModelId } : {}),
+    });
     try {
       const out: GenerationOutcome[] = [];
       for (const [i, prompt] of prompts.entries()) {
@@ -64,11 +76,14 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
   before(async () => {
     engine = EngineClient.start();
     modelId = (await engine.call('loadModel', { path: MODEL, gpuLayers: 0 })).modelId;
+    if (!existsSync(DRAFT)) await writeEarlyExitDraft(MODEL, DRAFT, 12);
+    draftModelId = (await engine.call('loadModel', { path: DRAFT, gpuLayers: 0 })).modelId;
     for (const text of PROMPTS) prompts.push(await engine.call('tokenize', { modelId, text, addSpecial: true, parseSpecial: false }));
   });
 
   after(async () => {
     await engine.call('disposeModel', { modelId });
+    await engine.call('disposeModel', { modelId: draftModelId });
     const live = await engine.call('liveHandles', {});
     await engine.close();
     assert.deepEqual({ models: live.models, contexts: live.contexts }, { models: 0, contexts: 0 });
