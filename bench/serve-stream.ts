@@ -150,7 +150,7 @@ try {
     '',
     `target.gguf, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (chunks − 1 over the time from the first to the last), generate's its steady decode rate.`,
     '',
-    '| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/token, first 100 | last 100 | last / first |',
+    `| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/token, first ${WINDOW} | last ${WINDOW} | last / first |`,
     '| --- | --- | --- | --- | --- | --- |',
     `| ${median(streamed.map((s) => s.rate))!.toFixed(0)} | ${median(generated)!.toFixed(0)} | ${ratio.toFixed(2)} | ${median(streamed.map((s) => s.cpuFirst))!.toFixed(0)} | ${median(streamed.map((s) => s.cpuLast))!.toFixed(0)} | ${growth.toFixed(2)} |`,
     '',

@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const REAL_DIR = join(ROOT, '.cache', 'real');
+const REAL_DIR = join(ROOT, '.cache', 'real');
 const FILE = 'gemma-3-270m-q4_k_m.gguf';
 const SHA256 = 'a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818';
 const VERSION = '1.0.0';
