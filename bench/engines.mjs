@@ -49,11 +49,11 @@ function fail(message) {
 for (const f of FLAVOURS) {
   if (!existsSync(join(ROOT, 'build', `addon-${f}`, 'power.node'))) fail(`flavour ${f} is not built (npm run build:native -- --flavour ${f})`);
 }
-if (!existsSync(join(ROOT, 'dist', 'main', 'cli', 'power.js'))) fail('dist/ is missing (npm run build)');
+if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'power.js'))) fail('dist/ is missing (npm run build)');
 
 // the model: the F16 target of the issue's measurement (8 blocks, E = 1024, ~180 MB) and a draft
 // made of its first 2 blocks (same seed: same embedding, head and first blocks)
-const { makeModelFiles } = await import(pathToFileURL(join(ROOT, 'dist', 'main', 'models', 'synthetic.js')).href);
+const { makeModelFiles } = await import(pathToFileURL(join(ROOT, 'dist', 'tools', 'models', 'synthetic.js')).href);
 const k = Math.sqrt(128 / 1024);
 const target = {
   arch: 'llama', name: 'power-bench-f16', vocab: 'default', seed: 21, dtype: 'f16',

@@ -13,10 +13,10 @@ import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { median } from '../app/report/stats.js';
-import { readBuildInfo } from '../main/engine/build-info.js';
-import { LONG_MODELS, makeModelFiles } from '../main/models/synthetic.js';
-import { BENCH_MODELS_CACHE, ROOT } from '../main/paths.js';
+import { median } from '../contract/report/stats.js';
+import { readBuildInfo } from '../engine/build-info.js';
+import { LONG_MODELS, makeModelFiles } from '../tools/models/synthetic.js';
+import { BENCH_MODELS_CACHE, ROOT } from '../node/paths.js';
 
 const { values } = parseArgs({
   options: {

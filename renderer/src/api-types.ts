@@ -1,16 +1,16 @@
-// The contract's types as the renderer uses them (all from app/: the renderer's only import).
+// The contract's types as the renderer uses them (all from contract/: the renderer's only import).
 import type { z } from 'zod';
 
-import type { ApiRound, ReplyStats, TokenEvent } from '../../app/api/generation.js';
-import type { AssistantMessage, Chat, ChatMessage, ChatSampling, ChatSummary, ReplyToken } from '../../app/api/chats.js';
-import type { DraftCandidate, MemoryEstimate, ModelEntry } from '../../app/api/models.js';
-import type { EngineState, LoadOptions } from '../../app/api/engine.js';
-import type { ProfileEntry, ProfileList } from '../../app/api/profiles.js';
-import type { StrategyTable } from '../../app/api/common.js';
-import type { GenerationBackend } from '../../app/generation-result.js';
+import type { ApiRound, ReplyStats, TokenEvent } from '../../contract/api/generation.js';
+import type { AssistantMessage, Chat, ChatMessage, ChatSampling, ChatSummary, ReplyToken } from '../../contract/api/chats.js';
+import type { DraftCandidate, MemoryEstimate, ModelEntry } from '../../contract/api/models.js';
+import type { EngineState, LoadOptions } from '../../contract/api/engine.js';
+import type { ProfileEntry, ProfileList } from '../../contract/api/profiles.js';
+import type { StrategyTable } from '../../contract/api/common.js';
+import type { GenerationBackend } from '../../contract/generation-result.js';
 
-export type { ApiError, ApiErrorCode, PowerApi } from '../../app/api/index.js';
-export type { Strategy } from '../../app/strategies.js';
+export type { ApiError, ApiErrorCode, PowerApi } from '../../contract/api/index.js';
+export type { Strategy } from '../../contract/strategies.js';
 export type { ApiRound, AssistantMessage, GenerationBackend, Chat, ChatMessage, ChatSampling, ChatSummary, EngineState, MemoryEstimate, ModelEntry, ProfileEntry, ReplyStats, TokenEvent };
 export type Token = z.infer<typeof ReplyToken>;
 export type Draft = z.infer<typeof DraftCandidate>;

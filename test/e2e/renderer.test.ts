@@ -8,8 +8,8 @@ import { after, before, describe, test } from 'node:test';
 
 import type { Browser, Locator, Page } from 'playwright-core';
 
-import { Report } from '../../app/report/schema.js';
-import { ROOT } from '../../main/paths.js';
+import { Report } from '../../contract/report/schema.js';
+import { ROOT } from '../../node/paths.js';
 import { launchChromium } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';

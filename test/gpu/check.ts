@@ -12,9 +12,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { GenerationResult } from '../../app/generation-result.js';
-import { makeModelFiles } from '../../main/models/synthetic.js';
-import { ROOT } from '../../main/paths.js';
+import { GenerationResult } from '../../contract/generation-result.js';
+import { makeModelFiles } from '../../tools/models/synthetic.js';
+import { ROOT } from '../../node/paths.js';
 import { AUDIT_TYPES, auditPair, gpuModels, type Scale } from './models.js';
 import { auditTable, contractTable, speedTable, stepTable, type AuditRow, type ContractRow, type SpeedRow, type Step } from './report.js';
 

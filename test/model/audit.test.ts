@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../app/engine-protocol.js';
-import type { AuditReport } from '../../main/cli/audit.js';
-import { runAudit, type AuditRequest } from '../../main/engine/audit.js';
-import { EngineClient } from '../../main/engine/client.js';
-import type { ModelSet } from '../../main/models/synthetic.js';
+import type { SamplingOptions } from '../../contract/engine-types.js';
+import type { AuditReport } from '../../node/cli/audit.js';
+import { runAudit, type AuditRequest } from '../../node/engine/audit.js';
+import { EngineClient } from '../../node/engine/client.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';

@@ -13,12 +13,12 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromium, type Browser } from 'playwright-core';
 
-import { summarizeProfiles } from '../../app/report/aggregate.js';
-import { Report } from '../../app/report/schema.js';
-import { steadyDecodeTokensPerSecond } from '../../app/report/stats.js';
-import { findChromium, offlineFlags } from '../../main/bench/pdf.js';
-import type { ModelSet } from '../../main/models/synthetic.js';
-import { ROOT } from '../../main/paths.js';
+import { summarizeProfiles } from '../../contract/report/aggregate.js';
+import { Report } from '../../contract/report/schema.js';
+import { steadyDecodeTokensPerSecond } from '../../contract/report/stats.js';
+import { findChromium, offlineFlags } from '../../node/bench/pdf.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
+import { ROOT } from '../../node/paths.js';
 import { power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { power, type CliRun } from '../fixtures/cli.js';
 import { makeBadFiles, syntheticModels, type BadFiles } from '../fixtures/models.js';
-import type { ModelSet } from '../../main/models/synthetic.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
 
 function assertUsageError(run: CliRun, pattern: RegExp): void {
   assert.equal(run.signal, null, `killed by ${run.signal}: ${run.stderr}`);

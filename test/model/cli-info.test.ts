@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 
-import { STRATEGIES } from '../../app/strategies.js';
-import { readGgufInfo, parameterCount } from '../../main/gguf/reader.js';
-import type { DraftCompatibility } from '../../main/models/draft-compat.js';
-import { SYNTHETIC_MODELS, type ModelSet, type SyntheticModelName } from '../../main/models/synthetic.js';
+import { STRATEGIES } from '../../contract/strategies.js';
+import { readGgufInfo, parameterCount } from '../../node/gguf/reader.js';
+import type { DraftCompatibility } from '../../node/models/draft-compat.js';
+import { SYNTHETIC_MODELS, type ModelSet, type SyntheticModelName } from '../../tools/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 

@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../app/engine-protocol.js';
-import type { Strategy } from '../../app/strategies.js';
-import { EngineClient } from '../../main/engine/client.js';
-import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
-import { LONG_MODELS, makeModelFiles, type ModelSet } from '../../main/models/synthetic.js';
-import { BENCH_MODELS_CACHE } from '../../main/paths.js';
+import type { SamplingOptions } from '../../contract/engine-types.js';
+import type { Strategy } from '../../contract/strategies.js';
+import { EngineClient } from '../../node/engine/client.js';
+import { runGeneration, type GenerationOutcome } from '../../node/engine/generation.js';
+import { LONG_MODELS, makeModelFiles, type ModelSet } from '../../tools/models/synthetic.js';
+import { BENCH_MODELS_CACHE } from '../../node/paths.js';
 import { configLabel, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';

@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../app/engine-protocol.js';
-import type { Strategy } from '../../app/strategies.js';
-import { EngineClient } from '../../main/engine/client.js';
-import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
-import type { ModelSet } from '../../main/models/synthetic.js';
+import type { SamplingOptions } from '../../contract/engine-types.js';
+import type { Strategy } from '../../contract/strategies.js';
+import { EngineClient } from '../../node/engine/client.js';
+import { runGeneration, type GenerationOutcome } from '../../node/engine/generation.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
 import { configLabel, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 
-import { EngineClient } from '../../main/engine/client.js';
-import { forkLauncher, getDefaultEngineLauncher, setDefaultEngineLauncher, type EngineHostSpec, type EngineLauncher } from '../../main/engine/launcher.js';
-import type { ModelSet } from '../../main/models/synthetic.js';
+import { EngineClient } from '../../node/engine/client.js';
+import { forkLauncher, getDefaultEngineLauncher, setDefaultEngineLauncher, type EngineHostSpec, type EngineLauncher } from '../../node/engine/launcher.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
 import { emulatedUtilityLauncher } from '../fixtures/launchers.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';

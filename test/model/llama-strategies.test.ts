@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 
-import type { RoundRecord } from '../../app/engine-protocol.js';
-import type { Strategy } from '../../app/strategies.js';
-import { EngineClient } from '../../main/engine/client.js';
-import type { ModelSet } from '../../main/models/synthetic.js';
+import type { RoundRecord } from '../../contract/engine-types.js';
+import type { Strategy } from '../../contract/strategies.js';
+import { EngineClient } from '../../node/engine/client.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
 import { power, type CliRun } from '../fixtures/cli.js';
 import { GREEDY, generateStreamed as generate } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';

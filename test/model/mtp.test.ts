@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { RoundRecord } from '../../app/engine-protocol.js';
-import { GenerationResult } from '../../app/generation-result.js';
-import { EngineCallError, EngineClient } from '../../main/engine/client.js';
-import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
-import type { ModelSet } from '../../main/models/synthetic.js';
+import type { RoundRecord } from '../../contract/engine-types.js';
+import { GenerationResult } from '../../contract/generation-result.js';
+import { EngineCallError, EngineClient } from '../../node/engine/client.js';
+import { runGeneration, type GenerationOutcome } from '../../node/engine/generation.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
 import { jsonOf, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';

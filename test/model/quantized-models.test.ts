@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { maxAbsDiff } from '../../main/engine/audit.js';
-import { EngineClient } from '../../main/engine/client.js';
-import { runGeneration } from '../../main/engine/generation.js';
-import { roundTrip } from '../../main/gguf/quantize.js';
-import { writeGguf } from '../../main/gguf/writer.js';
-import { makeModelSpec, SYNTHETIC_MODELS, type ModelSet } from '../../main/models/synthetic.js';
+import { maxAbsDiff } from '../../node/engine/audit.js';
+import { EngineClient } from '../../node/engine/client.js';
+import { runGeneration } from '../../node/engine/generation.js';
+import { roundTrip } from '../../tools/gguf/quantize.js';
+import { writeGguf } from '../../tools/gguf/writer.js';
+import { makeModelSpec, SYNTHETIC_MODELS, type ModelSet } from '../../tools/models/synthetic.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 

@@ -10,12 +10,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions, Tokens } from '../../app/engine-protocol.js';
-import type { Strategy } from '../../app/strategies.js';
-import { EngineClient } from '../../main/engine/client.js';
-import { runGeneration, type GenerationOutcome } from '../../main/engine/generation.js';
-import { writeEarlyExitDraft } from '../../main/models/early-exit-draft.js';
-import { ROOT } from '../../main/paths.js';
+import type { SamplingOptions } from '../../contract/engine-types.js';
+import type { Tokens } from '../../engine/protocol.js';
+import type { Strategy } from '../../contract/strategies.js';
+import { EngineClient } from '../../node/engine/client.js';
+import { runGeneration, type GenerationOutcome } from '../../node/engine/generation.js';
+import { writeEarlyExitDraft } from '../../tools/models/early-exit-draft.js';
+import { ROOT } from '../../node/paths.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 
@@ -38,7 +39,7 @@ const PROMPTS = [
 const TOKENS = 64;
 const SEEDED: SamplingOptions = { ...GREEDY, temperature: 0.8, seed: 11 };
 // an early-exit draft: the model's first 12 of 18 blocks with its embeddings and head (~21 %
-// acceptance on these prompts), written by main/models/early-exit-draft.ts into the same folder
+// acceptance on these prompts), written by tools/models/early-exit-draft.ts into the same folder
 const DRAFT = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m-first12.gguf');
 const CONFIGS: { strategy: Strategy; k: number }[] = [
   { strategy: 'draft-model', k: 1 },

@@ -10,10 +10,10 @@ import { after, before, describe, test } from 'node:test';
 
 import { WebSocket } from 'ws';
 
-import type { DownloadEntry } from '../../app/api/downloads.js';
-import type { TokenEvent } from '../../app/api/generation.js';
-import { createApiClient } from '../../app/transport/ws-client.js';
-import { powerApi } from '../../app/api/index.js';
+import type { DownloadEntry } from '../../contract/api/downloads.js';
+import type { TokenEvent } from '../../contract/api/generation.js';
+import { createApiClient } from '../../contract/transport/ws-client.js';
+import { powerApi } from '../../contract/api/index.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { http, sseData, statusForDeclaredBody } from '../fixtures/http-client.js';
 import { startFileServer } from '../fixtures/file-server.js';

@@ -7,11 +7,11 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { EngineClient } from '../../main/engine/client.js';
-import { MIB } from '../../main/engine/memory-estimate.js';
-import { createPowerService } from '../../main/service/index.js';
-import { SYNTHETIC_MODELS } from '../../main/models/synthetic.js';
-import { MODELS_CACHE } from '../../main/paths.js';
+import { EngineClient } from '../../node/engine/client.js';
+import { MIB } from '../../node/engine/memory-estimate.js';
+import { createPowerService } from '../../node/service/index.js';
+import { SYNTHETIC_MODELS } from '../../tools/models/synthetic.js';
+import { MODELS_CACHE } from '../../node/paths.js';
 import { makeBadFiles } from '../fixtures/models.js';
 import { startService, type ServiceFixture } from '../fixtures/service.js';
 

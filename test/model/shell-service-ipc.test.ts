@@ -9,16 +9,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { ConcernSpec } from '../../app/api/describe.js';
-import { powerApi, type PowerApi } from '../../app/api/index.js';
-import { createIpcClient, type IpcRendererPort } from '../../app/transport/ipc-client.js';
-import { eventChannel, SUBSCRIBE_CHANNEL, UNSUBSCRIBE_CHANNEL } from '../../app/transport/ipc-protocol.js';
-import { getDefaultEngineLauncher, setDefaultEngineLauncher } from '../../main/engine/launcher.js';
-import { createIpcDispatcher, type SenderInfo } from '../../main/ipc/dispatcher.js';
-import { createPowerService } from '../../main/service/index.js';
-import type { PowerService } from '../../main/service/types.js';
-import { createQuitSequence } from '../../main/shell/policy/quit.js';
-import { isTrustedSender } from '../../main/shell/policy/sender.js';
+import type { ConcernSpec } from '../../contract/api/describe.js';
+import { powerApi, type PowerApi } from '../../contract/api/index.js';
+import { createIpcClient, type IpcRendererPort } from '../../electron/ipc/client.js';
+import { eventChannel, SUBSCRIBE_CHANNEL, UNSUBSCRIBE_CHANNEL } from '../../electron/ipc/protocol.js';
+import { getDefaultEngineLauncher, setDefaultEngineLauncher } from '../../node/engine/launcher.js';
+import { createIpcDispatcher, type SenderInfo } from '../../electron/ipc/dispatcher.js';
+import { createPowerService } from '../../node/service/index.js';
+import type { PowerService } from '../../node/service/types.js';
+import { createQuitSequence } from '../../electron/policy/quit.js';
+import { isTrustedSender } from '../../electron/policy/sender.js';
 import { emulatedUtilityLauncher } from '../fixtures/launchers.js';
 import { syntheticModels } from '../fixtures/models.js';
 

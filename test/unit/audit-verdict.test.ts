@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { auditVerdict, type Divergence } from '../../main/engine/audit.js';
-import { batchInvariance, builtFlavours } from '../../main/engine/build-info.js';
+import { auditVerdict, type Divergence } from '../../node/engine/audit.js';
+import { batchInvariance, builtFlavours } from '../../engine/build-info.js';
 
 const divergence = (rowsAccount: boolean): Divergence => ({
   index: 3, controlToken: 10, specToken: 11, controlMargin: 0.01, rowMaxAbsDiff: 0.05, rowsAccount,

@@ -1,12 +1,12 @@
-// Draft and artifact compatibility from GGUF headers alone (main/models/draft-compat.ts): what a
+// Draft and artifact compatibility from GGUF headers alone (node/models/draft-compat.ts): what a
 // file is, the facts it declares, and each refusal with its reason, before llama.cpp sees it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { strategyAvailability } from '../../app/strategies.js';
-import { gv, type GgufInfo, type GgufValue } from '../../main/gguf/types.js';
-import { checkDraftCompatibility, checkDraftK, draftKind } from '../../main/models/draft-compat.js';
-import { makeModelSpec, SYNTHETIC_MODELS, type SyntheticModelName } from '../../main/models/synthetic.js';
+import { strategyAvailability } from '../../contract/strategies.js';
+import { gv, type GgufInfo, type GgufValue } from '../../node/gguf/types.js';
+import { checkDraftCompatibility, checkDraftK, draftKind } from '../../node/models/draft-compat.js';
+import { makeModelSpec, SYNTHETIC_MODELS, type SyntheticModelName } from '../../tools/models/synthetic.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';
 
 const info = (name: SyntheticModelName): GgufInfo => infoOfSpec(makeModelSpec(SYNTHETIC_MODELS[name].params), name);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, test } from 'node:test';
 
-import { connectToParent, isParentGone, PARENT_GONE } from '../../main/engine/host-channel.js';
+import { connectToParent, isParentGone, PARENT_GONE } from '../../engine/host-channel.js';
 
 describe('host channel', () => {
   test('with a parentPort: messages arrive unwrapped from { data }, replies are posted, PARENT_GONE means leave', () => {

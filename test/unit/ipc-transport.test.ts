@@ -7,13 +7,13 @@ import { describe, test } from 'node:test';
 
 import { z } from 'zod';
 
-import { concern, type ApiOf, type ConcernSpec } from '../../app/api/describe.js';
-import { PowerError } from '../../app/api/errors.js';
-import { powerApi } from '../../app/api/index.js';
-import { createIpcClient, type IpcRendererPort } from '../../app/transport/ipc-client.js';
-import { apiShape, callChannel, eventChannel, SUBSCRIBE_CHANNEL, UNSUBSCRIBE_CHANNEL } from '../../app/transport/ipc-protocol.js';
-import { createIpcDispatcher, type IpcDispatcher, type SenderInfo } from '../../main/ipc/dispatcher.js';
-import { isTrustedSender } from '../../main/shell/policy/sender.js';
+import { concern, type ApiOf, type ConcernSpec } from '../../contract/api/describe.js';
+import { PowerError } from '../../contract/api/errors.js';
+import { powerApi } from '../../contract/api/index.js';
+import { createIpcClient, type IpcRendererPort } from '../../electron/ipc/client.js';
+import { apiShape, callChannel, eventChannel, SUBSCRIBE_CHANNEL, UNSUBSCRIBE_CHANNEL } from '../../electron/ipc/protocol.js';
+import { createIpcDispatcher, type IpcDispatcher, type SenderInfo } from '../../electron/ipc/dispatcher.js';
+import { isTrustedSender } from '../../electron/policy/sender.js';
 
 const description = {
   math: concern({

@@ -11,8 +11,8 @@ import {
   modelPlacement,
   RESERVE_BYTES,
   type MemoryPlan,
-} from '../../main/engine/memory-estimate.js';
-import { makeLlamaModelSpec, makeQwen35ModelSpec, SYNTHETIC_MODELS, type LlamaModelParams, type Qwen35ModelParams } from '../../main/models/synthetic.js';
+} from '../../node/engine/memory-estimate.js';
+import { makeLlamaModelSpec, makeQwen35ModelSpec, SYNTHETIC_MODELS, type LlamaModelParams, type Qwen35ModelParams } from '../../tools/models/synthetic.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';
 
 const target = infoOfSpec(makeLlamaModelSpec(SYNTHETIC_MODELS['target.gguf'].params));

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { readProfile } from '../../main/cli/profile.js';
-import { PROFILE_PRESETS as PRESETS } from '../../app/api/profiles.js';
-import { Profiles, resolveProfile } from '../../main/service/profiles.js';
-import { SettingsFile } from '../../main/service/settings.js';
+import { readProfile } from '../../node/cli/profile.js';
+import { PROFILE_PRESETS as PRESETS } from '../../contract/api/profiles.js';
+import { Profiles, resolveProfile } from '../../node/service/profiles.js';
+import { SettingsFile } from '../../node/service/settings.js';
 
 const RECURRENT = { recurrent: true };
 const ATTENTION = { recurrent: false };

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { decodeData, encodeData, roundTrip, type GgufDataType } from '../../main/gguf/quantize.js';
-import { readGgufInfo } from '../../main/gguf/reader.js';
-import { gv, kv, type GgufModel } from '../../main/gguf/types.js';
-import { writeGguf } from '../../main/gguf/writer.js';
+import { decodeData, encodeData, roundTrip, type GgufDataType } from '../../tools/gguf/quantize.js';
+import { readGgufInfo } from '../../node/gguf/reader.js';
+import { gv, kv, type GgufModel } from '../../node/gguf/types.js';
+import { writeGguf } from '../../tools/gguf/writer.js';
 
 let dir = '';
 before(async () => {

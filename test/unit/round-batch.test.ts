@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { EngineMessage, RoundBatch, expandRoundBatch } from '../../app/engine-protocol.js';
+import { EngineMessage, RoundBatch, expandRoundBatch } from '../../engine/protocol.js';
 
 const enc = new TextEncoder();
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { StopStrings } from '../../main/serve/openai/stop-strings.js';
+import { StopStrings } from '../../node/serve/openai/stop-strings.js';
 
 function run(stops: string[], pieces: string[]): { shown: string[]; stopped: boolean } {
   const s = new StopStrings(stops);

@@ -8,10 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
 
-import { concern, type ApiOf } from '../../app/api/describe.js';
-import { PowerError } from '../../app/api/errors.js';
-import { createApiClient, type ApiClient } from '../../app/transport/ws-client.js';
-import { serveApiOnSocket } from '../../main/serve/ws-transport.js';
+import { concern, type ApiOf } from '../../contract/api/describe.js';
+import { PowerError } from '../../contract/api/errors.js';
+import { createApiClient, type ApiClient } from '../../contract/transport/ws-client.js';
+import { serveApiOnSocket } from '../../node/serve/ws-transport.js';
 
 const description = {
   math: concern({

@@ -1,0 +1,144 @@
+// chats: conversations stored in the data folder. A reply streams through the generation
+// events; the methods that start one return as soon as it is accepted.
+import { z } from 'zod';
+
+import { SAMPLING_DEFAULTS as D, StopReason, TokenOrigin } from '../engine-types.js';
+import { GenerationBackend } from '../generation-result.js';
+import { STRATEGIES } from '../strategies.js';
+import { concern } from './describe.js';
+import { ApiError } from './errors.js';
+import { ApiRound, ReplyStats } from './generation.js';
+import { Id, None, Ok, Time } from './common.js';
+
+/** Sampling for one reply (temperature 0 is greedy; a stochastic reply without a seed gets a random one). */
+export const ChatSampling = z.object({
+  temperature: z.number().min(0).max(100).default(D.temperature),
+  seed: z.number().int().min(0).max(0xffffffff).optional(),
+  topK: z.number().int().min(0).max(1_000_000).default(D.topK),
+  topP: z.number().gt(0).max(1).default(D.topP),
+  minP: z.number().min(0).max(1).default(D.minP),
+  repeatPenalty: z.number().gt(0).max(100).default(D.repeatPenalty),
+  maxTokens: z.number().int().min(1).max(1_000_000).default(512),
+});
+export type ChatSampling = z.infer<typeof ChatSampling>;
+
+/** The title of a chat that has none yet. */
+export const UNTITLED_CHAT = 'New chat';
+
+/** A chat's title from its first message: the first line, at most 48 characters. */
+export function titleFromMessage(content: string): string {
+  const line = content.trim().split('\n')[0]!.trim();
+  return line.length > 48 ? `${line.slice(0, 47)}…` : line || UNTITLED_CHAT;
+}
+
+export const UserMessage = z.object({ id: Id, role: z.literal('user'), content: z.string(), createdAt: Time });
+
+export const ReplyToken = z.object({ id: z.number().int(), text: z.string(), origin: TokenOrigin, round: z.number().int().min(1) });
+
+/** What ran a reply, recorded when it started (the chat report's environment comes from it). */
+export const ReplyRuntime = z.object({
+  backend: GenerationBackend,
+  contextSize: z.number().int().min(0),
+  /** CPU threads the session's graphs ran on */
+  threads: z.number().int().min(0),
+  batchSize: z.number().int().min(0),
+  /** the CUDA devices the engine registered */
+  gpus: z.array(z.object({ name: z.string(), description: z.string(), memoryBytes: z.number().min(0) })),
+});
+export type ReplyRuntime = z.infer<typeof ReplyRuntime>;
+
+export const AssistantMessage = z.object({
+  id: Id,
+  role: z.literal('assistant'),
+  content: z.string(),
+  createdAt: Time,
+  status: z.enum(['streaming', 'done', 'stopped', 'error']),
+  stopReason: StopReason.nullable(),
+  error: ApiError.nullable(),
+  tokens: z.array(ReplyToken),
+  rounds: z.array(ApiRound),
+  stats: ReplyStats.nullable(),
+  digest: z.string().nullable(),
+  profile: z.object({ id: Id, name: z.string() }).nullable(),
+  strategy: z.enum(STRATEGIES),
+  k: z.number().int().nullable(),
+  s: z.number().int().nullable(),
+  model: z.object({ id: Id, name: z.string(), sha256: z.string().nullable() }),
+  draft: z.object({ id: Id, name: z.string() }).nullable(),
+  /** the seed actually used (null when greedy) and the rest of the settings */
+  sampling: ChatSampling.extend({ seed: z.number().int().nullable() }),
+  /** absent in replies saved before Power recorded it */
+  runtime: ReplyRuntime.optional(),
+});
+export type AssistantMessage = z.infer<typeof AssistantMessage>;
+
+export const ChatMessage = z.discriminatedUnion('role', [UserMessage, AssistantMessage]);
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+export const Chat = z.object({
+  id: Id,
+  title: z.string(),
+  createdAt: Time,
+  updatedAt: Time,
+  systemPrompt: z.string().nullable(),
+  messages: z.array(ChatMessage),
+  /**
+   * replies that Regenerate (or the A/B, which regenerates on the control) replaced, each with
+   * the user message it answered: not part of the conversation any more, kept so the chat's
+   * report holds both sides of an A/B. An edit of that user message drops them.
+   */
+  superseded: z.array(z.object({ replyTo: Id, message: AssistantMessage })).optional(),
+});
+export type Chat = z.infer<typeof Chat>;
+
+export const ChatSummary = z.object({
+  id: Id,
+  title: z.string(),
+  createdAt: Time,
+  updatedAt: Time,
+  messages: z.number().int(),
+  streaming: z.boolean(),
+});
+export type ChatSummary = z.infer<typeof ChatSummary>;
+
+const ChatRef = z.object({ chatId: Id });
+const ReplyOptions = {
+  sampling: ChatSampling.partial().optional(),
+  /** absent: the active profile */
+  profileId: Id.optional(),
+};
+const Started = z.object({ userMessageId: Id, assistantMessageId: Id });
+
+export const chats = concern({
+  methods: {
+    create: { input: z.object({ title: z.string().max(200).optional(), systemPrompt: z.string().max(100_000).optional() }), output: Chat },
+    list: { input: None, output: z.object({ chats: z.array(ChatSummary) }) },
+    get: { input: ChatRef, output: Chat },
+    rename: { input: z.object({ chatId: Id, title: z.string().min(1).max(200) }), output: ChatSummary },
+    /** a chat whose reply is streaming is stopped first (the reply ends as cancelled), then deleted */
+    delete: { input: ChatRef, output: Ok },
+    /** adds a user message and starts the reply; `busy` while another reply streams */
+    send: {
+      input: z.object({
+        chatId: Id,
+        content: z.string().min(1).max(1_000_000),
+        /** replaces the chat's system prompt (null removes it) */
+        systemPrompt: z.string().max(100_000).nullable().optional(),
+        ...ReplyOptions,
+      }),
+      output: Started,
+    },
+    /** stops the chat's streaming reply (it keeps what was generated); false when none streams */
+    stop: { input: ChatRef, output: z.object({ stopped: z.boolean() }) },
+    /** replaces the last assistant reply with a new one */
+    regenerate: { input: z.object({ chatId: Id, ...ReplyOptions }), output: Started },
+    /** edits a user message, drops everything after it, and replies to it */
+    editAndContinue: {
+      input: z.object({ chatId: Id, messageId: Id, content: z.string().min(1).max(1_000_000), ...ReplyOptions }),
+      output: Started,
+    },
+  },
+  events: {
+    onChanged: z.object({ chatId: Id, change: z.enum(['created', 'updated', 'deleted']) }),
+  },
+});

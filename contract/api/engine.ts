@@ -1,0 +1,75 @@
+// engine: one loaded target (plus its draft method) in a supervised engine host process.
+// K/S come from the active profile at each request; the load fixes the model set and options.
+import { z } from 'zod';
+
+import { CudaStatus, DeviceInfo, FlashAttn } from '../engine-types.js';
+import { GenerationBackend } from '../generation-result.js';
+import { concern } from './describe.js';
+import { DeviceRequest, Id, None, StrategyName } from './common.js';
+
+/** How proposals are made: a strategy and, for the ones that need it, a draft from the library. */
+export const DraftMethod = z.object({
+  strategy: StrategyName.default('none'),
+  draftId: Id.optional(),
+});
+export type DraftMethod = z.infer<typeof DraftMethod>;
+
+export const LoadOptions = z.object({
+  modelId: Id,
+  device: DeviceRequest.default('auto'),
+  /** -1: all layers (and the output head); ignored on the CPU */
+  gpuLayers: z.number().int().min(-1).max(100000).default(-1),
+  /** absent: on for CUDA, llama.cpp's choice on the CPU */
+  flashAttn: FlashAttn.optional(),
+  /** absent: min(trained, 4096) */
+  contextSize: z.number().int().min(16).max(16_777_216).optional(),
+  /** absent: the engine's default (physical cores); more than the logical cores is capped */
+  threads: z.number().int().min(1).max(1024).optional(),
+  method: DraftMethod.default({ strategy: 'none' }),
+});
+export type LoadOptions = z.infer<typeof LoadOptions>;
+
+export const EngineStatus = z.enum(['unloaded', 'loading', 'ready', 'generating']);
+
+export const EngineState = z.object({
+  status: EngineStatus,
+  /** what was asked for (kept across a crash: the next request reloads it) */
+  options: LoadOptions.nullable(),
+  model: z.object({ id: Id, name: z.string(), path: z.string() }).nullable(),
+  draft: z.object({ id: Id, name: z.string(), path: z.string() }).nullable(),
+  /** the target's recurrent state: S applies (null: nothing loaded) */
+  recurrent: z.boolean().nullable(),
+  contextSize: z.number().int().nullable(),
+  /** what ran the last load (device, flavour, Flash Attention, ...) */
+  backend: GenerationBackend.nullable(),
+  /** the engine host died and was restarted; the model reloads on the next request */
+  reloadPending: z.boolean(),
+  /** the last crash of the engine host, if any */
+  lastCrash: z.object({ message: z.string(), at: z.string() }).nullable(),
+  restarts: z.number().int().min(0),
+});
+export type EngineState = z.infer<typeof EngineState>;
+
+export const DevicesReport = z.object({
+  flavours: z.array(
+    z.object({ flavour: z.string(), dir: z.string(), gpu: z.string().nullable(), devices: z.array(DeviceInfo), cuda: CudaStatus.nullable() }),
+  ),
+  /** what --device auto uses, with the reason when it is the CPU */
+  auto: z.string(),
+  cuda: z.object({ usable: z.boolean(), use: z.string().nullable(), reason: z.string().nullable() }),
+});
+export type DevicesReport = z.infer<typeof DevicesReport>;
+
+export const engine = concern({
+  methods: {
+    load: { input: LoadOptions, output: EngineState },
+    unload: { input: None, output: EngineState },
+    state: { input: None, output: EngineState },
+    /** what `power devices` reports */
+    devices: { input: None, output: DevicesReport },
+  },
+  events: {
+    onLoadProgress: z.object({ modelId: Id, role: z.enum(['target', 'draft']), progress: z.number().min(0).max(1) }),
+    onStateChanged: EngineState,
+  },
+});

@@ -1,0 +1,93 @@
+// What the engine reports, as both sides of the contract see it: the sampling options and their
+// defaults, token origins, round records, stop reasons, devices and CUDA's status. The engine
+// host's own protocol (engine/protocol.ts) builds its messages from these.
+import { z } from 'zod';
+
+export const FlashAttn = z.enum(['auto', 'on', 'off']);
+
+export const SamplingOptions = z.object({
+  temperature: z.number().min(0).max(100).default(0),
+  seed: z.number().int().min(0).max(0xffffffff).default(0),
+  topK: z.number().int().min(0).default(40),
+  topP: z.number().gt(0).max(1).default(0.95),
+  minP: z.number().min(0).max(1).default(0.05),
+  repeatPenalty: z.number().gt(0).max(100).default(1),
+  repeatLastN: z.number().int().min(0).default(64),
+  presencePenalty: z.number().min(-100).max(100).default(0),
+  frequencyPenalty: z.number().min(-100).max(100).default(0),
+});
+export type SamplingOptions = z.infer<typeof SamplingOptions>;
+
+/** The sampling defaults, the one table of them: every front door and form starts from these. */
+export const SAMPLING_DEFAULTS: SamplingOptions = SamplingOptions.parse({});
+
+export const TokenOrigin = z.enum(['target', 'accepted', 'correction', 'bonus']);
+
+export const EmittedToken = z.object({ id: z.number().int(), piece: z.instanceof(Uint8Array), origin: TokenOrigin });
+export type EmittedToken = z.infer<typeof EmittedToken>;
+
+export const RoundRecord = z.object({
+  type: z.literal('round'),
+  proposed: z.number().int().min(0),
+  accepted: z.number().int().min(0),
+  /** the round restored its checkpoint and replayed the accepted prefix */
+  replay: z.boolean(),
+  /** proposals per round from now on, after a replay */
+  clampedTo: z.number().int().nullable(),
+  startUs: z.number(),
+  endUs: z.number(),
+  /** step times: propose (2), verify (3), sample + commit (4, 5) */
+  proposeUs: z.number(),
+  verifyUs: z.number(),
+  commitUs: z.number(),
+  tokens: z.array(EmittedToken),
+});
+export type RoundRecord = z.infer<typeof RoundRecord>;
+
+export const StopReason = z.enum(['max-tokens', 'eos', 'cancelled', 'context-full']);
+export type StopReason = z.infer<typeof StopReason>;
+
+export const NativeGenerateResult = z.object({
+  stopReason: StopReason,
+  replays: z.number().int().min(0),
+  clampedTo: z.number().int().nullable(),
+  promptTokens: z.number().int(),
+  reusedTokens: z.number().int(),
+  prefillUs: z.number(),
+  totalUs: z.number(),
+  generated: z.number().int(),
+});
+export type NativeGenerateResult = z.infer<typeof NativeGenerateResult>;
+
+export const DeviceInfo = z.object({
+  name: z.string(),
+  description: z.string(),
+  type: z.string(),
+  /** the ggml backend that registered it: CPU, CUDA, ... */
+  backend: z.string(),
+  freeBytes: z.number(),
+  totalBytes: z.number(),
+});
+export type DeviceInfo = z.infer<typeof DeviceInfo>;
+
+/** One shared library the CUDA backend needs, and whether the system loader finds it. */
+export const RuntimeLibrary = z.object({
+  name: z.string(),
+  /** driver, runtime, cublas */
+  role: z.string(),
+  /** the loader's message; null when it loads */
+  error: z.string().nullable(),
+});
+export type RuntimeLibrary = z.infer<typeof RuntimeLibrary>;
+
+/** What the engine's flavour can do with CUDA, and why not when it cannot. */
+export const CudaStatus = z.object({
+  /** CUDA devices ggml registered */
+  devices: z.number().int().min(0),
+  /** why there is no usable CUDA device (null when there is one) */
+  reason: z.string().nullable(),
+  /** the backend library's own load error (null when it loads) */
+  backendError: z.string().nullable(),
+  libraries: z.array(RuntimeLibrary),
+});
+export type CudaStatus = z.infer<typeof CudaStatus>;

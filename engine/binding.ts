@@ -1,0 +1,88 @@
+// Loads the native addon. Only the engine host process imports this file (docs/architecture.md
+// "Layering"): a llama.cpp abort then takes down the host, never the app or the CLI.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import type { DeviceInfo, NativeGenerateResult } from '../contract/engine-types.js';
+import type { NativeModelInfo, RoundBatch, Tokens } from './protocol.js';
+import { addonDir } from './build-info.js';
+
+export interface NativeModel {
+  info(): NativeModelInfo;
+  tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Tokens;
+  detokenize(tokens: Int32Array, renderSpecial: boolean): string;
+  samplingOrderCheckForTest(
+    rows: Float32Array,
+    proposals: Int32Array,
+    sampling: object,
+    extraDraws: number,
+  ): { spec: number[]; accepted: number; eog: boolean; ar: number[]; probeSpec: number; probeAr: number };
+  dispose(): Promise<void>;
+  readonly disposed: boolean;
+}
+
+export interface NativeSession {
+  generate(prompt: Int32Array, options: object, onRounds: (batch: RoundBatch) => void): Promise<NativeGenerateResult>;
+  cancel(): void;
+  dispose(): Promise<void>;
+  info(): {
+    contextSize: number;
+    batchSize: number;
+    threads: number;
+    threadpool: boolean;
+    committedTokens: number;
+    strategy: string;
+    k: number;
+    s: number | null;
+    recurrent: boolean;
+    flashAttn: 'on' | 'off' | 'unknown';
+  };
+  injectFailureForTest(round: number): void;
+  captureRow(position: number, otherRow?: Float32Array): void;
+  capturedRow(): { row: Float32Array<ArrayBuffer>; rowToken: number; otherToken: number | null } | null;
+  perturbRowForTest(position: number, hidden: boolean): void;
+}
+
+export interface NativeBinding {
+  /** loads the backends next to the addon; loadLog: what ggml warned about meanwhile */
+  init(libDir: string): { loadLog: string };
+  devices(): DeviceInfo[];
+  /** null when the library loads, else the system loader's message */
+  tryLoadLibrary(pathOrName: string): string | null;
+  liveHandles(): { models: number; contexts: number; jobs: number };
+  Model: {
+    load(
+      path: string,
+      options: { gpuLayers?: number; loadMtp?: boolean; devices?: string[]; onProgress?: (p: number) => void },
+    ): Promise<NativeModel>;
+  };
+  Session: {
+    create(
+      model: NativeModel,
+      options: {
+        contextSize?: number;
+        batchSize?: number;
+        threads?: number;
+        threadpoolPoll?: number;
+        flashAttn?: string;
+        strategy?: string;
+        k?: number;
+        s?: number;
+        draft?: NativeModel;
+      },
+    ): Promise<NativeSession>;
+  };
+}
+
+let loaded: { binding: NativeBinding; loadLog: string } | undefined;
+
+/** Loads one flavour's addon (a process holds at most one: their llama.cpp symbols clash). */
+export function loadBinding(flavour = 'cpu'): { binding: NativeBinding; loadLog: string } {
+  if (loaded) return loaded;
+  const dir = addonDir(flavour);
+  const require = createRequire(import.meta.url);
+  const binding = require(join(dir, 'power.node')) as NativeBinding;
+  const { loadLog } = binding.init(dir);
+  loaded = { binding, loadLog };
+  return loaded;
+}

@@ -1,0 +1,265 @@
+// The engine host protocol: every message between the main process and the engine host (the
+// process that loads the native addon) is described once here and validated at both ends.
+import { z } from 'zod';
+
+import type {
+  EmittedToken} from '../contract/engine-types.js';
+import {
+  CudaStatus,
+  DeviceInfo,
+  FlashAttn,
+  NativeGenerateResult,
+  SamplingOptions,
+  TokenOrigin,
+  type RoundRecord,
+} from '../contract/engine-types.js';
+import { STRATEGIES } from '../contract/strategies.js';
+
+export const NativeModelInfo = z.object({
+  architecture: z.string(),
+  name: z.string(),
+  description: z.string(),
+  parameters: z.number().nonnegative(),
+  sizeBytes: z.number().nonnegative(),
+  fileType: z.string(),
+  contextLength: z.number().int(),
+  layers: z.number().int(),
+  nextnLayers: z.number().int(),
+  embeddingLength: z.number().int(),
+  heads: z.number().int(),
+  headsKv: z.number().int(),
+  recurrent: z.boolean(),
+  hybrid: z.boolean(),
+  vocabType: z.string(),
+  vocabSize: z.number().int(),
+  bos: z.number().int(),
+  eos: z.number().int(),
+  eot: z.number().int(),
+  addBos: z.boolean(),
+  chatTemplate: z.string().nullable(),
+});
+export type NativeModelInfo = z.infer<typeof NativeModelInfo>;
+
+const ORIGINS = TokenOrigin.options;
+/** fields per round in RoundBatch.numbers, in this order (native/src/generate.h, round_batch) */
+const BATCH_FIELDS = ['proposed', 'accepted', 'replay', 'clampedTo', 'startUs', 'endUs', 'proposeUs', 'verifyUs', 'commitUs', 'tokens'] as const;
+const NF = BATCH_FIELDS.length;
+
+/**
+ * Rounds as the engine streams them: coalesced batches in the native layer's flat layout (one
+ * IPC message and no per-token objects for several rounds). `expandRoundBatch` turns a batch
+ * back into round records, every one of them, in order.
+ */
+export const RoundBatch = z
+  .object({
+    rounds: z.number().int().min(0),
+    /** per round: proposed, accepted, replay (0/1), clampedTo (-1: none), startUs, endUs, proposeUs, verifyUs, commitUs, tokens */
+    numbers: z.instanceof(Float64Array),
+    ids: z.instanceof(Int32Array),
+    /** per token: index into TokenOrigin (target, accepted, correction, bonus) */
+    origins: z.instanceof(Uint8Array),
+    /** every token's piece, concatenated */
+    bytes: z.instanceof(Uint8Array),
+    /** per token: where its piece ends in `bytes` */
+    pieceEnds: z.instanceof(Uint32Array),
+  })
+  .superRefine((b, ctx) => {
+    const bad = (message: string) => ctx.addIssue({ code: 'custom', message });
+    const n = b.ids.length;
+    if (b.numbers.length !== b.rounds * NF) return bad(`numbers: ${b.numbers.length} values for ${b.rounds} rounds`);
+    if (b.origins.length !== n || b.pieceEnds.length !== n) return bad('origins and pieceEnds must have one entry per token');
+    let tokens = 0;
+    for (let r = 0; r < b.rounds; r++) {
+      const row = b.numbers.subarray(r * NF, (r + 1) * NF);
+      for (const i of [0, 1, 9]) if (!Number.isInteger(row[i]) || row[i]! < 0) return bad(`round ${r}: ${BATCH_FIELDS[i]} must be a count`);
+      if (!Number.isInteger(row[3]) || row[3]! < -1) return bad(`round ${r}: bad clamp`);
+      tokens += row[9]!;
+    }
+    if (tokens !== n) return bad(`rounds name ${tokens} tokens, the batch has ${n}`);
+    let end = 0;
+    for (let i = 0; i < n; i++) {
+      if (b.origins[i]! >= ORIGINS.length) return bad(`token ${i}: unknown origin ${b.origins[i]}`);
+      if (b.pieceEnds[i]! < end || b.pieceEnds[i]! > b.bytes.length) return bad(`token ${i}: piece out of range`);
+      end = b.pieceEnds[i]!;
+    }
+  });
+export type RoundBatch = z.infer<typeof RoundBatch>;
+
+/** The round records of a (validated) batch, in order; pieces are views into `bytes`. */
+export function expandRoundBatch(b: RoundBatch): RoundRecord[] {
+  const out: RoundRecord[] = [];
+  let t = 0;
+  for (let r = 0; r < b.rounds; r++) {
+    const x = b.numbers.subarray(r * NF, (r + 1) * NF);
+    const tokens: EmittedToken[] = [];
+    for (const last = t + x[9]!; t < last; t++) {
+      const start = t === 0 ? 0 : b.pieceEnds[t - 1]!;
+      tokens.push({ id: b.ids[t]!, piece: b.bytes.subarray(start, b.pieceEnds[t]!), origin: ORIGINS[b.origins[t]!]! });
+    }
+    out.push({
+      type: 'round',
+      proposed: x[0]!,
+      accepted: x[1]!,
+      replay: x[2] === 1,
+      clampedTo: x[3]! >= 0 ? x[3]! : null,
+      startUs: x[4]!,
+      endUs: x[5]!,
+      proposeUs: x[6]!,
+      verifyUs: x[7]!,
+      commitUs: x[8]!,
+      tokens,
+    });
+  }
+  return out;
+}
+
+export const LiveHandles = z.object({ models: z.number(), contexts: z.number(), jobs: z.number() });
+
+const Id = z.string().min(1);
+
+/** Token ids as they cross process boundaries. */
+export type Tokens = Int32Array<ArrayBuffer>;
+
+/** One description per method: what goes in, what comes back. */
+export const engineMethods = {
+  hello: {
+    params: z.object({}),
+    result: z.object({
+      llamaCppRelease: z.string(),
+      flavour: z.string(),
+      devices: z.array(DeviceInfo),
+      /** null when the flavour has no CUDA backend at all */
+      cuda: CudaStatus.nullable(),
+    }),
+  },
+  loadModel: {
+    params: z.object({
+      path: z.string().min(1),
+      /** progress events carry this id */
+      requestId: Id.optional(),
+      gpuLayers: z.number().int().min(-1).default(-1),
+      loadMtp: z.boolean().default(false),
+      /** devices by name (CUDA0); [] keeps everything on the CPU; absent: llama.cpp's choice */
+      devices: z.array(z.string()).optional(),
+    }),
+    result: z.object({ modelId: Id, info: NativeModelInfo }),
+  },
+  tokenize: {
+    params: z.object({ modelId: Id, text: z.string(), addSpecial: z.boolean(), parseSpecial: z.boolean() }),
+    result: z.instanceof(Int32Array),
+  },
+  detokenize: {
+    params: z.object({ modelId: Id, tokens: z.instanceof(Int32Array), renderSpecial: z.boolean() }),
+    result: z.string(),
+  },
+  createSession: {
+    params: z.object({
+      modelId: Id,
+      strategy: z.enum(STRATEGIES).default('none'),
+      /** spec_draft_max */
+      k: z.number().int().min(0).max(16).default(0),
+      /** spec_mtp_recurrent_snapshots */
+      s: z.number().int().min(0).max(16).default(0),
+      draftModelId: Id.optional(),
+      contextSize: z.number().int().min(16),
+      batchSize: z.number().int().min(1).default(512),
+      /** CPU threads; 0: the engine's default (physical cores; docs/cli.md "Threads") */
+      threads: z.number().int().min(0).default(0),
+      /** polling level of the session's threadpool (0-100); absent: the engine's default (bench/diagnostics) */
+      threadpoolPoll: z.number().int().min(0).max(100).optional(),
+      flashAttn: FlashAttn.default('auto'),
+    }),
+    result: z.object({
+      sessionId: Id,
+      contextSize: z.number().int(),
+      /** CPU threads the session's graphs run on */
+      threads: z.number().int(),
+      k: z.number().int(),
+      s: z.number().int().nullable(),
+      recurrent: z.boolean(),
+      /** what llama.cpp settled on (it resolves "auto" itself) */
+      flashAttn: z.enum(['on', 'off', 'unknown']),
+    }),
+  },
+  generate: {
+    params: z.object({
+      sessionId: Id,
+      requestId: Id,
+      prompt: z.instanceof(Int32Array),
+      maxTokens: z.number().int().min(1),
+      sampling: SamplingOptions,
+    }),
+    result: NativeGenerateResult,
+  },
+  cancel: { params: z.object({ sessionId: Id }), result: z.null() },
+  /**
+   * `power audit`: the session's next requests keep the logits row the token at `position` is
+   * sampled from; with otherRow, also what the sampler in that same state draws from it
+   */
+  captureRow: {
+    params: z.object({ sessionId: Id, position: z.number().int().min(0), otherRow: z.instanceof(Float32Array).optional() }),
+    result: z.null(),
+  },
+  /** the row captureRow asked for (null: that position was not sampled) */
+  capturedRow: {
+    params: z.object({ sessionId: Id }),
+    result: z
+      .object({ row: z.instanceof(Float32Array), rowToken: z.number().int(), otherToken: z.number().int().nullable() })
+      .nullable(),
+  },
+  /** test hook: raise the runner-up of the row sampled at `position` above its top (hidden: capture the unperturbed row) */
+  perturbRow: {
+    params: z.object({ sessionId: Id, position: z.number().int().min(0), hidden: z.boolean().default(false) }),
+    result: z.null(),
+  },
+  /** test hook (engine started with POWER_TEST_HOOKS=1): fail the verify of that round of the next request */
+  injectFailure: { params: z.object({ sessionId: Id, round: z.number().int().min(1) }), result: z.null() },
+  /** test hook: the step-4 sampling rule vs plain autoregressive sampling on the same logit rows */
+  samplingOrderCheck: {
+    params: z.object({
+      modelId: Id,
+      rows: z.instanceof(Float32Array),
+      proposals: z.instanceof(Int32Array),
+      sampling: SamplingOptions,
+      extraDraws: z.number().int().min(0),
+    }),
+    result: z.object({
+      spec: z.array(z.number().int()),
+      accepted: z.number().int(),
+      eog: z.boolean(),
+      ar: z.array(z.number().int()),
+      probeSpec: z.number().int(),
+      probeAr: z.number().int(),
+    }),
+  },
+  disposeSession: { params: z.object({ sessionId: Id }), result: z.null() },
+  disposeModel: { params: z.object({ modelId: Id }), result: z.null() },
+  liveHandles: { params: z.object({}), result: LiveHandles },
+} as const;
+
+export type EngineMethods = typeof engineMethods;
+export type EngineMethod = keyof EngineMethods;
+export type EngineParams<M extends EngineMethod> = z.input<EngineMethods[M]['params']>;
+export type EngineResult<M extends EngineMethod> = z.infer<EngineMethods[M]['result']>;
+
+export const EngineRequest = z.object({
+  kind: z.literal('request'),
+  id: z.number().int(),
+  method: z.enum(Object.keys(engineMethods) as [EngineMethod, ...EngineMethod[]]),
+  params: z.unknown(),
+});
+export type EngineRequest = z.infer<typeof EngineRequest>;
+
+export const EngineResponse = z.discriminatedUnion('ok', [
+  z.object({ kind: z.literal('response'), id: z.number().int(), ok: z.literal(true), value: z.unknown() }),
+  z.object({ kind: z.literal('response'), id: z.number().int(), ok: z.literal(false), error: z.string() }),
+]);
+export type EngineResponse = z.infer<typeof EngineResponse>;
+
+export const EngineEvent = z.discriminatedUnion('event', [
+  z.object({ kind: z.literal('event'), event: z.literal('rounds'), requestId: Id, batch: RoundBatch }),
+  z.object({ kind: z.literal('event'), event: z.literal('progress'), requestId: Id, progress: z.number() }),
+]);
+export type EngineEvent = z.infer<typeof EngineEvent>;
+
+export const EngineMessage = z.union([EngineResponse, EngineEvent]);

@@ -1,0 +1,270 @@
+// power generate: one prompt through the engine, text streamed to stdout or one JSON object.
+// A thin front door: the load rules (device, memory, strategy, draft) live in node/runtime.
+import { availableParallelism } from 'node:os';
+
+import { FlashAttn, type SamplingOptions } from '../../contract/engine-types.js';
+import { GenerationResult } from '../../contract/generation-result.js';
+import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../contract/profile.js';
+import { capThreads } from '../runtime/resource-limits.js';
+import { STRATEGIES, type Strategy } from '../../contract/strategies.js';
+import { batchInvariance } from '../../engine/build-info.js';
+import { CancelledError, cancelledOutcome } from '../engine/cancellation.js';
+import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
+import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
+import { ModelLoadCancelled } from '../runtime/open-model.js';
+import { buildPrompt } from '../runtime/prompt.js';
+import { createSession, openTarget, sessionProblem, type OpenedTarget } from '../runtime/target.js';
+import { choice, int, parseFlags, str } from './args.js';
+import { cliError, FailureError, UsageError } from './errors.js';
+import { readProfile, resolveKS } from './profile.js';
+import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
+import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
+
+export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
+  [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
+  [--repeat-penalty R] [--ctx N] [--threads N] [--device auto|cuda|cpu] [--gpu-layers N|all]
+  [--flash-attn on|off|auto]
+  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
+  [--profile FILE.toml] [--json [--rounds]]
+  Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
+  digest, the stop reason, the evidence and what ran it. --device auto (default) takes a CUDA
+  device when one loads, else the CPU; --device cuda fails instead of running on the CPU.
+  Ctrl-C cancels at any moment and prints what was generated (exit code 130).`;
+
+const FLAGS = {
+  model: { type: 'string' },
+  ...PROMPT_FLAGS,
+  'max-tokens': { type: 'string' },
+  ...SAMPLING_FLAGS,
+  ctx: { type: 'string' },
+  threads: { type: 'string' },
+  device: { type: 'string' },
+  'gpu-layers': { type: 'string' },
+  'flash-attn': { type: 'string' },
+  strategy: { type: 'string' },
+  draft: { type: 'string' },
+  k: { type: 'string' },
+  s: { type: 'string' },
+  profile: { type: 'string' },
+  'fr-vocab': { type: 'string' },
+  json: { type: 'boolean' },
+  rounds: { type: 'boolean' },
+  verbose: { type: 'boolean' },
+} as const;
+
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  /** registers a cancel handler (Ctrl-C); returns the unregister function */
+  onInterrupt: (handler: () => void) => () => void;
+}
+
+function gpuLayers(values: Record<string, string | boolean | undefined>): number {
+  const raw = str(values, 'gpu-layers');
+  if (raw === undefined || raw === 'all') return -1;
+  return int(values, 'gpu-layers', { min: 0, max: 100000 })!;
+}
+
+export async function generateCommand(argv: string[], io: Io, interruptedAlready = false): Promise<number> {
+  // warnings wait until the generation starts, so that an error is always the first line
+  const warnings: string[] = [];
+  const flushWarnings = (): void => {
+    for (const w of warnings.splice(0)) io.err(`warning: ${w}\n`);
+  };
+  // Ctrl-C from the very start: before the generation runs it ends the request as cancelled
+  const interrupt = new AbortController();
+  const stopInterrupt = io.onInterrupt(() => interrupt.abort());
+  if (interruptedAlready) interrupt.abort();
+  try {
+    return await generate(argv, io, { warn: (w) => warnings.push(w), flushWarnings, signal: interrupt.signal });
+  } catch (error) {
+    const mapped = cliError(error);
+    if (mapped instanceof UsageError || mapped instanceof FailureError) mapped.warnings.push(...warnings);
+    throw mapped;
+  } finally {
+    stopInterrupt();
+  }
+}
+
+
+interface Run {
+  warn: (line: string) => void;
+  flushWarnings: () => void;
+  signal: AbortSignal;
+}
+
+async function generate(argv: string[], io: Io, run: Run): Promise<number> {
+  const { values } = parseFlags(argv, FLAGS, 0);
+  const modelPath = str(values, 'model');
+  if (!modelPath) throw new UsageError('power generate needs --model <model.gguf>');
+  const source = promptSource(values);
+  const profilePath = str(values, 'profile');
+  const profile = profilePath ? await readProfile(profilePath) : undefined;
+  // flags override the profile
+  const strategy: Strategy = choice(values, 'strategy', STRATEGIES) ?? profile?.spec_mode ?? 'none';
+  if (str(values, 'fr-vocab') !== undefined || profile?.spec_mtp_fr_vocab_size !== undefined) {
+    throw new UsageError(FR_UNSUPPORTED);
+  }
+  const { k, s } = resolveKS(
+    { k: int(values, 'k', { min: 1, max: K_MAX }), s: int(values, 's', { min: 0, max: K_MAX }) },
+    profile,
+    profilePath,
+    DEFAULT_K,
+  );
+  const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
+  const { sampling } = samplingFromFlags(values);
+  const { temperature } = sampling;
+  const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
+  const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
+  const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
+  if (threadsCap?.warning) run.warn(threadsCap.warning);
+  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
+  const flashFlag = choice(values, 'flash-attn', FlashAttn.options);
+  const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
+  const layers = gpuLayers(values);
+  const draftPath = str(values, 'draft');
+  const speculative = strategy !== 'none';
+
+  let target: OpenedTarget;
+  try {
+    target = await openTarget({
+      path: modelPath,
+      device,
+      gpuLayers: layers,
+      strategy,
+      ...(draftPath ? { draftPath } : {}),
+      s,
+      ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
+      ...(flashFlag ? { flashAttn: flashFlag } : {}),
+      verbose: values.verbose === true,
+      signal: run.signal,
+    });
+  } catch (error) {
+    if (!(error instanceof ModelLoadCancelled)) throw error;
+    // Ctrl-C while the engine started or the models loaded: nothing was generated
+    const outcome = await cancelledOutcome(0);
+    return report(io, values, outcome, { strategy, k: speculative ? k : null, s: null, temperature, sampling, layers, placement: error.placement, flashAttn: 'unknown', memory: null });
+  }
+  const { engine, modelId, info, placement } = target;
+  try {
+    const contextSize = target.contextSize;
+    const recurrent = info.recurrent || info.hybrid;
+    const unschedulable = sessionProblem(target, { strategy, k, s });
+    if (unschedulable) throw new UsageError(unschedulable);
+    // null: Ctrl-C while the chat template rendered
+    const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize, signal: run.signal }, run.warn).catch(
+      (error: unknown) => {
+        if (error instanceof CancelledError) return null;
+        throw error;
+      },
+    );
+    if (prompt && prompt.length + 1 > contextSize) {
+      throw new UsageError(
+        `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
+      );
+    }
+    const session = !prompt || run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads });
+
+    run.flushWarnings();
+    if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
+    let outcome: GenerationOutcome;
+    if (!prompt || !session || run.signal.aborted) {
+      outcome = await cancelledOutcome(prompt?.length ?? 0);
+    } else {
+      const cancel = (): void => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
+      run.signal.addEventListener('abort', cancel, { once: true });
+      try {
+        outcome = await runGeneration(
+          engine,
+          { sessionId: session.sessionId, prompt, maxTokens, sampling },
+          values.json ? undefined : io.out,
+        );
+      } finally {
+        run.signal.removeEventListener('abort', cancel);
+      }
+    }
+    return report(io, values, outcome, {
+      strategy,
+      k: speculative ? (session?.k ?? k) : null,
+      s: speculative && recurrent ? (session?.s ?? s) : null,
+      temperature,
+      sampling,
+      layers,
+      placement,
+      flashAttn: session?.flashAttn ?? 'unknown',
+      memory: target.memory?.estimate.total ?? null,
+    });
+  } catch (error) {
+    throw cliError(error);
+  } finally {
+    await engine.close();
+  }
+}
+
+interface ReportContext {
+  strategy: Strategy;
+  k: number | null;
+  s: number | null;
+  temperature: number;
+  sampling: SamplingOptions;
+  layers: number;
+  placement: OpenedTarget['placement'];
+  flashAttn: 'on' | 'off' | 'unknown';
+  memory: number | null;
+}
+
+/** Prints the result (the JSON object, or the summary line after the streamed text); the exit code. */
+function report(io: Io, values: Record<string, string | boolean | undefined>, outcome: GenerationOutcome, c: ReportContext): number {
+  const { placement } = c;
+  const result = GenerationResult.parse({
+    tokens: outcome.tokens,
+    text: outcome.text,
+    digest: outcome.digest,
+    strategy: c.strategy,
+    k: c.k,
+    s: c.s,
+    stopReason: outcome.stopReason,
+    seed: c.temperature > 0 ? c.sampling.seed : null,
+    stats: outcome.stats,
+    backend: {
+      device: describeDevice(placement.device),
+      kind: placement.kind,
+      flavour: placement.flavour,
+      batchInvariant: batchInvariance(placement.flavour, c.flashAttn),
+      llamaCppRelease: placement.llamaCppRelease,
+      gpuLayers: placement.kind === 'cpu' ? null : c.layers < 0 ? 'all' : c.layers,
+      flashAttn: c.flashAttn,
+      sampling: 'cpu',
+      choice: placement.note,
+      memoryEstimateBytes: c.memory,
+    },
+  });
+  if (values.json) {
+    const rounds = values.rounds
+      ? {
+          rounds: outcome.rounds.map((r) => ({
+            proposed: r.proposed,
+            accepted: r.accepted,
+            replay: r.replay,
+            clampedTo: r.clampedTo,
+            tokens: r.tokens.map((t) => t.id),
+            origins: r.tokens.map((t) => t.origin),
+            endUs: r.endUs,
+            proposeUs: r.proposeUs,
+            verifyUs: r.verifyUs,
+            commitUs: r.commitUs,
+          })),
+        }
+      : {};
+    io.out(JSON.stringify({ ...result, ...rounds }) + '\n');
+  } else {
+    const s = result.stats;
+    io.out('\n');
+    io.err(
+      `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
+        `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.steadyDecodeTokensPerSecond?.toFixed(1) ?? '-'} tok/s, ` +
+        `on ${result.backend.device}]\n`,
+    );
+  }
+  return result.stopReason === 'cancelled' ? 130 : 0;
+}

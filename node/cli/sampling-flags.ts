@@ -1,0 +1,32 @@
+// The sampling flags of the commands that generate (generate, audit, bench): one parser, the
+// defaults from the protocol's schema (SamplingOptions), so no command writes them again.
+import { randomInt } from 'node:crypto';
+
+import { SamplingOptions } from '../../contract/engine-types.js';
+import { int, num, type Parsed } from './args.js';
+
+export const SAMPLING_FLAGS = {
+  temperature: { type: 'string' },
+  seed: { type: 'string' },
+  'top-k': { type: 'string' },
+  'top-p': { type: 'string' },
+  'min-p': { type: 'string' },
+  'repeat-penalty': { type: 'string' },
+} as const;
+
+/** The sampling a command's flags ask for; the flag absent, the schema's default. */
+export function samplingFromFlags(values: Parsed['values']): { sampling: SamplingOptions; seedGiven: boolean } {
+  const temperature = num(values, 'temperature', { min: 0, max: 100 });
+  const seed = int(values, 'seed', { min: 0, max: 0xffffffff });
+  const given = {
+    temperature,
+    // a sampled run without --seed draws one (the JSON reports it); greedy needs none
+    seed: seed ?? ((temperature ?? 0) > 0 ? randomInt(0, 0xffffffff) : undefined),
+    topK: int(values, 'top-k', { min: 0, max: 1_000_000 }),
+    topP: num(values, 'top-p', { min: 0, max: 1, minExclusive: true }),
+    minP: num(values, 'min-p', { min: 0, max: 1 }),
+    repeatPenalty: num(values, 'repeat-penalty', { min: 0, max: 100, minExclusive: true }),
+  };
+  const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
+  return { sampling: SamplingOptions.parse(defined), seedGiven: seed !== undefined };
+}

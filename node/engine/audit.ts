@@ -1,0 +1,170 @@
+// The audit behind `power audit`: runs the autoregressive control and the speculative run on
+// the same prompt and sampling, and at the first position where they differ, compares the row
+// the speculative run sampled (a verify row) with the control's row for that position (a
+// one-row decode of the same prefix). Each run gets fresh sessions, so both prefill the prompt
+// in the same batches and only the verify passes differ.
+import type { SamplingOptions } from '../../contract/engine-types.js';
+import type { Tokens } from '../../engine/protocol.js';
+import type { Strategy } from '../../contract/strategies.js';
+import type { EngineClient } from './client.js';
+import { runGeneration, type GenerationOutcome } from './generation.js';
+
+export interface AuditRequest {
+  modelId: string;
+  draftModelId?: string;
+  strategy: Strategy;
+  k: number;
+  s: number;
+  contextSize: number;
+  threads: number;
+  flashAttn?: 'on' | 'off' | 'auto';
+  prompt: Tokens;
+  maxTokens: number;
+  sampling: SamplingOptions;
+  /** test hook: called with every speculative session before it generates */
+  onSpeculativeSession?: (sessionId: string) => Promise<void>;
+}
+
+export interface Divergence {
+  /** index of the first differing emitted token */
+  index: number;
+  /** the end-of-generation token when that run stopped there; null when it stopped otherwise */
+  controlToken: number | null;
+  specToken: number | null;
+  /** the control row's top-1 minus top-2 logit */
+  controlMargin: number;
+  /** max |verify row − one-row decode row| over the vocabulary */
+  rowMaxAbsDiff: number;
+  /**
+   * the two rows account for the two choices: the sampler, in the state it had before this
+   * token (same RNG, same penalty history in both runs), draws specToken from the verify row and
+   * controlToken from the one-row decode. Greedy: the difference overcomes the margin. Whether
+   * that is an acceptable explanation depends on the engine (auditVerdict).
+   */
+  rowsAccount: boolean;
+}
+
+export interface AuditOutcome {
+  identical: boolean;
+  /** the Flash Attention setting llama.cpp settled on for the sessions (the same for both runs) */
+  flashAttn: 'on' | 'off' | 'unknown';
+  control: GenerationOutcome;
+  spec: GenerationOutcome;
+  firstDivergence: Divergence | null;
+}
+
+/** top-1 minus top-2 of a logits row */
+export function topMargin(row: Float32Array): number {
+  let first = -Infinity;
+  let second = -Infinity;
+  for (const v of row) {
+    if (v > first) {
+      second = first;
+      first = v;
+    } else if (v > second) {
+      second = v;
+    }
+  }
+  return first - second;
+}
+
+export function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) throw new RangeError(`rows of different lengths (${a.length}, ${b.length})`);
+  let max = 0;
+  for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs((a[i] ?? 0) - (b[i] ?? 0)));
+  return max;
+}
+
+/** index of the first difference; the shorter length when one is a prefix of the other; -1 when equal */
+export function firstDifference(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return a.length === b.length ? -1 : n;
+}
+
+type Row = Float32Array<ArrayBuffer>;
+type RunOptions = { speculative: boolean; capture?: { position: number; otherRow?: Row } };
+
+async function run(engine: EngineClient, req: AuditRequest, opts: RunOptions) {
+  const session = await engine.call('createSession', {
+    modelId: req.modelId,
+    contextSize: req.contextSize,
+    threads: req.threads,
+    ...(req.flashAttn ? { flashAttn: req.flashAttn } : {}),
+    strategy: opts.speculative ? req.strategy : 'none',
+    k: opts.speculative ? req.k : 0,
+    s: opts.speculative ? req.s : 0,
+    ...(opts.speculative && req.draftModelId ? { draftModelId: req.draftModelId } : {}),
+  });
+  const { sessionId } = session;
+  try {
+    if (opts.speculative) await req.onSpeculativeSession?.(sessionId);
+    if (opts.capture) {
+      await engine.call('captureRow', {
+        sessionId,
+        position: opts.capture.position,
+        ...(opts.capture.otherRow ? { otherRow: opts.capture.otherRow } : {}),
+      });
+    }
+    const outcome = await runGeneration(engine, { sessionId, prompt: req.prompt, maxTokens: req.maxTokens, sampling: req.sampling });
+    const captured = opts.capture ? await engine.call('capturedRow', { sessionId }) : null;
+    return { outcome, captured, flashAttn: session.flashAttn };
+  } finally {
+    await engine.call('disposeSession', { sessionId });
+  }
+}
+
+export async function runAudit(engine: EngineClient, req: AuditRequest): Promise<AuditOutcome> {
+  const control = (await run(engine, req, { speculative: false })).outcome;
+  const specRun = await run(engine, req, { speculative: true });
+  const { outcome: spec, flashAttn } = specRun;
+  const index = firstDifference(control.tokens, spec.tokens);
+  if (index < 0) return { identical: true, flashAttn, control, spec, firstDivergence: null };
+
+  // Both runs again, the same way (the same max tokens, so every verify batch has its shape),
+  // keeping the row each sampled the token at that position from. The speculative run's sampler
+  // also draws from the control's row in the state it had right then.
+  const position = req.prompt.length + index;
+  const controlAgain = await run(engine, req, { speculative: false, capture: { position } });
+  const controlRow = controlAgain.captured?.row;
+  if (!controlRow) throw new Error(`the control did not sample position ${position} again`);
+  const specAgain = await run(engine, req, { speculative: true, capture: { position, otherRow: controlRow } });
+  const specCapture = specAgain.captured;
+  if (!specCapture) throw new Error(`the speculative run did not sample position ${position} again`);
+
+  // a run that ended there sampled an end-of-generation token at that position (not emitted)
+  const controlToken = control.tokens[index] ?? (control.stopReason === 'eos' ? specCapture.otherToken : null);
+  const specToken = spec.tokens[index] ?? (spec.stopReason === 'eos' ? specCapture.rowToken : null);
+  // the reruns reproduce their runs (else nothing here can explain the first ones)
+  const reproduced =
+    firstDifference(controlAgain.outcome.tokens, control.tokens) < 0 && firstDifference(specAgain.outcome.tokens, spec.tokens) < 0;
+  const rowMaxAbsDiff = maxAbsDiff(specCapture.row, controlRow);
+  const rowsAccount =
+    reproduced &&
+    rowMaxAbsDiff > 0 &&
+    controlToken !== null &&
+    specToken !== null &&
+    specCapture.rowToken === specToken &&
+    specCapture.otherToken === controlToken;
+  return {
+    identical: false,
+    flashAttn,
+    control,
+    spec,
+    firstDivergence: { index, controlToken, specToken, controlMargin: topMargin(controlRow), rowMaxAbsDiff, rowsAccount },
+  };
+}
+
+export type AuditVerdict = 'identical' | 'explained' | 'not-invariant' | 'unexplained';
+
+/**
+ * What a divergence means. On an engine that claims batch invariance every verify row equals the
+ * one-row decode, so any difference is a failure, however well the rows account for it
+ * ('not-invariant': the claim is wrong). Elsewhere rounding is expected, and a divergence is
+ * explained when the rows account for it.
+ */
+export function auditVerdict(outcome: Pick<AuditOutcome, 'identical' | 'firstDivergence'>, batchInvariant: boolean): AuditVerdict {
+  if (outcome.identical || !outcome.firstDivergence) return 'identical';
+  if (batchInvariant) return 'not-invariant';
+  return outcome.firstDivergence.rowsAccount ? 'explained' : 'unexplained';
+}

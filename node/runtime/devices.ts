@@ -1,0 +1,47 @@
+// What each built flavour of the addon loads and what --device auto / cuda would use: the data
+// behind `power devices` and engine.devices.
+import type { DevicesReport } from '../../contract/api/engine.js';
+import { PowerError } from '../../contract/api/errors.js';
+import { addonDir } from '../../engine/build-info.js';
+import { EngineClient } from '../engine/client.js';
+import { describeDevice, flavourPlan, NO_CUDA_FLAVOUR, pickCudaDevice } from '../engine/device-select.js';
+import { builtForSelection, DeviceUnavailableError } from '../engine/engine-on-device.js';
+
+type FlavourReport = DevicesReport['flavours'][number];
+
+async function probeFlavour(flavour: string, gpu: string | null): Promise<FlavourReport> {
+  const engine = EngineClient.start({ flavour });
+  try {
+    const hello = await engine.call('hello', {});
+    return { flavour, dir: addonDir(flavour), gpu, devices: hello.devices, cuda: hello.cuda };
+  } catch (error) {
+    throw new PowerError('device', `the ${flavour} flavour of the addon does not start: ${(error as Error).message}`);
+  } finally {
+    await engine.close();
+  }
+}
+
+export async function devicesReport(): Promise<DevicesReport> {
+  let built;
+  try {
+    built = builtForSelection();
+  } catch (error) {
+    if (error instanceof DeviceUnavailableError) throw new PowerError('device', error.message);
+    throw error;
+  }
+  const plan = flavourPlan(built);
+  if (!plan.cpu) throw new PowerError('device', 'the native addon is not built: run npm install');
+  const wanted = [...new Set([plan.cuda, plan.cpu].filter((f): f is string => f !== null))];
+  const flavours: FlavourReport[] = [];
+  for (const f of wanted) flavours.push(await probeFlavour(f, built.find((b) => b.flavour === f)?.gpu ?? null));
+
+  const cudaReport = flavours.find((f) => f.flavour === plan.cuda) ?? null;
+  const gpu = cudaReport ? pickCudaDevice(cudaReport.devices) : null;
+  const cpuReport = flavours.find((f) => f.flavour === plan.cpu)!;
+  const cpu = cpuReport.devices.find((d) => d.type === 'cpu');
+  const whyNot = cudaReport ? (cudaReport.cuda?.reason ?? 'no CUDA device') : NO_CUDA_FLAVOUR;
+  const auto = gpu
+    ? `${describeDevice(gpu)} (flavour ${plan.cuda})`
+    : `${cpu ? describeDevice(cpu) : 'cpu'} (flavour ${plan.cpu}): ${whyNot}`;
+  return { flavours, auto, cuda: { usable: gpu !== null, use: gpu ? gpu.name : null, reason: gpu ? null : whyNot } };
+}

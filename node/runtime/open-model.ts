@@ -1,0 +1,170 @@
+// Starts an engine host on the requested device and loads a checked model file into it,
+// turning every way that can fail into a PowerError that says what was wrong with the input.
+// On CUDA the model's memory needs are estimated from the GGUF first and compared with the
+// device's free memory, so a model that does not fit is refused with numbers.
+import { PowerError } from '../../contract/api/errors.js';
+import type { DeviceInfo } from '../../contract/engine-types.js';
+import type { NativeModelInfo } from '../../engine/protocol.js';
+import { readBuildInfo, type BuildInfo } from '../../engine/build-info.js';
+import { abortable, CancelledError } from '../engine/cancellation.js';
+import { availableMemoryBytes, checkCpuFit } from '../engine/cpu-memory.js';
+import { EngineCallError, EngineCrashedError, type EngineClient, type EngineOptions } from '../engine/client.js';
+import type { DeviceRequest } from '../engine/device-select.js';
+import { DeviceUnavailableError, startEngineOn, type EngineOnDevice } from '../engine/engine-on-device.js';
+import { checkFit, estimateMemory, type MemoryEstimate, type MemoryPlan } from '../engine/memory-estimate.js';
+import type { GgufInfo } from '../gguf/types.js';
+import { checkModelFile, ModelFileError } from '../models/check-file.js';
+
+export interface OpenedModel {
+  engine: EngineClient;
+  modelId: string;
+  info: NativeModelInfo;
+  gguf: GgufInfo;
+  build: BuildInfo;
+  devices: DeviceInfo[];
+  /** where it runs and how that was decided */
+  placement: Omit<EngineOnDevice, 'engine'>;
+  /** device names the model was loaded on ([] = CPU); pass the same to a draft model */
+  loadDevices: string[];
+  /** CUDA only: the estimate and, when it does not fit, why */
+  memory: { estimate: MemoryEstimate; plan: MemoryPlan; refusal: string | null } | null;
+}
+
+export interface OpenOptions {
+  device: DeviceRequest;
+  /** -1: all */
+  gpuLayers: number;
+  loadMtp?: boolean;
+  verbose?: boolean;
+  /** the engine host's other options (test hooks) */
+  engine?: Omit<EngineOptions, 'flavour' | 'verbose'>;
+  onProgress?: (progress: number) => void;
+  /** what the session will need, for the memory estimate */
+  plan?: { contextSize?: number; batchSize?: number; draft?: GgufInfo; s?: number; flashAttn?: boolean };
+  /** refuse to load when the estimate does not fit (generate); info only reports it */
+  enforceFit?: boolean;
+  /** load on the CPU whatever the device: `info` only reads the model's metadata */
+  metadataOnly?: boolean;
+  /** cancels the load (Ctrl-C): the engine is stopped and a ModelLoadCancelled thrown */
+  signal?: AbortSignal;
+}
+
+/** Cancelled after the engine started: says where it would have run. */
+export class ModelLoadCancelled extends CancelledError {
+  constructor(
+    stage: string,
+    readonly placement: Omit<EngineOnDevice, 'engine'>,
+  ) {
+    super(stage);
+  }
+}
+
+export async function checkFile(path: string, build: BuildInfo): Promise<GgufInfo> {
+  try {
+    return await checkModelFile(path, build.architectures);
+  } catch (error) {
+    if (error instanceof ModelFileError) throw new PowerError('bad-input', error.message);
+    if (error instanceof Error && 'code' in error) throw new PowerError('bad-input', `cannot read ${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The context a session gets without --ctx: the model's trained length, at most 4096. */
+export function defaultContextSize(trainedLength: number): number {
+  return Math.min(trainedLength > 0 ? trainedLength : 4096, 4096);
+}
+
+function trainedContext(gguf: GgufInfo): number {
+  const arch = gguf.metadata.get('general.architecture');
+  const v = arch?.type === 'string' ? gguf.metadata.get(`${arch.value}.context_length`) : undefined;
+  return v && typeof v.value === 'number' ? v.value : 0;
+}
+
+export async function startOnDevice(device: DeviceRequest, verbose: boolean, engine: OpenOptions['engine'] = {}): Promise<EngineOnDevice> {
+  try {
+    return await startEngineOn(device, { ...engine, verbose });
+  } catch (error) {
+    if (error instanceof DeviceUnavailableError) throw new PowerError('device', error.message);
+    if (error instanceof EngineCrashedError) throw new PowerError('engine-crashed', `the engine could not start: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Loads `path` into a new engine on the requested device. */
+export async function openModel(path: string, options: OpenOptions): Promise<OpenedModel> {
+  const build = readBuildInfo();
+  const gguf = await checkFile(path, build);
+  const started = await startOnDevice(options.device, options.verbose ?? false, options.engine);
+  const { engine: client, ...placement } = started;
+  try {
+    let memory: OpenedModel['memory'] = null;
+    if (placement.kind === 'cuda') {
+      const plan: MemoryPlan = {
+        target: gguf,
+        ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
+        contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
+        batchSize: options.plan?.batchSize ?? 512,
+        gpuLayers: options.gpuLayers,
+        s: options.plan?.s ?? 0,
+        flashAttn: options.plan?.flashAttn ?? true,
+        loadMtp: options.loadMtp ?? false,
+      };
+      const estimate = estimateMemory(plan);
+      memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };
+      if (memory.refusal && options.enforceFit) throw new PowerError('device', memory.refusal);
+    } else if (options.enforceFit) {
+      const refusal = checkCpuFit(
+        {
+          target: gguf,
+          ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
+          contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
+          batchSize: options.plan?.batchSize ?? 512,
+          gpuLayers: -1,
+          s: options.plan?.s ?? 0,
+          flashAttn: options.plan?.flashAttn ?? false,
+          loadMtp: options.loadMtp ?? false,
+        },
+        availableMemoryBytes(),
+      );
+      if (refusal) throw new PowerError('device', refusal);
+    }
+    if (options.signal?.aborted) throw new CancelledError('starting the engine');
+    const loadDevices = placement.kind === 'cuda' && !options.metadataOnly ? [placement.device.name] : [];
+    const requestId = `load:${path}`;
+    const stop = options.onProgress ? client.onProgress(requestId, options.onProgress) : () => {};
+    try {
+      const loaded = await abortable(
+        client.call('loadModel', {
+          path,
+          requestId,
+          gpuLayers: options.gpuLayers,
+          loadMtp: options.loadMtp ?? false,
+          devices: loadDevices,
+        }),
+        options.signal,
+        'loading the model',
+      );
+      return {
+        engine: client,
+        modelId: loaded.modelId,
+        info: loaded.info,
+        gguf,
+        build,
+        devices: placement.devices,
+        placement,
+        loadDevices,
+        memory,
+      };
+    } finally {
+      stop();
+    }
+  } catch (error) {
+    await client.close();
+    if (error instanceof CancelledError) throw new ModelLoadCancelled(error.stage, placement);
+    if (error instanceof EngineCrashedError) {
+      throw new PowerError('bad-input', `llama.cpp crashed while loading ${path} (the file is not a usable model): ${error.message}`);
+    }
+    if (error instanceof EngineCallError) throw new PowerError('bad-input', error.message);
+    throw error;
+  }
+}

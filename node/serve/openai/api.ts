@@ -1,0 +1,64 @@
+// The OpenAI-compatible requests `power serve` accepts (/v1/chat/completions, /v1/completions):
+// the fields llama-server, LM Studio and Ollama take, plus Power's own optional `strategy`,
+// `draft`, `k`, `s` and `profile`. Unknown fields are ignored, as those servers do; fields that
+// would change the answer and cannot be honoured (n > 1, tools, logprobs) are refused.
+import { z } from 'zod';
+
+import { K_MAX } from '../../../contract/profile.js';
+import { STRATEGIES } from '../../../contract/strategies.js';
+
+const TextPart = z.object({ type: z.literal('text'), text: z.string() });
+
+export const OpenAiMessage = z.object({
+  role: z.enum(['system', 'developer', 'user', 'assistant']),
+  content: z.union([z.string(), z.array(TextPart)]).nullable(),
+});
+export type OpenAiMessage = z.infer<typeof OpenAiMessage>;
+
+const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullable();
+
+const common = {
+  model: z.string().min(1),
+  max_tokens: z.number().int().min(1).max(1_000_000).nullable().optional(),
+  /** 0 (the default here) is greedy */
+  temperature: z.number().min(0).max(100).nullable().optional(),
+  top_p: z.number().gt(0).max(1).nullable().optional(),
+  seed: z.number().int().min(0).max(0xffffffff).nullable().optional(),
+  stop: Stop.optional(),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
+  n: z.literal(1, { error: 'n must be 1: Power writes one reply per request' }).nullable().optional(),
+  presence_penalty: z.literal(0, { error: 'presence_penalty is not supported (only 0)' }).nullable().optional(),
+  frequency_penalty: z.literal(0, { error: 'frequency_penalty is not supported (only 0)' }).nullable().optional(),
+  logprobs: z.literal(false, { error: 'logprobs are not supported' }).nullable().optional(),
+  tools: z.array(z.unknown()).max(0, { error: 'tools are not supported' }).nullable().optional(),
+  // Power's own
+  strategy: z.enum(STRATEGIES).optional(),
+  /** a draft model: its library name */
+  draft: z.string().min(1).optional(),
+  k: z.number().int().min(1).max(K_MAX).optional(),
+  s: z.number().int().min(0).max(K_MAX).optional(),
+  /** a profile id or name (balanced, peak, autoregressive, or one of the user's) */
+  profile: z.string().min(1).optional(),
+};
+
+export const ChatCompletionRequest = z.object({
+  ...common,
+  messages: z.array(OpenAiMessage).min(1),
+  max_completion_tokens: z.number().int().min(1).max(1_000_000).nullable().optional(),
+});
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
+
+export const CompletionRequest = z.object({
+  ...common,
+  prompt: z.union([z.string(), z.array(z.string()).length(1, { error: 'prompt must be one string: Power writes one reply per request' })]),
+  echo: z.literal(false, { error: 'echo is not supported' }).nullable().optional(),
+});
+export type CompletionRequest = z.infer<typeof CompletionRequest>;
+
+/** The text of a message whose content may be a list of text parts. */
+export function messageText(message: OpenAiMessage): string {
+  if (message.content === null) return '';
+  if (typeof message.content === 'string') return message.content;
+  return message.content.map((p) => p.text).join('');
+}

@@ -1,0 +1,40 @@
+// What the OpenAI-compatible API needs from the service: the library's models, and one
+// stateless completion (load the model set if needed, wait for the engine, generate, report).
+import type { StopReason } from '../../../contract/engine-types.js';
+import type { GenerationStats } from '../../../contract/generation-result.js';
+import type { Strategy } from '../../../contract/strategies.js';
+import type { CompletionRequest } from '../../service/completions.js';
+
+/** what the OpenAI routes ask for: exactly the service's stateless completion request */
+export type CompletionInput = CompletionRequest;
+
+export interface CompletionOutput {
+  /** the library name of the model that answered */
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  stopReason: StopReason;
+  digest: string;
+  stats: GenerationStats;
+  strategy: Strategy;
+  k: number | null;
+  s: number | null;
+  seed: number | null;
+}
+
+export interface LibraryModel {
+  name: string;
+  /** when it was added (unix seconds) */
+  created: number;
+  /** why it cannot be used now, null when fine */
+  problem: string | null;
+}
+
+export interface CompletionBackend {
+  models(): Promise<LibraryModel[]>;
+  /**
+   * Generates one reply, calling onText with whole characters as they come. Aborting `signal`
+   * stops it (stopReason 'cancelled'). Fails with a PowerError (code as in contract/api/errors.ts).
+   */
+  complete(input: CompletionInput, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionOutput>;
+}

@@ -1,0 +1,169 @@
+// The OpenAI-compatible endpoints of `power serve`: GET /v1/models, POST /v1/chat/completions,
+// POST /v1/completions, whole or streamed as server-sent events ending with `data: [DONE]`.
+// Each answer carries the usual `choices` and `usage` plus `power`: the strategy, K, S, the
+// digest of the emitted tokens and the evidence under the CLI's stats names.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { SAMPLING_DEFAULTS } from '../../../contract/engine-types.js';
+import { PowerError, toApiError, type ApiErrorCode } from '../../../contract/api/errors.js';
+import { ChatCompletionRequest, CompletionRequest, messageText } from './api.js';
+import { describeIssues } from '../../../contract/transport/ws-protocol.js';
+import { HttpError, readJsonBody, sendError, sendJson } from '../http-util.js';
+import type { CompletionBackend, CompletionInput, CompletionOutput } from './backend.js';
+import { StopStrings } from './stop-strings.js';
+
+/** ApiError codes as HTTP statuses and OpenAI error types. */
+const STATUS: Record<ApiErrorCode, { status: number; type: string }> = {
+  'bad-input': { status: 400, type: 'invalid_request_error' },
+  unsupported: { status: 400, type: 'invalid_request_error' },
+  device: { status: 400, type: 'invalid_request_error' },
+  'not-found': { status: 404, type: 'invalid_request_error' },
+  busy: { status: 429, type: 'server_error' },
+  'engine-crashed': { status: 503, type: 'server_error' },
+  cancelled: { status: 503, type: 'server_error' },
+  internal: { status: 500, type: 'server_error' },
+};
+
+export function httpErrorOf(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  const api = toApiError(error);
+  const { status, type } = STATUS[api.code];
+  return new HttpError(status, api.message, type, api.code);
+}
+
+type Kind = 'chat' | 'text';
+
+function completionInput(kind: Kind, body: unknown): { input: CompletionInput; stops: string[]; stream: boolean; includeUsage: boolean } {
+  const schema = kind === 'chat' ? ChatCompletionRequest : CompletionRequest;
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new HttpError(400, describeIssues(parsed.error));
+  const r = parsed.data;
+  const stop = r.stop ?? [];
+  const maxTokens = ('max_completion_tokens' in r ? r.max_completion_tokens : null) ?? r.max_tokens ?? 512;
+  let prompt: CompletionInput['prompt'];
+  if ('messages' in r) {
+    // 'developer' is OpenAI's newer name for the system role
+    prompt = { kind: 'chat', messages: r.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m) })) };
+  } else {
+    prompt = { kind: 'text', text: typeof r.prompt === 'string' ? r.prompt : r.prompt[0]! };
+  }
+  const input: CompletionInput = {
+    model: r.model,
+    prompt,
+    maxTokens,
+    temperature: r.temperature ?? SAMPLING_DEFAULTS.temperature,
+    topP: r.top_p ?? SAMPLING_DEFAULTS.topP,
+    ...(r.seed != null ? { seed: r.seed } : {}),
+    ...(r.strategy !== undefined ? { strategy: r.strategy } : {}),
+    ...(r.draft !== undefined ? { draft: r.draft } : {}),
+    ...(r.k !== undefined ? { k: r.k } : {}),
+    ...(r.s !== undefined ? { s: r.s } : {}),
+    ...(r.profile !== undefined ? { profile: r.profile } : {}),
+  };
+  return { input, stops: typeof stop === 'string' ? [stop] : stop, stream: r.stream === true, includeUsage: r.stream_options?.include_usage === true };
+}
+
+/** A reply cancelled by anything but its own stop sequence (Power stopping) is an error, not an answer. */
+function checkNotCancelled(out: CompletionOutput, filter: StopStrings): void {
+  if (out.stopReason === 'cancelled' && !filter.stopped) {
+    throw new PowerError('cancelled', `the reply was stopped after ${out.completionTokens} tokens (Power is stopping)`);
+  }
+}
+
+function finishReason(out: CompletionOutput, stopped: boolean): 'stop' | 'length' {
+  if (stopped) return 'stop';
+  return out.stopReason === 'eos' ? 'stop' : 'length';
+}
+
+function usage(out: CompletionOutput) {
+  return { prompt_tokens: out.promptTokens, completion_tokens: out.completionTokens, total_tokens: out.promptTokens + out.completionTokens };
+}
+
+function power(out: CompletionOutput) {
+  return { strategy: out.strategy, k: out.k, s: out.s, digest: out.digest, seed: out.seed, stopReason: out.stopReason, stats: out.stats };
+}
+
+export async function listModels(res: ServerResponse, backend: CompletionBackend): Promise<void> {
+  const models = await backend.models();
+  sendJson(res, 200, {
+    object: 'list',
+    data: models.map((m) => ({ id: m.name, object: 'model', created: m.created, owned_by: 'power', ...(m.problem ? { power: { problem: m.problem } } : {}) })),
+  });
+}
+
+/** POST /v1/chat/completions (kind 'chat') and /v1/completions (kind 'text'). */
+export async function complete(req: IncomingMessage, res: ServerResponse, backend: CompletionBackend, kind: Kind): Promise<void> {
+  const { input, stops, stream, includeUsage } = completionInput(kind, await readJsonBody(req));
+  const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
+  // a client that goes away cancels its request (the engine stops at the next round)
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const filter = new StopStrings(stops);
+
+  if (!stream) {
+    let text = '';
+    const out = await backend.complete(input, (piece) => {
+      text += filter.push(piece);
+      if (filter.stopped) abort.abort();
+    }, abort.signal);
+    checkNotCancelled(out, filter);
+    text += filter.flush();
+    const reason = finishReason(out, filter.stopped);
+    const choice = kind === 'chat'
+      ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: reason, logprobs: null }
+      : { index: 0, text, finish_reason: reason, logprobs: null };
+    sendJson(res, 200, { id, object, created, model: out.model, choices: [choice], usage: usage(out), power: power(out) });
+    return;
+  }
+
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+  };
+  const event = (data: unknown): void => {
+    // the client may be gone (it cancelled by closing): nothing more to send
+    if (res.destroyed || res.writableEnded) return;
+    start();
+    res.write(`data: ${JSON.stringify(data)}\n\n`);
+  };
+  const chunkObject = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+  const delta = (text: string, reason: string | null, model: string, extra: object = {}): void => {
+    const choice = kind === 'chat'
+      ? { index: 0, delta: reason !== null ? {} : text === '' ? { role: 'assistant', content: '' } : { content: text }, finish_reason: reason, logprobs: null }
+      : { index: 0, text, finish_reason: reason, logprobs: null };
+    event({ id, object: chunkObject, created, model, choices: [choice], ...extra });
+  };
+  if (kind === 'chat') delta('', null, input.model);
+  let out: CompletionOutput;
+  try {
+    out = await backend.complete(input, (piece) => {
+      const text = filter.push(piece);
+      if (text) delta(text, null, input.model);
+      if (filter.stopped) abort.abort();
+    }, abort.signal);
+    checkNotCancelled(out, filter);
+  } catch (error) {
+    if (!started) throw error;
+    // the stream has begun: the error becomes its last event, as llama-server does
+    const e = httpErrorOf(error);
+    event({ error: { message: e.message, type: e.type, param: null, code: e.code } });
+    if (!res.destroyed) res.end();
+    return;
+  }
+  const tail = filter.flush();
+  if (tail) delta(tail, null, out.model);
+  delta('', finishReason(out, filter.stopped), out.model, { usage: usage(out), power: power(out) });
+  if (includeUsage) event({ id, object: chunkObject, created, model: out.model, choices: [], usage: usage(out) });
+  if (!res.destroyed) res.end('data: [DONE]\n\n');
+}
+
+export function openAiError(res: ServerResponse, error: unknown): void {
+  sendError(res, httpErrorOf(error));
+}

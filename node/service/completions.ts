@@ -1,0 +1,215 @@
+// Stateless completions for the OpenAI-compatible API of `power serve`: a list of chat messages
+// (rendered with the model's chat template) or a raw prompt, answered by the one supervised
+// engine. A request names a library model: when another model set is loaded it is loaded in its
+// place (one model set at a time); while a chat reply or another completion runs, it waits its
+// turn. Strategy, K and S come from the request, else from the profile (the request's or the
+// active one), with the same refusals as every other front door.
+import { randomInt } from 'node:crypto';
+
+import type { AssistantMessage } from '../../contract/api/chats.js';
+import { LoadOptions } from '../../contract/api/engine.js';
+import { PowerError } from '../../contract/api/errors.js';
+import type { ReplyStats } from '../../contract/api/generation.js';
+import { SAMPLING_DEFAULTS, type StopReason } from '../../contract/engine-types.js';
+import type { Strategy } from '../../contract/strategies.js';
+import type { ChatMessage } from '../chat/template.js';
+import { EngineCrashedError } from '../engine/client.js';
+import { Conversation } from './conversation.js';
+import type { EngineSupervisor } from './engine-supervisor.js';
+import type { ModelLibrary } from './library.js';
+import { resolveProfile, type Profiles } from './profiles.js';
+import { replyStats, runReply } from './reply.js';
+import { asPowerError } from '../runtime/target.js';
+
+export interface CompletionRequest {
+  /** a library entry's name (or id) */
+  model: string;
+  prompt: { kind: 'chat'; messages: ChatMessage[] } | { kind: 'text'; text: string };
+  maxTokens: number;
+  temperature: number;
+  topP: number;
+  seed?: number;
+  strategy?: Strategy;
+  /** a draft's library name (or id) */
+  draft?: string;
+  k?: number;
+  s?: number;
+  /** a profile id or name */
+  profile?: string;
+}
+
+export interface CompletionResult {
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  tokens: number[];
+  text: string;
+  stopReason: StopReason;
+  digest: string;
+  stats: ReplyStats;
+  strategy: Strategy;
+  k: number | null;
+  s: number | null;
+  seed: number | null;
+}
+
+/** The engine's one reply slot (shared with chat replies), as the service keeps it. */
+export interface ReplySlot {
+  sessionId: string | null;
+  stopRequested: boolean;
+  done: Promise<void>;
+}
+
+export interface CompletionDeps {
+  supervisor: EngineSupervisor;
+  library: ModelLibrary;
+  profiles: Profiles;
+  /** waits until no reply streams and no model loads, then holds the slot */
+  acquire(): Promise<ReplySlot>;
+  release(slot: ReplySlot): void;
+}
+
+export interface Completions {
+  complete(request: CompletionRequest, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionResult>;
+}
+
+export function createCompletions(deps: CompletionDeps): Completions {
+  const { supervisor, library, profiles } = deps;
+
+  const entryNamed = (what: string, name: string) => {
+    const entries = library.list();
+    const entry = entries.find((e) => e.name === name) ?? entries.find((e) => e.id === name);
+    if (!entry) {
+      const names = entries.map((e) => e.name).join(', ') || 'none';
+      throw new PowerError('not-found', `no ${what} '${name}' in the library (models: ${names})`);
+    }
+    if (entry.problem) throw new PowerError('bad-input', `${entry.name} cannot be used: ${entry.problem}`);
+    return entry;
+  };
+
+  const profileNamed = (name: string) => {
+    const found = profiles.list().profiles.find((p) => p.id === name || p.name === name);
+    if (!found) throw new PowerError('not-found', `no profile '${name}' (profiles: ${profiles.list().profiles.map((p) => p.id).join(', ')})`);
+    return found;
+  };
+
+  /** Loads the model set the request needs unless it is the loaded one. */
+  async function ensureLoaded(request: CompletionRequest): Promise<{ strategy: Strategy; modelName: string }> {
+    const model = entryNamed('model', request.model);
+    const draft = request.draft !== undefined ? entryNamed('draft', request.draft) : null;
+    // what is really loaded (or reloads after a crash); the options of a load that failed do not count
+    const loaded = supervisor.loaded() || supervisor.state().reloadPending ? supervisor.loadedOptions() : null;
+    const sameModel = loaded?.modelId === model.id;
+    // the strategy: asked for, else the loaded one (same model), else the profile's, else none
+    const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
+    const strategy: Strategy =
+      request.strategy ?? (draft ? 'draft-model' : null) ?? (sameModel ? loaded!.method.strategy : null) ?? profile.strategy ?? 'none';
+    const draftId = draft?.id ?? (sameModel && loaded!.method.strategy === strategy ? loaded!.method.draftId : undefined);
+    // the autoregressive control runs on whatever method the model was loaded with
+    const wanted = sameModel && (strategy === 'none' || (loaded!.method.strategy === strategy && loaded!.method.draftId === draftId));
+    // (after a crash the same model set reloads in sessionFor)
+    if (!wanted) {
+      const base = sameModel ? loaded! : LoadOptions.parse({ modelId: model.id });
+      await supervisor.load({ ...base, method: { strategy, ...(draftId ? { draftId } : {}) } });
+    }
+    return { strategy, modelName: model.name };
+  }
+
+  async function complete(request: CompletionRequest, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionResult> {
+    if (signal.aborted) throw new PowerError('cancelled', 'the request was cancelled');
+    const slot = await deps.acquire();
+    let run: Promise<CompletionResult> | null = null;
+    try {
+      const { strategy: loadedStrategy, modelName } = await ensureLoaded(request);
+      const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
+      const resolved = resolveProfile(profile, loadedStrategy);
+      // the request's own strategy/K/S override the profile's
+      const strategy = request.strategy ?? (request.draft !== undefined ? 'draft-model' : resolved.strategy);
+      const speculative = strategy !== 'none';
+      const k = speculative ? (request.k ?? (resolved.k || 7)) : 0;
+      const s = speculative ? Math.min(request.s ?? (request.k !== undefined ? k : resolved.s || k), k) : 0;
+      if (request.s !== undefined && request.s > k) throw new PowerError('bad-input', `s (${request.s}) must not exceed k (${k})`);
+      const { target, session } = await supervisor.sessionFor(strategy, k, s);
+      if (request.s !== undefined && speculative && !target.info.recurrent) {
+        throw new PowerError('bad-input', 's (recurrent rollback snapshots) does not apply to this attention-only model: leave it out');
+      }
+
+      const conv = new Conversation(target.engine, target.modelId, target.info);
+      let prompt: number[];
+      if (request.prompt.kind === 'chat') {
+        prompt = await conv.tokens(await conv.render(request.prompt.messages));
+      } else {
+        if (request.prompt.text === '') throw new PowerError('bad-input', 'the prompt is empty');
+        prompt = Array.from(
+          await target.engine.call('tokenize', { modelId: target.modelId, text: request.prompt.text, addSpecial: target.info.addBos, parseSpecial: false }),
+        );
+      }
+      if (prompt.length + 1 > target.contextSize) {
+        throw new PowerError('bad-input', `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize}`);
+      }
+
+      const seed = request.seed ?? (request.temperature > 0 ? randomInt(0, 0xffffffff) : null);
+      slot.sessionId = session.sessionId;
+      // a close() that came while this request was being set up
+      if (slot.stopRequested) throw new PowerError('cancelled', 'Power is stopping');
+      const cancel = () => void target.engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
+      signal.addEventListener('abort', cancel, { once: true });
+      // runReply fills a message as a chat reply would; this one is never stored
+      const scratch = { content: '', tokens: [], rounds: [], digest: null } as unknown as AssistantMessage;
+      supervisor.setStatus('generating');
+      run = (async () => {
+        try {
+          const { native, rounds } = await runReply(
+            target.engine,
+            {
+              sessionId: session.sessionId,
+              prompt,
+              maxTokens: request.maxTokens,
+              // OpenAI's temperature and top_p, every other setting at its default
+              sampling: { ...SAMPLING_DEFAULTS, temperature: request.temperature, seed: seed ?? 0, topP: request.topP },
+            },
+            scratch,
+            { token: (t) => t.text && onText(t.text), round: () => {}, stats: () => {} },
+          );
+          return {
+            model: modelName,
+            promptTokens: prompt.length,
+            completionTokens: scratch.tokens.length,
+            tokens: scratch.tokens.map((t) => t.id),
+            text: scratch.content,
+            stopReason: native.stopReason,
+            digest: scratch.digest!,
+            stats: replyStats(native, rounds, true),
+            strategy,
+            k: speculative ? session.k : null,
+            s: speculative ? session.s : null,
+            seed,
+          };
+        } catch (error) {
+          if (error instanceof EngineCrashedError) {
+            supervisor.crashed(error.message);
+            throw new PowerError(
+              'engine-crashed',
+              `the engine stopped during this reply after ${scratch.tokens.length} tokens; the model reloads on the next request (${error.message})`,
+            );
+          }
+          throw asPowerError(error);
+        } finally {
+          signal.removeEventListener('abort', cancel);
+          if (supervisor.loaded()) supervisor.setStatus('ready');
+        }
+      })();
+      slot.done = run.then(
+        () => {},
+        () => {},
+      );
+      return await run;
+    } catch (error) {
+      throw asPowerError(error);
+    } finally {
+      deps.release(slot);
+    }
+  }
+
+  return { complete };
+}

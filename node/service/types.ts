@@ -1,0 +1,23 @@
+// What createPowerService takes and returns.
+import type { PowerApi } from '../../contract/api/index.js';
+import type { EngineOptions } from '../engine/client.js';
+import type { Completions } from './completions.js';
+
+export interface ServiceOptions {
+  /** chats, library.json, settings.json live here (see data-dir.ts) */
+  dataDir: string;
+  /** every *.gguf in these folders is added to the library at start */
+  modelsDirs?: string[];
+  /** how the engine host starts: flavour, verbose (llama.cpp's log), testHooks */
+  engine?: EngineOptions;
+}
+
+/** PowerApi plus the lifetime of the service. */
+export type PowerService = PowerApi & {
+  /** stops a streaming reply (saved as stopped), saves everything, disposes the engine host */
+  close(): Promise<void>;
+  /** stateless completions (the OpenAI-compatible API): node/service/completions.ts */
+  completions: Completions;
+  /** test and diagnostics: the process id of the current engine host (null when none runs) */
+  enginePid(): number | null;
+};
