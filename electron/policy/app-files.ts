@@ -5,7 +5,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
-import { contentType, pageHeaders } from '../../node/serve/static-files.js';
+import { contentType, pageHeaders } from '../../node/page-headers.js';
 import { APP_HOST, APP_SCHEME } from './origin.js';
 
 export type AppFileAnswer =

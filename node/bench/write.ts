@@ -7,7 +7,7 @@ import { REPORT_FORMATS, type ReportFormat } from '../../contract/api/reports.js
 import { renderReport } from '../report/render.js';
 import { Report } from '../../contract/report/schema.js';
 import { writeFileAtomic } from '../service/storage/atomic-file.js';
-import { printPdf } from './pdf.js';
+import { printPdf } from '../report/pdf.js';
 
 /** Writes report.<format> into `dir` for each format; returns the paths written. */
 export async function writeReport(report: Report, dir: string, formats: readonly ReportFormat[], chromium?: string): Promise<string[]> {

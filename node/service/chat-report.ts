@@ -14,8 +14,8 @@ import { chatReport, ChatReportError, reportedMessages, type Machine } from '../
 import type { ReportFormat } from '../../contract/api/reports.js';
 import { renderReport } from '../report/render.js';
 import type { ModelFile, Report } from '../../contract/report/schema.js';
-import { nvidiaDriver, powerVersion } from '../bench/environment.js';
-import { ChromiumError, findChromium, printPdf } from '../bench/pdf.js';
+import { nvidiaDriver, powerVersion } from '../report/environment.js';
+import { ChromiumError, findChromium, printPdf } from '../report/pdf.js';
 import { readBuildInfo } from '../../engine/build-info.js';
 import type { ModelLibrary } from './library.js';
 

@@ -16,7 +16,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { summarizeProfiles } from '../../contract/report/aggregate.js';
 import { Report } from '../../contract/report/schema.js';
 import { steadyDecodeTokensPerSecond } from '../../contract/report/stats.js';
-import { findChromium, offlineFlags } from '../../node/bench/pdf.js';
+import { findChromium, offlineFlags } from '../../node/report/pdf.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { ROOT } from '../../node/paths.js';
 import { power, type CliRun } from '../fixtures/cli.js';

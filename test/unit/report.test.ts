@@ -11,7 +11,7 @@ import { CSV_COLUMNS, reportToCsv } from '../../node/report/csv.js';
 import type { Report, RequestRecord, RoundSample } from '../../contract/report/schema.js';
 import { quantile, spread, steadyDecodeTokensPerSecond } from '../../contract/report/stats.js';
 import { parseTasks, TaskFileError } from '../../node/report/tasks.js';
-import { chromiumCandidates, ChromiumError, findChromium } from '../../node/bench/pdf.js';
+import { chromiumCandidates, ChromiumError, findChromium } from '../../node/report/pdf.js';
 import { progressLine } from '../../node/bench/progress.js';
 import { loadTaskSet, TASKS_DIR } from '../../node/bench/tasks.js';
 

@@ -15,7 +15,7 @@ import { createApiClient } from '../../contract/transport/ws-client.js';
 import { MAX_BODY_BYTES } from '../../node/serve/http-util.js';
 import type { CompletionBackend } from '../../node/serve/openai/backend.js';
 import { startServer, type RunningServer } from '../../node/serve/server.js';
-import { CONTENT_SECURITY_POLICY } from '../../node/serve/static-files.js';
+import { CONTENT_SECURITY_POLICY } from '../../node/page-headers.js';
 import { http, statusForDeclaredBody } from '../fixtures/http-client.js';
 
 const TOKEN = 'test-token-123';
