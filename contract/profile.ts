@@ -6,6 +6,7 @@
 // (the experimental compact draft projection) fails closed.
 import { z } from 'zod';
 
+import { PowerError } from './api/errors.js';
 import { STRATEGIES } from './strategies.js';
 
 export const K_MAX = 16;
@@ -28,3 +29,28 @@ export const DEFAULT_K = 7;
 
 /** Why the compact draft projection (FR) is refused on this backend. */
 export const FR_UNSUPPORTED = 'the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) is not supported by this backend';
+
+/** One source of K and S for a request, with the names its values go by in an error. */
+export interface KSLayer {
+  k?: number | null | undefined;
+  s?: number | null | undefined;
+  kName: string;
+  sName: string;
+}
+
+/**
+ * K and S of a request, the one resolver of every front door: each from the first layer that
+ * sets it (the request's own values, then a profile's), K else DEFAULT_K, S else K. An S above
+ * K is refused naming where each came from.
+ */
+export function resolveKS(layers: readonly KSLayer[], defaultK = DEFAULT_K): { k: number; s: number } {
+  const kLayer = layers.find((l) => l.k != null);
+  const sLayer = layers.find((l) => l.s != null);
+  const k = kLayer?.k ?? defaultK;
+  const s = sLayer?.s ?? k;
+  if (s > k) {
+    const kFrom = kLayer ? kLayer.kName : 'the default K';
+    throw new PowerError('bad-input', `${sLayer!.sName} must be from 0 to K (${k}) (got ${s})${kLayer === layers[0] ? '' : `; K is from ${kFrom}`}`);
+  }
+  return { k, s };
+}

@@ -34,6 +34,7 @@ export function titleFromMessage(content: string): string {
 export const UserMessage = z.object({ id: Id, role: z.literal('user'), content: z.string(), createdAt: Time });
 
 export const ReplyToken = z.object({ id: z.number().int(), text: z.string(), origin: TokenOrigin, round: z.number().int().min(1) });
+export type ReplyToken = z.infer<typeof ReplyToken>;
 
 /** What ran a reply, recorded when it started (the chat report's environment comes from it). */
 export const ReplyRuntime = z.object({

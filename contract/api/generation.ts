@@ -1,6 +1,7 @@
 // generation: the events of the reply being written. Every payload names its chat and its
-// assistant message. Token text is whole UTF-8 characters: a piece that ends inside a
-// character is held back and delivered with the token that completes it (text '' meanwhile).
+// assistant message. The streaming unit is the engine's batch of rounds (onRounds: no per-token
+// event). Token text is whole UTF-8 characters: a piece that ends inside a character is held
+// back and delivered with the token that completes it (text '' meanwhile).
 import { z } from 'zod';
 
 import { StopReason, TokenOrigin } from '../engine-types.js';
@@ -17,7 +18,7 @@ export const ReplyStats = GenerationStats.extend({
 });
 export type ReplyStats = z.infer<typeof ReplyStats>;
 
-/** One round of the transaction as the UI sees it (token pieces are in the token events). */
+/** One round of the transaction as the UI sees it (as stored in the message: the text is in its tokens). */
 export const ApiRound = z.object({
   /** 1-based, within the reply */
   index: z.number().int().min(1),
@@ -35,10 +36,21 @@ export const ApiRound = z.object({
 });
 export type ApiRound = z.infer<typeof ApiRound>;
 
+/** A round as it streams: with the text each of its tokens completes. */
+export const StreamedRound = ApiRound.extend({ texts: z.array(z.string()) });
+export type StreamedRound = z.infer<typeof StreamedRound>;
+
 const Reply = { chatId: Id, messageId: Id };
 
-export const TokenEvent = z.object({ ...Reply, id: z.number().int(), text: z.string(), origin: TokenOrigin, round: z.number().int().min(1) });
-export type TokenEvent = z.infer<typeof TokenEvent>;
+/** What one hand-over of the engine adds to the reply: its rounds, their text, the evidence so far. */
+export const RoundsEvent = z.object({
+  ...Reply,
+  rounds: z.array(StreamedRound),
+  /** the text these rounds complete; with no rounds, the tail of a character the reply never finished (U+FFFD) */
+  text: z.string(),
+  stats: ReplyStats,
+});
+export type RoundsEvent = z.infer<typeof RoundsEvent>;
 
 export const generation = concern({
   methods: {
@@ -46,10 +58,7 @@ export const generation = concern({
     active: { input: None, output: z.object({ chatId: Id, messageId: Id }).nullable() },
   },
   events: {
-    onToken: TokenEvent,
-    onRound: z.object({ ...Reply, round: ApiRound }),
-    /** a snapshot of the evidence so far (after each round) */
-    onStats: z.object({ ...Reply, stats: ReplyStats }),
+    onRounds: RoundsEvent,
     onDone: z.object({ ...Reply, stopReason: StopReason, digest: z.string(), stats: ReplyStats }),
     /** the reply ended in an error; what was committed before it is kept in the message */
     onError: z.object({ ...Reply, error: ApiError }),

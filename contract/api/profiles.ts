@@ -25,7 +25,8 @@ export type ProfileEntry = z.infer<typeof ProfileEntry>;
  * balanced,peak` and the docs' K7/S7 and K7/S6 are these.
  */
 export const PROFILE_PRESETS: readonly ProfileEntry[] = [
-  { id: 'balanced', name: 'Balanced K7/S7', preset: true, strategy: null, k: DEFAULT_K, s: DEFAULT_K, note: 'the default: a rollback point for every proposal' },
+  // S null: S = K, whatever K a request asks for
+  { id: 'balanced', name: 'Balanced K7/S7', preset: true, strategy: null, k: DEFAULT_K, s: null, note: 'the default: a rollback point for every proposal' },
   {
     id: 'peak',
     name: 'Peak K7/S6 (guarded)',

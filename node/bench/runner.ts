@@ -8,7 +8,7 @@ import type { RequestRecord } from '../../contract/report/schema.js';
 import { median } from '../../contract/report/stats.js';
 import type { BenchTask } from '../report/tasks.js';
 import type { EngineClient } from '../engine/client.js';
-import { runGeneration } from '../engine/generation.js';
+import { runRequest } from '../service/request.js';
 import type { ProgressState } from './progress.js';
 
 export interface PreparedTask {
@@ -74,7 +74,7 @@ export class BenchRun {
             elapsedMs: performance.now() - started,
           });
           this.current = session.sessionId;
-          const outcome = await runGeneration(this.engine, {
+          const outcome = await runRequest(this.engine, {
             sessionId: session.sessionId,
             prompt: prepared.prompt,
             maxTokens: prepared.maxTokens,

@@ -6,7 +6,7 @@ import { FlashAttn } from '../../contract/engine-types.js';
 import { DEFAULT_K, K_MAX } from '../../contract/profile.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../contract/strategies.js';
-import { auditVerdict, runAudit, type AuditVerdict, type Divergence } from '../engine/audit.js';
+import { auditVerdict, runAudit, type AuditVerdict, type Divergence } from '../service/audit.js';
 import { batchInvariance } from '../../engine/build-info.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { buildPrompt } from '../runtime/prompt.js';

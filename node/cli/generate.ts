@@ -4,19 +4,18 @@ import { availableParallelism } from 'node:os';
 
 import { FlashAttn, type SamplingOptions } from '../../contract/engine-types.js';
 import { GenerationResult } from '../../contract/generation-result.js';
-import { DEFAULT_K, FR_UNSUPPORTED, K_MAX } from '../../contract/profile.js';
+import { FR_UNSUPPORTED, K_MAX, resolveKS } from '../../contract/profile.js';
+import { cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../contract/strategies.js';
-import { batchInvariance } from '../../engine/build-info.js';
-import { CancelledError, cancelledOutcome } from '../engine/cancellation.js';
-import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
-import { runGeneration, type GenerationOutcome } from '../engine/generation.js';
+import { CancelledError } from '../engine/cancellation.js';
+import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { ModelLoadCancelled } from '../runtime/open-model.js';
 import { buildPrompt } from '../runtime/prompt.js';
-import { createSession, openTarget, sessionProblem, type OpenedTarget } from '../runtime/target.js';
+import { backendOf, createSession, openTarget, sessionProblem, type OpenedTarget } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
-import { readProfile, resolveKS } from './profile.js';
+import { readProfile } from './profile.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 
@@ -105,12 +104,11 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   if (str(values, 'fr-vocab') !== undefined || profile?.spec_mtp_fr_vocab_size !== undefined) {
     throw new UsageError(FR_UNSUPPORTED);
   }
-  const { k, s } = resolveKS(
-    { k: int(values, 'k', { min: 1, max: K_MAX }), s: int(values, 's', { min: 0, max: K_MAX }) },
-    profile,
-    profilePath,
-    DEFAULT_K,
-  );
+  const inProfile = (key: string) => `${key} in the profile ${profilePath}`;
+  const { k, s } = resolveKS([
+    { k: int(values, 'k', { min: 1, max: K_MAX }), s: int(values, 's', { min: 0, max: K_MAX }), kName: '--k', sName: '--s' },
+    { k: profile?.spec_draft_max, s: profile?.spec_mtp_recurrent_snapshots, kName: inProfile('spec_draft_max'), sName: inProfile('spec_mtp_recurrent_snapshots') },
+  ]);
   const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
   const { sampling } = samplingFromFlags(values);
   const { temperature } = sampling;
@@ -174,10 +172,10 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       const cancel = (): void => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
       run.signal.addEventListener('abort', cancel, { once: true });
       try {
-        outcome = await runGeneration(
+        outcome = await runRequest(
           engine,
           { sessionId: session.sessionId, prompt, maxTokens, sampling },
-          values.json ? undefined : io.out,
+          values.json ? {} : { sink: (batch) => batch.text && io.out(batch.text) },
         );
       } finally {
         run.signal.removeEventListener('abort', cancel);
@@ -226,18 +224,7 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     stopReason: outcome.stopReason,
     seed: c.temperature > 0 ? c.sampling.seed : null,
     stats: outcome.stats,
-    backend: {
-      device: describeDevice(placement.device),
-      kind: placement.kind,
-      flavour: placement.flavour,
-      batchInvariant: batchInvariance(placement.flavour, c.flashAttn),
-      llamaCppRelease: placement.llamaCppRelease,
-      gpuLayers: placement.kind === 'cpu' ? null : c.layers < 0 ? 'all' : c.layers,
-      flashAttn: c.flashAttn,
-      sampling: 'cpu',
-      choice: placement.note,
-      memoryEstimateBytes: c.memory,
-    },
+    backend: backendOf(placement, { gpuLayers: c.layers, flashAttn: c.flashAttn, memoryEstimateBytes: c.memory }),
   });
   if (values.json) {
     const rounds = values.rounds

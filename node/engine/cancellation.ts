@@ -1,9 +1,7 @@
 // Cancelling a request at any moment (Ctrl-C, a closed UI): before the engine has produced
-// anything the request ends as a "cancelled" outcome with no tokens, so a front door can still
-// report what happened (the CLI prints its JSON and exits 130) instead of dying mid-load.
-import { computeStats, tokenDigest } from '../../contract/generation-result.js';
-import type { GenerationOutcome } from './generation.js';
-
+// anything the request ends as a "cancelled" outcome with no tokens (cancelledOutcome in
+// node/service/request.ts), so a front door can still report what happened (the CLI prints its
+// JSON and exits 130) instead of dying mid-load.
 /** The request was cancelled before it produced an outcome; `stage` says where. */
 export class CancelledError extends Error {
   constructor(readonly stage: string) {
@@ -30,19 +28,4 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefine
       },
     );
   });
-}
-
-/** The outcome of a request cancelled before its first token. */
-export async function cancelledOutcome(promptTokens: number): Promise<GenerationOutcome> {
-  const native = {
-    stopReason: 'cancelled' as const,
-    replays: 0,
-    clampedTo: null,
-    promptTokens,
-    reusedTokens: 0,
-    prefillUs: 0,
-    totalUs: 0,
-    generated: 0,
-  };
-  return { tokens: [], text: '', digest: await tokenDigest([]), stopReason: 'cancelled', stats: computeStats(native, []), rounds: [] };
 }

@@ -1,7 +1,7 @@
 // The profile names `power bench --profiles` accepts: balanced (K7/S7), peak (K7/S6, guarded),
 // k<K> (S = K), k<K>s<S>, and control (the autoregressive run, which always runs anyway).
 import { PROFILE_PRESETS } from '../../contract/api/profiles.js';
-import { K_MAX } from '../../contract/profile.js';
+import { K_MAX, resolveKS } from '../../contract/profile.js';
 
 export interface BenchProfile {
   name: string;
@@ -24,14 +24,15 @@ export class ProfileListError extends Error {
 function one(name: string): BenchProfile {
   if (name === 'control') return CONTROL_PROFILE;
   const preset = PROFILE_PRESETS.find((p) => p.id === name && p.k !== null);
-  if (preset) return { name, k: preset.k, s: preset.s };
-  const m = /^k(\d{1,2})(?:s(\d{1,2}))?$/.exec(name);
-  if (!m) throw new ProfileListError(`'${name}' is not a profile (${PROFILE_SYNTAX})`);
-  const k = Number(m[1]);
-  const s = m[2] === undefined ? k : Number(m[2]);
-  if (k < 1 || k > K_MAX) throw new ProfileListError(`'${name}': K must be from 1 to ${K_MAX}`);
-  if (s > k) throw new ProfileListError(`'${name}': S must be from 0 to K (${k})`);
-  return { name, k, s };
+  const m = preset ? null : /^k(\d{1,2})(?:s(\d{1,2}))?$/.exec(name);
+  if (!preset && !m) throw new ProfileListError(`'${name}' is not a profile (${PROFILE_SYNTAX})`);
+  const k = preset ? preset.k : Number(m![1]);
+  if (k === null || k < 1 || k > K_MAX) throw new ProfileListError(`'${name}': K must be from 1 to ${K_MAX}`);
+  try {
+    return { name, ...resolveKS([{ k, s: preset ? preset.s : m![2] === undefined ? null : Number(m![2]), kName: `'${name}': K`, sName: `'${name}': S` }]) };
+  } catch (error) {
+    throw new ProfileListError((error as Error).message);
+  }
 }
 
 /** Parses a comma-separated list; the control comes first (always), duplicates are refused. */

@@ -13,10 +13,11 @@ import type { EngineResult, NativeModelInfo } from '../../engine/protocol.js';
 import { capThreads } from './resource-limits.js';
 import { scheduleProblem } from './spec-schedule.js';
 import { DRAFT_STRATEGIES, strategyAvailability, type Strategy } from '../../contract/strategies.js';
-import { readBuildInfo } from '../../engine/build-info.js';
+import type { GenerationBackend } from '../../contract/generation-result.js';
+import { batchInvariance, readBuildInfo } from '../../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
-import type { DeviceRequest } from '../engine/device-select.js';
+import { describeDevice, type DeviceRequest } from '../engine/device-select.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { checkDraftCompatibility, checkDraftK, type DraftCompatibility } from '../models/draft-compat.js';
 import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel, type OpenOptions } from './open-model.js';
@@ -181,4 +182,27 @@ export function asPowerError(error: unknown): unknown {
   if (error instanceof EngineCrashedError) return new PowerError('engine-crashed', `the engine crashed: ${error.message}`);
   if (error instanceof EngineCallError) return new PowerError('bad-input', error.message);
   return error;
+}
+
+/**
+ * What ran a request, as every front door reports it (`power generate --json`, the engine's
+ * state, a chat reply's runtime): the device and flavour, the offload, Flash Attention as
+ * llama.cpp settled it, and whether the verify pass is batch-invariant with that.
+ */
+export function backendOf(
+  placement: OpenedTarget['placement'],
+  run: { gpuLayers: number; flashAttn: 'on' | 'off' | 'unknown'; memoryEstimateBytes: number | null },
+): GenerationBackend {
+  return {
+    device: describeDevice(placement.device),
+    kind: placement.kind,
+    flavour: placement.flavour,
+    batchInvariant: batchInvariance(placement.flavour, run.flashAttn),
+    llamaCppRelease: placement.llamaCppRelease,
+    gpuLayers: placement.kind === 'cpu' ? null : run.gpuLayers < 0 ? 'all' : run.gpuLayers,
+    flashAttn: run.flashAttn,
+    sampling: 'cpu',
+    choice: placement.note,
+    memoryEstimateBytes: run.memoryEstimateBytes,
+  };
 }

@@ -6,7 +6,6 @@
 // active one), with the same refusals as every other front door.
 import { randomInt } from 'node:crypto';
 
-import type { AssistantMessage } from '../../contract/api/chats.js';
 import { LoadOptions } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
 import type { ReplyStats } from '../../contract/api/generation.js';
@@ -17,8 +16,10 @@ import { EngineCrashedError } from '../engine/client.js';
 import { Conversation } from './conversation.js';
 import type { EngineSupervisor } from './engine-supervisor.js';
 import type { ModelLibrary } from './library.js';
+import { DEFAULT_K } from '../../contract/profile.js';
 import { resolveProfile, type Profiles } from './profiles.js';
-import { replyStats, runReply } from './reply.js';
+import type { ReplySlot } from './reply-slot.js';
+import { runRequest } from './request.js';
 import { asPowerError } from '../runtime/target.js';
 
 export interface CompletionRequest {
@@ -53,20 +54,12 @@ export interface CompletionResult {
   seed: number | null;
 }
 
-/** The engine's one reply slot (shared with chat replies), as the service keeps it. */
-export interface ReplySlot {
-  sessionId: string | null;
-  stopRequested: boolean;
-  done: Promise<void>;
-}
-
 export interface CompletionDeps {
   supervisor: EngineSupervisor;
   library: ModelLibrary;
   profiles: Profiles;
-  /** waits until no reply streams and no model loads, then holds the slot */
-  acquire(): Promise<ReplySlot>;
-  release(slot: ReplySlot): void;
+  /** the reply slot shared with chat replies: a completion waits its turn */
+  slot: ReplySlot;
 }
 
 export interface Completions {
@@ -117,19 +110,21 @@ export function createCompletions(deps: CompletionDeps): Completions {
 
   async function complete(request: CompletionRequest, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionResult> {
     if (signal.aborted) throw new PowerError('cancelled', 'the request was cancelled');
-    const slot = await deps.acquire();
-    let run: Promise<CompletionResult> | null = null;
+    const lease = await deps.slot.wait({ kind: 'completion' }, signal);
+    const stopOnAbort = (): void => void lease.stop();
+    signal.addEventListener('abort', stopOnAbort, { once: true });
+    let streamed = 0;
     try {
       const { strategy: loadedStrategy, modelName } = await ensureLoaded(request);
       const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
-      const resolved = resolveProfile(profile, loadedStrategy);
-      // the request's own strategy/K/S override the profile's
-      const strategy = request.strategy ?? (request.draft !== undefined ? 'draft-model' : resolved.strategy);
-      const speculative = strategy !== 'none';
-      const k = speculative ? (request.k ?? (resolved.k || 7)) : 0;
-      const s = speculative ? Math.min(request.s ?? (request.k !== undefined ? k : resolved.s || k), k) : 0;
-      if (request.s !== undefined && request.s > k) throw new PowerError('bad-input', `s (${request.s}) must not exceed k (${k})`);
-      const { target, session } = await supervisor.sessionFor(strategy, k, s);
+      // the request's own strategy, K and S over the profile's
+      const strategy = request.strategy ?? (request.draft !== undefined ? 'draft-model' : null);
+      const resolved = resolveProfile(strategy ? { ...profile, strategy, k: profile.k ?? DEFAULT_K } : profile, loadedStrategy, {
+        ...(request.k !== undefined ? { k: request.k } : {}),
+        ...(request.s !== undefined ? { s: request.s } : {}),
+      });
+      const speculative = resolved.strategy !== 'none';
+      const { target, session } = await supervisor.sessionFor(resolved.strategy, resolved.k, resolved.s);
       if (request.s !== undefined && speculative && !target.info.recurrent) {
         throw new PowerError('bad-input', 's (recurrent rollback snapshots) does not apply to this attention-only model: leave it out');
       }
@@ -149,65 +144,56 @@ export function createCompletions(deps: CompletionDeps): Completions {
       }
 
       const seed = request.seed ?? (request.temperature > 0 ? randomInt(0, 0xffffffff) : null);
-      slot.sessionId = session.sessionId;
-      // a close() that came while this request was being set up
-      if (slot.stopRequested) throw new PowerError('cancelled', 'Power is stopping');
-      const cancel = () => void target.engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
-      signal.addEventListener('abort', cancel, { once: true });
-      // runReply fills a message as a chat reply would; this one is never stored
-      const scratch = { content: '', tokens: [], rounds: [], digest: null } as unknown as AssistantMessage;
       supervisor.setStatus('generating');
-      run = (async () => {
-        try {
-          const { native, rounds } = await runReply(
-            target.engine,
-            {
-              sessionId: session.sessionId,
-              prompt,
-              maxTokens: request.maxTokens,
-              // OpenAI's temperature and top_p, every other setting at its default
-              sampling: { ...SAMPLING_DEFAULTS, temperature: request.temperature, seed: seed ?? 0, topP: request.topP },
+      try {
+        const outcome = await runRequest(
+          target.engine,
+          {
+            sessionId: session.sessionId,
+            prompt,
+            maxTokens: request.maxTokens,
+            // OpenAI's temperature and top_p, every other setting at its default
+            sampling: { ...SAMPLING_DEFAULTS, temperature: request.temperature, seed: seed ?? 0, topP: request.topP },
+          },
+          {
+            lease,
+            sink: (batch) => {
+              for (const round of batch.rounds) streamed += round.tokenIds.length;
+              if (batch.text) onText(batch.text);
             },
-            scratch,
-            { token: (t) => t.text && onText(t.text), round: () => {}, stats: () => {} },
-          );
-          return {
-            model: modelName,
-            promptTokens: prompt.length,
-            completionTokens: scratch.tokens.length,
-            tokens: scratch.tokens.map((t) => t.id),
-            text: scratch.content,
-            stopReason: native.stopReason,
-            digest: scratch.digest!,
-            stats: replyStats(native, rounds, true),
-            strategy,
-            k: speculative ? session.k : null,
-            s: speculative ? session.s : null,
-            seed,
-          };
-        } catch (error) {
-          if (error instanceof EngineCrashedError) {
-            supervisor.crashed(error.message);
-            throw new PowerError(
-              'engine-crashed',
-              `the engine stopped during this reply after ${scratch.tokens.length} tokens; the model reloads on the next request (${error.message})`,
-            );
-          }
-          throw asPowerError(error);
-        } finally {
-          signal.removeEventListener('abort', cancel);
-          if (supervisor.loaded()) supervisor.setStatus('ready');
-        }
-      })();
-      slot.done = run.then(
-        () => {},
-        () => {},
-      );
-      return await run;
+          },
+        );
+        return {
+          model: modelName,
+          promptTokens: prompt.length,
+          completionTokens: outcome.tokens.length,
+          tokens: outcome.tokens,
+          text: outcome.text,
+          stopReason: outcome.stopReason,
+          digest: outcome.digest,
+          stats: outcome.replyStats,
+          strategy: resolved.strategy,
+          k: speculative ? session.k : null,
+          s: speculative ? session.s : null,
+          seed,
+        };
+      } finally {
+        if (supervisor.loaded()) supervisor.setStatus('ready');
+      }
     } catch (error) {
+      if (error instanceof EngineCrashedError) {
+        supervisor.crashed(error.message);
+        throw new PowerError(
+          'engine-crashed',
+          `the engine stopped during this reply after ${streamed} tokens; the model reloads on the next request (${error.message})`,
+        );
+      }
+      // a close() of the service while the request was being set up or ran
+      if (lease.stopRequested && !signal.aborted && !(error instanceof PowerError)) throw new PowerError('cancelled', 'Power is stopping');
       throw asPowerError(error);
     } finally {
-      deps.release(slot);
+      signal.removeEventListener('abort', stopOnAbort);
+      lease.release();
     }
   }
 

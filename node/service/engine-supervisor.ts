@@ -6,12 +6,10 @@
 import type { EngineState, LoadOptions } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
 import type { Strategy } from '../../contract/strategies.js';
-import { batchInvariance } from '../../engine/build-info.js';
 import type { EngineOptions } from '../engine/client.js';
-import { describeDevice } from '../engine/device-select.js';
 import { Emitter } from './events.js';
 import type { ModelLibrary } from './library.js';
-import { createSession, openTarget, type OpenedSession, type OpenedTarget } from '../runtime/target.js';
+import { backendOf, createSession, openTarget, type OpenedSession, type OpenedTarget } from '../runtime/target.js';
 
 export interface ActiveSession extends OpenedSession {
   key: string;
@@ -56,18 +54,11 @@ export class EngineSupervisor {
       recurrent: t ? t.info.recurrent : null,
       contextSize: t ? t.contextSize : null,
       backend: t
-        ? {
-            device: describeDevice(t.placement.device),
-            kind: t.placement.kind,
-            flavour: t.placement.flavour,
-            batchInvariant: batchInvariance(t.placement.flavour, this.session?.flashAttn ?? 'unknown'),
-            llamaCppRelease: t.placement.llamaCppRelease,
-            gpuLayers: t.placement.kind === 'cpu' ? null : (this.options?.gpuLayers ?? -1) < 0 ? 'all' : this.options!.gpuLayers,
+        ? backendOf(t.placement, {
+            gpuLayers: this.options?.gpuLayers ?? -1,
             flashAttn: this.session?.flashAttn ?? 'unknown',
-            sampling: 'cpu',
-            choice: t.placement.note,
             memoryEstimateBytes: t.memory?.estimate.total ?? null,
-          }
+          })
         : null,
       reloadPending: this.reloadPending,
       lastCrash: this.lastCrash,

@@ -7,11 +7,10 @@ import { parse, stringify } from 'smol-toml';
 
 import { PowerError } from '../../contract/api/errors.js';
 import { PROFILE_PRESETS as PRESETS, type ProfileEntry } from '../../contract/api/profiles.js';
-import { FR_UNSUPPORTED, Profile } from '../../contract/profile.js';
+import { FR_UNSUPPORTED, Profile, resolveKS } from '../../contract/profile.js';
 import type { Strategy } from '../../contract/strategies.js';
 import { Emitter } from './events.js';
 import type { SettingsFile } from './settings.js';
-
 
 /** What a profile means for a request on a target loaded for `loaded`. */
 export interface ResolvedProfile {
@@ -22,10 +21,14 @@ export interface ResolvedProfile {
   s: number;
 }
 
-export function resolveProfile(entry: ProfileEntry, loaded: Strategy): ResolvedProfile {
+export function resolveProfile(entry: ProfileEntry, loaded: Strategy, request: { k?: number; s?: number } = {}): ResolvedProfile {
   const strategy = entry.strategy ?? loaded;
   if (strategy === 'none' || entry.k === null) return { entry, strategy: 'none', k: 0, s: 0 };
-  return { entry, strategy, k: entry.k, s: Math.min(entry.s ?? entry.k, entry.k) };
+  const { k, s } = resolveKS([
+    { k: request.k, s: request.s, kName: 'k', sName: 's' },
+    { k: entry.k, s: entry.s, kName: `K of the profile '${entry.name}'`, sName: `S of the profile '${entry.name}'` },
+  ]);
+  return { entry, strategy, k, s };
 }
 
 /** A custom K/S must make sense for the loaded target: S applies only to recurrent state. */

@@ -1,7 +1,7 @@
 // The contract's types as the renderer uses them (all from contract/: the renderer's only import).
 import type { z } from 'zod';
 
-import type { ApiRound, ReplyStats, TokenEvent } from '../../contract/api/generation.js';
+import type { ApiRound, ReplyStats, RoundsEvent } from '../../contract/api/generation.js';
 import type { AssistantMessage, Chat, ChatMessage, ChatSampling, ChatSummary, ReplyToken } from '../../contract/api/chats.js';
 import type { DraftCandidate, MemoryEstimate, ModelEntry } from '../../contract/api/models.js';
 import type { EngineState, LoadOptions } from '../../contract/api/engine.js';
@@ -11,7 +11,7 @@ import type { GenerationBackend } from '../../contract/generation-result.js';
 
 export type { ApiError, ApiErrorCode, PowerApi } from '../../contract/api/index.js';
 export type { Strategy } from '../../contract/strategies.js';
-export type { ApiRound, AssistantMessage, GenerationBackend, Chat, ChatMessage, ChatSampling, ChatSummary, EngineState, MemoryEstimate, ModelEntry, ProfileEntry, ReplyStats, TokenEvent };
+export type { ApiRound, AssistantMessage, GenerationBackend, Chat, ChatMessage, ChatSampling, ChatSummary, EngineState, MemoryEstimate, ModelEntry, ProfileEntry, ReplyStats, RoundsEvent };
 export type Token = z.infer<typeof ReplyToken>;
 export type Draft = z.infer<typeof DraftCandidate>;
 export type Strategies = z.infer<typeof StrategyTable>;

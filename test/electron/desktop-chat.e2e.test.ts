@@ -71,7 +71,7 @@ describe('Power in Electron', () => {
         let id = '';
         const done = new Promise<string>((resolve, reject) => {
           const offs = [
-            window.power!.generation.onToken((t) => void (t.messageId === id && pieces.push(t.text))),
+            window.power!.generation.onRounds((e) => void (e.messageId === id && pieces.push(...e.rounds.flatMap((r) => r.texts)))),
             window.power!.generation.onDone((d) => {
               if (d.messageId !== id) return;
               offs.forEach((o) => o());
@@ -99,8 +99,8 @@ describe('Power in Electron', () => {
         let id = '';
         let n = 0;
         const five = new Promise<void>((resolve) => {
-          const off = window.power!.generation.onToken((t) => {
-            if (t.messageId !== id || ++n !== 5) return;
+          const off = window.power!.generation.onRounds((e) => {
+            if (e.messageId !== id || (n += e.rounds.reduce((k, r) => k + r.tokenIds.length, 0)) < 5) return;
             off();
             resolve();
           });

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 
 import type { SamplingOptions } from '../../contract/engine-types.js';
 import type { AuditReport } from '../../node/cli/audit.js';
-import { runAudit, type AuditRequest } from '../../node/engine/audit.js';
+import { runAudit, type AuditRequest } from '../../node/service/audit.js';
 import { EngineClient } from '../../node/engine/client.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';

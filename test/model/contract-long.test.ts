@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { SamplingOptions } from '../../contract/engine-types.js';
 import type { Strategy } from '../../contract/strategies.js';
 import { EngineClient } from '../../node/engine/client.js';
-import { runGeneration, type GenerationOutcome } from '../../node/engine/generation.js';
+import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
 import { LONG_MODELS, makeModelFiles, type ModelSet } from '../../tools/models/synthetic.js';
 import { BENCH_MODELS_CACHE } from '../../node/paths.js';
 import { configLabel, type ContractConfig } from '../fixtures/contract.js';
@@ -98,10 +98,10 @@ describe('exactness contract past 256, 512 and 1,024 positions', () => {
     const sessionId = await session(c, strategy, flashAttn);
     try {
       const first = [1, 300, 301, 302, 303];
-      const turn1 = await runGeneration(engine, { sessionId, prompt: Int32Array.from(first), maxTokens: c.reply, sampling });
+      const turn1 = await runRequest(engine, { sessionId, prompt: Int32Array.from(first), maxTokens: c.reply, sampling });
       const second = [...first, ...turn1.tokens, 263, 400, 500];
-      const turn2 = await runGeneration(engine, { sessionId, prompt: Int32Array.from(second), maxTokens: 200, sampling: { ...sampling, seed: sampling.seed + 1 } });
-      const prompt600 = await runGeneration(engine, { sessionId, prompt: Int32Array.from(longPrompt(600)), maxTokens: 500, sampling: { ...sampling, seed: sampling.seed + 2 } });
+      const turn2 = await runRequest(engine, { sessionId, prompt: Int32Array.from(second), maxTokens: 200, sampling: { ...sampling, seed: sampling.seed + 1 } });
+      const prompt600 = await runRequest(engine, { sessionId, prompt: Int32Array.from(longPrompt(600)), maxTokens: 500, sampling: { ...sampling, seed: sampling.seed + 2 } });
       return { turn1, turn2, prompt600 };
     } finally {
       await engine.call('disposeSession', { sessionId });
@@ -149,7 +149,7 @@ describe('exactness contract past 256, 512 and 1,024 positions', () => {
         const sessionId = await session(c, 'none', flashAttn);
         try {
           const second = [1, 300, 301, 302, 303, ...reused.turn1.tokens, 263, 400, 500];
-          const fresh = await runGeneration(engine, { sessionId, prompt: Int32Array.from(second), maxTokens: 200, sampling: { ...GREEDY, seed: 1 } });
+          const fresh = await runRequest(engine, { sessionId, prompt: Int32Array.from(second), maxTokens: 200, sampling: { ...GREEDY, seed: 1 } });
           assert.equal(fresh.digest, reused.turn2.digest, `${c.target}: the fresh prefill changed the second turn`);
         } finally {
           await engine.call('disposeSession', { sessionId });

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { SamplingOptions } from '../../contract/engine-types.js';
 import type { Strategy } from '../../contract/strategies.js';
 import { EngineClient } from '../../node/engine/client.js';
-import { runGeneration, type GenerationOutcome } from '../../node/engine/generation.js';
+import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { configLabel, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
@@ -125,7 +125,7 @@ describe('exactness contract', () => {
     const outcomes: GenerationOutcome[] = [];
     for (const [i, prompt] of PROMPTS.entries()) {
       outcomes.push(
-        await runGeneration(engine, {
+        await runRequest(engine, {
           sessionId: session.sessionId,
           prompt: Int32Array.from(prompt),
           maxTokens: TOKENS,

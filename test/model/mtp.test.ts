@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RoundRecord } from '../../contract/engine-types.js';
 import { GenerationResult } from '../../contract/generation-result.js';
 import { EngineCallError, EngineClient } from '../../node/engine/client.js';
-import { runGeneration, type GenerationOutcome } from '../../node/engine/generation.js';
+import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { jsonOf, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
@@ -65,10 +65,10 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
 
   const openSession = async (modelId: string, strategy: 'none' | 'mtp', k = 0, s = 0) =>
     (await engine.call('createSession', { modelId, contextSize: 1024, threads: 1, strategy, k, s })).sessionId;
-  // onText: called with the number of text chunks streamed so far
-  const generate = (sessionId: string, prompt: number[], maxTokens: number, onText?: (n: number) => void) => {
+  // onRounds: called with the number of rounds streamed so far, at each batch
+  const generate = (sessionId: string, prompt: number[], maxTokens: number, onRounds?: (n: number) => void) => {
     let n = 0;
-    return runGeneration(engine, { sessionId, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY }, () => onText?.(++n));
+    return runRequest(engine, { sessionId, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY }, { sink: (batch) => onRounds?.((n += batch.rounds.length)) });
   };
 
   before(async () => {
@@ -121,8 +121,12 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
     const prompt = PROMPTS[2]!;
     const whole = control[2]!.tokens;
 
+    let cancelSent = false;
     const cancelled = await generate(sessionId, prompt, N, (n) => {
-      if (n === 8) void engine.call('cancel', { sessionId });
+      if (n >= 8 && !cancelSent) {
+        cancelSent = true;
+        void engine.call('cancel', { sessionId });
+      }
     });
     assert.equal(cancelled.stopReason, 'cancelled');
     assert.ok(cancelled.tokens.length < N);

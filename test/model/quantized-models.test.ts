@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { maxAbsDiff } from '../../node/engine/audit.js';
+import { maxAbsDiff } from '../../node/service/audit.js';
 import { EngineClient } from '../../node/engine/client.js';
-import { runGeneration } from '../../node/engine/generation.js';
+import { runRequest } from '../../node/service/request.js';
 import { roundTrip } from '../../tools/gguf/quantize.js';
 import { writeGguf } from '../../tools/gguf/writer.js';
 import { makeModelSpec, SYNTHETIC_MODELS, type ModelSet } from '../../tools/models/synthetic.js';
@@ -47,7 +47,7 @@ describe('quantized synthetic models in llama.cpp', () => {
     const session = await engine.call('createSession', { modelId: await modelId(path), contextSize: 128, threads: 1 });
     try {
       await engine.call('captureRow', { sessionId: session.sessionId, position: prompt.length });
-      await runGeneration(engine, { sessionId: session.sessionId, prompt: Int32Array.from(prompt), maxTokens: 1, sampling: GREEDY });
+      await runRequest(engine, { sessionId: session.sessionId, prompt: Int32Array.from(prompt), maxTokens: 1, sampling: GREEDY });
       const captured = await engine.call('capturedRow', { sessionId: session.sessionId });
       assert.ok(captured, 'the row was captured');
       return captured.row;

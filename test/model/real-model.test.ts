@@ -14,7 +14,7 @@ import type { SamplingOptions } from '../../contract/engine-types.js';
 import type { Tokens } from '../../engine/protocol.js';
 import type { Strategy } from '../../contract/strategies.js';
 import { EngineClient } from '../../node/engine/client.js';
-import { runGeneration, type GenerationOutcome } from '../../node/engine/generation.js';
+import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
 import { writeEarlyExitDraft } from '../../tools/models/early-exit-draft.js';
 import { ROOT } from '../../node/paths.js';
 import { jsonOf, power } from '../fixtures/cli.js';
@@ -66,7 +66,7 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
     try {
       const out: GenerationOutcome[] = [];
       for (const [i, prompt] of prompts.entries()) {
-        out.push(await runGeneration(engine, { sessionId, prompt, maxTokens: TOKENS, sampling: { ...sampling, seed: sampling.seed + i } }));
+        out.push(await runRequest(engine, { sessionId, prompt, maxTokens: TOKENS, sampling: { ...sampling, seed: sampling.seed + i } }));
       }
       return out;
     } finally {

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { scheduleProblem } from '../../node/runtime/spec-schedule.js';
 import { EngineCallError, EngineClient } from '../../node/engine/client.js';
-import { runGeneration } from '../../node/engine/generation.js';
+import { runRequest } from '../../node/service/request.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 
@@ -33,7 +33,7 @@ describe('K and S at the edge of a 16-token context', () => {
       modelId, contextSize: CTX, threads: 1, strategy, k, s, ...(strategy === 'draft-model' ? { draftModelId: ids.draft } : {}),
     });
     try {
-      return (await runGeneration(engine, { sessionId, prompt: PROMPT, maxTokens: 12, sampling: GREEDY })).tokens;
+      return (await runRequest(engine, { sessionId, prompt: PROMPT, maxTokens: 12, sampling: GREEDY })).tokens;
     } finally {
       await engine.call('disposeSession', { sessionId });
     }

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
 
 import type { DownloadEntry } from '../../contract/api/downloads.js';
-import type { TokenEvent } from '../../contract/api/generation.js';
+import { streamedTokens, type StreamedToken } from '../fixtures/service.js';
 import { createApiClient } from '../../contract/transport/ws-client.js';
 import { powerApi } from '../../contract/api/index.js';
 import { jsonOf, power } from '../fixtures/cli.js';
@@ -170,8 +170,8 @@ describe('power serve', () => {
     await api.engine.load({ modelId: target.id });
     assert.equal((await api.engine.state({})).status, 'ready');
     const chat = await api.chats.create({ title: 'over ws' });
-    const tokens: TokenEvent[] = [];
-    const offToken = api.generation.onToken((t) => tokens.push(t));
+    const tokens: StreamedToken[] = [];
+    const offToken = api.generation.onRounds((e) => tokens.push(...streamedTokens(e)));
     const done = new Promise<{ messageId: string; digest: string }>((resolve) => {
       const off = api.generation.onDone((d) => {
         off();
@@ -278,7 +278,7 @@ describe('power serve', () => {
     const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth });
     const { api } = createApiClient(powerApi, ws);
     const chat = await api.chats.create({ title: 'interrupted' });
-    const firstToken = new Promise<void>((resolve) => api.generation.onToken(() => resolve()));
+    const firstToken = new Promise<void>((resolve) => api.generation.onRounds(() => resolve()));
     await api.chats.send({ chatId: chat.id, content: 'hello world', sampling: { maxTokens: 2000 } });
     await firstToken;
     const exit = await serve.stop('SIGINT');

@@ -1,5 +1,5 @@
 // The desktop app's whole path except Electron itself, under Node: window.power as the preload
-// builds it (ipc-client.ts) → the main side's dispatcher with the sender policy → the real
+// builds it (electron/ipc/client.ts) → the main side's dispatcher with the sender policy → the real
 // PowerService → an engine host started through a utility-process style launcher (parentPort),
 // on a synthetic model. Then quitting while a reply streams, as the shell's before-quit does:
 // the reply stops, the chat is saved, the engine host exits, and the sequence ends with 0.
@@ -12,7 +12,6 @@ import { after, before, describe, test } from 'node:test';
 import type { ConcernSpec } from '../../contract/api/describe.js';
 import { powerApi, type PowerApi } from '../../contract/api/index.js';
 import { createIpcClient, type IpcRendererPort } from '../../electron/ipc/client.js';
-import { eventChannel, SUBSCRIBE_CHANNEL, UNSUBSCRIBE_CHANNEL } from '../../electron/ipc/protocol.js';
 import { getDefaultEngineLauncher, setDefaultEngineLauncher } from '../../node/engine/launcher.js';
 import { createIpcDispatcher, type SenderInfo } from '../../electron/ipc/dispatcher.js';
 import { createPowerService } from '../../node/service/index.js';
@@ -24,24 +23,21 @@ import { syntheticModels } from '../fixtures/models.js';
 
 const PAGE: SenderInfo = { id: 1, url: 'app://power/index.html', isMainFrame: true };
 
-/** window.power over an in-memory ipcRenderer/ipcMain pair (structured clone both ways). */
+/**
+ * window.power over an in-memory ipcRenderer/ipcMain pair on POWER_CHANNEL: each message is
+ * cloned when it is sent and arrives on a later turn, as Electron delivers it.
+ */
 function windowPower(service: PowerService): { power: PowerApi; subscriptions: () => number } {
   const dispatcher = createIpcDispatcher(powerApi as Record<string, ConcernSpec>, service as never, { isTrustedSender });
-  const handlers = new Map<string, (arg: unknown) => unknown>();
-  const listeners = new Map<string, Set<(payload: unknown) => void>>();
-  for (const { concern, method, channel } of dispatcher.shape.calls) handlers.set(channel, (arg) => dispatcher.call(concern, method, PAGE, arg));
-  handlers.set(SUBSCRIBE_CHANNEL, (name) =>
-    dispatcher.subscribe(PAGE, name, (payload) => listeners.get(eventChannel(String(name)))?.forEach((l) => l(structuredClone(payload)))),
-  );
-  handlers.set(UNSUBSCRIBE_CHANNEL, (name) => dispatcher.unsubscribe(PAGE, name));
+  const listeners = new Set<(message: unknown) => void>();
+  const later = (message: unknown, deliver: (copy: unknown) => void): void => {
+    const copy = structuredClone(message);
+    setImmediate(() => deliver(copy));
+  };
+  const toPage = (message: unknown): void => later(message, (copy) => listeners.forEach((l) => l(copy)));
   const port: IpcRendererPort = {
-    invoke: async (channel, arg) => structuredClone(await handlers.get(channel)!(structuredClone(arg))),
-    on: (channel, listener) => {
-      let set = listeners.get(channel);
-      if (!set) listeners.set(channel, (set = new Set()));
-      set.add(listener);
-      return () => set.delete(listener);
-    },
+    send: (message) => later(message, (copy) => dispatcher.receive(PAGE, copy, toPage)),
+    onMessage: (listener) => void listeners.add(listener),
   };
   return { power: createIpcClient(powerApi, port, { errorsAsData: true }), subscriptions: () => dispatcher.subscriptionCount() };
 }
@@ -86,8 +82,8 @@ describe('the desktop path under Node: window.power → IPC → service → util
     let messageId = '';
     const ended = new Promise<{ digest: string }>((resolve, reject) => {
       const offs = [
-        power.generation.onToken((t) => {
-          if (t.messageId === messageId) pieces.push(t.text);
+        power.generation.onRounds((e) => {
+          if (e.messageId === messageId) pieces.push(...e.rounds.flatMap((r) => r.texts));
         }),
         power.generation.onDone((d) => {
           if (d.messageId !== messageId) return;
@@ -134,8 +130,8 @@ describe('the desktop path under Node: window.power → IPC → service → util
     let tokens = 0;
     let messageId = '';
     const streaming = new Promise<void>((resolve) => {
-      const off = power.generation.onToken((t) => {
-        if (t.messageId === messageId && ++tokens === 5) {
+      const off = power.generation.onRounds((e) => {
+        if (e.messageId === messageId && (tokens += e.rounds.reduce((n, r) => n + r.tokenIds.length, 0)) >= 5) {
           off();
           resolve();
         }

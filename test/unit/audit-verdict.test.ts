@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { auditVerdict, type Divergence } from '../../node/engine/audit.js';
+import { auditVerdict, type Divergence } from '../../node/service/audit.js';
 import { batchInvariance, builtFlavours } from '../../engine/build-info.js';
 
 const divergence = (rowsAccount: boolean): Divergence => ({

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
+import { resolveKS } from '../../contract/profile.js';
 import { readProfile } from '../../node/cli/profile.js';
 import { PROFILE_PRESETS as PRESETS } from '../../contract/api/profiles.js';
 import { Profiles, resolveProfile } from '../../node/service/profiles.js';
@@ -27,12 +28,23 @@ describe('profiles', () => {
     const { profiles: list, activeId } = profiles.list();
     assert.equal(activeId, 'balanced');
     assert.deepEqual(list.map((p) => [p.id, p.k, p.s, p.strategy]), [
-      ['balanced', 7, 7, null],
+      ['balanced', 7, null, null],
       ['peak', 7, 6, null],
       ['autoregressive', null, null, 'none'],
     ]);
     assert.deepEqual(resolveProfile(PRESETS[1]!, 'mtp'), { entry: PRESETS[1], strategy: 'mtp', k: 7, s: 6 });
     assert.equal(resolveProfile(PRESETS[2]!, 'mtp').strategy, 'none');
+    assert.deepEqual(resolveProfile(PRESETS[0]!, 'mtp'), { entry: PRESETS[0], strategy: 'mtp', k: 7, s: 7 }, 'Balanced: S = K');
+  });
+
+  test("one K/S resolver: a request's K and S over the profile's, S = K by default, S above K refused naming both sources", () => {
+    assert.deepEqual(resolveProfile(PRESETS[0]!, 'ngram', { k: 3 }), { entry: PRESETS[0], strategy: 'ngram', k: 3, s: 3 });
+    assert.deepEqual(resolveProfile(PRESETS[1]!, 'ngram', { k: 5, s: 2 }), { entry: PRESETS[1], strategy: 'ngram', k: 5, s: 2 });
+    assert.throws(() => resolveProfile(PRESETS[1]!, 'ngram', { k: 3 }), /^PowerError: S of the profile 'Peak K7\/S6 \(guarded\)' must be from 0 to K \(3\) \(got 6\)$/);
+    assert.deepEqual(resolveProfile(PRESETS[1]!, 'ngram', { s: 7 }), { entry: PRESETS[1], strategy: 'ngram', k: 7, s: 7 }, "the request's S over the profile's");
+    assert.deepEqual(resolveKS([{ kName: '--k', sName: '--s' }]), { k: 7, s: 7 });
+    assert.throws(() => resolveKS([{ k: 3, s: 4, kName: '--k', sName: '--s' }]), /^PowerError: --s must be from 0 to K \(3\) \(got 4\)$/);
+    assert.throws(() => resolveKS([{ s: 9, kName: '--k', sName: '--s' }]), /--s must be from 0 to K \(7\) \(got 9\); K is from the default K/);
   });
 
   test('every profile round-trips through TOML that the CLI reads', async () => {

@@ -209,23 +209,27 @@ describe('sampling settings', () => {
 });
 
 describe('live replies', () => {
-  test('one frame of events appends tokens and rounds in order and keeps the latest stats', () => {
+  const streamed = (r: ApiRound, ids: number[], texts: string[], origins: ApiRound['origins']) => ({ ...r, tokenIds: ids, texts, origins });
+  test('one frame of batches appends tokens and rounds in order and keeps the latest stats', () => {
     const before = {};
     const after = applyLiveEvents(before, [
-      { kind: 'token', chatId: 'c', messageId: 'm', token: { id: 1, text: 'He', origin: 'target', round: 1 } },
-      { kind: 'round', chatId: 'c', messageId: 'm', round: round(1, 1000, 1) },
-      { kind: 'token', chatId: 'c', messageId: 'm', token: { id: 2, text: 'llo', origin: 'accepted', round: 2 } },
-      { kind: 'stats', chatId: 'c', messageId: 'm', stats: stats({ accepted: 1 }) },
+      { chatId: 'c', messageId: 'm', rounds: [streamed(round(1, 1000, 1), [1], ['He'], ['target'])], text: 'He', stats: stats({ accepted: 0 }) },
+      { chatId: 'c', messageId: 'm', rounds: [], text: '', stats: stats({ accepted: 0 }) },
+      { chatId: 'c', messageId: 'm', rounds: [streamed(round(2, 2000, 1), [2], ['llo'], ['accepted'])], text: 'llo', stats: stats({ accepted: 1 }) },
     ]);
     assert.deepEqual(before, {}, 'the previous state is not mutated');
     const reply = after['m']!;
     assert.equal(reply.status, 'streaming');
     assert.deepEqual(reply.tokens.map((t) => t.text), ['He', 'llo']);
-    assert.equal(reply.rounds.length, 1);
+    assert.deepEqual(reply.tokens.map((t) => [t.id, t.origin, t.round]), [[1, 'target', 1], [2, 'accepted', 2]]);
+    assert.equal(reply.rounds.length, 2);
+    assert.equal('texts' in reply.rounds[0]!, false, 'rounds are stored without their texts (the tokens hold them)');
     assert.equal(reply.stats!.accepted, 1);
-    const next = applyLiveEvents(after, [{ kind: 'token', chatId: 'c', messageId: 'm', token: { id: 3, text: '!', origin: 'bonus', round: 2 } }]);
+    const next = applyLiveEvents(after, [{ chatId: 'c', messageId: 'm', rounds: [streamed(round(3, 3000, 1), [3], ['!'], ['bonus'])], text: '!', stats: stats({ accepted: 1 }) }]);
     assert.equal(after['m']!.tokens.length, 2, 'earlier snapshots stay as they were');
     assert.equal(next['m']!.tokens.length, 3);
+    const tail = applyLiveEvents(next, [{ chatId: 'c', messageId: 'm', rounds: [], text: '\uFFFD', stats: stats({ accepted: 1 }) }]);
+    assert.equal(tail['m']!.tokens.at(-1)!.text, '!\uFFFD', 'the tail of an unfinished character joins the last token');
   });
   test('decode rate per round is tokens over the time since the previous round', () => {
     assert.deepEqual(decodeSeries([round(1, 1000, 1), round(2, 3000, 4), round(3, 7000, 2)]), [2000, 500]);

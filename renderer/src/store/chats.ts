@@ -7,7 +7,7 @@ import type { AssistantMessage } from '../api-types.js';
 import { recordReport } from './session.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
 
-/** The live replies after one frame's events. */
+/** The live replies after one frame's batches of rounds. */
 export function applyLiveEvents(live: Record<string, ReplyView>, events: readonly LiveEvent[]): Record<string, ReplyView> {
   const next = { ...live };
   const touched = new Set<string>();
@@ -18,9 +18,17 @@ export function applyLiveEvents(live: Record<string, ReplyView>, events: readonl
       reply = { ...reply, tokens: [...reply.tokens], rounds: [...reply.rounds] };
       touched.add(event.messageId);
     }
-    if (event.kind === 'token') reply.tokens.push(event.token);
-    else if (event.kind === 'round') reply.rounds.push(event.round);
-    else reply = { ...reply, stats: event.stats };
+    const { tokens, rounds } = reply;
+    for (const { texts, ...round } of event.rounds) {
+      round.tokenIds.forEach((id, i) => tokens.push({ id, text: texts[i]!, origin: round.origins[i]!, round: round.index }));
+      rounds.push(round);
+    }
+    if (event.rounds.length === 0 && event.text) {
+      // the tail of a character the reply never finished belongs to its last token
+      const last = tokens.at(-1);
+      if (last) tokens[tokens.length - 1] = { ...last, text: last.text + event.text };
+    }
+    reply = { ...reply, stats: event.stats };
     next[event.messageId] = reply;
   }
   return next;

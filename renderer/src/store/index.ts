@@ -22,16 +22,14 @@ export function createPowerStore(): PowerStore {
 
 /**
  * Subscribes the store to every event it shows and reads the initial state. Returns the
- * function that unsubscribes. Tokens, rounds and stats are applied once per animation frame.
+ * function that unsubscribes. The batches of rounds are applied once per animation frame.
  */
 export async function wireEvents(store: PowerStore, api: PowerApi, schedule?: Scheduler): Promise<() => void> {
   const s = store.getState;
   s().setApi(api);
   const batch = createFrameBatcher<LiveEvent>((events) => s().applyLive(events), schedule);
   const off = [
-    api.generation.onToken((e) => batch.push({ kind: 'token', chatId: e.chatId, messageId: e.messageId, token: { id: e.id, text: e.text, origin: e.origin, round: e.round } })),
-    api.generation.onRound((e) => batch.push({ kind: 'round', chatId: e.chatId, messageId: e.messageId, round: e.round })),
-    api.generation.onStats((e) => batch.push({ kind: 'stats', chatId: e.chatId, messageId: e.messageId, stats: e.stats })),
+    api.generation.onRounds((e) => batch.push(e)),
     api.generation.onDone((e) => {
       batch.flush();
       void s().finishReply(e.chatId, e.messageId, { kind: 'done', digest: e.digest, stats: e.stats, stopReason: e.stopReason });

@@ -1,7 +1,7 @@
 // The renderer's state: one zustand store composed from slices (docs/architecture.md).
 import type { StateCreator } from 'zustand';
 
-import type { Chat, ChatSummary, Draft, EngineState, FlashAttnChoice, MemoryEstimate, ModelEntry, PowerApi, ProfileEntry, Strategies, Strategy } from '../api-types.js';
+import type { Chat, ChatSummary, Draft, EngineState, RoundsEvent, FlashAttnChoice, MemoryEstimate, ModelEntry, PowerApi, ProfileEntry, Strategies, Strategy } from '../api-types.js';
 import type { AbResult, AbSide } from '../logic/ab.js';
 import type { Notice } from '../logic/advice.js';
 import type { ReplyView } from '../logic/reply.js';
@@ -86,10 +86,8 @@ export interface ChatsSlice {
   finishReply(chatId: string, messageId: string, outcome: ReplyOutcome): Promise<void>;
 }
 
-export type LiveEvent =
-  | { kind: 'token'; chatId: string; messageId: string; token: ReplyView['tokens'][number] }
-  | { kind: 'round'; chatId: string; messageId: string; round: ReplyView['rounds'][number] }
-  | { kind: 'stats'; chatId: string; messageId: string; stats: NonNullable<ReplyView['stats']> };
+/** What one hand-over of the engine adds to a streaming reply (generation.onRounds). */
+export type LiveEvent = RoundsEvent;
 
 export type ReplyOutcome =
   | { kind: 'done'; digest: string; stats: NonNullable<ReplyView['stats']>; stopReason: string }

@@ -6,8 +6,8 @@
 import type { SamplingOptions } from '../../contract/engine-types.js';
 import type { Tokens } from '../../engine/protocol.js';
 import type { Strategy } from '../../contract/strategies.js';
-import type { EngineClient } from './client.js';
-import { runGeneration, type GenerationOutcome } from './generation.js';
+import type { EngineClient } from '../engine/client.js';
+import { runRequest, type GenerationOutcome } from './request.js';
 
 export interface AuditRequest {
   modelId: string;
@@ -106,7 +106,7 @@ async function run(engine: EngineClient, req: AuditRequest, opts: RunOptions) {
         ...(opts.capture.otherRow ? { otherRow: opts.capture.otherRow } : {}),
       });
     }
-    const outcome = await runGeneration(engine, { sessionId, prompt: req.prompt, maxTokens: req.maxTokens, sampling: req.sampling });
+    const outcome = await runRequest(engine, { sessionId, prompt: req.prompt, maxTokens: req.maxTokens, sampling: req.sampling });
     const captured = opts.capture ? await engine.call('capturedRow', { sessionId }) : null;
     return { outcome, captured, flashAttn: session.flashAttn };
   } finally {

@@ -1,0 +1,157 @@
+// The one way a generation request runs: into the engine, rounds back as they are committed,
+// into a sink. Chat replies, the OpenAI API, `power generate`, `bench` and `audit` all run here,
+// so there is one UTF-8 decoder, one round mapper and one incremental statistics. The streaming
+// unit is the engine's round batch: the sink is called once per batch (the rounds of one
+// hand-over of the native layer) with the rounds, their text and a stats snapshot, each computed
+// in constant work per round.
+import { randomUUID } from 'node:crypto';
+
+import type { ApiRound, ReplyStats, StreamedRound } from '../../contract/api/generation.js';
+import type { NativeGenerateResult, RoundRecord, SamplingOptions, StopReason } from '../../contract/engine-types.js';
+import { computeStats, RunningStats, tokenDigest, type GenerationStats } from '../../contract/generation-result.js';
+import type { Tokens } from '../../engine/protocol.js';
+import type { EngineClient } from '../engine/client.js';
+import type { SlotLease } from './reply-slot.js';
+import { TokenText } from './token-text.js';
+
+export interface GenerationRequest {
+  sessionId: string;
+  prompt: Tokens | readonly number[];
+  maxTokens: number;
+  sampling: SamplingOptions;
+}
+
+/** What one hand-over of the engine adds to the reply. */
+export interface RoundsBatch {
+  rounds: StreamedRound[];
+  /** the text these rounds complete (whole UTF-8 characters) */
+  text: string;
+  /** the evidence so far */
+  stats: ReplyStats;
+}
+
+export interface GenerationOutcome {
+  tokens: number[];
+  text: string;
+  digest: string;
+  stopReason: StopReason;
+  stats: GenerationStats;
+  rounds: RoundRecord[];
+}
+
+export interface RequestOutcome extends GenerationOutcome {
+  native: NativeGenerateResult;
+  /** the final stats with the prompt's reuse */
+  replyStats: ReplyStats;
+}
+
+export interface RunOptions {
+  /** receives every batch of rounds as it arrives */
+  sink?: (batch: RoundsBatch) => void;
+  /** the reply slot's lease: a stop asked of it cancels the request */
+  lease?: SlotLease;
+}
+
+export function apiRound(round: RoundRecord, index: number): ApiRound {
+  return {
+    index,
+    proposed: round.proposed,
+    accepted: round.accepted,
+    replay: round.replay,
+    clampedTo: round.clampedTo,
+    tokenIds: round.tokens.map((t) => t.id),
+    origins: round.tokens.map((t) => t.origin),
+    startUs: round.startUs,
+    endUs: round.endUs,
+    proposeUs: round.proposeUs,
+    verifyUs: round.verifyUs,
+    commitUs: round.commitUs,
+  };
+}
+
+export function replyStats(native: NativeGenerateResult, stats: GenerationStats, final: boolean): ReplyStats {
+  return {
+    ...stats,
+    reusedPromptTokens: final ? native.reusedTokens : null,
+    evaluatedPromptTokens: final ? native.promptTokens - native.reusedTokens : null,
+  };
+}
+
+/**
+ * Runs the request. Resolves with the outcome; rejects with the engine's error, after the sink
+ * has seen every round committed before it (the engine flushes them before it fails).
+ */
+export async function runRequest(engine: EngineClient, request: GenerationRequest, options: RunOptions = {}): Promise<RequestOutcome> {
+  const requestId = randomUUID();
+  const rounds: RoundRecord[] = [];
+  const tokens: number[] = [];
+  const running = new RunningStats();
+  const decoder = new TokenText();
+  const promptLength = request.prompt.length;
+  let text = '';
+  // the client hands a batch's rounds over one after another in one task: they are collected
+  // and given to the sink together, at the end of that task
+  let pending: StreamedRound[] = [];
+  let pendingText = '';
+  const snapshot = (): ReplyStats => {
+    const partial = running.partialNative(promptLength);
+    return replyStats(partial, running.stats(partial), false);
+  };
+  const deliver = (): void => {
+    if (pending.length === 0) return;
+    const batch = { rounds: pending, text: pendingText, stats: snapshot() };
+    pending = [];
+    pendingText = '';
+    options.sink?.(batch);
+  };
+  const stop = engine.onRound(requestId, (round) => {
+    rounds.push(round);
+    running.add(round);
+    const texts = round.tokens.map((t) => {
+      tokens.push(t.id);
+      return decoder.push(t.piece);
+    });
+    const delta = texts.join('');
+    text += delta;
+    if (!options.sink) return;
+    if (pending.length === 0) queueMicrotask(deliver);
+    pending.push({ ...apiRound(round, rounds.length), texts });
+    pendingText += delta;
+  });
+  const cancel = (): void => void engine.call('cancel', { sessionId: request.sessionId }).catch(() => {});
+  // bytes of a character the reply never completed, whatever ended it: shown as U+FFFD, never dropped
+  const finish = (): string => {
+    stop();
+    deliver();
+    const tail = decoder.flush();
+    text += tail;
+    if (tail) options.sink?.({ rounds: [], text: tail, stats: snapshot() });
+    return tail;
+  };
+  let native: NativeGenerateResult;
+  try {
+    const call = engine.call('generate', {
+      sessionId: request.sessionId,
+      requestId,
+      prompt: request.prompt instanceof Int32Array ? request.prompt : Int32Array.from(request.prompt),
+      maxTokens: request.maxTokens,
+      sampling: request.sampling,
+    });
+    // the request is in the engine now: a stop asked of the slot (now or earlier) cancels it
+    options.lease?.attach(cancel);
+    native = await call;
+  } catch (error) {
+    finish();
+    throw error;
+  }
+  finish();
+  const stats = running.stats(native);
+  return { tokens, text, digest: await tokenDigest(tokens), stopReason: native.stopReason, stats, rounds, native, replyStats: replyStats(native, stats, true) };
+}
+
+/** The outcome of a request cancelled before its first token (a front door still reports it). */
+export async function cancelledOutcome(promptTokens: number): Promise<RequestOutcome> {
+  const native = { stopReason: 'cancelled' as const, replays: 0, clampedTo: null, promptTokens, reusedTokens: 0, prefillUs: 0, totalUs: 0, generated: 0 };
+  const stats = computeStats(native, []);
+  return { tokens: [], text: '', digest: await tokenDigest([]), stopReason: 'cancelled', stats, rounds: [], native, replyStats: replyStats(native, stats, true) };
+}
