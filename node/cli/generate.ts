@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { FlashAttn, type SamplingOptions } from '../../contract/engine-types.js';
 import { GenerationResult } from '../../contract/generation-result.js';
 import { FR_UNSUPPORTED, K_MAX, resolveKS } from '../../contract/profile.js';
-import { cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
+import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../contract/strategies.js';
 import { CancelledError } from '../engine/cancellation.js';
@@ -229,18 +229,11 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
   if (values.json) {
     const rounds = values.rounds
       ? {
-          rounds: outcome.rounds.map((r) => ({
-            proposed: r.proposed,
-            accepted: r.accepted,
-            replay: r.replay,
-            clampedTo: r.clampedTo,
-            tokens: r.tokens.map((t) => t.id),
-            origins: r.tokens.map((t) => t.origin),
-            endUs: r.endUs,
-            proposeUs: r.proposeUs,
-            verifyUs: r.verifyUs,
-            commitUs: r.commitUs,
-          })),
+          // the service's round mapper, in the CLI's names (tokens for tokenIds, no index or start)
+          rounds: outcome.rounds.map((r, i) => {
+            const { index, startUs, tokenIds, ...round } = apiRound(r, i + 1);
+            return { ...round, tokens: tokenIds };
+          }),
         }
       : {};
     io.out(JSON.stringify({ ...result, ...rounds }) + '\n');
