@@ -7,16 +7,15 @@
 //   node --import tsx bench/flash-attn.ts [--reps N] [--positions 256,1024,4096] [--decode N] [--write]
 //
 // --write appends the table to bench/RESULTS-cpu.md. Needs the built addon and dist/ (npm ci).
-import { spawnSync } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { median } from '../contract/report/stats.js';
 import { readBuildInfo } from '../engine/build-info.js';
 import { LONG_MODELS, makeModelFiles } from '../tools/models/synthetic.js';
-import { BENCH_MODELS_CACHE, ROOT } from '../node/paths.js';
+import { BENCH_MODELS_CACHE } from '../node/paths.js';
+import { isoSeconds, machineLine } from './lib/machine.js';
+import { appendSection, FLASH_ATTN_HEADING, RESULTS_CPU_MD } from './lib/results.js';
+import { failer, powerSync, requireDist } from './lib/run.js';
+import { medianOf, medianRatio } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +30,8 @@ const positions = values.positions.split(',').map(Number);
 const decodeTokens = Number(values.decode);
 const SETTINGS = ['on', 'off'] as const;
 type Setting = (typeof SETTINGS)[number];
+
+requireDist(failer('flash-attn'));
 
 const models = await makeModelFiles(BENCH_MODELS_CACHE, LONG_MODELS, { onLog: (l) => console.log(`  ${l}`) });
 
@@ -55,23 +56,25 @@ function generate(fa: Setting, position: number, speculative: boolean): Run {
   // the reply ends at `position`: the prompt fills the rest
   const prompt = promptTokens(Math.max(8, position - decodeTokens));
   const args = [
-    join(ROOT, 'bin/power.js'), 'generate', '--model', models['long-f16-target.gguf'], '--device', 'cpu',
+    'generate', '--model', models['long-f16-target.gguf'], '--device', 'cpu',
     '--prompt-tokens', prompt, '--max-tokens', String(decodeTokens), '--ctx', String(position + 256),
     '--flash-attn', fa, '--json',
     ...(speculative ? ['--strategy', 'draft-model', '--draft', models['long-f16-draft.gguf'], '--k', '4'] : []),
   ];
-  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = powerSync(args);
   if (r.status !== 0) throw new Error(`power generate failed (${r.status}): ${r.stderr}`);
   const out = JSON.parse(r.stdout) as { digest: string; stats: { prefillTokensPerSecond: number; steadyDecodeTokensPerSecond: number | null } };
   return { prefill: out.stats.prefillTokensPerSecond, decode: out.stats.steadyDecodeTokensPerSecond ?? NaN, digest: out.digest };
 }
 
 const fmt = (x: number | null) => (x === null || Number.isNaN(x) ? '-' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
+/** on/off, per repetition, then the median */
+const ratio = (pairs: [number, number][]) => medianRatio(pairs)?.toFixed(2) ?? '-';
 const rows: string[] = [];
 const started = Date.now();
 for (const position of positions) {
   const runs: Record<Setting, { ar: Run[]; k4: Run[] }> = { on: { ar: [], k4: [] }, off: { ar: [], k4: [] } };
-  const ratios = { prefill: [] as number[], decode: [] as number[], k4: [] as number[] };
+  const pairs = { prefill: [] as [number, number][], decode: [] as [number, number][], k4: [] as [number, number][] };
   for (let i = 0; i < reps; i++) {
     const order = i % 2 === 0 ? SETTINGS : ([...SETTINGS].reverse() as Setting[]);
     for (const fa of order) {
@@ -80,17 +83,17 @@ for (const position of positions) {
     }
     const on = { ar: runs.on.ar[i]!, k4: runs.on.k4[i]! };
     const off = { ar: runs.off.ar[i]!, k4: runs.off.k4[i]! };
-    ratios.prefill.push(on.ar.prefill / off.ar.prefill);
-    ratios.decode.push(on.ar.decode / off.ar.decode);
-    ratios.k4.push(on.k4.decode / off.k4.decode);
+    pairs.prefill.push([on.ar.prefill, off.ar.prefill]);
+    pairs.decode.push([on.ar.decode, off.ar.decode]);
+    pairs.k4.push([on.k4.decode, off.k4.decode]);
   }
   for (const fa of SETTINGS) {
     const r = runs[fa];
     const same = r.k4.every((k, j) => k.digest === r.ar[j]!.digest) ? 'yes' : 'no';
     rows.push(
-      `| ${position} | ${fa} | ${fmt(median(r.ar.map((x) => x.prefill)))} | ${fmt(median(r.ar.map((x) => x.decode)))} | ` +
-        `${fmt(median(r.k4.map((x) => x.decode)))} | ${same} | ` +
-        (fa === 'on' ? `${median(ratios.prefill)!.toFixed(2)} / ${median(ratios.decode)!.toFixed(2)} / ${median(ratios.k4)!.toFixed(2)}` : '') +
+      `| ${position} | ${fa} | ${fmt(medianOf(r.ar.map((x) => x.prefill)))} | ${fmt(medianOf(r.ar.map((x) => x.decode)))} | ` +
+        `${fmt(medianOf(r.k4.map((x) => x.decode)))} | ${same} | ` +
+        (fa === 'on' ? `${ratio(pairs.prefill)} / ${ratio(pairs.decode)} / ${ratio(pairs.k4)}` : '') +
         ' |',
     );
     console.log(rows.at(-1));
@@ -100,9 +103,9 @@ for (const position of positions) {
 const info = readBuildInfo('cpu');
 const table = [
   '',
-  `## Flash Attention on the CPU (bench/flash-attn.ts, ${new Date().toISOString().slice(0, 19)}Z)`,
+  `${FLASH_ATTN_HEADING} (bench/flash-attn.ts, ${isoSeconds()})`,
   '',
-  `${cpus()[0]?.model.trim() ?? 'CPU'}, ${cpus().length} logical cores, ${Math.round(totalmem() / 2 ** 30)} GiB; flavour cpu ` +
+  `${machineLine()}; flavour cpu ` +
     `(llama.cpp ${info.llamaCppRelease}, ${info.flashAttnBatchInvariant ? 'Flash Attention patched: one path for every row, scripts/native/patches' : 'ggml Flash Attention as released'}); ` +
     `\`LONG_MODELS\` pair (F16 llama, 8 blocks, E=1024; draft its first 2 blocks); default threads; ` +
     `${reps} repetitions, medians; run time ${((Date.now() - started) / 60000).toFixed(1)} min.`,
@@ -116,4 +119,4 @@ const table = [
   '',
 ].join('\n');
 console.log(table);
-if (values.write) appendFileSync(resolve(ROOT, 'bench/RESULTS-cpu.md'), table);
+if (values.write) appendSection(RESULTS_CPU_MD, table);

@@ -7,18 +7,21 @@
 //   node --import tsx bench/serve-stream.ts [--tokens 4000] [--reps 3] [--write]
 //
 // --write appends the table to bench/RESULTS-cpu.md. Needs dist/ and the addon (npm ci).
-import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { WebSocket } from 'ws';
 
-import { median } from '../contract/report/stats.js';
 import { powerApi } from '../contract/api/index.js';
 import { createApiClient } from '../contract/transport/ws-client.js';
 import { MODELS_CACHE, ROOT } from '../node/paths.js';
+import { cpuSeconds } from './lib/cpu-time.js';
+import { isoSeconds } from './lib/machine.js';
+import { appendSection, RESULTS_CPU_MD, SERVE_STREAM_HEADING } from './lib/results.js';
+import { failer, POWER_BIN, powerSync, requireDist } from './lib/run.js';
+import { medianOf, medianRatio } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: { tokens: { type: 'string', default: '4000' }, reps: { type: 'string', default: '3' }, write: { type: 'boolean', default: false } },
@@ -29,21 +32,10 @@ const CONTEXT = tokens + 256;
 const PROMPT = 'hello world';
 const WINDOW = Number(process.env.POWER_BENCH_WINDOW ?? 100);
 
-/** CPU time of every thread of a process, in seconds (Linux's schedstat: nanoseconds). */
-function cpuSeconds(pid: number): number {
-  let ns = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return ns / 1e9;
-}
+requireDist(failer('serve-stream'));
 
 async function startServe(): Promise<{ origin: string; token: string; pid: number; stop: () => void }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/power.js'), 'serve', '--port', '0', '--models-dir', MODELS_CACHE, '--data-dir', join(ROOT, '.cache', 'bench-serve-data')], {
+  const child = spawn(process.execPath, [POWER_BIN, 'serve', '--port', '0', '--models-dir', MODELS_CACHE, '--data-dir', join(ROOT, '.cache', 'bench-serve-data')], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -111,10 +103,9 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
 }
 
 function generateOnce(): number {
-  const r = spawnSync(
-    process.execPath,
-    [join(ROOT, 'bin/power.js'), 'generate', '--model', join(MODELS_CACHE, 'target.gguf'), '--prompt', PROMPT, '--max-tokens', String(tokens), '--ctx', String(CONTEXT), '--json'],
-    { encoding: 'utf8', maxBuffer: 1 << 28 },
+  const r = powerSync(
+    ['generate', '--model', join(MODELS_CACHE, 'target.gguf'), '--prompt', PROMPT, '--max-tokens', String(tokens), '--ctx', String(CONTEXT), '--json'],
+    { maxBuffer: 1 << 28 },
   );
   if (r.status !== 0) throw new Error(`power generate: ${r.stderr}`);
   return (JSON.parse(r.stdout) as { stats: { steadyDecodeTokensPerSecond: number } }).stats.steadyDecodeTokensPerSecond;
@@ -142,21 +133,23 @@ try {
     }
     console.log(`rep ${i + 1}: /v1 ${streamed.at(-1)!.rate.toFixed(0)} tok/s (${streamed.at(-1)!.tokens} chunks), generate ${generated.at(-1)!.toFixed(0)} tok/s`);
   }
-  const ratio = median(streamed.map((s, i) => s.rate / generated[i]!))!;
-  const growth = median(streamed.map((s) => s.cpuLast / s.cpuFirst))!;
+  const ratio = medianRatio(streamed.map((s, i) => [s.rate, generated[i]] as const));
+  const growth = medianRatio(streamed.map((s) => [s.cpuLast, s.cpuFirst] as const));
+  const med = (xs: readonly number[]): string => medianOf(xs)?.toFixed(0) ?? '-';
+  const two = (x: number | null): string => x?.toFixed(2) ?? '-';
   const table = [
     '',
-    `## A long reply through /v1 (bench/serve-stream.ts, ${new Date().toISOString().slice(0, 19)}Z)`,
+    `${SERVE_STREAM_HEADING} (bench/serve-stream.ts, ${isoSeconds()})`,
     '',
     `target.gguf, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (chunks − 1 over the time from the first to the last), generate's its steady decode rate.`,
     '',
     `| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/token, first ${WINDOW} | last ${WINDOW} | last / first |`,
     '| --- | --- | --- | --- | --- | --- |',
-    `| ${median(streamed.map((s) => s.rate))!.toFixed(0)} | ${median(generated)!.toFixed(0)} | ${ratio.toFixed(2)} | ${median(streamed.map((s) => s.cpuFirst))!.toFixed(0)} | ${median(streamed.map((s) => s.cpuLast))!.toFixed(0)} | ${growth.toFixed(2)} |`,
+    `| ${med(streamed.map((s) => s.rate))} | ${med(generated)} | ${two(ratio)} | ${med(streamed.map((s) => s.cpuFirst))} | ${med(streamed.map((s) => s.cpuLast))} | ${two(growth)} |`,
     '',
   ].join('\n');
   console.log(table);
-  if (values.write) appendFileSync(join(ROOT, 'bench/RESULTS-cpu.md'), table);
+  if (values.write) appendSection(RESULTS_CPU_MD, table);
 } finally {
   serve.stop();
 }

@@ -1,5 +1,5 @@
 // The bare C-API decode loop, as a benchmark runner: the fastest a plain llama.cpp program gets
-// on the same libraries, for bench/speculative.mjs to hold Power's autoregressive path against.
+// on the same libraries, for bench/speculative.ts to hold Power's autoregressive path against.
 // Greedy, one token per llama_decode, no streaming, no checkpoints.
 //
 //   power-bench-loop <model.gguf> <n_predict> <n_ctx> <token,token,...> <threads> [auto|pool:POLL]

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // Engine speed benchmark (issues #3 and #8): on one synthetic target/draft pair (F16, and its
 // Q8_0 and Q4_0 quantizations made with llama.cpp's own llama-quantize), in one interleaved run:
 //   - Power autoregressive at default settings vs the bare C-API loop (power-bench-loop) at its
@@ -9,48 +8,50 @@
 //   - the suspects of issue #8 (JS work per round, threadpools, thread count, spinning pools).
 // Figures are medians over prompts and ratios inside one run, so the machine's drift cancels out.
 //
-//   node bench/speculative.mjs [--out DIR] [--tokens N] [--prompts N] [--types f16,q8_0,q4_0] [--k K]
-//                              [--threads 1,2] [--reps R] [--write] [--no-llama] [--no-profile]
-//                              [--force-models] [--no-priority]
+//   node --import tsx bench/speculative.ts [--out DIR] [--tokens N] [--prompts N] [--types f16,q8_0,q4_0] [--k K]
+//                                          [--threads 1,2] [--reps R] [--write] [--no-llama] [--no-profile]
+//                                          [--force-models] [--no-priority]
 //
-// Needs the compiled TypeScript (dist/) and the addon (build/addon-<POWER_FLAVOUR or cpu>, with
-// power-bench-loop). See bench/README.md.
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+// Needs dist/ (bin/power.js runs the compiled CLI) and the addon (build/addon-<POWER_FLAVOUR or
+// cpu-prebuilt>, with power-bench-loop). See bench/README.md.
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { cpus, getPriority, loadavg, setPriority, totalmem } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { cpus, getPriority, setPriority } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+import type { SamplingOptions } from '../contract/engine-types.js';
+import type { Tokens } from '../engine/protocol.js';
+import type { GenerationResult } from '../contract/generation-result.js';
+import type { EngineHostProcess } from '../node/engine/launcher.js';
+import { EngineClient } from '../node/engine/client.js';
+import { runRequest } from '../node/service/request.js';
+import { ROOT } from '../node/paths.js';
+import { writeGguf } from '../tools/gguf/writer.js';
+import { BENCH_MODELS, GENERATOR_VERSION, makeModelSpec, specHash } from '../tools/models/synthetic.js';
+import { childPid, mainThreadCpuMs } from './lib/cpu-time.js';
+import { fixed, percent, times } from './lib/format.js';
+import { compileAgainstPrebuilt, ensureLlamaSource, LLAMA_SRC, parseSpeculativeSimple, SPECULATIVE_SIMPLE_SRC, speculativeSimpleArgs } from './lib/llama.js';
+import { isoSeconds, load1, machineLine } from './lib/machine.js';
+import { PROMPTS } from './lib/prompts.js';
+import { benchCommand, FLASH_ATTN_HEADING, RESULTS_CPU_MD, SERVE_STREAM_HEADING, writeHead } from './lib/results.js';
+import { failer, POWER_BIN, requireDist, run } from './lib/run.js';
+import { medianOf, medianRatio } from './lib/stats.js';
+
 // the prebuilt libraries by default: they carry libllama-common.so, which the llama.cpp peers link
 // against, so Power and its peers run the same llama.cpp build
 const FLAVOUR = process.env.POWER_FLAVOUR ?? 'cpu-prebuilt';
 const ADDON_DIR = join(ROOT, `build/addon-${FLAVOUR}`);
-const LLAMA_SRC = join(ROOT, 'build/llama.cpp');
 const LLAMA_EXE = join(ROOT, 'build/bench/llama-speculative-simple');
 const QUANTIZE_EXE = join(ROOT, 'build/bench/llama-quantize');
 const BARE_EXE = join(ADDON_DIR, 'power-bench-loop');
-const RESULTS_MD = join(ROOT, 'bench/RESULTS-cpu.md');
 const CTX = 2048;
-const TYPES = ['f16', 'q8_0', 'q4_0'];
+const TYPES = ['f16', 'q8_0', 'q4_0'] as const;
+type ModelType = (typeof TYPES)[number];
 
-// Plain text over the synthetic vocabulary (node/models/vocab.ts): both engines tokenize it the
-// same way (checked: llama-speculative-simple's output must contain Power's autoregressive text).
-const PROMPTS = [
-  'the quick brown fox jumps over the lazy dog',
-  'hello world, this is a test of the power model',
-  'what is the answer to the question',
-  'I like to write a story about water and people',
-  'she said that they will come when the day is long',
-  'how many people have made the first call',
-  'a token is part of the model',
-  'the target and the draft are fast',
-];
-
-const USAGE = `node bench/speculative.mjs [options]
+const USAGE = `${benchCommand('speculative')} [options]
   --out DIR        where the benchmark models and last-run.json go (default .cache/bench)
   --tokens N       tokens generated per request (default 128)
   --prompts N      prompts, 1..${PROMPTS.length} (default 4)
@@ -70,68 +71,41 @@ Environment: POWER_FLAVOUR picks the addon flavour (default cpu-prebuilt, the li
 
 // ---------------------------------------------------------------- small helpers
 
-function fail(message) {
-  console.error(`bench: ${message}`);
-  process.exit(1);
-}
+const fail: (message: string) => never = failer('bench');
 
-function intList(text, name) {
+function intList(text: string, name: string): number[] {
   const list = String(text).split(',').map((x) => Number(x.trim()));
   if (list.length === 0 || list.some((x) => !Number.isInteger(x) || x < 1 || x > 64)) fail(`--${name}: bad list "${text}"`);
   return list;
 }
 
-function median(values) {
-  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
-  if (v.length === 0) return null;
-  const mid = v.length >> 1;
-  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
-
-const fmt = (x, digits = 1) => (x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits));
-const pct = (x) => (x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)}%`);
-const ratio = (x) => (x === null || x === undefined ? '-' : `${x.toFixed(2)}×`);
-
-/** Runs a command to completion; never throws for a non-zero exit. */
-function run(cmd, args, options = {}) {
-  return new Promise((resolvePromise) => {
-    const started = performance.now();
-    const child = spawn(cmd, args, { cwd: options.cwd ?? ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    child.on('error', (error) => resolvePromise({ code: -1, stdout, stderr: stderr + String(error), ms: performance.now() - started }));
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr, ms: performance.now() - started }));
-  });
-}
-
-async function importDist(path) {
-  const file = join(ROOT, 'dist', path);
-  if (!existsSync(file)) fail(`${relative(ROOT, file)} is missing: build the TypeScript first (npx tsc -p tsconfig.build.json)`);
-  return import(pathToFileURL(file).href);
-}
-
 // ---------------------------------------------------------------- 1. models
 
 /** Builds tools/quantize from the release's source against the prebuilt libraries (libllama-common.so has common/). */
-function ensureQuantize() {
+function ensureQuantize(): void {
   const dir = join(LLAMA_SRC, 'tools/quantize');
   const srcs = [join(dir, 'main.cpp'), join(dir, 'quantize.cpp')];
-  if (!srcs.every(existsSync)) fail(`no ${relative(ROOT, dir)} sources (clone the release bundle into build/llama.cpp)`);
-  const libs = ['libllama-common.so', 'libllama.v0.4.0.so', 'libggml.v0.4.0.so', 'libggml-base.so'];
-  const libDir = ADDON_DIR;
-  for (const lib of libs) if (!existsSync(join(libDir, lib))) fail(`${lib} is missing in ${ADDON_DIR} (build the addon first)`);
-  const newest = Math.max(...srcs.map((s) => statSync(s).mtimeMs), ...libs.map((l) => statSync(join(libDir, l)).mtimeMs));
-  if (existsSync(QUANTIZE_EXE) && statSync(QUANTIZE_EXE).mtimeMs >= newest) return;
-  mkdirSync(dirname(QUANTIZE_EXE), { recursive: true });
-  const r = spawnSync('g++', [
-    '-std=c++17', '-O1', ...['include', 'ggml/include', 'common', 'vendor', 'tools/quantize'].map((d) => `-I${join(LLAMA_SRC, d)}`),
-    ...srcs, '-o', QUANTIZE_EXE, `-L${libDir}`, ...libs.map((l) => `-l:${l}`),
-    `-Wl,-rpath,$ORIGIN/${relative(dirname(QUANTIZE_EXE), libDir)}`,
-  ], { encoding: 'utf8' });
-  if (r.status !== 0) fail(`building llama-quantize failed:\n${r.stderr}`);
-  console.log(`  built     ${relative(ROOT, QUANTIZE_EXE)} (g++, linked to the prebuilt libraries)`);
+  if (!srcs.every((s) => existsSync(s))) fail(`no ${relative(ROOT, dir)} sources (clone the release bundle into build/llama.cpp)`);
+  const built = compileAgainstPrebuilt({ sources: srcs, exe: QUANTIZE_EXE, libDir: ADDON_DIR, includes: ['tools/quantize'], opt: '-O1' }, fail);
+  if (built !== null) console.log(`  built     ${relative(ROOT, QUANTIZE_EXE)} (g++, linked to the prebuilt libraries)`);
+}
+
+interface Pair {
+  target: string;
+  draft: string;
+}
+
+interface TypeModels extends Pair {
+  targetBytes: number;
+  draftBytes: number;
+  layers: { target: number; draft: number };
+}
+
+type Role = 'target' | 'draft';
+
+interface Manifest {
+  generator: number;
+  files: Record<string, { key: string; size: number } | undefined>;
 }
 
 /**
@@ -139,37 +113,34 @@ function ensureQuantize() {
  * and Q4_0 from the F16 files with llama.cpp's llama-quantize. Cached in `outDir` by the
  * generator's spec hash (and the quantization type).
  */
-async function ensureModels(outDir, types, force) {
-  const synth = await importDist('tools/models/synthetic.js');
-  const { writeGguf } = await importDist('tools/gguf/writer.js');
-  if (!synth.BENCH_MODELS) fail('dist/ has no BENCH_MODELS: run npx tsc -p tsconfig.build.json');
+async function ensureModels(outDir: string, types: readonly ModelType[], force: boolean): Promise<Record<ModelType, TypeModels>> {
   await mkdir(outDir, { recursive: true });
   const manifestPath = join(outDir, 'manifest.json');
-  let manifest = { generator: synth.GENERATOR_VERSION, files: {} };
+  let manifest: Manifest = { generator: GENERATOR_VERSION, files: {} };
   try {
-    const parsed = JSON.parse(await readFile(manifestPath, 'utf8'));
-    if (parsed.generator === synth.GENERATOR_VERSION && parsed.files) manifest = parsed;
+    const parsed = JSON.parse(await readFile(manifestPath, 'utf8')) as Partial<Manifest>;
+    if (parsed.generator === GENERATOR_VERSION && parsed.files) manifest = parsed as Manifest;
   } catch {
     // no cache yet
   }
-  const sizeOf = (path) => (existsSync(path) ? statSync(path).size : -1);
-  const remember = async (file, key) => {
+  const sizeOf = (path: string): number => (existsSync(path) ? statSync(path).size : -1);
+  const remember = async (file: string, key: string): Promise<void> => {
     manifest.files[file] = { key, size: sizeOf(join(outDir, file)) };
     await writeFile(manifestPath, JSON.stringify(manifest, null, 2) + '\n');
   };
-  const fresh = (file, key) => !force && manifest.files[file]?.key === key && manifest.files[file].size === sizeOf(join(outDir, file));
-  const out = {};
-  for (const role of ['target', 'draft']) {
-    const { params } = synth.BENCH_MODELS[`bench-${role}.gguf`];
-    const f16 = { ...params, dtype: 'f16' };
+  const fresh = (file: string, key: string): boolean => !force && manifest.files[file]?.key === key && manifest.files[file].size === sizeOf(join(outDir, file));
+  const out: Partial<Record<ModelType, TypeModels>> = {};
+  for (const role of ['target', 'draft'] as const satisfies readonly Role[]) {
+    const { params } = BENCH_MODELS[`bench-${role}.gguf`];
+    const f16 = { ...params, dtype: 'f16' as const };
     const f16File = `bench-${role}-f16.gguf`;
-    const f16Key = synth.specHash(f16);
+    const f16Key = specHash(f16);
     if (fresh(f16File, f16Key)) {
       console.log(`  cached    ${f16File}`);
     } else {
       const tmp = join(outDir, `${f16File}.tmp-${process.pid}`);
       try {
-        await writeGguf(tmp, synth.makeModelSpec(f16));
+        await writeGguf(tmp, makeModelSpec(f16));
         await rename(tmp, join(outDir, f16File));
       } catch (error) {
         await rm(tmp, { force: true });
@@ -194,64 +165,75 @@ async function ensureModels(outDir, types, force) {
           console.log(`  quantized ${file} (llama-quantize ${type.toUpperCase()})`);
         }
       }
-      out[type] ??= { layers: {} };
-      out[type][role] = join(outDir, file);
-      out[type][`${role}Bytes`] = sizeOf(join(outDir, file));
-      out[type].layers[role] = params.layers;
+      const entry = (out[type] ??= { target: '', draft: '', targetBytes: -1, draftBytes: -1, layers: { target: 0, draft: 0 } });
+      entry[role] = join(outDir, file);
+      entry[role === 'target' ? 'targetBytes' : 'draftBytes'] = sizeOf(join(outDir, file));
+      entry.layers[role] = params.layers;
     }
   }
-  return out;
+  return out as Record<ModelType, TypeModels>;
 }
 
 // ---------------------------------------------------------------- 2. llama-speculative-simple
 
 /**
  * Builds examples/speculative-simple from the release's source (build/llama.cpp) against the
- * prebuilt libraries in build/addon-cpu, common/ included (libllama-common.so exports every
+ * prebuilt libraries of the addon folder, common/ included (libllama-common.so exports every
  * common_* symbol the example uses). Rebuilt when the source or the libraries are newer.
  */
-function ensureLlamaSpeculative() {
-  const src = join(LLAMA_SRC, 'examples/speculative-simple/speculative-simple.cpp');
-  if (!existsSync(src)) {
-    const bundle = join(ROOT, 'node_modules/node-llama-cpp/llama/gitRelease.bundle');
-    if (!existsSync(bundle)) fail(`no llama.cpp source at ${relative(ROOT, LLAMA_SRC)} and no ${relative(ROOT, bundle)}`);
-    console.log(`  cloning the release source from ${relative(ROOT, bundle)}`);
-    const c = spawnSync('git', ['clone', '--quiet', bundle, LLAMA_SRC], { stdio: 'inherit' });
-    if (c.status !== 0) fail('git clone of the bundle failed');
-  }
-  const libs = ['libllama-common.so', 'libllama.v0.4.0.so', 'libggml.v0.4.0.so', 'libggml-base.so'];
-  for (const lib of libs) if (!existsSync(join(ADDON_DIR, lib))) fail(`${lib} is missing in ${ADDON_DIR} (build the addon first)`);
-  const newest = Math.max(statSync(src).mtimeMs, ...libs.map((l) => statSync(join(ADDON_DIR, l)).mtimeMs));
-  if (existsSync(LLAMA_EXE) && statSync(LLAMA_EXE).mtimeMs >= newest) {
-    console.log(`  up to date ${relative(ROOT, LLAMA_EXE)}`);
-    return { builtMs: null };
-  }
-  mkdirSync(dirname(LLAMA_EXE), { recursive: true });
-  const args = [
-    '-std=c++17', '-O2',
-    `-I${join(LLAMA_SRC, 'include')}`, `-I${join(LLAMA_SRC, 'ggml/include')}`,
-    `-I${join(LLAMA_SRC, 'common')}`, `-I${join(LLAMA_SRC, 'vendor')}`,
-    src, '-o', LLAMA_EXE,
-    `-L${ADDON_DIR}`, ...libs.map((l) => `-l:${l}`),
-    `-Wl,-rpath,$ORIGIN/${relative(dirname(LLAMA_EXE), ADDON_DIR)}`,
-  ];
-  const started = performance.now();
-  const r = spawnSync('g++', args, { encoding: 'utf8' });
-  if (r.status !== 0) fail(`building llama-speculative-simple failed:\n${r.stderr}`);
-  const builtMs = performance.now() - started;
-  console.log(`  built     ${relative(ROOT, LLAMA_EXE)} in ${(builtMs / 1000).toFixed(1)} s (g++, linked to the prebuilt libllama-common.so)`);
-  return { builtMs };
+function ensureLlamaSpeculative(): void {
+  ensureLlamaSource(relative(LLAMA_SRC, SPECULATIVE_SIMPLE_SRC), fail, (line) => console.log(`  ${line}`));
+  const builtMs = compileAgainstPrebuilt({ sources: [SPECULATIVE_SIMPLE_SRC], exe: LLAMA_EXE, libDir: ADDON_DIR }, fail);
+  if (builtMs === null) console.log(`  up to date ${relative(ROOT, LLAMA_EXE)}`);
+  else console.log(`  built     ${relative(ROOT, LLAMA_EXE)} in ${(builtMs / 1000).toFixed(1)} s (g++, linked to the prebuilt libllama-common.so)`);
 }
 
 // ---------------------------------------------------------------- 3. one measurement
+
+interface Overhead {
+  share: number;
+  perRoundMs: number;
+  roundMs: number;
+}
+
+interface PowerFigures {
+  tokens: number[];
+  digest: string;
+  text: string;
+  decode: number | null;
+  steady: number | null;
+  request: number | null;
+  acceptance: number | null;
+  meanLength: number | null;
+  overhead: Overhead | null;
+}
+
+interface BareFigures {
+  tokens: number[];
+  decode: number;
+  stepMs: number;
+}
+
+interface LlamaFigures {
+  tokens: number;
+  decodeSeconds: number;
+  decode: number;
+  acceptance: number | null;
+  drafted: number;
+  accepted: number;
+  targetEvalMs: number | null;
+  stdout: string;
+}
+
+type JsonRound = { endUs: number; proposeUs: number; verifyUs: number; commitUs: number };
 
 /**
  * `power generate --json --rounds` once (threads: null = the engine's default). Decode rate over
  * everything after the first token, as for the peers; host overhead from the round records.
  */
-async function runPower(pair, promptTokens, { tokens, threads, k }) {
+async function runPower(pair: Pair, promptTokens: readonly number[], { tokens, threads, k }: { tokens: number; threads: number | null; k: number }): Promise<PowerFigures> {
   const args = [
-    join(ROOT, 'bin/power.js'), 'generate', '--model', pair.target,
+    POWER_BIN, 'generate', '--model', pair.target,
     '--prompt-tokens', promptTokens.join(','), '--max-tokens', String(tokens),
     '--ctx', String(CTX), '--json', '--rounds',
   ];
@@ -260,7 +242,7 @@ async function runPower(pair, promptTokens, { tokens, threads, k }) {
   else args.push('--strategy', 'none');
   const r = await run(process.execPath, args);
   if (r.code !== 0) fail(`power generate failed (${r.code}): ${r.stderr.trim()}`);
-  const j = JSON.parse(r.stdout);
+  const j = JSON.parse(r.stdout) as GenerationResult & { rounds: JsonRound[] };
   const s = j.stats;
   const n = j.tokens.length;
   const totalMs = s.requestTokensPerSecond ? (n / s.requestTokensPerSecond) * 1000 : null;
@@ -269,7 +251,7 @@ async function runPower(pair, promptTokens, { tokens, threads, k }) {
     tokens: j.tokens,
     digest: j.digest,
     text: j.text,
-    decode: decodeMs > 0 ? ((n - 1) * 1000) / decodeMs : null,
+    decode: decodeMs !== null && decodeMs > 0 ? ((n - 1) * 1000) / decodeMs : null,
     steady: s.steadyDecodeTokensPerSecond,
     request: s.requestTokensPerSecond,
     acceptance: s.acceptanceRate,
@@ -284,83 +266,54 @@ async function runPower(pair, promptTokens, { tokens, threads, k }) {
  * left is the engine's own bookkeeping between steps: recording the round, handing it to the
  * stream, the next round's set-up (and any stall of the generation thread).
  */
-function hostOverhead(rounds) {
+function hostOverhead(rounds: readonly JsonRound[]): Overhead | null {
   let wall = 0;
   let steps = 0;
   for (let i = 2; i < rounds.length; i++) {
-    wall += rounds[i].endUs - rounds[i - 1].endUs;
-    steps += rounds[i].proposeUs + rounds[i].verifyUs + rounds[i].commitUs;
+    const round = rounds[i]!;
+    wall += round.endUs - rounds[i - 1]!.endUs;
+    steps += round.proposeUs + round.verifyUs + round.commitUs;
   }
   const n = Math.max(0, rounds.length - 2);
   return wall > 0 ? { share: (wall - steps) / wall, perRoundMs: (wall - steps) / n / 1000, roundMs: wall / n / 1000 } : null;
 }
 
 /** The bare C-API loop once (native/tools/bench_loop.cpp). */
-async function runBare(pair, promptTokens, { tokens, threads, mode }) {
+async function runBare(pair: Pair, promptTokens: readonly number[], { tokens, threads, mode }: { tokens: number; threads: number; mode: string }): Promise<BareFigures> {
   const r = await run(BARE_EXE, [pair.target, String(tokens), String(CTX), promptTokens.join(','), String(threads), mode], { cwd: ADDON_DIR });
   if (r.code !== 0) fail(`power-bench-loop failed (${r.code}): ${r.stderr.trim()}`);
-  const j = JSON.parse(r.stdout);
+  const j = JSON.parse(r.stdout) as { tokens: number[]; decodeTokensPerSecond: number; stepMsMedian: number };
   return { tokens: j.tokens, decode: j.decodeTokensPerSecond, stepMs: j.stepMsMedian };
 }
 
 /** llama-speculative-simple once, from the folder of the prebuilt libraries (ggml finds its CPU backends there). */
-async function runLlama(models, text, { tokens, threads, k, poll0 }) {
-  const args = [
-    '-m', models.target, '-md', models.draft, '-p', text, '-n', String(tokens), '-c', String(CTX),
-    '-t', String(threads), '-td', String(threads), '--spec-type', 'draft-simple',
-    '--spec-draft-n-max', String(k), '--temp', '0', '--seed', '0',
-  ];
-  // its default threadpools busy-wait (poll 50) between graphs; with a target and a draft pool
-  // that leaves an idle pool spinning on a core the busy one needs
-  if (poll0) args.push('--poll', '0', '--poll-batch', '0', '--poll-draft', '0', '--poll-batch-draft', '0');
+async function runLlama(models: Pair, text: string, { tokens, threads, k, poll0 }: { tokens: number; threads: number; k: number; poll0: boolean }): Promise<LlamaFigures> {
+  const args = speculativeSimpleArgs({ target: models.target, draft: models.draft, text, tokens, ctx: CTX, threads, k, poll0 });
   const r = await run(LLAMA_EXE, args, { cwd: ADDON_DIR });
   if (r.code !== 0) fail(`llama-speculative-simple failed (${r.code}): ${r.stderr.trim().split('\n').slice(-5).join('\n')}`);
-  const log = r.stderr;
-  const m = /decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t\/s/.exec(log);
-  const drafted = /n_drafted\s*=\s*(\d+)/.exec(log);
-  const accepted = /n_accept\s*=\s*(\d+)/.exec(log);
-  const targetEval = /prompt eval time =\s+([\d.]+) ms \/\s+(\d+) tokens/.exec(log);
-  if (!m || !drafted || !accepted) fail(`could not read llama-speculative-simple's summary:\n${log.slice(-2000)}`);
-  const nDrafted = Number(drafted[1]);
-  const nAccepted = Number(accepted[1]);
+  const s = parseSpeculativeSimple(r.stderr);
+  if (!s || s.drafted === null || s.accepted === null) fail(`could not read llama-speculative-simple's summary:\n${r.stderr.slice(-2000)}`);
   return {
-    tokens: Number(m[1]),
-    decodeSeconds: Number(m[2]),
-    decode: Number(m[3]),
-    acceptance: nDrafted > 0 ? nAccepted / nDrafted : null,
-    drafted: nDrafted,
-    accepted: nAccepted,
-    targetEvalMs: targetEval ? Number(targetEval[1]) : null,
+    tokens: s.tokens,
+    decodeSeconds: s.decodeSeconds,
+    decode: s.decode,
+    acceptance: s.drafted > 0 ? s.accepted / s.drafted : null,
+    drafted: s.drafted,
+    accepted: s.accepted,
+    targetEvalMs: s.targetEvalMs,
     stdout: r.stdout,
   };
 }
 
 // ---------------------------------------------------------------- 4. the engine driven directly
 
-/** The engine host this process started (Linux /proc), for its JS thread's CPU time; null elsewhere. */
-function findHostPid() {
-  try {
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('engine/host')) return Number(entry);
-    }
-  } catch {
-    // not Linux, or the process went away
-  }
-  return null;
-}
+const POLL_LEVELS = [0, 1, 50] as const;
 
-/** CPU ms of a process's main thread (its JS thread; the addon's generation threads are others). */
-function mainThreadCpuMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 10 ms ticks
-  } catch {
-    return null;
-  }
+interface Profile {
+  promptTokens: number[][];
+  defaultThreads: number;
+  js?: { hostPerRound: number | null; callerPerRound: number; roundMs: number; rounds: number; roundsPerMessage: number | null };
+  poll?: { threads: number; levels: Record<number, (number | null)[]> };
 }
 
 /**
@@ -369,38 +322,37 @@ function mainThreadCpuMs(pid) {
  * process, while draft-model requests run at default settings) and the steady rate of the
  * session threadpool's polling levels at the highest thread count.
  */
-async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) {
-  const { EngineClient } = await importDist('node/engine/client.js');
-  const { runGeneration } = await importDist('node/engine/generation.js');
+async function profile(pair: Pair, promptTexts: readonly string[], { tokens, k, pollThreads, generate }: { tokens: number; k: number; pollThreads: number; generate: boolean }): Promise<Profile> {
   const engine = EngineClient.start({ flavour: FLAVOUR });
-  const sampling = { temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0 };
+  const sampling: SamplingOptions = { temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0 };
   try {
     await engine.call('hello', {});
     const target = await engine.call('loadModel', { path: pair.target });
     const draft = await engine.call('loadModel', { path: pair.draft });
-    const prompts = [];
+    const prompts: Tokens[] = [];
     for (const text of promptTexts) {
       const ids = await engine.call('tokenize', { modelId: target.modelId, text, addSpecial: true, parseSpecial: true });
       prompts.push(Int32Array.from(ids));
     }
     const spec = await engine.call('createSession', { modelId: target.modelId, contextSize: CTX, strategy: 'draft-model', k, s: k, draftModelId: draft.modelId });
-    const out = { promptTokens: prompts.map((p) => Array.from(p)), defaultThreads: spec.threads };
+    const out: Profile = { promptTokens: prompts.map((p) => Array.from(p)), defaultThreads: spec.threads };
     if (!generate) return out;
 
     // JS work per round: CPU of the host's JS thread and of this process while the requests run
-    const hostPid = findHostPid();
+    const hostPid = childPid('engine/host');
     const js = { hostMs: 0, benchMs: 0, rounds: 0, wallMs: 0, messages: 0 };
-    // IPC messages that carry rounds (the client's child process is private to TypeScript only)
-    // (the launcher's host process has onMessage and no off: count while `counting`)
+    // IPC messages that carry rounds: the channel's `engine.onRounds` events (engine/protocol.ts;
+    // the client's child process is private to TypeScript only, and the launcher's host process
+    // has onMessage and no off: count while `counting`)
     let counting = true;
-    engine.child.onMessage((m) => {
-      if (counting && m?.kind === 'event' && m.event === 'rounds') js.messages++;
+    (engine as unknown as { child: EngineHostProcess }).child.onMessage((m) => {
+      if (counting && (m as { event?: unknown } | null)?.event === 'engine.onRounds') js.messages++;
     });
     for (const prompt of prompts) {
       const host0 = hostPid ? mainThreadCpuMs(hostPid) : null;
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
-      const b = await runGeneration(engine, { sessionId: spec.sessionId, prompt, maxTokens: tokens, sampling });
+      const b = await runRequest(engine, { sessionId: spec.sessionId, prompt, maxTokens: tokens, sampling });
       js.wallMs += performance.now() - t0;
       const cpu1 = process.cpuUsage(cpu0);
       const host1 = hostPid ? mainThreadCpuMs(hostPid) : null;
@@ -418,17 +370,18 @@ async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) 
     // the session pool's polling level, draft-model K at `pollThreads` threads (one shared pool;
     // at 1 thread the pool has no workers and nothing polls)
     if (pollThreads < 2) return out;
-    out.poll = { threads: pollThreads, levels: {} };
+    const poll: NonNullable<Profile['poll']> = { threads: pollThreads, levels: {} };
+    out.poll = poll;
     for (const level of POLL_LEVELS) {
       const s = await engine.call('createSession', {
         modelId: target.modelId, contextSize: CTX, strategy: 'draft-model', k, s: k, draftModelId: draft.modelId, threads: pollThreads, threadpoolPoll: level,
       });
-      const rates = [];
+      const rates: (number | null)[] = [];
       for (const prompt of prompts) {
-        const r = await runGeneration(engine, { sessionId: s.sessionId, prompt, maxTokens: tokens, sampling });
+        const r = await runRequest(engine, { sessionId: s.sessionId, prompt, maxTokens: tokens, sampling });
         rates.push(r.stats.steadyDecodeTokensPerSecond);
       }
-      out.poll.levels[level] = rates;
+      poll.levels[level] = rates;
       await engine.call('disposeSession', { sessionId: s.sessionId });
     }
     return out;
@@ -437,23 +390,21 @@ async function profile(pair, promptTexts, { tokens, k, pollThreads, generate }) 
   }
 }
 
-const POLL_LEVELS = [0, 1, 50];
-
 // ---------------------------------------------------------------- 5. report
 
-function table(headers, rows) {
-  const line = (cells) => `| ${cells.join(' | ')} |`;
+function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
   return [line(headers), line(headers.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
-function machineLine() {
-  const c = cpus();
-  return `${c[0]?.model ?? 'unknown CPU'}, ${c.length} logical cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`;
-}
+type Config =
+  | { key: string; runner: 'bare'; threads: number; mode: string; label: string; settings: string }
+  | { key: string; runner: 'power'; threads: number | null; k: number; label: string; settings: string }
+  | { key: string; runner: 'llama'; threads: number; poll0: boolean; label: string; settings: string };
 
 /** The configurations run for each prompt of each type, back to back (order rotated per prompt). */
-function configsFor({ threadList, k, defaultThreads, withLlama }) {
-  const list = [];
+function configsFor({ threadList, k, defaultThreads, withLlama }: { threadList: readonly number[]; k: number; defaultThreads: number; withLlama: boolean }): Config[] {
+  const list: Config[] = [];
   for (const t of threadList) {
     list.push({ key: `bare-t${t}`, runner: 'bare', threads: t, mode: 'auto', label: 'bare C-API loop', settings: `${t} thr, llama.cpp's per-graph threads` });
     if (t > 1) list.push({ key: `bare-t${t}-pool`, runner: 'bare', threads: t, mode: 'pool:1', label: 'bare C-API loop', settings: `${t} thr, persistent pool, poll 1` });
@@ -471,7 +422,13 @@ function configsFor({ threadList, k, defaultThreads, withLlama }) {
   return list;
 }
 
-async function main() {
+type Entry = { type: ModelType; prompt: number; key: string; load: number; matchesAr?: boolean } & (
+  | ({ runner: 'power' } & PowerFigures)
+  | ({ runner: 'bare' } & BareFigures)
+  | ({ runner: 'llama' } & LlamaFigures)
+);
+
+async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       out: { type: 'string', default: '.cache/bench' },
@@ -500,10 +457,13 @@ async function main() {
   if (!Number.isInteger(nPrompts) || nPrompts < 1 || nPrompts > PROMPTS.length) fail(`--prompts must be in [1, ${PROMPTS.length}]`);
   if (!Number.isInteger(k) || k < 1 || k > 16) fail('--k must be in [1, 16]');
   if (!['1', '2', '3', '4', '5'].includes(values.reps)) fail('--reps must be 1..5');
-  const types = values.types.split(',').map((t) => t.trim());
-  if (types.length === 0 || types.some((t) => !TYPES.includes(t))) fail(`--types: a list of ${TYPES.join(', ')}`);
+  const typeNames = values.types.split(',').map((t) => t.trim());
+  const isType = (t: string): t is ModelType => (TYPES as readonly string[]).includes(t);
+  if (typeNames.length === 0 || !typeNames.every(isType)) fail(`--types: a list of ${TYPES.join(', ')}`);
+  const types = typeNames as ModelType[];
   const threadList = intList(values.threads, 'threads');
   const withLlama = !values['no-llama'];
+  requireDist(fail);
   if (!existsSync(BARE_EXE)) fail(`${relative(ROOT, BARE_EXE)} is missing: build the addon (npm run build:native)`);
   const started = performance.now();
   let priority = 'normal (nice 0)';
@@ -512,10 +472,11 @@ async function main() {
       setPriority(0, -10); // children (engine hosts, the peers) inherit it
       priority = `raised (nice ${getPriority(0)})`;
     } catch (error) {
-      priority = `normal (could not raise it: ${error.code ?? error.message})`;
+      const e = error as NodeJS.ErrnoException;
+      priority = `normal (could not raise it: ${e.code ?? e.message})`;
     }
   }
-  const uptime = () => spawnSync('uptime', [], { encoding: 'utf8' }).stdout.trim();
+  const uptime = (): string => spawnSync('uptime', [], { encoding: 'utf8' }).stdout.trim();
   const uptimeBefore = uptime();
   console.log(`CPU priority ${priority}; ${uptimeBefore}`);
 
@@ -527,83 +488,94 @@ async function main() {
     ensureLlamaSpeculative();
   }
   const texts = PROMPTS.slice(0, nPrompts);
-  const head = types[0];
+  const head = types[0]!;
   const generate = !values['no-profile'];
   const pollThreads = Math.max(...threadList);
   console.log(generate ? `engine driven directly (${head}: JS work per round${pollThreads > 1 ? `, threadpool polling at ${pollThreads} threads` : ''})...` : 'tokenizing the prompts...');
   const prof = await profile(models[head], texts, { tokens, k, pollThreads, generate });
   const configs = configsFor({ threadList, k, defaultThreads: prof.defaultThreads, withLlama });
 
-  const results = []; // { type, prompt, key, ...figures }
+  const results: Entry[] = [];
   const reps = Number(values.reps);
   for (const type of types) {
     for (let p = 0; p < texts.length; p++) {
-      const order = configs.map((_, i) => configs[(i + p) % configs.length]);
-      const best = new Map();
+      const order = configs.map((_, i) => configs[(i + p) % configs.length]!);
+      const best = new Map<string, Entry>();
       for (let rep = 0; rep < reps; rep++) {
         for (const c of order) {
-          const figures =
-            c.runner === 'power' ? await runPower(models[type], prof.promptTokens[p], { tokens, threads: c.threads, k: c.k })
-            : c.runner === 'bare' ? await runBare(models[type], prof.promptTokens[p], { tokens, threads: c.threads, mode: c.mode })
-            : await runLlama(models[type], texts[p], { tokens, threads: c.threads, k, poll0: c.poll0 });
-          const entry = { type, prompt: p, key: c.key, runner: c.runner, load: loadavg()[0], ...figures };
-          if (!best.has(c.key) || (entry.decode ?? 0) > (best.get(c.key).decode ?? 0)) best.set(c.key, entry);
-          process.stdout.write(`  ${type} prompt ${p + 1}/${texts.length}${reps > 1 ? ` rep ${rep + 1}` : ''} ${c.label} [${c.settings}]: ${fmt(figures.decode)} tok/s\n`);
+          const base = { type, prompt: p, key: c.key };
+          let entry: Entry;
+          if (c.runner === 'power') {
+            const figures = await runPower(models[type], prof.promptTokens[p]!, { tokens, threads: c.threads, k: c.k });
+            entry = { ...base, runner: c.runner, load: load1(), ...figures };
+          } else if (c.runner === 'bare') {
+            const figures = await runBare(models[type], prof.promptTokens[p]!, { tokens, threads: c.threads, mode: c.mode });
+            entry = { ...base, runner: c.runner, load: load1(), ...figures };
+          } else {
+            const figures = await runLlama(models[type], texts[p]!, { tokens, threads: c.threads, k, poll0: c.poll0 });
+            entry = { ...base, runner: c.runner, load: load1(), ...figures };
+          }
+          const kept = best.get(c.key);
+          if (!kept || (entry.decode ?? 0) > (kept.decode ?? 0)) best.set(c.key, entry);
+          process.stdout.write(`  ${type} prompt ${p + 1}/${texts.length}${reps > 1 ? ` rep ${rep + 1}` : ''} ${c.label} [${c.settings}]: ${fixed(entry.decode, 1)} tok/s\n`);
         }
       }
-      for (const c of configs) results.push(best.get(c.key));
+      for (const c of configs) results.push(best.get(c.key)!);
     }
   }
 
   // checks: Power's draft-model tokens equal Power AR's (digest), the bare loop's tokens equal
   // Power AR's, and llama-speculative-simple's text contains Power AR's
-  const find = (type, prompt, key) => results.find((r) => r.type === type && r.prompt === prompt && r.key === key);
+  const find = (type: ModelType, prompt: number, key: string): Entry | undefined => results.find((r) => r.type === type && r.prompt === prompt && r.key === key);
   for (const r of results) {
     const ar = find(r.type, r.prompt, 'ar');
+    if (ar?.runner !== 'power') fail(`no Power autoregressive run for ${r.type} prompt ${r.prompt + 1}`);
     r.matchesAr =
       r.runner === 'power' ? r.digest === ar.digest
       : r.runner === 'bare' ? r.tokens.join(',') === ar.tokens.join(',')
       : r.stdout.includes(ar.text);
   }
-  const byKey = (type, key) => results.filter((r) => r.type === type && r.key === key);
-  const medianOf = (type, key, field = 'decode') => median(byKey(type, key).map((r) => r[field]));
-  const perPromptRatio = (type, a, b) =>
-    median(texts.map((_, p) => {
-      const x = find(type, p, a);
-      const y = find(type, p, b);
-      return x?.decode && y?.decode ? x.decode / y.decode : null;
-    }));
-  const bestOf = (type, runner) => {
+  const byKey = (type: ModelType, key: string): Entry[] => results.filter((r) => r.type === type && r.key === key);
+  const steady = (r: Entry): number | null => (r.runner === 'power' ? r.steady : null);
+  const medianFor = (type: ModelType, key: string, field: (r: Entry) => number | null = (r) => r.decode): number | null => medianOf(byKey(type, key).map(field));
+  const perPromptRatio = (type: ModelType, a: string, b: string): number | null =>
+    medianRatio(texts.map((_, p) => [find(type, p, a)?.decode, find(type, p, b)?.decode] as const));
+  const bestOf = (type: ModelType, runner: Config['runner']): string => {
     const keys = configs.filter((c) => c.runner === runner).map((c) => c.key);
-    return keys.reduce((a, b) => ((medianOf(type, b) ?? 0) > (medianOf(type, a) ?? 0) ? b : a));
+    return keys.reduce((a, b) => ((medianFor(type, b) ?? 0) > (medianFor(type, a) ?? 0) ? b : a));
   };
+  const overhead = (r: Entry): Overhead | null | undefined => (r.runner === 'power' ? r.overhead : undefined);
 
-  const rows = [];
-  const summary = {};
+  const rows: string[][] = [];
+  const summary: Partial<Record<ModelType, {
+    bareBest: string; arVsBare: number | null; llamaBest: string | null; specVsLlama: number | null; specVsAr: number | null;
+    overheadAr: number | null; overheadSpec: number | null; overheadSpecMs: number | null; specRoundMs: number | null;
+    poolVsAuto: { t: number; r: number | null }[]; arThreads: { t: number; r: number | null; s: number | null }[]; llamaPoll: { t: number; r: number | null }[];
+  }>> = {};
   for (const type of types) {
     for (const c of configs) {
       const rs = byKey(type, c.key);
       rows.push([
-        type, c.label, c.settings, fmt(medianOf(type, c.key)),
-        c.runner === 'power' ? fmt(medianOf(type, c.key, 'steady')) : '-',
-        c.runner === 'power' ? pct(median(rs.map((r) => r.overhead?.share))) : '-',
-        c.runner === 'power' && c.k ? pct(medianOf(type, c.key, 'acceptance')) : c.runner === 'llama' ? pct(medianOf(type, c.key, 'acceptance')) : '-',
+        type, c.label, c.settings, fixed(medianFor(type, c.key), 1),
+        c.runner === 'power' ? fixed(medianFor(type, c.key, steady), 1) : '-',
+        c.runner === 'power' ? percent(medianOf(rs.map((r) => overhead(r)?.share))) : '-',
+        (c.runner === 'power' && c.k) || c.runner === 'llama' ? percent(medianFor(type, c.key, (r) => (r.runner === 'bare' ? null : r.acceptance))) : '-',
         c.key === 'ar' ? 'control' : `${rs.filter((r) => r.matchesAr).length}/${rs.length}`,
       ]);
     }
     const bareBest = bestOf(type, 'bare');
     const llamaBest = withLlama ? bestOf(type, 'llama') : null;
-    const label = (key) => configs.find((c) => c.key === key);
+    const label = (key: string): Config => configs.find((c) => c.key === key)!;
     summary[type] = {
       bareBest: `${label(bareBest).settings}`,
       arVsBare: perPromptRatio(type, 'ar', bareBest),
       llamaBest: llamaBest ? label(llamaBest).settings : null,
       specVsLlama: llamaBest ? perPromptRatio(type, 'spec', llamaBest) : null,
       specVsAr: perPromptRatio(type, 'spec', 'ar'),
-      overheadAr: median(byKey(type, 'ar').map((r) => r.overhead?.share)),
-      overheadSpec: median(byKey(type, 'spec').map((r) => r.overhead?.share)),
-      overheadSpecMs: median(byKey(type, 'spec').map((r) => r.overhead?.perRoundMs)),
-      specRoundMs: median(byKey(type, 'spec').map((r) => r.overhead?.roundMs)),
+      overheadAr: medianOf(byKey(type, 'ar').map((r) => overhead(r)?.share)),
+      overheadSpec: medianOf(byKey(type, 'spec').map((r) => overhead(r)?.share)),
+      overheadSpecMs: medianOf(byKey(type, 'spec').map((r) => overhead(r)?.perRoundMs)),
+      specRoundMs: medianOf(byKey(type, 'spec').map((r) => overhead(r)?.roundMs)),
       poolVsAuto: threadList.filter((t) => t > 1).map((t) => ({ t, r: perPromptRatio(type, `bare-t${t}-pool`, `bare-t${t}`) })),
       arThreads: threadList.filter((t) => t !== prof.defaultThreads).map((t) => ({ t, r: perPromptRatio(type, `ar-t${t}`, 'ar'), s: perPromptRatio(type, `spec-t${t}`, 'spec') })),
       llamaPoll: withLlama ? threadList.filter((t) => t > 1).map((t) => ({ t, r: perPromptRatio(type, `llama-t${t}`, `llama-t${t}-p0`) })) : [],
@@ -611,31 +583,34 @@ async function main() {
   }
   const mainTable = table(['type', 'runner', 'settings', 'decode tok/s', 'steady tok/s', 'host overhead / round', 'acceptance', 'tokens = Power AR'], rows);
 
-  const verdict = (x, target, more = true) => (x === null || x === undefined ? 'not measured' : (more ? x >= target : x <= target) ? 'met' : 'NOT met');
+  const verdict = (x: number | null | undefined, target: number, more = true): string =>
+    x === null || x === undefined ? 'not measured' : (more ? x >= target : x <= target) ? 'met' : 'NOT met';
   const ratioRows = types.map((type) => {
-    const s = summary[type];
+    const s = summary[type]!;
     return [
       type,
-      `${ratio(s.arVsBare)} (bare best: ${s.bareBest})`,
-      withLlama ? `${ratio(s.specVsLlama)} (llama best: ${s.llamaBest})` : '-',
-      ratio(s.specVsAr),
-      `${pct(s.overheadAr)} / ${pct(s.overheadSpec)} (${fmt(s.overheadSpecMs, 3)} of ${fmt(s.specRoundMs, 2)} ms)`,
+      `${times(s.arVsBare)} (bare best: ${s.bareBest})`,
+      withLlama ? `${times(s.specVsLlama)} (llama best: ${s.llamaBest})` : '-',
+      times(s.specVsAr),
+      `${percent(s.overheadAr)} / ${percent(s.overheadSpec)} (${fixed(s.overheadSpecMs, 3)} of ${fixed(s.specRoundMs, 2)} ms)`,
     ];
   });
   const ratioTable = table(['type', 'Power AR default / bare loop at its best', `Power K${k} default / llama-speculative-simple at its best`, `Power K${k} / Power AR (defaults)`, 'host overhead per round, AR / K (median)'], ratioRows);
-  const h = summary[head];
+  const h = summary[head]!;
   const verdicts = [
-    `Power AR default ≥ 0.95× the bare loop at its best (${head}): ${ratio(h.arVsBare)}: ${verdict(h.arVsBare, 0.95)}`,
-    ...(withLlama ? [`Power draft-model K${k} default ≥ 1.15× llama-speculative-simple at its best (${head}): ${ratio(h.specVsLlama)}: ${verdict(h.specVsLlama, 1.15)}`] : []),
-    `Power draft-model K${k} ≥ 1.3× Power AR (${head}): ${ratio(h.specVsAr)}: ${verdict(h.specVsAr, 1.3)}`,
-    `host overhead ≤ 3% of a round (${head}, K${k}): ${pct(h.overheadSpec)}: ${verdict(h.overheadSpec, 0.03, false)}`,
+    `Power AR default ≥ 0.95× the bare loop at its best (${head}): ${times(h.arVsBare)}: ${verdict(h.arVsBare, 0.95)}`,
+    ...(withLlama ? [`Power draft-model K${k} default ≥ 1.15× llama-speculative-simple at its best (${head}): ${times(h.specVsLlama)}: ${verdict(h.specVsLlama, 1.15)}`] : []),
+    `Power draft-model K${k} ≥ 1.3× Power AR (${head}): ${times(h.specVsAr)}: ${verdict(h.specVsAr, 1.3)}`,
+    `host overhead ≤ 3% of a round (${head}, K${k}): ${percent(h.overheadSpec)}: ${verdict(h.overheadSpec, 0.03, false)}`,
   ];
   const powerSpec = results.filter((r) => r.runner === 'power' && r.key.startsWith('spec'));
   verdicts.push(`Power draft-model tokens = Power AR tokens (digest): ${powerSpec.filter((r) => r.matchesAr).length}/${powerSpec.length}` +
     ' (the prebuilt CPU libraries are not batch-invariant, docs/exactness.md: a verify row can round differently from a one-row decode and flip a near tie)');
-  if (median(results.map((r) => r.load)) > cpus().length) {
+  const runLoads = results.map((r) => r.load);
+  const medianLoad = medianOf(runLoads);
+  if (medianLoad !== null && medianLoad > cpus().length) {
     verdicts.push(
-      `the machine was oversubscribed (median load ${fmt(median(results.map((r) => r.load)), 1)} on ${cpus().length} CPUs): every runner lost time slices, ` +
+      `the machine was oversubscribed (median load ${fixed(medianLoad, 1)} on ${cpus().length} CPUs): every runner lost time slices, ` +
         'and Power\'s "host overhead" also counts the slice its generation thread loses right after a hand-over wakes the engine host\'s JS thread ' +
         '(time the scheduler takes either way; compare Power AR with the bare loop for what it costs)',
     );
@@ -644,43 +619,42 @@ async function main() {
   verdicts.push(`bare loop tokens = Power AR tokens: ${bare.filter((r) => r.matchesAr).length}/${bare.length}`);
 
   // the suspects of issue #8, measured
-  const suspects = [];
+  const suspects: string[] = [];
   if (prof.js) {
     suspects.push(
-      `- **JS woken every round in two processes.** Now (rounds coalesced natively, one IPC message per batch): ${fmt(prof.js.hostPerRound, 3)} ms CPU ` +
-        `on the engine host's JS thread + ${fmt(prof.js.callerPerRound, 3)} ms in the calling process per round (${head}, K${k}, default threads, ` +
-        `${prof.js.rounds} rounds of ${fmt(prof.js.roundMs, 1)} ms, ${fmt(prof.js.roundsPerMessage, 2)} rounds per IPC message; the per-request ` +
+      `- **JS woken every round in two processes.** Now (rounds coalesced natively, one IPC message per batch): ${fixed(prof.js.hostPerRound, 3)} ms CPU ` +
+        `on the engine host's JS thread + ${fixed(prof.js.callerPerRound, 3)} ms in the calling process per round (${head}, K${k}, default threads, ` +
+        `${prof.js.rounds} rounds of ${fixed(prof.js.roundMs, 1)} ms, ${fixed(prof.js.roundsPerMessage, 2)} rounds per IPC message; the per-request ` +
         `costs — result, digest — are included). Before (one event per round, bench/RESULTS-cpu.md of 2026-11-29): 0.39 ms + 1.10 ms per round.`,
     );
   }
   for (const type of types) {
-    const s = summary[type];
-    const parts = [];
-    for (const { t, r } of s.poolVsAuto) parts.push(`bare loop at ${t} threads, persistent pool / per-graph threads ${ratio(r)}`);
-    for (const { t, r, s: sr } of s.arThreads) parts.push(`Power at --threads ${t} / default: AR ${ratio(r)}, K${k} ${ratio(sr)}`);
-    for (const { t, r } of s.llamaPoll) parts.push(`llama-speculative-simple at ${t} threads, two pools polling (default) / --poll 0 ${ratio(r)}`);
+    const s = summary[type]!;
+    const parts: string[] = [];
+    for (const { t, r } of s.poolVsAuto) parts.push(`bare loop at ${t} threads, persistent pool / per-graph threads ${times(r)}`);
+    for (const { t, r, s: sr } of s.arThreads) parts.push(`Power at --threads ${t} / default: AR ${times(r)}, K${k} ${times(sr)}`);
+    for (const { t, r } of s.llamaPoll) parts.push(`llama-speculative-simple at ${t} threads, two pools polling (default) / --poll 0 ${times(r)}`);
     if (parts.length) suspects.push(`- ${type}: ${parts.join('; ')}.`);
   }
   if (prof.poll) {
-    const base = prof.poll.levels[1];
+    const base = prof.poll.levels[1]!;
     const cells = POLL_LEVELS.map((level) => {
-      const rates = prof.poll.levels[level];
-      const rel = median(rates.map((x, i) => (x && base[i] ? x / base[i] : null)));
-      return `poll ${level}: ${fmt(median(rates))} tok/s (${ratio(rel)} of poll 1)`;
+      const rates = prof.poll!.levels[level]!;
+      const rel = medianRatio(rates.map((x, i) => [x, base[i]] as const));
+      return `poll ${level}: ${fixed(medianOf(rates), 1)} tok/s (${times(rel)} of poll 1)`;
     });
     suspects.push(`- Power's shared session pool, draft-model K${k} on ${head} at ${prof.poll.threads} threads, steady decode by polling level: ${cells.join('; ')}.`);
   }
 
   const uptimeAfter = uptime();
-  const runLoads = results.map((r) => r.load);
   const minutes = (performance.now() - started) / 60000;
-  const size = (b) => `${(b / 1e6).toFixed(0)} MB`;
+  const size = (b: number): string => `${(b / 1e6).toFixed(0)} MB`;
   const md = [
     '# Engine speed benchmark (CPU)',
     '',
-    `Written by \`node bench/speculative.mjs --write\` on ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}; ${machineLine()}; addon flavour \`${FLAVOUR}\`, llama.cpp v0.4.0 (node-llama-cpp 3.21.1).`,
-    `Command: \`node bench/speculative.mjs ${process.argv.slice(2).join(' ')}\`; run time ${minutes.toFixed(1)} min.`,
-    `Load: \`${uptimeBefore}\` before, \`${uptimeAfter}\` after; 1-min load average at the end of each run: median ${fmt(median(runLoads), 2)}, max ${fmt(Math.max(...runLoads), 2)} (this run's own processes included). CPU priority ${priority}.`,
+    `Written by \`${benchCommand('speculative', ['--write'])}\` on ${isoSeconds()}; ${machineLine()}; addon flavour \`${FLAVOUR}\`, llama.cpp v0.4.0 (node-llama-cpp 3.21.1).`,
+    `Command: \`${benchCommand('speculative', process.argv.slice(2))}\`; run time ${minutes.toFixed(1)} min.`,
+    `Load: \`${uptimeBefore}\` before, \`${uptimeAfter}\` after; 1-min load average at the end of each run: median ${fixed(medianLoad, 2)}, max ${fixed(Math.max(...runLoads), 2)} (this run's own processes included). CPU priority ${priority}.`,
     '',
     `Models (synthetic, \`BENCH_MODELS\` in tools/models/synthetic.ts written as F16, then llama-quantize): ` +
       types.map((t) => `${t}: target ${size(models[t].targetBytes)} (${models[t].layers.target} blocks), draft ${size(models[t].draftBytes)} (its first ${models[t].layers.draft} blocks)`).join('; ') + '.',
@@ -705,13 +679,18 @@ async function main() {
   ].join('\n');
 
   console.log('\n' + md);
-  await writeFile(join(outDir, 'last-run.json'), JSON.stringify({ summary, profile: prof, results: results.map(({ stdout: _s, text: _t, tokens: _k, ...r }) => r) }, null, 2) + '\n');
+  const stripped = results.map((r) => {
+    const copy: Record<string, unknown> = { ...r };
+    delete copy.stdout;
+    delete copy.text;
+    delete copy.tokens;
+    return copy;
+  });
+  await writeFile(join(outDir, 'last-run.json'), JSON.stringify({ summary, profile: prof, results: stripped }, null, 2) + '\n');
   if (values.write) {
-    // the sections other scripts append (bench/flash-attn.ts) stay
-    const previous = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, 'utf8') : '';
-    const kept = previous.indexOf('\n## Flash Attention on the CPU');
-    await writeFile(RESULTS_MD, kept >= 0 ? `${md.trimEnd()}\n${previous.slice(kept)}` : md);
-    console.log(`wrote ${relative(ROOT, RESULTS_MD)}`);
+    // the sections other scripts append (bench/flash-attn.ts, bench/serve-stream.ts) stay
+    writeHead(RESULTS_CPU_MD, md, [FLASH_ATTN_HEADING, SERVE_STREAM_HEADING]);
+    console.log(`wrote ${relative(ROOT, RESULTS_CPU_MD)}`);
   }
 }
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // CPU engines side by side (issue 7): the default `cpu` flavour (llama.cpp from the bundle,
 // GGML_LLAMAFILE=OFF, GGML_NATIVE: batch-invariant) against `cpu-prebuilt` (node-llama-cpp's
 // prebuilt libraries), on one F16 llama model written by our GGUF writer. One run, the two
@@ -7,20 +6,27 @@
 //   - power audit of the draft-model pair (greedy, K 4 and 7) on each flavour: identical, or
 //     where the verify row differs from the one-row decode and by how much.
 //
-//   node bench/engines.mjs [--reps R] [--threads T] [--tokens N] [--prompt-tokens P]
-//                          [--audit-k 4,7] [--audit-prompts N] [--audit-tokens N] [--write]
+//   node --import tsx bench/engines.ts [--reps R] [--threads T] [--tokens N] [--prompt-tokens P]
+//                                      [--audit-k 4,7] [--audit-prompts N] [--audit-tokens N] [--write]
 //
-// Needs dist/ (npm run build) and both flavours built (npm install builds them).
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Needs dist/ (npm run build: bin/power.js runs the compiled CLI) and both flavours built (npm install builds them).
+import { existsSync, statSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const FLAVOURS = ['cpu', 'cpu-prebuilt'];
-const RESULTS_MD = join(ROOT, 'bench', 'RESULTS-exact.md');
+import type { GenerationResult } from '../contract/generation-result.js';
+import type { AuditReport } from '../node/cli/audit.js';
+import { BENCH_MODELS_CACHE, ROOT } from '../node/paths.js';
+import { makeModelFiles, type LlamaModelParams } from '../tools/models/synthetic.js';
+import { cpuModel, load1 } from './lib/machine.js';
+import { RESULTS_EXACT_MD, writeTail } from './lib/results.js';
+import { failer, powerSync, requireDist } from './lib/run.js';
+import { medianOf } from './lib/stats.js';
+
+const FLAVOURS = ['cpu', 'cpu-prebuilt'] as const;
+type Flavour = (typeof FLAVOURS)[number];
+const HEADING = '## CPU engines';
 
 const { values } = parseArgs({
   options: {
@@ -41,82 +47,80 @@ const promptLength = Number(values['prompt-tokens']);
 const auditKs = values['audit-k'].split(',').map(Number);
 const auditTokens = values['audit-tokens'];
 
-function fail(message) {
-  console.error(`bench: ${message}`);
-  process.exit(1);
-}
+const fail: (message: string) => never = failer('bench');
 
 for (const f of FLAVOURS) {
   if (!existsSync(join(ROOT, 'build', `addon-${f}`, 'power.node'))) fail(`flavour ${f} is not built (npm run build:native -- --flavour ${f})`);
 }
-if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'power.js'))) fail('dist/ is missing (npm run build)');
+requireDist(fail);
 
 // the model: the F16 target of the issue's measurement (8 blocks, E = 1024, ~180 MB) and a draft
 // made of its first 2 blocks (same seed: same embedding, head and first blocks)
-const { makeModelFiles } = await import(pathToFileURL(join(ROOT, 'dist', 'tools', 'models', 'synthetic.js')).href);
 const k = Math.sqrt(128 / 1024);
-const target = {
+const target: LlamaModelParams = {
   arch: 'llama', name: 'power-bench-f16', vocab: 'default', seed: 21, dtype: 'f16',
   embd: 1024, layers: 8, heads: 16, kvHeads: 4, ff: 2816, contextLength: 4096,
   scales: { embedding: 1, output: 0.5, attentionQK: 0.1 * k, attentionVO: 0.05 * k, projection: 0.1 * k },
 };
-const models = await makeModelFiles(join(ROOT, '.cache', 'bench'), {
+const models = await makeModelFiles(BENCH_MODELS_CACHE, {
   'engines-f16.gguf': { params: target },
   'engines-f16-draft.gguf': { params: { ...target, name: 'power-bench-f16-draft', layers: 2 } },
 }, { onLog: (l) => console.log(`bench: ${l}`) });
 
-function power(flavour, argv) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'power.js'), ...argv], {
-    encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, POWER_FLAVOUR: flavour },
-  });
+function power<T>(flavour: Flavour, argv: string[]): T {
+  const r = powerSync(argv, { env: { ...process.env, POWER_FLAVOUR: flavour } });
   if (r.status !== 0 && !(argv[0] === 'audit' && r.status === 1)) fail(`${flavour}: power ${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return JSON.parse(r.stdout);
+  return JSON.parse(r.stdout) as T;
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 // a prompt of ordinary tokens (ids 300.. cycle through the synthetic vocabulary's words)
 const prompt = Array.from({ length: promptLength }, (_, i) => (i === 0 ? 1 : 300 + ((i * 37) % 500))).join(',');
-const samples = Object.fromEntries(FLAVOURS.map((f) => [f, { prefill: [], decode: [], digest: new Set() }]));
-const load = [loadavg()[0]];
+const samples: Record<Flavour, { prefill: (number | null)[]; decode: (number | null)[]; digest: Set<string> }> = {
+  cpu: { prefill: [], decode: [], digest: new Set() },
+  'cpu-prebuilt': { prefill: [], decode: [], digest: new Set() },
+};
+const load = [load1()];
 for (let rep = 0; rep < reps; rep++) {
   // alternate which flavour goes first, so a drift in machine load hits both alike
   for (const f of rep % 2 ? [...FLAVOURS].reverse() : FLAVOURS) {
-    const r = power(f, ['generate', '--json', '--threads', threads, '--model', models['engines-f16.gguf'], '--prompt-tokens', prompt, '--max-tokens', String(tokens)]);
+    const r = power<GenerationResult & { stats: { decodeTokensPerSecondMedian?: number | null } }>(f, [
+      'generate', '--json', '--threads', threads, '--model', models['engines-f16.gguf'], '--prompt-tokens', prompt, '--max-tokens', String(tokens),
+    ]);
     samples[f].prefill.push(r.stats.prefillTokensPerSecond);
-    samples[f].decode.push(r.stats.steadyDecodeTokensPerSecond ?? r.stats.decodeTokensPerSecondMedian);
+    samples[f].decode.push(r.stats.steadyDecodeTokensPerSecond ?? r.stats.decodeTokensPerSecondMedian ?? null);
     samples[f].digest.add(r.digest);
-    console.log(`bench: rep ${rep + 1} ${f}: prefill ${r.stats.prefillTokensPerSecond.toFixed(1)} tok/s, decode ${samples[f].decode.at(-1).toFixed(2)} tok/s`);
+    console.log(`bench: rep ${rep + 1} ${f}: prefill ${r.stats.prefillTokensPerSecond?.toFixed(1)} tok/s, decode ${samples[f].decode.at(-1)?.toFixed(2)} tok/s`);
   }
-  load.push(loadavg()[0]);
+  load.push(load1());
 }
 
-const audits = [];
+const audits: (AuditReport & { k: number; prompt: string })[] = [];
 for (const f of FLAVOURS) {
   for (const kk of auditKs) {
     for (const p of ['1,300,301,302,303', '1,263,400,500,600,700', '1,42,43,44'].slice(0, Number(values['audit-prompts']))) {
-      const a = power(f, ['audit', '--json', '--threads', threads, '--model', models['engines-f16.gguf'], '--draft', models['engines-f16-draft.gguf'],
+      const a = power<AuditReport>(f, ['audit', '--json', '--threads', threads, '--model', models['engines-f16.gguf'], '--draft', models['engines-f16-draft.gguf'],
         '--strategy', 'draft-model', '--k', String(kk), '--prompt-tokens', p, '--max-tokens', auditTokens]);
-      audits.push({ flavour: f, k: kk, prompt: p, ...a });
-      console.log(`bench: audit ${f} K${kk} [${p}]: ${a.identical ? 'identical' : `diverges at ${a.firstDivergence.index} (margin ${a.firstDivergence.controlMargin.toPrecision(3)}, row diff ${a.firstDivergence.rowMaxAbsDiff.toPrecision(3)}, explained ${a.firstDivergence.explained})`}`);
+      audits.push({ k: kk, prompt: p, ...a });
+      const d = a.firstDivergence;
+      console.log(`bench: audit ${f} K${kk} [${p}]: ${a.identical || !d ? 'identical' : `diverges at ${d.index} (margin ${d.controlMargin.toPrecision(3)}, row diff ${d.rowMaxAbsDiff.toPrecision(3)}, explained ${d.explained})`}`);
     }
   }
 }
 
-const cpu = cpus()[0]?.model ?? 'unknown CPU';
-const row = (f) => {
+const median = (xs: readonly (number | null)[]): string => medianOf(xs)?.toFixed(2) ?? '-';
+const row = (f: Flavour): string => {
   const s = samples[f];
-  return `| ${f} | ${median(s.prefill).toFixed(1)} | ${median(s.decode).toFixed(2)} | ${s.digest.size === 1 ? 'yes' : 'no'} |`;
+  return `| ${f} | ${medianOf(s.prefill)?.toFixed(1) ?? '-'} | ${median(s.decode)} | ${s.digest.size === 1 ? 'yes' : 'no'} |`;
 };
-const ratio = (key) => (median(samples.cpu[key]) / median(samples['cpu-prebuilt'][key])).toFixed(2);
+const ratio = (key: 'prefill' | 'decode'): string => {
+  const [a, b] = [medianOf(samples.cpu[key]), medianOf(samples['cpu-prebuilt'][key])];
+  return a !== null && b !== null ? (a / b).toFixed(2) : '-';
+};
 const lines = [
-  `## CPU engines: default \`cpu\` (from source, GGML_LLAMAFILE=OFF, GGML_NATIVE) vs \`cpu-prebuilt\``,
+  `${HEADING}: default \`cpu\` (from source, GGML_LLAMAFILE=OFF, GGML_NATIVE) vs \`cpu-prebuilt\``,
   '',
-  `- date: ${new Date().toISOString()}; ${cpu}, ${cpus().length} cores shared with other jobs (load average ${load.map((x) => x.toFixed(1)).join(' → ')})`,
-  `- model: F16 llama, E=1024, 8 blocks, 16/4 heads, F=2816 (${(readFileSize(models['engines-f16.gguf']) / 1e6).toFixed(0)} MB), written by our GGUF writer; draft: its first 2 blocks`,
+  `- date: ${new Date().toISOString()}; ${cpuModel()}, ${cpus().length} cores shared with other jobs (load average ${load.map((x) => x.toFixed(1)).join(' → ')})`,
+  `- model: F16 llama, E=1024, 8 blocks, 16/4 heads, F=2816 (${(statSync(models['engines-f16.gguf']).size / 1e6).toFixed(0)} MB), written by our GGUF writer; draft: its first 2 blocks`,
   `- ${reps} interleaved requests per flavour (order alternating), ${threads} thread(s), prompt ${promptLength} tokens, ${tokens} generated tokens; medians`,
   '',
   '| flavour | prefill tok/s | AR decode tok/s | same digest every run |',
@@ -136,12 +140,8 @@ const lines = [
   }),
   '',
 ];
-function readFileSize(p) {
-  return statSync(p).size;
-}
 console.log(lines.join('\n'));
 if (values.write) {
-  const head = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, 'utf8').split('\n## CPU engines')[0].trimEnd() + '\n\n' : '# Exactness on real weights: measured results\n\n';
-  writeFileSync(RESULTS_MD, head + lines.join('\n'));
-  console.log(`bench: wrote ${RESULTS_MD}`);
+  writeTail(RESULTS_EXACT_MD, HEADING, lines.join('\n'), '# Exactness on real weights: measured results\n\n');
+  console.log(`bench: wrote ${RESULTS_EXACT_MD}`);
 }
