@@ -1,20 +1,20 @@
-// Connects the Electron-free IPC dispatcher (electron/ipc/dispatcher.ts) to ipcMain: one handler per
-// PowerApi method channel plus subscribe/unsubscribe, each passing the sender frame so the
-// dispatcher can refuse anything but the app's own main frame. Subscriptions die with the page
+// Connects the Electron-free IPC dispatcher (electron/ipc/dispatcher.ts) to ipcMain: every
+// message on POWER_CHANNEL goes to it with the sending frame, so it can refuse anything but the
+// app's own main frame, and is answered to that frame. A page's subscriptions die with the page
 // (navigation, reload, crash, close).
-import { ipcMain, type IpcMainInvokeEvent, type WebContents } from 'electron';
+import { ipcMain, type IpcMainEvent, type WebContents } from 'electron';
 
 import type { ApiOf, ConcernSpec } from '../contract/api/describe.js';
-import { eventChannel, SUBSCRIBE_CHANNEL, UNSUBSCRIBE_CHANNEL } from './ipc/protocol.js';
 import { createIpcDispatcher, type SenderInfo } from './ipc/dispatcher.js';
+import { POWER_CHANNEL } from './ipc/protocol.js';
 import { isTrustedSender } from './policy/sender.js';
 
-function senderOf(event: IpcMainInvokeEvent): SenderInfo {
+function senderOf(event: IpcMainEvent): SenderInfo {
   const frame = event.senderFrame;
   return { id: event.sender.id, url: frame?.url ?? null, isMainFrame: frame !== null && frame.parent === null };
 }
 
-/** Registers the handlers; returns the function that removes them. */
+/** Listens on POWER_CHANNEL; returns the function that stops, ending every subscription. */
 export function servePowerApiOverIpc<D extends Record<string, ConcernSpec>>(description: D, api: ApiOf<D>, log: (line: string) => void): () => void {
   const dispatcher = createIpcDispatcher(description, api, { isTrustedSender, log });
   const watched = new Set<number>();
@@ -34,21 +34,17 @@ export function servePowerApiOverIpc<D extends Record<string, ConcernSpec>>(desc
     });
   };
 
-  for (const { concern, method, channel } of dispatcher.shape.calls) {
-    ipcMain.handle(channel, (event, input: unknown) => dispatcher.call(concern, method, senderOf(event), input));
-  }
-  ipcMain.handle(SUBSCRIBE_CHANNEL, (event, name: unknown) => {
+  const onMessage = (event: IpcMainEvent, message: unknown): void => {
     const contents = event.sender;
     watch(contents);
-    return dispatcher.subscribe(senderOf(event), name, (payload) => {
-      if (!contents.isDestroyed()) contents.send(eventChannel(String(name)), payload);
+    dispatcher.receive(senderOf(event), message, (answer) => {
+      if (!contents.isDestroyed()) event.reply(POWER_CHANNEL, answer);
     });
-  });
-  ipcMain.handle(UNSUBSCRIBE_CHANNEL, (event, name: unknown) => dispatcher.unsubscribe(senderOf(event), name));
+  };
+  ipcMain.on(POWER_CHANNEL, onMessage);
 
   return () => {
-    for (const { channel } of dispatcher.shape.calls) ipcMain.removeHandler(channel);
-    ipcMain.removeHandler(SUBSCRIBE_CHANNEL);
-    ipcMain.removeHandler(UNSUBSCRIBE_CHANNEL);
+    ipcMain.removeListener(POWER_CHANNEL, onMessage);
+    for (const id of watched) dispatcher.dropSender(id);
   };
 }

@@ -2,9 +2,11 @@
 // the host can be started: under child_process.fork it talks through process.send and
 // process.on('message'), and the parent going away is 'disconnect'; in an Electron utility
 // process it talks through process.parentPort (messages arrive as { data }), and since a
-// parent port has no disconnect event, the launcher posts PARENT_GONE instead.
+// parent port has no disconnect event, the launcher posts PARENT_GONE instead. Either way it is
+// the port the host's channel server (contract/channel) runs on.
+import type { ChannelPort } from '../contract/channel/port.js';
 
-/** What a utility-process launcher posts to ask the host to exit (never an EngineRequest). */
+/** What a utility-process launcher posts to ask the host to exit (never a channel message). */
 export const PARENT_GONE = Object.freeze({ kind: 'power:parent-gone' });
 
 export function isParentGone(message: unknown): boolean {
@@ -19,12 +21,10 @@ export interface ParentPortLike {
 
 type HostProcess = Pick<NodeJS.Process, 'on' | 'send'> & { parentPort?: ParentPortLike };
 
-export interface HostChannel {
+export interface HostChannel extends ChannelPort {
   kind: 'utility-process' | 'fork';
-  send(message: unknown): void;
-  onMessage(listener: (message: unknown) => void): void;
   /** the main process went away or asked the host to stop */
-  onParentGone(listener: () => void): void;
+  onClose(listener: () => void): void;
 }
 
 export function connectToParent(proc: HostProcess = process as HostProcess): HostChannel {
@@ -40,7 +40,7 @@ export function connectToParent(proc: HostProcess = process as HostProcess): Hos
       kind: 'utility-process',
       send: (message) => port.postMessage(message),
       onMessage: (listener) => void listeners.push(listener),
-      onParentGone: (listener) => void gone.push(listener),
+      onClose: (listener) => void gone.push(listener),
     };
   }
   if (!proc.send) throw new Error('the engine host must be started by Power (no IPC channel to a parent process)');
@@ -48,6 +48,6 @@ export function connectToParent(proc: HostProcess = process as HostProcess): Hos
     kind: 'fork',
     send: (message) => void proc.send?.(message as object),
     onMessage: (listener) => void proc.on('message', listener),
-    onParentGone: (listener) => void proc.on('disconnect', listener),
+    onClose: (listener) => void proc.on('disconnect', () => listener()),
   };
 }

@@ -1,27 +1,28 @@
 // The engine host: a child process that owns the native addon and every llama.cpp object.
-// It answers EngineRequests over its channel to the main process (a forked child's IPC, or an
-// Electron utility process's parentPort: host-channel.ts), validated against
-// engine/protocol, and streams rounds and load progress as events. If llama.cpp aborts,
-// only this process dies.
-import type { z } from 'zod';
-
-import {
-  EngineRequest,
-  engineMethods,
-  type EngineEvent,
-  type EngineMethod,
-  type EngineMethods,
-  type EngineResponse,
-  type EngineResult,
-} from './protocol.js';
+// It serves engineApi (engine/protocol.ts) with serveChannel over its link to the main process
+// (a forked child's IPC, or an Electron utility process's parentPort: host-channel.ts), and
+// streams rounds and load progress as its events. It trusts its parent, which checks what goes
+// in and what comes out (ENGINE_CHECKS). If llama.cpp aborts, only this process dies.
+import { serveChannel, type ImplementationOf } from '../contract/channel/serve.js';
+import { engineApi, ENGINE_CHECKS, type EngineApi, type RoundsEvent } from './protocol.js';
 import { loadBinding, type NativeModel, type NativeSession } from './binding.js';
 import { addonDir, readBuildInfo } from './build-info.js';
 import { probeCuda } from './cuda-probe.js';
 import { connectToParent } from './host-channel.js';
 
-type Handlers = {
-  [M in EngineMethod]: (params: z.output<EngineMethods[M]['params']>) => Promise<EngineResult<M>> | EngineResult<M>;
-};
+type Host = ImplementationOf<EngineApi>['engine'];
+
+/** One event's listeners (the channel server holds one subscription per event). */
+function emitter<T>() {
+  const listeners = new Set<(payload: T) => void>();
+  return {
+    emit: (payload: T) => listeners.forEach((l) => l(payload)),
+    on: (listener: (payload: T) => void) => {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  };
+}
 
 const parent = connectToParent();
 const flavour = process.env.POWER_ADDON_FLAVOUR ?? 'cpu';
@@ -42,10 +43,8 @@ const cuda =
 const models = new Map<string, NativeModel>();
 const sessions = new Map<string, NativeSession>();
 let nextId = 1;
-
-function send(message: EngineResponse | EngineEvent): void {
-  parent.send(message);
-}
+const rounds = emitter<RoundsEvent>();
+const progress = emitter<{ requestId: string; progress: number }>();
 
 function model(id: string): NativeModel {
   const m = models.get(id);
@@ -73,7 +72,7 @@ function testHooksOn(): void {
   if (process.env.POWER_TEST_HOOKS !== '1') throw new Error('test hooks are off in this engine');
 }
 
-const handlers: Handlers = {
+const host: Host = {
   hello: () => ({ llamaCppRelease: buildInfo.llamaCppRelease, flavour: buildInfo.flavour, devices: binding.devices(), cuda }),
 
   loadModel: async (p) => {
@@ -82,7 +81,7 @@ const handlers: Handlers = {
       loadMtp: p.loadMtp,
       ...(p.devices ? { devices: p.devices } : {}),
       ...(p.requestId
-        ? { onProgress: (progress: number) => send({ kind: 'event', event: 'progress', requestId: p.requestId!, progress }) }
+        ? { onProgress: (value: number) => progress.emit({ requestId: p.requestId!, progress: value }) }
         : {}),
     });
     const modelId = `m${nextId++}`;
@@ -114,9 +113,7 @@ const handlers: Handlers = {
   generate: (p) =>
     // the addon hands rounds over in coalesced batches (native/src/round_stream.h); they are
     // forwarded as they are, one IPC message per batch, and expanded by the receiver
-    session(p.sessionId).generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling }, (batch) =>
-      send({ kind: 'event', event: 'rounds', requestId: p.requestId, batch }),
-    ),
+    session(p.sessionId).generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling }, (batch) => rounds.emit({ requestId: p.requestId, batch })),
 
   cancel: (p) => {
     session(p.sessionId).cancel();
@@ -160,29 +157,14 @@ const handlers: Handlers = {
   },
 
   liveHandles: () => binding.liveHandles(),
+
+  onRounds: rounds.on,
+  onProgress: progress.on,
 };
 
-async function handle(raw: unknown): Promise<void> {
-  const request = EngineRequest.safeParse(raw);
-  if (!request.success) {
-    // no id to answer to: a malformed message is a bug in the main process
-    process.stderr.write(`engine host: malformed request: ${request.error.message}\n`);
-    return;
-  }
-  const { id, method } = request.data;
-  try {
-    const params = engineMethods[method].params.parse(request.data.params);
-    const handler = handlers[method] as (p: unknown) => unknown;
-    const value = await handler(params);
-    send({ kind: 'response', id, ok: true, value });
-  } catch (error) {
-    send({ kind: 'response', id, ok: false, error: error instanceof Error ? error.message : String(error) });
-  }
-}
-
-parent.onMessage((message) => void handle(message));
+serveChannel(engineApi, { engine: host }, parent, { checks: ENGINE_CHECKS });
 // Ctrl-C belongs to the main process, which cancels the request or stops this host; a SIGINT
 // that reaches the host anyway (a console on Windows, a kill of the whole group) is ignored
 process.on('SIGINT', () => {});
 // the main process went away: nothing left to serve
-parent.onParentGone(() => process.exit(0));
+parent.onClose(() => process.exit(0));

@@ -1,6 +1,11 @@
-// The engine host protocol: every message between the main process and the engine host (the
-// process that loads the native addon) is described once here and validated at both ends.
+// The engine host's contract: its methods and events, described once here as a concern
+// (`engineApi`) and carried by the channel layer (contract/channel): engine/host.ts serves it
+// over its link to the parent, EngineClient (node/engine/client.ts) connects to it. The client
+// checks the params it sends and everything the host answers (ENGINE_CHECKS).
 import { z } from 'zod';
+
+import { concern } from '../contract/api/describe.js';
+import { CHECKED_BY_CLIENT } from '../contract/channel/checks.js';
 
 import type {
   EmittedToken} from '../contract/engine-types.js';
@@ -123,8 +128,8 @@ export type Tokens = Int32Array<ArrayBuffer>;
 /** One description per method: what goes in, what comes back. */
 export const engineMethods = {
   hello: {
-    params: z.object({}),
-    result: z.object({
+    input: z.object({}),
+    output: z.object({
       llamaCppRelease: z.string(),
       flavour: z.string(),
       devices: z.array(DeviceInfo),
@@ -133,7 +138,7 @@ export const engineMethods = {
     }),
   },
   loadModel: {
-    params: z.object({
+    input: z.object({
       path: z.string().min(1),
       /** progress events carry this id */
       requestId: Id.optional(),
@@ -142,18 +147,18 @@ export const engineMethods = {
       /** devices by name (CUDA0); [] keeps everything on the CPU; absent: llama.cpp's choice */
       devices: z.array(z.string()).optional(),
     }),
-    result: z.object({ modelId: Id, info: NativeModelInfo }),
+    output: z.object({ modelId: Id, info: NativeModelInfo }),
   },
   tokenize: {
-    params: z.object({ modelId: Id, text: z.string(), addSpecial: z.boolean(), parseSpecial: z.boolean() }),
-    result: z.instanceof(Int32Array),
+    input: z.object({ modelId: Id, text: z.string(), addSpecial: z.boolean(), parseSpecial: z.boolean() }),
+    output: z.instanceof(Int32Array),
   },
   detokenize: {
-    params: z.object({ modelId: Id, tokens: z.instanceof(Int32Array), renderSpecial: z.boolean() }),
-    result: z.string(),
+    input: z.object({ modelId: Id, tokens: z.instanceof(Int32Array), renderSpecial: z.boolean() }),
+    output: z.string(),
   },
   createSession: {
-    params: z.object({
+    input: z.object({
       modelId: Id,
       strategy: z.enum(STRATEGIES).default('none'),
       /** spec_draft_max */
@@ -169,7 +174,7 @@ export const engineMethods = {
       threadpoolPoll: z.number().int().min(0).max(100).optional(),
       flashAttn: FlashAttn.default('auto'),
     }),
-    result: z.object({
+    output: z.object({
       sessionId: Id,
       contextSize: z.number().int(),
       /** CPU threads the session's graphs run on */
@@ -182,48 +187,48 @@ export const engineMethods = {
     }),
   },
   generate: {
-    params: z.object({
+    input: z.object({
       sessionId: Id,
       requestId: Id,
       prompt: z.instanceof(Int32Array),
       maxTokens: z.number().int().min(1),
       sampling: SamplingOptions,
     }),
-    result: NativeGenerateResult,
+    output: NativeGenerateResult,
   },
-  cancel: { params: z.object({ sessionId: Id }), result: z.null() },
+  cancel: { input: z.object({ sessionId: Id }), output: z.null() },
   /**
    * `power audit`: the session's next requests keep the logits row the token at `position` is
    * sampled from; with otherRow, also what the sampler in that same state draws from it
    */
   captureRow: {
-    params: z.object({ sessionId: Id, position: z.number().int().min(0), otherRow: z.instanceof(Float32Array).optional() }),
-    result: z.null(),
+    input: z.object({ sessionId: Id, position: z.number().int().min(0), otherRow: z.instanceof(Float32Array).optional() }),
+    output: z.null(),
   },
   /** the row captureRow asked for (null: that position was not sampled) */
   capturedRow: {
-    params: z.object({ sessionId: Id }),
-    result: z
+    input: z.object({ sessionId: Id }),
+    output: z
       .object({ row: z.instanceof(Float32Array), rowToken: z.number().int(), otherToken: z.number().int().nullable() })
       .nullable(),
   },
   /** test hook: raise the runner-up of the row sampled at `position` above its top (hidden: capture the unperturbed row) */
   perturbRow: {
-    params: z.object({ sessionId: Id, position: z.number().int().min(0), hidden: z.boolean().default(false) }),
-    result: z.null(),
+    input: z.object({ sessionId: Id, position: z.number().int().min(0), hidden: z.boolean().default(false) }),
+    output: z.null(),
   },
   /** test hook (engine started with POWER_TEST_HOOKS=1): fail the verify of that round of the next request */
-  injectFailure: { params: z.object({ sessionId: Id, round: z.number().int().min(1) }), result: z.null() },
+  injectFailure: { input: z.object({ sessionId: Id, round: z.number().int().min(1) }), output: z.null() },
   /** test hook: the step-4 sampling rule vs plain autoregressive sampling on the same logit rows */
   samplingOrderCheck: {
-    params: z.object({
+    input: z.object({
       modelId: Id,
       rows: z.instanceof(Float32Array),
       proposals: z.instanceof(Int32Array),
       sampling: SamplingOptions,
       extraDraws: z.number().int().min(0),
     }),
-    result: z.object({
+    output: z.object({
       spec: z.array(z.number().int()),
       accepted: z.number().int(),
       eog: z.boolean(),
@@ -232,34 +237,29 @@ export const engineMethods = {
       probeAr: z.number().int(),
     }),
   },
-  disposeSession: { params: z.object({ sessionId: Id }), result: z.null() },
-  disposeModel: { params: z.object({ modelId: Id }), result: z.null() },
-  liveHandles: { params: z.object({}), result: LiveHandles },
+  disposeSession: { input: z.object({ sessionId: Id }), output: z.null() },
+  disposeModel: { input: z.object({ modelId: Id }), output: z.null() },
+  liveHandles: { input: z.object({}), output: LiveHandles },
 } as const;
 
 export type EngineMethods = typeof engineMethods;
 export type EngineMethod = keyof EngineMethods;
-export type EngineParams<M extends EngineMethod> = z.input<EngineMethods[M]['params']>;
-export type EngineResult<M extends EngineMethod> = z.infer<EngineMethods[M]['result']>;
+export type EngineParams<M extends EngineMethod> = z.input<EngineMethods[M]['input']>;
+export type EngineResult<M extends EngineMethod> = z.output<EngineMethods[M]['output']>;
 
-export const EngineRequest = z.object({
-  kind: z.literal('request'),
-  id: z.number().int(),
-  method: z.enum(Object.keys(engineMethods) as [EngineMethod, ...EngineMethod[]]),
-  params: z.unknown(),
-});
-export type EngineRequest = z.infer<typeof EngineRequest>;
+export const RoundsEvent = z.object({ requestId: Id, batch: RoundBatch });
+export type RoundsEvent = z.infer<typeof RoundsEvent>;
+export const ProgressEvent = z.object({ requestId: Id, progress: z.number() });
 
-export const EngineResponse = z.discriminatedUnion('ok', [
-  z.object({ kind: z.literal('response'), id: z.number().int(), ok: z.literal(true), value: z.unknown() }),
-  z.object({ kind: z.literal('response'), id: z.number().int(), ok: z.literal(false), error: z.string() }),
-]);
-export type EngineResponse = z.infer<typeof EngineResponse>;
+/** The engine host as a description: the methods above, and the rounds and load progress it streams by request id. */
+export const engineApi = {
+  engine: concern({ methods: engineMethods, events: { onRounds: RoundsEvent, onProgress: ProgressEvent } }),
+};
+export type EngineApi = typeof engineApi;
 
-export const EngineEvent = z.discriminatedUnion('event', [
-  z.object({ kind: z.literal('event'), event: z.literal('rounds'), requestId: Id, batch: RoundBatch }),
-  z.object({ kind: z.literal('event'), event: z.literal('progress'), requestId: Id, progress: z.number() }),
-]);
-export type EngineEvent = z.infer<typeof EngineEvent>;
-
-export const EngineMessage = z.union([EngineResponse, EngineEvent]);
+/**
+ * The host runs native code on files from anywhere and is not trusted by its parent: the client
+ * checks the params (filling in their defaults) and every result and payload; the host trusts
+ * what its parent sends.
+ */
+export const ENGINE_CHECKS = CHECKED_BY_CLIENT;

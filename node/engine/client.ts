@@ -1,11 +1,14 @@
-// The main-process side of the engine: starts the engine host, calls it, routes its events,
-// and turns a crash of the host into an EngineCrashedError for every pending call instead of
-// taking the caller down with it.
+// The main-process side of the engine: starts the engine host and connects to engineApi over
+// its process channel (connectChannel, checking the params it sends and everything the host
+// answers: ENGINE_CHECKS), routes its events by request id, and turns a crash of the host into
+// an EngineCrashedError for every pending call instead of taking the caller down with it.
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { PowerError, type ApiErrorCode } from '../../contract/api/errors.js';
+import { connectChannel, type ChannelConnection } from '../../contract/channel/connect.js';
 import { type RoundRecord } from '../../contract/engine-types.js';
-import { EngineMessage, engineMethods, expandRoundBatch, type EngineMethod, type EngineParams, type EngineResult } from '../../engine/protocol.js';
+import { engineApi, ENGINE_CHECKS, expandRoundBatch, type EngineApi, type EngineMethod, type EngineParams, type EngineResult } from '../../engine/protocol.js';
 import { getDefaultEngineLauncher, type EngineHostProcess, type EngineLauncher } from './launcher.js';
 
 export class EngineCrashedError extends Error {
@@ -18,21 +21,16 @@ export class EngineCrashedError extends Error {
   }
 }
 
-/** An error the engine reported for one call (the engine itself is fine). */
-export class EngineCallError extends Error {
+/** An error the engine reported for one call (the engine itself is fine), with the code it was thrown with ('internal' for a plain Error). */
+export class EngineCallError extends PowerError {
   constructor(
     readonly method: EngineMethod,
     message: string,
+    code: ApiErrorCode = 'internal',
   ) {
-    super(message);
+    super(code, message);
     this.name = 'EngineCallError';
   }
-}
-
-interface Pending {
-  method: EngineMethod;
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
 }
 
 export interface EngineOptions {
@@ -49,12 +47,13 @@ export interface EngineOptions {
 const STDERR_TAIL_LINES = 20;
 
 export class EngineClient {
-  private readonly pending = new Map<number, Pending>();
+  private readonly channel: ChannelConnection<EngineApi>;
   private readonly roundListeners = new Map<string, (round: RoundRecord) => void>();
   private readonly progressListeners = new Map<string, (progress: number) => void>();
   private readonly stderrTail: string[] = [];
-  private nextId = 1;
   private exited: EngineCrashedError | null = null;
+  /** what the host sent that broke the protocol (it is stopped for it) */
+  private broken: string | null = null;
   private closing = false;
 
   private readonly exitListeners: (() => void)[] = [];
@@ -63,7 +62,21 @@ export class EngineClient {
     private readonly child: EngineHostProcess,
     private readonly echoLog: boolean,
   ) {
-    child.onMessage((message) => this.onMessage(message));
+    this.channel = connectChannel(
+      engineApi,
+      // the host's exit closes the channel, with the crash as the reason (onExit)
+      { send: (message) => child.send(message), onMessage: (listener) => child.onMessage(listener), onClose: () => {} },
+      {
+        checks: ENGINE_CHECKS,
+        toError: (error, _concern, method) => new EngineCallError(method as EngineMethod, error.message, error.code),
+        onProtocolError: (message) => this.onBrokenProtocol(message),
+      },
+    );
+    this.channel.api.engine.onRounds(({ requestId, batch }) => {
+      const listener = this.roundListeners.get(requestId);
+      if (listener) for (const round of expandRoundBatch(batch)) listener(round);
+    });
+    this.channel.api.engine.onProgress(({ requestId, progress }) => this.progressListeners.get(requestId)?.(progress));
     child.onExit((code, signal) => {
       this.onExit(code, signal);
       for (const listener of this.exitListeners.splice(0)) listener();
@@ -86,15 +99,10 @@ export class EngineClient {
     );
   }
 
-  /** Calls one engine method; params and result are validated against the protocol. */
+  /** Calls one engine method; params and result are validated against engineApi. */
   call<M extends EngineMethod>(method: M, params: EngineParams<M>): Promise<EngineResult<M>> {
-    if (this.exited) return Promise.reject(this.exited);
-    const checked = engineMethods[method].params.parse(params);
-    const id = this.nextId++;
-    return new Promise<EngineResult<M>>((resolve, reject) => {
-      this.pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject });
-      this.child.send({ kind: 'request', id, method, params: checked });
-    });
+    const invoke = this.channel.api.engine[method] as unknown as (input: EngineParams<M>) => Promise<EngineResult<M>>;
+    return invoke(params);
   }
 
   /** Receives the rounds of generation request `requestId` until the returned function is called. */
@@ -136,30 +144,12 @@ export class EngineClient {
     clearTimeout(timer);
   }
 
-  private onMessage(raw: unknown): void {
-    const parsed = EngineMessage.safeParse(raw);
-    if (!parsed.success) {
-      this.failAll(new EngineCrashedError(`engine sent a malformed message: ${parsed.error.message}`, { code: null, signal: null }));
-      return;
-    }
-    const message = parsed.data;
-    if (message.kind === 'event') {
-      if (message.event === 'rounds') {
-        const listener = this.roundListeners.get(message.requestId);
-        if (listener) for (const round of expandRoundBatch(message.batch)) listener(round);
-      } else this.progressListeners.get(message.requestId)?.(message.progress);
-      return;
-    }
-    const call = this.pending.get(message.id);
-    if (!call) return;
-    this.pending.delete(message.id);
-    if (!message.ok) {
-      call.reject(new EngineCallError(call.method, message.error));
-      return;
-    }
-    const result = engineMethods[call.method].result.safeParse(message.value);
-    if (result.success) call.resolve(result.data);
-    else call.reject(new EngineCallError(call.method, `engine answered ${call.method} with ${result.error.message}`));
+  /** A host that breaks the protocol cannot be trusted with another call: it counts as a crash. */
+  private onBrokenProtocol(message: string): void {
+    if (this.broken || this.exited) return;
+    this.broken = `engine sent a malformed message: ${message}`;
+    this.channel.close(new EngineCrashedError(this.broken, { code: null, signal: null }));
+    this.child.kill();
   }
 
   private onStderr(chunk: string): void {
@@ -173,14 +163,8 @@ export class EngineClient {
 
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
-    const said = this.stderrTail.filter((l) => !l.startsWith('WARNING')).slice(-3).join(' | ');
-    const error = new EngineCrashedError(`the engine process stopped (${how})${said ? `: ${said}` : ''}`, { code, signal });
-    this.exited = error;
-    this.failAll(error);
-  }
-
-  private failAll(error: Error): void {
-    for (const call of this.pending.values()) call.reject(error);
-    this.pending.clear();
+    const said = this.broken ?? this.stderrTail.filter((l) => !l.startsWith('WARNING')).slice(-3).join(' | ');
+    this.exited = new EngineCrashedError(`the engine process stopped (${how})${said ? `: ${said}` : ''}`, { code, signal });
+    this.channel.close(this.exited);
   }
 }

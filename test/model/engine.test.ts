@@ -95,8 +95,8 @@ describe('engine host', () => {
     const batches: number[] = [];
     let counting = true; // the launcher's process has no off(): stop counting instead
     child.onMessage((message) => {
-      const m = message as { kind?: string; event?: string; batch?: { rounds: number } };
-      if (counting && m.kind === 'event' && m.event === 'rounds') batches.push(m.batch!.rounds);
+      const m = message as { event?: string; payload?: { batch: { rounds: number } } };
+      if (counting && m.event === 'engine.onRounds') batches.push(m.payload!.batch.rounds);
     });
     try {
       const run = await generate(engine, sessionId, [1, 400, 401], 60);

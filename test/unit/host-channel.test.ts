@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, test } from 'node:test';
 
+import { ClientMessage } from '../../contract/channel/protocol.js';
 import { connectToParent, isParentGone, PARENT_GONE } from '../../engine/host-channel.js';
 
 describe('host channel', () => {
@@ -17,7 +18,7 @@ describe('host channel', () => {
     const got: unknown[] = [];
     let gone = 0;
     channel.onMessage((m) => got.push(m));
-    channel.onParentGone(() => gone++);
+    channel.onClose(() => gone++);
     port.emit('message', { data: { kind: 'request', id: 1 } });
     port.emit('message', { data: structuredClone(PARENT_GONE) });
     channel.send({ kind: 'response', id: 1 });
@@ -35,7 +36,7 @@ describe('host channel', () => {
     const got: unknown[] = [];
     let gone = 0;
     channel.onMessage((m) => got.push(m));
-    channel.onParentGone(() => gone++);
+    channel.onClose(() => gone++);
     proc.emit('message', { kind: 'request', id: 2 });
     proc.emit('disconnect');
     channel.send({ kind: 'response', id: 2 });
@@ -48,9 +49,10 @@ describe('host channel', () => {
     assert.throws(() => connectToParent(Object.assign(new EventEmitter(), { send: undefined }) as never), /must be started by Power/);
   });
 
-  test('PARENT_GONE is never an engine request', () => {
+  test('PARENT_GONE is never a channel message', () => {
     assert.equal(isParentGone(PARENT_GONE), true);
     assert.equal(isParentGone({ kind: 'request' }), false);
+    assert.equal(ClientMessage.safeParse(PARENT_GONE).success, false);
     assert.equal(isParentGone(null), false);
   });
 });

@@ -1,7 +1,8 @@
 // The preload as Electron's sandbox runs it: one CommonJS file whose `require` knows only
 // 'electron', evaluated here in a fresh V8 context without Node's globals, with ipcRenderer
 // and contextBridge stood in by recorders. It must load, expose exactly `window.power`, hand
-// the page functions only, and speak the IPC protocol (envelopes, subscribe, events).
+// the page functions only, and speak the channel protocol on its one channel (calls,
+// errors as data, reference-counted subscriptions, events).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -26,17 +27,24 @@ describe('preload bundle', () => {
 
   function load() {
     const exposed = new Map<string, unknown>();
-    const invoked: [string, unknown][] = [];
+    /** every message the preload sent: [channel, message] */
+    const sent: [string, Record<string, unknown>][] = [];
     const listeners = new Map<string, Set<Listener>>();
     const required: string[] = [];
+    /** main → renderer, as Electron delivers it: an event object first, on a later turn */
+    const toPage = (message: unknown) =>
+      setImmediate(() => {
+        for (const l of listeners.get('power:channel') ?? []) l({ sender: 'ipc event' }, message);
+      });
     const electron = {
       contextBridge: { exposeInMainWorld: (name: string, api: unknown) => exposed.set(name, api) },
       ipcRenderer: {
-        invoke: async (channel: string, arg: unknown) => {
-          invoked.push([channel, arg]);
-          if (channel === 'power:call:models.list') return { ok: true, value: { entries: [] } };
-          if (channel === 'power:call:chats.get') return { ok: false, error: { code: 'not-found', message: 'no chat x' } };
-          return { ok: true, value: null };
+        send: (channel: string, message: Record<string, unknown>) => {
+          sent.push([channel, plain(message) as Record<string, unknown>]);
+          const { id } = message;
+          if (message.method === 'list') toPage({ id, result: { entries: [] } });
+          else if (message.method === 'get') toPage({ id, error: { code: 'not-found', message: 'no chat x' } });
+          else toPage({ id, result: null });
         },
         on: (channel: string, l: Listener) => void (listeners.get(channel) ?? listeners.set(channel, new Set()).get(channel)!).add(l),
         removeListener: (channel: string, l: Listener) => void listeners.get(channel)?.delete(l),
@@ -54,45 +62,50 @@ describe('preload bundle', () => {
       console,
     });
     vm.runInContext(code, context, { filename: 'preload.cjs' });
-    return { exposed, invoked, listeners, required };
+    return { exposed, sent, listeners, required, toPage };
   }
 
   test('loads with nothing but require("electron") and exposes only window.power, made of functions', () => {
-    const { exposed, required } = load();
+    const { exposed, required, listeners } = load();
     assert.deepEqual([...new Set(required)], ['electron']);
     assert.deepEqual([...exposed.keys()], ['power']);
+    assert.deepEqual([...listeners.keys()], ['power:channel'], 'it listens on its one channel only');
     const power = exposed.get('power') as Record<string, Record<string, unknown>>;
     for (const concern of Object.values(power)) for (const member of Object.values(concern)) assert.equal(typeof member, 'function');
   });
 
-  test('calls go out as envelopes on their channel; errors come back as { code, message }', async () => {
-    const { exposed, invoked } = load();
+  test('calls go out as envelopes on the one channel; errors come back as { code, message }', async () => {
+    const { exposed, sent } = load();
     const power = exposed.get('power') as { models: { list(i: object): Promise<unknown> }; chats: { get(i: object): Promise<unknown> } };
     assert.deepEqual(plain(await power.models.list({})), { entries: [] });
     await assert.rejects(power.chats.get({ chatId: 'x' }), (e: unknown) => {
       assert.deepEqual(plain(e), { code: 'not-found', message: 'no chat x' });
       return true;
     });
-    assert.deepEqual(invoked.map(([c]) => c), ['power:call:models.list', 'power:call:chats.get']);
+    assert.deepEqual(sent, [
+      ['power:channel', { id: 1, concern: 'models', method: 'list', input: {} }],
+      ['power:channel', { id: 2, concern: 'chats', method: 'get', input: { chatId: 'x' } }],
+    ]);
   });
 
-  test('an event subscription listens on its channel, passes checked payloads only, and unsubscribes', async () => {
-    const { exposed, invoked, listeners } = load();
-    const power = exposed.get('power') as { models: { onLibraryChanged(l: (p: unknown) => void): () => void } };
-    const got: unknown[] = [];
-    const off = power.models.onLibraryChanged((p) => got.push(p));
+  test('an event subscription is one subscribe however many listeners; they get the payload only; the last one unsubscribes', async () => {
+    const { exposed, sent, toPage } = load();
+    const power = exposed.get('power') as { models: { onLibraryChanged(l: (...args: unknown[]) => void): () => void } };
+    const got: unknown[][] = [];
+    const off = power.models.onLibraryChanged((...args) => got.push(args));
+    const offOther = power.models.onLibraryChanged(() => {});
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(plain(invoked[0]), ['power:subscribe', 'models.onLibraryChanged']);
-    const channel = 'power:event:models.onLibraryChanged';
-    for (const l of listeners.get(channel)!) {
-      l({ sender: 'ipc event' }, { entries: [] });
-      l({ sender: 'ipc event' }, { entries: 'not a list' });
-    }
+    assert.deepEqual(sent, [['power:channel', { id: 1, subscribe: 'models.onLibraryChanged' }]]);
+    toPage({ event: 'models.onLibraryChanged', payload: { entries: [] } });
+    toPage({ event: 'models.onOther', payload: { entries: [] } }); // not subscribed: not delivered
+    toPage({ event: 'models.onLibraryChanged' , payload: { entries: [] }, extra: 1 }); // not the protocol: dropped
+    await new Promise((r) => setImmediate(r));
     assert.equal(got.length, 1);
-    assert.deepEqual(plain(got[0]), { entries: [] });
+    assert.deepEqual(plain(got[0]), [{ entries: [] }], 'the listener gets the payload, never the IPC event');
     off();
+    assert.equal(sent.length, 1, 'another listener is still there');
+    offOther();
     await new Promise((r) => setImmediate(r));
-    assert.equal(listeners.get(channel)!.size, 0);
-    assert.deepEqual(plain(invoked.at(-1)), ['power:unsubscribe', 'models.onLibraryChanged']);
+    assert.deepEqual(sent.at(-1), ['power:channel', { id: 2, unsubscribe: 'models.onLibraryChanged' }]);
   });
 });

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { EngineMessage, RoundBatch, expandRoundBatch } from '../../engine/protocol.js';
+import { ServerMessage } from '../../contract/channel/protocol.js';
+import { engineApi, RoundBatch, expandRoundBatch } from '../../engine/protocol.js';
 
 const enc = new TextEncoder();
 
@@ -38,8 +39,12 @@ describe('round batches', () => {
   });
 
   test('an engine event carries a batch', () => {
-    const parsed = EngineMessage.parse({ kind: 'event', event: 'rounds', requestId: 'r1', batch: twoRounds() });
-    assert.equal(parsed.kind, 'event');
+    const message = ServerMessage.parse(structuredClone({ event: 'engine.onRounds', payload: { requestId: 'r1', batch: twoRounds() } }));
+    assert.ok('event' in message);
+    const payload = engineApi.engine.events.onRounds.parse(message.payload);
+    assert.ok(payload.batch.ids instanceof Int32Array, 'typed arrays survive the clone');
+    assert.equal(expandRoundBatch(payload.batch).length, 2);
+    assert.equal(engineApi.engine.events.onRounds.safeParse({ requestId: 'r1', batch: { ...twoRounds(), rounds: 3 } }).success, false);
   });
 
   test('inconsistent batches are refused', () => {

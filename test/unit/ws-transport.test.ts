@@ -1,5 +1,6 @@
 // The WebSocket transport, generated from a description: a small description implemented by a
-// plain object, served over a real `ws` server and called through the browser-safe client.
+// plain object, served over a real `ws` server and called through the browser-safe client;
+// the server checks inputs, outputs and payloads, the client envelopes.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -79,7 +80,7 @@ async function rejection(p: Promise<unknown>): Promise<PowerError> {
 }
 
 /** Sends one raw message and returns the first reply. */
-function raw(data: string): Promise<unknown> {
+function raw(data: string | Buffer): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url);
     socket.on('open', () => socket.send(data));
@@ -109,7 +110,7 @@ describe('WebSocket transport', () => {
     client.close();
   });
 
-  test('the client refuses a bad input before sending; the server refuses it too', async () => {
+  test('the server refuses a bad input, from the client and sent around it', async () => {
     const client = await connect();
     const e = await rejection(client.api.math.add({ a: 'x' as unknown as number }));
     assert.equal(e.code, 'bad-input');
@@ -133,6 +134,10 @@ describe('WebSocket transport', () => {
     const envelope = (await raw(JSON.stringify({ id: 3, what: 'ever' }))) as { id: number; error: { code: string } };
     assert.deepEqual([envelope.id, envelope.error.code], [3, 'bad-input']);
     assert.deepEqual(await raw('{nope'), { id: null, error: { code: 'bad-input', message: 'the message is not JSON' } });
+    assert.deepEqual(await raw(Buffer.from(JSON.stringify({ id: 4, concern: 'math', method: 'add', input: { a: 1 } }))), {
+      id: null,
+      error: { code: 'bad-input', message: 'binary messages are not part of the protocol; send JSON text' },
+    });
     const client = await connect();
     assert.deepEqual(await client.api.math.add({ a: 1, b: 1 }), { sum: 2 });
     client.close();
