@@ -5,6 +5,7 @@
 import { ipcMain, type IpcMainEvent, type WebContents } from 'electron';
 
 import type { ApiOf, ConcernSpec } from '../contract/api/describe.js';
+import type { ImplementationOf } from '../contract/channel/index.js';
 import { createIpcDispatcher, type SenderInfo } from './ipc/dispatcher.js';
 import { POWER_CHANNEL } from './ipc/protocol.js';
 import { isTrustedSender } from './policy/sender.js';
@@ -15,7 +16,7 @@ function senderOf(event: IpcMainEvent): SenderInfo {
 }
 
 /** Listens on POWER_CHANNEL; returns the function that stops, ending every subscription. */
-export function servePowerApiOverIpc<D extends Record<string, ConcernSpec>>(description: D, api: ApiOf<D>, log: (line: string) => void): () => void {
+export function servePowerApiOverIpc<D extends Record<string, ConcernSpec>>(description: D, api: ImplementationOf<D> | ApiOf<D>, log: (line: string) => void): () => void {
   const dispatcher = createIpcDispatcher(description, api, { isTrustedSender, log });
   const watched = new Set<number>();
 

@@ -64,9 +64,10 @@ if (!app.requestSingleInstanceLock()) {
     lockDownSession(session.defaultSession);
     setDefaultEngineLauncher(utilityProcessLauncher);
     serveAppScheme(RENDERER_DIR);
-    service = await createPowerService({ dataDir });
-    const api = service;
-    stopIpc = servePowerApiOverIpc(powerApi, api, log);
+    const api = await createPowerService({ dataDir });
+    service = api;
+    // the IPC server checks every input: it serves the implementation, not the in-process API
+    stopIpc = servePowerApiOverIpc(powerApi, api.implementation, log);
     Menu.setApplicationMenu(
       Menu.buildFromTemplate(
         menuTemplate(

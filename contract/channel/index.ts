@@ -6,4 +6,5 @@ export { connectChannel, type ChannelConnection, type ConnectOptions } from './c
 export { describeIssues } from './issues.js';
 export type { ChannelPort } from './port.js';
 export { ClientMessage, EventName, refusal, ServerMessage } from './protocol.js';
+export { inProcess } from './in-process.js';
 export { serveChannel, type ChannelServer, type ImplementationOf, type ServeOptions } from './serve.js';

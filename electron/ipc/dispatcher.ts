@@ -4,6 +4,7 @@
 // own (serveChannel, CHECKED_BY_SERVER: inputs, outputs and payloads are checked here), whose
 // subscriptions end when the page goes.
 import type { ApiOf, ConcernSpec } from '../../contract/api/describe.js';
+import type { ImplementationOf } from '../../contract/channel/index.js';
 import { CHECKED_BY_SERVER } from '../../contract/channel/checks.js';
 import { refusal } from '../../contract/channel/protocol.js';
 import { serveChannel, type ChannelServer } from '../../contract/channel/serve.js';
@@ -43,7 +44,7 @@ interface Page {
 
 export function createIpcDispatcher<D extends Record<string, ConcernSpec>>(
   description: D,
-  api: ApiOf<D>,
+  api: ImplementationOf<D> | ApiOf<D>,
   options: IpcDispatcherOptions,
 ): IpcDispatcher {
   const log = options.log ?? (() => {});

@@ -70,7 +70,8 @@ export async function serveCommand(argv: string[], io: ServeIo): Promise<number>
       port,
       token,
       description: powerApi,
-      api: service,
+      // /ws checks every input itself: it serves the implementation, not the in-process API
+      api: service.implementation,
       completions: serviceCompletions(service),
       staticDir: uiDir ? resolve(uiDir) : builtRenderer(),
       log,

@@ -180,7 +180,9 @@ export async function createSession(target: OpenedTarget, request: SessionReques
 /** Engine failures as PowerErrors: a dead host is engine-crashed, a refused call bad input. */
 export function asPowerError(error: unknown): unknown {
   if (error instanceof EngineCrashedError) return new PowerError('engine-crashed', `the engine crashed: ${error.message}`);
-  if (error instanceof EngineCallError) return new PowerError('bad-input', error.message);
+  // the host's plain errors (llama.cpp refusing a file, the addon refusing a value) are about
+  // what the request asked for; a code the host gave (cancelled, unsupported, …) is kept
+  if (error instanceof EngineCallError) return new PowerError(error.code === 'internal' ? 'bad-input' : error.code, error.message);
   return error;
 }
 

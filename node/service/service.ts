@@ -1,18 +1,18 @@
 // The one service behind every front door (CLI, `power serve`, the Electron shell): it
 // implements PowerApi over the model library, the supervised engine, profiles and chats, one
-// concern per file in api/ as the contract has them. Inputs are validated against the
-// contract's schemas there (api/input.ts), so every transport gets the same answers and the
-// same typed errors. The engine's one reply slot (reply-slot.ts) orders chat replies, OpenAI
+// concern per file in api/ as the contract has them. An input is checked once against the
+// contract's schema: by a transport's server (Electron IPC, /ws: they serve `implementation`)
+// or, for callers in this process, by the in-process adapter (contract/channel/in-process.ts). The engine's one reply slot (reply-slot.ts) orders chat replies, OpenAI
 // completions and loads; every generation runs through request.ts.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import type { PowerApi } from '../../contract/api/index.js';
+import { powerApi } from '../../contract/api/index.js';
+import { inProcess } from '../../contract/channel/index.js';
 import { DownloadManager } from '../models/downloads.js';
 import { chatsApi } from './api/chats.js';
 import { engineApi } from './api/engine.js';
 import { generationApi } from './api/generation.js';
-import { input } from './api/input.js';
 import { modelsApi } from './api/models.js';
 import { profilesApi } from './api/profiles.js';
 import { ChatReplies } from './chat-replies.js';
@@ -25,7 +25,7 @@ import { ModelLibrary } from './library.js';
 import { Profiles } from './profiles.js';
 import { ReplySlot } from './reply-slot.js';
 import { SettingsFile } from './settings.js';
-import type { PowerService, ServiceOptions } from './types.js';
+import type { PowerService, ServiceImplementation, ServiceOptions } from './types.js';
 
 export async function createPowerService(options: ServiceOptions): Promise<PowerService> {
   await mkdir(options.dataDir, { recursive: true });
@@ -50,23 +50,21 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
     },
   });
 
-  const api: PowerApi = {
+  const implementation: ServiceImplementation = {
     downloads: downloads.api,
     models: modelsApi(library, supervisor),
     engine: engineApi({ library, supervisor, settings, slot }),
     profiles: profilesApi(profiles, supervisor),
     chats: chatsApi(store, replies, events),
     reports: {
-      exportChat: async (raw) => {
-        const p = input('reports', 'exportChat', raw);
-        return exportChatReport(structuredClone(store.get(p.chatId)), library, p.format);
-      },
+      exportChat: async (p) => exportChatReport(structuredClone(store.get(p.chatId)), library, p.format),
     },
     generation: generationApi(replies, events),
   };
 
   return {
-    ...api,
+    ...inProcess(powerApi, implementation),
+    implementation,
     enginePid: () => supervisor.pid(),
     // stateless completions (the OpenAI API of power serve) wait their turn for the reply slot
     completions: createCompletions({ supervisor, library, profiles, slot }),

@@ -1,5 +1,6 @@
 // What createPowerService takes and returns.
-import type { PowerApi } from '../../contract/api/index.js';
+import type { PowerApi, powerApi } from '../../contract/api/index.js';
+import type { ImplementationOf } from '../../contract/channel/index.js';
 import type { EngineOptions } from '../engine/client.js';
 import type { Completions } from './completions.js';
 
@@ -12,8 +13,13 @@ export interface ServiceOptions {
   engine?: EngineOptions;
 }
 
-/** PowerApi plus the lifetime of the service. */
+/** The service's methods as a transport's server calls them: inputs already checked, defaults filled in. */
+export type ServiceImplementation = ImplementationOf<typeof powerApi>;
+
+/** PowerApi (inputs checked in process) plus the lifetime of the service. */
 export type PowerService = PowerApi & {
+  /** for the transports, whose servers check every input (Electron IPC, /ws): no second check */
+  implementation: ServiceImplementation;
   /** stops a streaming reply (saved as stopped), saves everything, disposes the engine host */
   close(): Promise<void>;
   /** stateless completions (the OpenAI-compatible API): node/service/completions.ts */

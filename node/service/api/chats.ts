@@ -5,11 +5,10 @@ import { randomUUID } from 'node:crypto';
 
 import { titleFromMessage, UNTITLED_CHAT, type AssistantMessage, type Chat } from '../../../contract/api/chats.js';
 import { PowerError } from '../../../contract/api/errors.js';
-import type { PowerApi } from '../../../contract/api/index.js';
+import type { ServiceImplementation } from '../types.js';
 import { summary, type ChatStore } from '../chat-store.js';
 import { now, type ChatReplies, type ReplyOptions } from '../chat-replies.js';
 import type { ServiceEvents } from '../events.js';
-import { input } from './input.js';
 
 /** Removes the replies after the user message at `userIndex`, keeping them in `superseded` for the report. */
 function supersede(chat: Chat, userIndex: number): void {
@@ -20,39 +19,36 @@ function supersede(chat: Chat, userIndex: number): void {
 
 const replyOptions = (p: ReplyOptions): ReplyOptions => ({ ...(p.sampling ? { sampling: p.sampling } : {}), ...(p.profileId ? { profileId: p.profileId } : {}) });
 
-export function chatsApi(store: ChatStore, replies: ChatReplies, events: ServiceEvents): PowerApi['chats'] {
+export function chatsApi(store: ChatStore, replies: ChatReplies, events: ServiceEvents): ServiceImplementation['chats'] {
   const changed = (chatId: string, change: 'created' | 'updated' | 'deleted'): void => events.chatChanged.emit({ chatId, change });
   return {
-    create: async (raw) => {
-      const p = input('chats', 'create', raw);
-      const t = now();
+    create: async (p) => {
+            const t = now();
       const chat: Chat = { id: randomUUID(), title: p.title ?? UNTITLED_CHAT, createdAt: t, updatedAt: t, systemPrompt: p.systemPrompt ?? null, messages: [] };
       await store.add(chat);
       changed(chat.id, 'created');
       return structuredClone(chat);
     },
-    list: async (raw) => (input('chats', 'list', raw), { chats: store.list(replies.streamingChat()) }),
-    get: async (raw) => structuredClone(store.get(input('chats', 'get', raw).chatId)),
-    rename: async (raw) => {
-      const p = input('chats', 'rename', raw);
-      const chat = store.get(p.chatId);
+    list: async () => ({ chats: store.list(replies.streamingChat()) }),
+    get: async (p) => structuredClone(store.get(p.chatId)),
+    rename: async (p) => {
+            const chat = store.get(p.chatId);
       chat.title = p.title;
       chat.updatedAt = now();
       await store.save(chat);
       changed(chat.id, 'updated');
       return summary(chat, replies.streamingChat() === chat.id);
     },
-    delete: async (raw) => {
-      const { chatId } = input('chats', 'delete', raw);
+    delete: async (p) => {
+      const { chatId } = p;
       store.get(chatId);
       await replies.stop(chatId);
       await store.delete(chatId);
       changed(chatId, 'deleted');
       return { ok: true as const };
     },
-    send: async (raw) => {
-      const p = input('chats', 'send', raw);
-      const chat = store.get(p.chatId);
+    send: async (p) => {
+            const chat = store.get(p.chatId);
       const userMessage = { id: randomUUID(), role: 'user' as const, content: p.content, createdAt: now() };
       const assistantMessageId = await replies.start(
         chat,
@@ -65,23 +61,21 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
       );
       return { userMessageId: userMessage.id, assistantMessageId };
     },
-    stop: async (raw) => {
-      const { chatId } = input('chats', 'stop', raw);
+    stop: async (p) => {
+      const { chatId } = p;
       store.get(chatId);
       return { stopped: await replies.stop(chatId) };
     },
-    regenerate: async (raw) => {
-      const p = input('chats', 'regenerate', raw);
-      const chat = store.get(p.chatId);
+    regenerate: async (p) => {
+            const chat = store.get(p.chatId);
       let userIndex = chat.messages.length - 1;
       while (userIndex >= 0 && chat.messages[userIndex]!.role !== 'user') userIndex--;
       if (userIndex < 0) throw new PowerError('bad-input', 'the chat has no user message to reply to');
       const assistantMessageId = await replies.start(chat, (c) => supersede(c, userIndex), replyOptions(p));
       return { userMessageId: chat.messages[userIndex]!.id, assistantMessageId };
     },
-    editAndContinue: async (raw) => {
-      const p = input('chats', 'editAndContinue', raw);
-      const chat = store.get(p.chatId);
+    editAndContinue: async (p) => {
+            const chat = store.get(p.chatId);
       const index = chat.messages.findIndex((m) => m.id === p.messageId);
       if (index < 0) throw new PowerError('not-found', `no message ${p.messageId} in chat ${p.chatId}`);
       if (chat.messages[index]!.role !== 'user') throw new PowerError('bad-input', 'only a user message can be edited');

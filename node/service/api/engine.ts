@@ -1,20 +1,18 @@
 // The engine concern: load and unload (each holds the reply slot while it runs, so no reply
 // starts on a model that is being replaced), the state, the devices.
-import type { PowerApi } from '../../../contract/api/index.js';
+import type { ServiceImplementation } from '../types.js';
 import { devicesReport } from '../../runtime/devices.js';
 import { asPowerError } from '../../runtime/target.js';
 import type { EngineSupervisor } from '../engine-supervisor.js';
 import type { ModelLibrary } from '../library.js';
 import type { ReplySlot } from '../reply-slot.js';
 import type { SettingsFile } from '../settings.js';
-import { input } from './input.js';
 
-export function engineApi(deps: { library: ModelLibrary; supervisor: EngineSupervisor; settings: SettingsFile; slot: ReplySlot }): PowerApi['engine'] {
+export function engineApi(deps: { library: ModelLibrary; supervisor: EngineSupervisor; settings: SettingsFile; slot: ReplySlot }): ServiceImplementation['engine'] {
   const { library, supervisor, settings, slot } = deps;
   return {
-    load: async (raw) => {
-      const p = input('engine', 'load', raw);
-      library.get(p.modelId);
+    load: async (p) => {
+            library.get(p.modelId);
       if (p.method.draftId) library.get(p.method.draftId);
       const lease = slot.take({ kind: 'load' });
       try {
@@ -28,8 +26,7 @@ export function engineApi(deps: { library: ModelLibrary; supervisor: EngineSuper
         lease.release();
       }
     },
-    unload: async (raw) => {
-      input('engine', 'unload', raw);
+    unload: async () => {
       const lease = slot.take({ kind: 'load' });
       try {
         return await supervisor.unload();
@@ -37,8 +34,8 @@ export function engineApi(deps: { library: ModelLibrary; supervisor: EngineSuper
         lease.release();
       }
     },
-    state: async (raw) => (input('engine', 'state', raw), supervisor.state()),
-    devices: async (raw) => (input('engine', 'devices', raw), devicesReport()),
+    state: async () => (supervisor.state()),
+    devices: async () => (devicesReport()),
     onLoadProgress: supervisor.loadProgress.on,
     onStateChanged: supervisor.stateChanged.on,
   };

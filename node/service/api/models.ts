@@ -1,5 +1,5 @@
 // The models concern: the library, the drafts and strategies a target can use, the memory estimate.
-import type { PowerApi } from '../../../contract/api/index.js';
+import type { ServiceImplementation } from '../types.js';
 import { PowerError } from '../../../contract/api/errors.js';
 import { strategyAvailability } from '../../../contract/strategies.js';
 import { describeEstimate, estimateMemory } from '../../engine/memory-estimate.js';
@@ -7,15 +7,14 @@ import { checkDraftCompatibility } from '../../models/draft-compat.js';
 import { defaultContextSize } from '../../runtime/open-model.js';
 import type { EngineSupervisor } from '../engine-supervisor.js';
 import type { ModelLibrary } from '../library.js';
-import { input } from './input.js';
 
-export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): PowerApi['models'] {
+export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): ServiceImplementation['models'] {
   return {
-    list: async (raw) => (input('models', 'list', raw), { entries: library.list() }),
-    get: async (raw) => library.get(input('models', 'get', raw).modelId),
-    add: async (raw) => library.add(input('models', 'add', raw).path),
-    remove: async (raw) => {
-      const { modelId } = input('models', 'remove', raw);
+    list: async () => ({ entries: library.list() }),
+    get: async (p) => library.get(p.modelId),
+    add: async (p) => library.add(p.path),
+    remove: async (p) => {
+      const { modelId } = p;
       const loaded = supervisor.loadedOptions();
       if (loaded && (loaded.modelId === modelId || loaded.method.draftId === modelId)) {
         throw new PowerError('busy', 'the model is loaded: unload it first');
@@ -23,8 +22,8 @@ export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): 
       await library.remove(modelId);
       return { ok: true as const };
     },
-    drafts: async (raw) => {
-      const { targetId } = input('models', 'drafts', raw);
+    drafts: async (p) => {
+      const { targetId } = p;
       const target = await library.gguf(targetId);
       const drafts = [];
       for (const entry of library.list()) {
@@ -42,15 +41,14 @@ export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): 
       }
       return { drafts };
     },
-    strategies: async (raw) => {
-      const { targetId, draftId } = input('models', 'strategies', raw);
+    strategies: async (p) => {
+      const { targetId, draftId } = p;
       const target = await library.gguf(targetId);
       const facts = library.get(targetId).facts;
       const draft = draftId ? checkDraftCompatibility(target, await library.gguf(draftId)) : undefined;
       return strategyAvailability({ nextnLayers: facts?.nextnLayers ?? 0, ...(draft ? { draft } : {}) });
     },
-    estimate: async (raw) => {
-      const p = input('models', 'estimate', raw);
+    estimate: async (p) => {
       const target = await library.gguf(p.targetId);
       const plan = {
         target,

@@ -1,28 +1,26 @@
 // The profiles concern: the presets and the user's K/S profiles, TOML in and out.
-import type { PowerApi } from '../../../contract/api/index.js';
+import type { ServiceImplementation } from '../types.js';
 import type { EngineSupervisor } from '../engine-supervisor.js';
 import type { Profiles } from '../profiles.js';
-import { input } from './input.js';
 
-export function profilesApi(profiles: Profiles, supervisor: EngineSupervisor): PowerApi['profiles'] {
+export function profilesApi(profiles: Profiles, supervisor: EngineSupervisor): ServiceImplementation['profiles'] {
   const loadedTarget = () => {
     const t = supervisor.loaded();
     return t ? { recurrent: t.info.recurrent } : null;
   };
   return {
-    list: async (raw) => (input('profiles', 'list', raw), profiles.list()),
-    select: async (raw) => profiles.select(input('profiles', 'select', raw).profileId),
-    create: async (raw) => profiles.create(input('profiles', 'create', raw), loadedTarget()),
-    delete: async (raw) => {
-      await profiles.delete(input('profiles', 'delete', raw).profileId);
+    list: async () => (profiles.list()),
+    select: async (p) => profiles.select(p.profileId),
+    create: async (p) => profiles.create(p, loadedTarget()),
+    delete: async (p) => {
+      await profiles.delete(p.profileId);
       return { ok: true as const };
     },
-    importToml: async (raw) => {
-      const p = input('profiles', 'importToml', raw);
-      return profiles.importToml(p.name, p.toml, loadedTarget());
+    importToml: async (p) => {
+            return profiles.importToml(p.name, p.toml, loadedTarget());
     },
-    exportToml: async (raw) => ({
-      toml: profiles.exportToml(input('profiles', 'exportToml', raw).profileId, supervisor.loadedOptions()?.method.strategy ?? null),
+    exportToml: async (p) => ({
+      toml: profiles.exportToml(p.profileId, supervisor.loadedOptions()?.method.strategy ?? null),
     }),
     onChanged: profiles.changed.on,
   };
