@@ -13,6 +13,7 @@ import { buildPrompt } from '../runtime/prompt.js';
 import { openTarget, sessionProblem } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
+import { LOAD_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 import type { Io } from './generate.js';
@@ -28,20 +29,13 @@ export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.ggu
   explain the difference; 1: any difference on a batch-invariant engine, or an unexplained one.`;
 
 const FLAGS = {
-  model: { type: 'string' },
-  draft: { type: 'string' },
-  strategy: { type: 'string' },
+  ...LOAD_FLAGS,
   k: { type: 'string' },
   s: { type: 'string' },
   ...PROMPT_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
-  ctx: { type: 'string' },
-  threads: { type: 'string' },
-  device: { type: 'string' },
-  'flash-attn': { type: 'string' },
   json: { type: 'boolean' },
-  verbose: { type: 'boolean' },
 } as const;
 
 export interface AuditReport {

@@ -21,6 +21,7 @@ import { REPORT_FORMATS, TEXT_FORMATS, type ReportFormat } from '../../contract/
 import { writeReport } from '../bench/write.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { choice, int, parseFlags, str } from './args.js';
+import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
 import { cliError, UsageError } from './errors.js';
 import { samplingFromFlags } from './sampling-flags.js';
 import type { Io } from './generate.js';
@@ -35,9 +36,8 @@ export const BENCH_USAGE = `power bench --model <model.gguf> [--draft <draft.ggu
   peak = K7/S6, k<K>, k<K>s<S>), interleaved in one engine, and writes report.<format> to --out.`;
 
 const FLAGS = {
-  model: { type: 'string' },
-  draft: { type: 'string' },
-  strategy: { type: 'string' },
+  ...LOAD_FLAGS,
+  ...OFFLOAD_FLAGS,
   profiles: { type: 'string' },
   tasks: { type: 'string' },
   repeat: { type: 'string' },
@@ -47,12 +47,6 @@ const FLAGS = {
   out: { type: 'string' },
   formats: { type: 'string' },
   raw: { type: 'boolean' },
-  ctx: { type: 'string' },
-  threads: { type: 'string' },
-  device: { type: 'string' },
-  'gpu-layers': { type: 'string' },
-  'flash-attn': { type: 'string' },
-  verbose: { type: 'boolean' },
 } as const;
 
 const DEFAULT_FORMATS: readonly ReportFormat[] = TEXT_FORMATS; // the PDF needs Chromium: asked for by name
@@ -132,8 +126,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
   const threads = threadsCap?.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
   const flashFlag = choice(values, 'flash-attn', FlashAttn.options);
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
-  const gpuLayersRaw = str(values, 'gpu-layers');
-  const layers = gpuLayersRaw === undefined || gpuLayersRaw === 'all' ? -1 : int(values, 'gpu-layers', { min: 0, max: 100000 })!;
+  const layers = gpuLayers(values);
   const startedAt = new Date();
   const outDir = resolve(str(values, 'out') ?? `power-bench-${stamp(startedAt)}`);
   let chromium: string | undefined;

@@ -16,6 +16,7 @@ import { backendOf, createSession, openTarget, sessionProblem, type OpenedTarget
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile } from './profile.js';
+import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 
@@ -31,24 +32,17 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
   Ctrl-C cancels at any moment and prints what was generated (exit code 130).`;
 
 const FLAGS = {
-  model: { type: 'string' },
+  ...LOAD_FLAGS,
+  ...OFFLOAD_FLAGS,
   ...PROMPT_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
-  ctx: { type: 'string' },
-  threads: { type: 'string' },
-  device: { type: 'string' },
-  'gpu-layers': { type: 'string' },
-  'flash-attn': { type: 'string' },
-  strategy: { type: 'string' },
-  draft: { type: 'string' },
   k: { type: 'string' },
   s: { type: 'string' },
   profile: { type: 'string' },
   'fr-vocab': { type: 'string' },
   json: { type: 'boolean' },
   rounds: { type: 'boolean' },
-  verbose: { type: 'boolean' },
 } as const;
 
 export interface Io {
@@ -56,12 +50,6 @@ export interface Io {
   err: (s: string) => void;
   /** registers a cancel handler (Ctrl-C); returns the unregister function */
   onInterrupt: (handler: () => void) => () => void;
-}
-
-function gpuLayers(values: Record<string, string | boolean | undefined>): number {
-  const raw = str(values, 'gpu-layers');
-  if (raw === undefined || raw === 'all') return -1;
-  return int(values, 'gpu-layers', { min: 0, max: 100000 })!;
 }
 
 export async function generateCommand(argv: string[], io: Io, interruptedAlready = false): Promise<number> {

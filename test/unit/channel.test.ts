@@ -4,30 +4,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { z } from 'zod';
-
-import { concern, type ApiOf } from '../../contract/api/describe.js';
 import { PowerError } from '../../contract/api/errors.js';
 import { CHECKED_BY_CLIENT, CHECKED_BY_SERVER, type ChannelChecks } from '../../contract/channel/checks.js';
 import { connectChannel, type ConnectOptions } from '../../contract/channel/connect.js';
 import type { ChannelPort } from '../../contract/channel/port.js';
 import { serveChannel } from '../../contract/channel/serve.js';
+import { mathDescription, mathImplementation } from '../fixtures/channel.js';
 
-const description = {
-  math: concern({
-    methods: {
-      add: { input: z.object({ a: z.number(), b: z.number().default(1) }), output: z.object({ sum: z.number() }) },
-      fail: { input: z.object({ code: z.enum(['busy', 'not-found', 'unsupported']) }), output: z.null() },
-      failWithCodedError: { input: z.object({}), output: z.null() },
-      crash: { input: z.object({}), output: z.null() },
-      lie: { input: z.object({}), output: z.object({ sum: z.number() }) },
-      echo: { input: z.object({ values: z.instanceof(Float32Array) }), output: z.instanceof(Float32Array) },
-      hang: { input: z.object({}), output: z.null() },
-    },
-    events: { onTick: z.object({ n: z.number().int() }), onTock: z.object({ n: z.number() }) },
-  }),
-};
-type Api = ApiOf<typeof description>;
+const description = mathDescription;
 
 /** Two ports joined in memory; `close(reason)` is the link going away under both ends. */
 function portPair() {
@@ -62,39 +46,12 @@ function portPair() {
 }
 
 function setup(checks: ChannelChecks, options: Partial<ConnectOptions> = {}) {
-  const ticks = new Set<(p: unknown) => void>();
-  const received: unknown[] = [];
+  const { impl, received, ticks, tick } = mathImplementation();
   const logs: string[] = [];
   const warnings: string[] = [];
-  const impl: Api = {
-    math: {
-      add: async (input) => {
-        received.push(input);
-        return { sum: input.a + (input.b ?? 1) };
-      },
-      fail: async ({ code }) => {
-        throw new PowerError(code, `failed with ${code}`);
-      },
-      failWithCodedError: () => {
-        throw Object.assign(new Error('not on this device'), { code: 'device' });
-      },
-      crash: async () => {
-        throw new TypeError('undefined is not a function');
-      },
-      lie: async () => ({ sum: 'three' }) as unknown as { sum: number },
-      echo: async ({ values }) => values.map((v) => v * 2),
-      hang: () => new Promise<null>(() => {}),
-      onTick: (listener) => {
-        ticks.add(listener as (p: unknown) => void);
-        return () => ticks.delete(listener as (p: unknown) => void);
-      },
-      onTock: () => () => {},
-    },
-  };
   const pair = portPair();
   const server = serveChannel(description, impl, pair.server, { checks, log: (l) => logs.push(l) });
   const client = connectChannel(description, pair.client, { checks, onProtocolError: (m) => warnings.push(m), ...options });
-  const tick = (payload: unknown) => ticks.forEach((l) => l(payload));
   return { api: client.api, client, server, pair, ticks, tick, received, logs, warnings };
 }
 

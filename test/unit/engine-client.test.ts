@@ -11,23 +11,10 @@ import { serveChannel, type ImplementationOf } from '../../contract/channel/serv
 import { engineApi, ENGINE_CHECKS, type EngineApi } from '../../engine/protocol.js';
 import { EngineCallError, EngineClient, EngineCrashedError } from '../../node/engine/client.js';
 import type { EngineHostProcess, EngineLauncher } from '../../node/engine/launcher.js';
+import { twoRounds } from '../fixtures/round-batch.js';
 
 type Host = ImplementationOf<EngineApi>['engine'];
 
-/** A batch of two rounds: one token, then three (see round-batch.test.ts). */
-function twoRounds() {
-  const enc = new TextEncoder();
-  const pieces = ['He', 'llo', ' wor', 'ld'];
-  let end = 0;
-  return {
-    rounds: 2,
-    numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, 4, 2, 1, 3, 900, 2000, 300, 700, 20, 3]),
-    ids: Int32Array.from([7, 8, 9, 10]),
-    origins: Uint8Array.from([0, 1, 1, 2]),
-    bytes: enc.encode(pieces.join('')),
-    pieceEnds: Uint32Array.from(pieces.map((p) => (end += enc.encode(p).length))),
-  };
-}
 
 /** An engine host in this process: messages cloned and delivered on a later turn, as over IPC. */
 function inMemoryHost(host: Partial<Host>) {

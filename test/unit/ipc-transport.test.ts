@@ -5,61 +5,26 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { z } from 'zod';
 
-import { concern, type ApiOf, type ConcernSpec } from '../../contract/api/describe.js';
+import type { ConcernSpec } from '../../contract/api/describe.js';
 import { PowerError } from '../../contract/api/errors.js';
 import { powerApi } from '../../contract/api/index.js';
 import { ClientMessage, ServerMessage } from '../../contract/channel/protocol.js';
+import { mathDescription, mathImplementation } from '../fixtures/channel.js';
 import { createIpcClient, type IpcRendererPort } from '../../electron/ipc/client.js';
 import { createIpcDispatcher, type IpcDispatcher, type SenderInfo } from '../../electron/ipc/dispatcher.js';
 import { isTrustedSender } from '../../electron/policy/sender.js';
 
-const description = {
-  math: concern({
-    methods: {
-      add: { input: z.object({ a: z.number(), b: z.number().default(1) }), output: z.object({ sum: z.number() }) },
-      fail: { input: z.object({ code: z.enum(['busy', 'not-found']) }), output: z.null() },
-      crash: { input: z.object({}), output: z.null() },
-      lie: { input: z.object({}), output: z.object({ sum: z.number() }) },
-      slow: { input: z.object({}), output: z.null() },
-    },
-    events: { onTick: z.object({ n: z.number().int() }) },
-  }),
-};
-type Api = ApiOf<typeof description>;
+const description = mathDescription;
 
 const APP_PAGE = { url: 'app://power/index.html', isMainFrame: true };
 
 function fixture(sender: Omit<SenderInfo, 'id'> = APP_PAGE) {
-  const tickListeners = new Set<(payload: { n: number }) => void>();
-  const calls: unknown[] = [];
+  const { impl, received: calls, ticks: tickListeners, tick, finishSlow } = mathImplementation();
   const logs: string[] = [];
-  let finishSlow: () => void = () => {};
-  const impl: Api = {
-    math: {
-      add: async (input) => {
-        calls.push(input);
-        return { sum: input.a + (input.b ?? 1) };
-      },
-      fail: async ({ code }) => {
-        throw new PowerError(code, `failed with ${code}`);
-      },
-      crash: async () => {
-        throw new TypeError('undefined is not a function');
-      },
-      lie: async () => ({ sum: 'three' }) as unknown as { sum: number },
-      slow: () => new Promise<null>((resolve) => (finishSlow = () => resolve(null))),
-      onTick: (listener) => {
-        tickListeners.add(listener);
-        return () => tickListeners.delete(listener);
-      },
-    },
-  };
   const dispatcher = createIpcDispatcher(description, impl, { isTrustedSender, log: (l) => logs.push(l) });
   const port = ipcPair(dispatcher, { id: 7, ...sender });
-  const tick = (payload: unknown): void => tickListeners.forEach((l) => l(payload as { n: number }));
-  return { impl, dispatcher, port, calls, logs, tick, tickListeners, finishSlow: () => finishSlow() };
+  return { impl, dispatcher, port, calls, logs, tick, tickListeners, finishSlow };
 }
 
 /** ipcRenderer ⇄ ipcMain on one channel, in memory: cloned when sent, delivered on a later turn. */

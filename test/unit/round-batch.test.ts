@@ -4,23 +4,9 @@ import { describe, test } from 'node:test';
 
 import { ServerMessage } from '../../contract/channel/protocol.js';
 import { engineApi, RoundBatch, expandRoundBatch } from '../../engine/protocol.js';
+import { twoRounds } from '../fixtures/round-batch.js';
 
-const enc = new TextEncoder();
 
-/** A batch of two rounds: the first token (target), then a replayed verify round of 4 proposals, 2 accepted. */
-function twoRounds() {
-  const pieces = ['He', 'llo', ' wor', 'ld'];
-  let end = 0;
-  return {
-    rounds: 2,
-    // proposed, accepted, replay, clamp, startUs, endUs, proposeUs, verifyUs, commitUs, tokens
-    numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, 4, 2, 1, 3, 900, 2000, 300, 700, 20, 3]),
-    ids: Int32Array.from([7, 8, 9, 10]),
-    origins: Uint8Array.from([0, 1, 1, 2]),
-    bytes: enc.encode(pieces.join('')),
-    pieceEnds: Uint32Array.from(pieces.map((p) => (end += enc.encode(p).length))),
-  };
-}
 
 describe('round batches', () => {
   test('expand into every round record, in order, with their tokens, origins and pieces', () => {

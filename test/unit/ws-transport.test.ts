@@ -7,47 +7,15 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 
 import { WebSocket, WebSocketServer } from 'ws';
-import { z } from 'zod';
 
-import { concern, type ApiOf } from '../../contract/api/describe.js';
 import { PowerError } from '../../contract/api/errors.js';
 import { createApiClient, type ApiClient } from '../../contract/transport/ws-client.js';
 import { serveApiOnSocket } from '../../node/serve/ws-transport.js';
+import { mathDescription, mathImplementation } from '../fixtures/channel.js';
 
-const description = {
-  math: concern({
-    methods: {
-      add: { input: z.object({ a: z.number(), b: z.number().default(1) }), output: z.object({ sum: z.number() }) },
-      fail: { input: z.object({ code: z.enum(['busy', 'not-found']) }), output: z.null() },
-      crash: { input: z.object({}), output: z.null() },
-      lie: { input: z.object({}), output: z.object({ sum: z.number() }) },
-    },
-    events: {
-      onTick: z.object({ n: z.number().int() }),
-    },
-  }),
-};
-type Api = ApiOf<typeof description>;
-
-const tickListeners = new Set<(payload: { n: number }) => void>();
+const description = mathDescription;
+const { impl, ticks: tickListeners, tick } = mathImplementation();
 const logs: string[] = [];
-const impl: Api = {
-  math: {
-    add: async ({ a, b }) => ({ sum: a + (b ?? 1) }),
-    fail: async ({ code }) => {
-      throw new PowerError(code, `failed with ${code}`);
-    },
-    crash: async () => {
-      throw new TypeError('undefined is not a function');
-    },
-    lie: async () => ({ sum: 'three' }) as unknown as { sum: number },
-    onTick: (listener) => {
-      tickListeners.add(listener);
-      return () => tickListeners.delete(listener);
-    },
-  },
-};
-const tick = (payload: unknown): void => tickListeners.forEach((l) => l(payload as { n: number }));
 
 let server: Server;
 let url = '';
