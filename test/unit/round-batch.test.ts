@@ -6,8 +6,6 @@ import { ServerMessage } from '../../contract/channel/protocol.js';
 import { engineApi, RoundBatch, expandRoundBatch } from '../../engine/protocol.js';
 import { twoRounds } from '../fixtures/round-batch.js';
 
-
-
 describe('round batches', () => {
   test('expand into every round record, in order, with their tokens, origins and pieces', () => {
     const rounds = expandRoundBatch(RoundBatch.parse(twoRounds()));
