@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "handles.h"
 #include "llama.h"
 
 namespace power {
@@ -57,6 +58,11 @@ struct draft_context_params {
     bool (*abort_callback)(void *) = nullptr; // lets a cancel stop the draft's prompt evaluation
     void * abort_data = nullptr;
 };
+
+// the context a proposer decodes on, with the session's threads and its threadpool attached
+// (throws std::runtime_error naming `what` when llama.cpp refuses)
+context_ptr open_proposer_context(llama_model * model, llama_context_params cp, int32_t n_threads, ggml_threadpool * pool,
+                                  const std::string & what);
 
 // a separate small model with the target's vocabulary, decoding greedily in its own context
 // (throws std::runtime_error when the context cannot be created)

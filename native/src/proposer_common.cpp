@@ -186,10 +186,6 @@ class proposer_common : public proposer {
         const uint32_t per_seq = block ? static_cast<uint32_t>(std::max(1, p.k + 1)) : 1u;
         cp.n_outputs_max         = per_seq;
         cp.n_outputs_max_per_seq = per_seq;
-        if (p.n_threads > 0) {
-            cp.n_threads       = p.n_threads;
-            cp.n_threads_batch = p.n_threads;
-        }
         // a cancel may stop a draft (proposals are advisory), never the processing of a target
         // batch: those rows are being committed, and a half-processed batch would leave the
         // draft side out of step with the target for the rest of the conversation
@@ -197,14 +193,7 @@ class proposer_common : public proposer {
         user_abort_data_ = p.abort_data;
         cp.abort_callback      = [](void * self) { return static_cast<proposer_common *>(self)->draft_aborted(); };
         cp.abort_callback_data = this;
-        llama_context * raw = llama_init_from_model(draft_model_.get(), cp);
-        if (!raw) {
-            throw std::runtime_error("llama.cpp could not create the " + p.strategy + " draft context");
-        }
-        ctx_ = adopt_context(raw);
-        if (p.threadpool) {
-            llama_attach_threadpool(raw, p.threadpool, p.threadpool);
-        }
+        ctx_ = open_proposer_context(draft_model_.get(), cp, p.n_threads, p.threadpool, "the " + p.strategy + " draft context");
     }
 
     bool draft_aborted() const { return drafting_ && user_abort_ && user_abort_(user_abort_data_); }

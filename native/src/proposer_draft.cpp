@@ -21,20 +21,9 @@ class proposer_draft : public proposer {
         cp.n_seq_max = 1;
         cp.no_perf   = true;
         cp.flash_attn_type = p.flash_attn;
-        if (p.n_threads > 0) {
-            cp.n_threads       = p.n_threads;
-            cp.n_threads_batch = p.n_threads;
-        }
         cp.abort_callback      = p.abort_callback;
         cp.abort_callback_data = p.abort_data;
-        llama_context * raw = llama_init_from_model(model_.get(), cp);
-        if (!raw) {
-            throw std::runtime_error("llama.cpp could not create the draft model's context");
-        }
-        ctx_ = adopt_context(raw);
-        if (p.threadpool) {
-            llama_attach_threadpool(raw, p.threadpool, p.threadpool);
-        }
+        ctx_ = open_proposer_context(model_.get(), cp, p.n_threads, p.threadpool, "the draft model's context");
         greedy_.reset(llama_sampler_init_greedy());
     }
 

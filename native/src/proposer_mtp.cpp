@@ -106,20 +106,10 @@ class proposer_mtp : public proposer {
         cp.n_rs_seq  = 0;
         cp.no_perf   = true;
         cp.flash_attn_type = p.flash_attn;
-        if (p.n_threads > 0) {
-            cp.n_threads       = p.n_threads;
-            cp.n_threads_batch = p.n_threads;
-        }
         cp.abort_callback      = p.abort_callback;
         cp.abort_callback_data = p.abort_data;
-        llama_context * raw = llama_init_from_model(model_.get(), cp);
-        if (!raw) {
-            throw std::runtime_error("llama.cpp could not create the MTP context");
-        }
-        ctx_ = adopt_context(raw);
-        if (p.threadpool) {
-            llama_attach_threadpool(raw, p.threadpool, p.threadpool);
-        }
+        ctx_ = open_proposer_context(model_.get(), cp, p.n_threads, p.threadpool, "the MTP context");
+        llama_context * raw = ctx_.get();
         if (llama_get_ctx_other(raw) == target) {
             // a head that reads the target's own KV (Gemma 4 assistants) drafts at one shared
             // position; this proposer implements the separate-KV (NextN block) scheme only
