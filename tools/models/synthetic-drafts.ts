@@ -120,6 +120,10 @@ function targetView(target: DraftTargetParams, specOf: TargetSpecOf): TargetView
   const key = JSON.stringify(target);
   const cached = views.get(key);
   if (cached) return cached;
+  // the designs read our synthetic vocabulary (its token types, its BOS): not a bundled tokenizer
+  if (target.vocab !== undefined && target.vocab !== 'default' && target.vocab !== 'alt') {
+    throw new RangeError(`draft artifacts are built for targets on the synthetic vocabulary, not '${target.vocab}'`);
+  }
   const vocab = target.arch === 'llama' && target.vocab === 'alt' ? makeAltVocab() : makeVocab();
   const E = target.embd;
   const V = vocab.tokens.length;
