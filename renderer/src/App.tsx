@@ -6,38 +6,73 @@ import { ChatList } from './components/ChatList.js';
 import { Composer } from './components/Composer.js';
 import { Conversation } from './components/Conversation.js';
 import { ModelBar } from './components/ModelBar.js';
+import { ModelsDialog } from './components/ModelsDialog.js';
 import { NoticeBanner } from './components/Notice.js';
 import { ProfilePicker } from './components/ProfilePicker.js';
 import { ReportView } from './components/ReportView.js';
+import { ThemePicker } from './components/ThemePicker.js';
 import { usePower } from './components/store-context.js';
+import { useGlobalKeys, useTheme } from './components/use-page-effects.js';
+
+function ViewTabs() {
+  const { view, setView, drawer, toggleDrawer } = usePower(useShallow((s) => ({ view: s.view, setView: s.setView, drawer: s.drawer, toggleDrawer: s.toggleDrawer })));
+  return (
+    <div className="tabs-row">
+      <button type="button" className="drawer-toggle" aria-expanded={drawer === 'chats'} aria-controls="chats-panel" onClick={() => toggleDrawer('chats')}>
+        Show chats
+      </button>
+      <div className="tabs" role="tablist" aria-label="View">
+        <button type="button" role="tab" aria-selected={view === 'chat'} onClick={() => setView('chat')}>
+          Chat
+        </button>
+        <button type="button" role="tab" aria-selected={view === 'report'} onClick={() => setView('report')}>
+          Report
+        </button>
+      </div>
+      <ThemePicker />
+      <button type="button" className="drawer-toggle" aria-expanded={drawer === 'stats'} aria-controls="stats-panel" onClick={() => toggleDrawer('stats')}>
+        Show stats
+      </button>
+    </div>
+  );
+}
+
+function DrawerClose({ drawer, label }: { drawer: 'chats' | 'stats'; label: string }) {
+  const toggleDrawer = usePower((s) => s.toggleDrawer);
+  return (
+    <button type="button" className="drawer-close" onClick={() => toggleDrawer(drawer)}>
+      {label}
+    </button>
+  );
+}
 
 export function App() {
-  const { view, setView, connected } = usePower(useShallow((s) => ({ view: s.view, setView: s.setView, connected: s.connected })));
+  const { view, connected, drawer } = usePower(useShallow((s) => ({ view: s.view, connected: s.connected, drawer: s.drawer })));
+  useTheme();
+  useGlobalKeys();
   return (
-    <div className="app" data-connected={connected}>
+    <div className="app" data-connected={connected} data-drawer={drawer ?? 'none'}>
       <header className="top">
         <h1 className="brand">Power</h1>
         <ModelBar />
         <ProfilePicker />
       </header>
-      <ChatList />
+      <div className="side-left" id="chats-panel">
+        <DrawerClose drawer="chats" label="Hide chats" />
+        <ChatList />
+      </div>
       <main className="center">
-        <div className="tabs" role="tablist" aria-label="View">
-          <button type="button" role="tab" aria-selected={view === 'chat'} onClick={() => setView('chat')}>
-            Chat
-          </button>
-          <button type="button" role="tab" aria-selected={view === 'report'} onClick={() => setView('report')}>
-            Report
-          </button>
-        </div>
+        <ViewTabs />
         {view === 'chat' ? <Conversation /> : <ReportView />}
         <NoticeBanner />
         <Composer />
       </main>
-      <aside className="side">
+      <aside className="side" id="stats-panel" aria-label="Reply evidence">
+        <DrawerClose drawer="stats" label="Hide stats" />
         <AcceptancePanel />
         <AbPanel />
       </aside>
+      <ModelsDialog />
     </div>
   );
 }

@@ -22,7 +22,7 @@ root.render(
 connect()
   .then(async (connection) => {
     void connection.closed.then(() => store.getState().setDisconnected());
-    await wireEvents(store, connection.api);
+    await wireEvents(store, connection.api, undefined, connection.kind === 'electron' ? 'electron' : 'browser');
   })
   .catch((error: unknown) =>
     store.getState().showNotice({

@@ -28,7 +28,7 @@ export function socketUrl(location: Pick<Location, 'protocol' | 'host' | 'search
 export async function connect(): Promise<Connection> {
   if (window.power) return { api: window.power, kind: 'electron', closed: new Promise<void>(() => {}) };
   const socket = new WebSocket(socketUrl(window.location));
-  // the description power serve answers on /ws (PowerApi plus downloads, which this UI does not use yet)
+  // the description power serve answers on /ws (PowerApi)
   const client = createApiClient(powerApi, socket);
   const failed = new Promise<never>((_, reject) =>
     socket.addEventListener('close', () => reject(new Error('Power refused the connection (is the token in the address right?)'))),

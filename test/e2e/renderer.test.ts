@@ -40,6 +40,12 @@ async function setSampling(label: string, value: string): Promise<void> {
   await page.getByRole('textbox', { name: label, exact: true }).fill(value);
 }
 
+/** Opens the Load settings popover (GPU layers, Flash Attention, the memory estimate...). */
+async function openLoadSettings(): Promise<void> {
+  const details = page.locator('details.load-settings');
+  if ((await details.getAttribute('open')) === null) await page.getByText('Load settings', { exact: true }).click();
+}
+
 async function load(model: string, method: string, draft?: string): Promise<void> {
   await combo('Model').selectOption({ label: model });
   // the method list is read for the chosen target
@@ -106,8 +112,10 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     const bad = combo('Draft model').locator('option', { hasText: 'draft-badvocab' });
     assert.equal(await bad.isDisabled(), true, 'an incompatible draft is listed disabled');
     assert.match((await bad.textContent())!, /vocab/i, 'with its reason');
+    await openLoadSettings();
     await page.getByText(/this load needs about \d/).waitFor({ timeout: LONG });
     await page.screenshot({ path: join(RESULTS, 'renderer-main.png') });
+    await page.keyboard.press('Escape');
   });
 
   test('a bad custom K/S is refused in the form', async () => {
@@ -133,15 +141,17 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     await page.getByRole('alert').filter({ hasText: 'S must not exceed K (4)' }).waitFor();
     assert.equal(await s.getAttribute('aria-invalid'), 'true');
     await combo('Profile').selectOption({ label: 'Balanced' });
-    await page.getByText(/^K7\/S7/).waitFor();
+    await page.locator('.profile-to-run', { hasText: 'Balanced K7/S7' }).waitFor();
   });
 
   test('a bad value is explained where the user is looking, with what to do', async () => {
+    await openLoadSettings();
     await page.getByRole('textbox', { name: 'GPU layers', exact: true }).fill('lots');
     await button('Load').click();
     const notice = page.getByRole('alert').filter({ hasText: 'Loading failed.' });
     await notice.waitFor();
     assert.match((await notice.textContent())!, /GPU layers must be a whole number.*Check the values you entered/);
+    await openLoadSettings();
     await page.getByRole('textbox', { name: 'GPU layers', exact: true }).fill('-1');
     await notice.getByRole('button', { name: 'Dismiss' }).click();
     await notice.waitFor({ state: 'detached' });
@@ -231,12 +241,12 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
 
   test('switching the profile applies to the next message without reloading', async () => {
     await combo('Profile').selectOption({ label: 'Peak' });
-    await page.getByText(/^K7\/S6/).waitFor();
+    await page.locator('.profile-to-run', { hasText: 'Peak K7/S6' }).waitFor();
     const reply = await sendAndWait('Again, with the peak profile.');
     assert.match((await reply.locator('header').textContent())!, /Peak/);
     assert.match((await page.locator('.engine-line').textContent())!, /Loaded target with draft-model/);
     await combo('Profile').selectOption({ label: 'Balanced' });
-    await page.getByText(/^K7\/S7/).waitFor();
+    await page.locator('.profile-to-run', { hasText: 'Balanced K7/S7' }).waitFor();
   });
 
   test('the A/B re-runs the last prompt on the autoregressive control and compares digests', async () => {

@@ -1,50 +1,34 @@
 import { useShallow } from 'zustand/react/shallow';
 
-import { decodeRate, fixed, shortDigest, tokensPerSecond } from '../logic/format.js';
-import type { AbResult } from '../logic/ab.js';
+import { abPairs } from '../logic/ab.js';
+import { AbVerdictText } from './AbVerdict.js';
+import { useSendBlocker } from './use-send-gate.js';
 import { usePower } from './store-context.js';
 
-function AbRow({ run }: { run: AbResult }) {
-  const { speculative: a, control: b } = run;
-  return (
-    <li className="ab-run">
-      <p>
-        <strong>{run.decodeSpeedup === null ? '—' : `${fixed(run.decodeSpeedup)}×`}</strong> speedup ({a.strategy}
-        {a.k === null ? '' : ` K${a.k}${a.s === null ? '' : `/S${a.s}`}`} {tokensPerSecond(decodeRate(a.stats))} vs autoregressive {tokensPerSecond(decodeRate(b.stats))}; request-wide{' '}
-        {run.requestSpeedup === null ? '—' : `${fixed(run.requestSpeedup)}×`})
-      </p>
-      <p className={run.digestsMatch ? 'match' : 'mismatch'}>
-        {run.digestsMatch === null
-          ? 'digests: unknown'
-          : run.digestsMatch
-            ? `Digests match (${shortDigest(a.digest)}): the same tokens as the target alone.`
-            : `Digests differ: ${shortDigest(a.digest)} vs ${shortDigest(b.digest)} (run \`power audit\` to see where).`}
-      </p>
-    </li>
-  );
-}
-
+/** Run A/B and this chat's A/B results, newest first (read from the chat: they belong to it). */
 export function AbPanel() {
-  const { runs, pending, streaming, canRun } = usePower(
+  const { chat, pending, canRun, runAb } = usePower(
     useShallow((s) => ({
-      runs: s.abRuns,
-      pending: s.abPending !== null,
-      streaming: s.streaming !== null,
+      chat: s.chat,
+      pending: s.abPending !== null && s.abPending.chatId === s.chatId,
       canRun: s.chat?.messages.some((m) => m.role === 'assistant' && m.status === 'done') ?? false,
+      runAb: s.runAb,
     })),
   );
-  const runAb = usePower((s) => s.runAb);
+  const blocker = useSendBlocker();
+  const runs = [...abPairs(chat).values()].flatMap((p) => (p.result ? [p.result] : [])).reverse();
   return (
     <section className="panel ab" aria-labelledby="ab-title">
       <h2 id="ab-title">A/B</h2>
-      <p className="hint">Re-runs the last prompt on the autoregressive control (same context and seed); the control&apos;s reply replaces the last one.</p>
-      <button type="button" onClick={() => void runAb()} disabled={!canRun || streaming || pending}>
+      <button type="button" onClick={() => void runAb()} disabled={!canRun || blocker !== null || pending} title={blocker ?? 'Re-runs the last prompt on the autoregressive control (same context and seed); both replies are kept.'}>
         Run A/B
       </button>
       {pending && <p className="muted">Running the control…</p>}
       <ul aria-label="A/B results">
-        {[...runs].reverse().map((run, i) => (
-          <AbRow key={runs.length - i} run={run} />
+        {runs.map((run) => (
+          <li className="ab-run" key={run.control.messageId}>
+            <AbVerdictText run={run} />
+          </li>
         ))}
       </ul>
     </section>

@@ -1,23 +1,34 @@
 import { useShallow } from 'zustand/react/shallow';
 
+import { abPairs } from '../logic/ab.js';
 import { decodeRate, duration, engineEvidence, fixed, percent, tokensPerSecond } from '../logic/format.js';
-import { decodeSeries, emptyReply, pickReply, positionBars, rollingAcceptance, type ReplyView } from '../logic/reply.js';
+import { decodeSeries, emptyReply, pickReply, positionBars, rollingAcceptance, rollingForModel, stopReasonLabel, type ReplyView } from '../logic/reply.js';
 import type { AssistantMessage } from '../api-types.js';
 import type { Store } from '../store/types.js';
 import { PositionBars, Sparkline } from './Charts.js';
 import { OriginLegend } from './TokenOrigins.js';
 import { usePower } from './store-context.js';
 
-/** The reply the panel follows: the one streaming, else the chat's last. */
-function followed(s: Pick<Store, 'chat' | 'chatId' | 'streaming' | 'live'>): { reply: ReplyView; message: AssistantMessage | null } | null {
-  const messages = (s.chat?.messages ?? []).filter((m): m is AssistantMessage => m.role === 'assistant');
+type Followed = { reply: ReplyView; message: AssistantMessage | null };
+
+/** The reply the panel shows: the one selected (Inspect), else the one streaming here, else the last turn's (an A/B's speculative one). */
+function followed(s: Pick<Store, 'chat' | 'chatId' | 'streaming' | 'live' | 'selectedReplyId'>): Followed | null {
+  const chat = s.chat;
+  if (!chat || !s.chatId) return null;
+  const messages = chat.messages.filter((m): m is AssistantMessage => m.role === 'assistant');
+  const all = [...messages, ...(chat.superseded ?? []).map((x) => x.message)];
+  const view = (m: AssistantMessage): Followed => ({ reply: pickReply(s.chatId!, m, s.live[m.id]), message: m });
+  const selected = s.selectedReplyId ? all.find((m) => m.id === s.selectedReplyId) : undefined;
+  if (selected) return view(selected);
   if (s.streaming && s.streaming.chatId === s.chatId) {
-    const message = messages.find((m) => m.id === s.streaming!.messageId) ?? null;
+    const message = messages.find((m) => m.id === s.streaming!.messageId);
+    if (message) return view(message);
     const live = s.live[s.streaming.messageId];
-    return { reply: message ? pickReply(s.chatId!, message, live) : (live ?? emptyReply(s.streaming.chatId, s.streaming.messageId)), message };
+    return { reply: live ?? emptyReply(s.streaming.chatId, s.streaming.messageId), message: null };
   }
   const last = messages[messages.length - 1];
-  return last ? { reply: pickReply(s.chatId!, last, s.live[last.id]), message: last } : null;
+  if (!last) return null;
+  return view(abPairs(chat).get(last.id)?.speculative ?? last);
 }
 
 function Figure({ label, value }: { label: string; value: string }) {
@@ -29,40 +40,59 @@ function Figure({ label, value }: { label: string; value: string }) {
   );
 }
 
+function Headline({ reply, message }: Followed) {
+  const noProposals = message?.strategy === 'none';
+  return (
+    <p className="headline" data-status={reply.status}>
+      {noProposals ? (
+        <span>No proposals: the autoregressive control</span>
+      ) : (
+        <>
+          <span className="big">{percent(reply.stats?.acceptanceRate)}</span> accepted this reply
+        </>
+      )}
+      {reply.status === 'streaming' && <span className="live-dot" aria-hidden="true" />}
+    </p>
+  );
+}
+
 export function AcceptancePanel() {
-  const { chat, chatId, streaming, live, report, showOrigins, activeK } = usePower(
+  const { chat, chatId, streaming, live, selectedReplyId, showOrigins, activeK } = usePower(
     useShallow((s) => ({
       chat: s.chat,
       chatId: s.chatId,
       streaming: s.streaming,
       live: s.live,
-      report: s.report,
+      selectedReplyId: s.selectedReplyId,
       showOrigins: s.showOrigins,
       activeK: s.profiles.find((p) => p.id === s.activeProfileId)?.k ?? null,
     })),
   );
   const setShowOrigins = usePower((s) => s.setShowOrigins);
-  const current = followed({ chat, chatId, streaming, live });
+  const current = followed({ chat, chatId, streaming, live, selectedReplyId });
   const reply = current?.reply ?? null;
+  const message = current?.message ?? null;
   const stats = reply?.stats ?? null;
-  const k = current?.message?.k ?? activeK;
-  const rolling = rollingAcceptance([...report.filter((e) => e.messageId !== reply?.messageId).map((e) => e.stats), stats]);
-  const noProposals = current?.message?.strategy === 'none';
-  const engine = engineEvidence(current?.message?.runtime?.backend);
+  const k = message?.k ?? activeK;
+  const replies = (chat?.messages ?? []).filter((m): m is AssistantMessage => m.role === 'assistant');
+  const modelId = message?.model.id ?? null;
+  const rolling = rollingAcceptance([...rollingForModel(replies, modelId, reply?.messageId ?? null), message?.strategy === 'none' ? null : stats]);
+  const engine = engineEvidence(message?.runtime?.backend);
 
   return (
     <section className="panel acceptance" aria-labelledby="acceptance-title">
       <h2 id="acceptance-title">Acceptance</h2>
-      {!reply ? (
+      {!current || !reply ? (
         <p className="muted">Figures appear here while a reply streams.</p>
       ) : (
         <>
-          <p className="headline" data-status={reply.status}>
-            <span className="big">{noProposals ? 'autoregressive' : percent(stats?.acceptanceRate)}</span> accepted this reply
-            {reply.status === 'streaming' && <span className="live-dot" aria-hidden="true" />}
+          <Headline reply={reply} message={message} />
+          <p className="hint following">
+            {selectedReplyId ? 'The reply you inspected' : reply.status === 'streaming' ? 'The reply being written' : 'The last reply'}
+            {message ? ` · ${message.model.name} · ${message.strategy}` : ''}
           </p>
           <dl className="figures">
-            <Figure label="Rolling (session)" value={percent(rolling)} />
+            <Figure label={`Rolling (this chat, ${message?.model.name ?? 'this model'})`} value={percent(rolling)} />
             <Figure label="Mean acceptance length" value={fixed(stats?.meanAcceptanceLength)} />
             <Figure label="Proposed / accepted" value={stats ? `${stats.proposed} / ${stats.accepted}` : '—'} />
             <Figure label="Replays" value={String(stats?.replays ?? 0)} />
@@ -71,11 +101,12 @@ export function AcceptancePanel() {
             <Figure label="Prefill" value={tokensPerSecond(stats?.prefillTokensPerSecond)} />
             <Figure label="Decode (steady)" value={tokensPerSecond(decodeRate(stats))} />
             <Figure label="Tokens" value={String(reply.tokens.length)} />
+            <Figure label="Stop reason" value={stopReasonLabel(reply.stopReason ?? message?.stopReason, reply.status)} />
           </dl>
           <p className="engine-evidence" data-exact={engine.exact === null ? undefined : String(engine.exact)}>
             Engine: {engine.text}
           </p>
-          <PositionBars values={positionBars(stats?.acceptancePerPosition ?? [], k)} />
+          <PositionBars values={positionBars(stats?.acceptancePerPosition ?? [], message?.strategy === 'none' ? 0 : k)} />
           <Sparkline values={decodeSeries(reply.rounds)} label="decode tok/s per round" />
         </>
       )}

@@ -1,46 +1,66 @@
-// Two tiny SVG charts (K bars, one sparkline): a chart library would outweigh them.
+// Two small charts (acceptance per position, decode tok/s per round): a chart library would
+// outweigh them. Every bar carries its percentage; the sparkline its scale.
 import { percent } from '../logic/format.js';
+import { sparkScale } from '../logic/reply.js';
 
 export function PositionBars({ values }: { values: ReadonlyArray<number | null> }) {
   if (values.length === 0) return <p className="muted">No proposals yet.</p>;
-  const w = 14;
-  const gap = 4;
-  const h = 48;
   return (
-    <figure className="chart">
-      <svg width={values.length * (w + gap)} height={h + 14} role="img" aria-label={`Acceptance per position: ${values.map((v, i) => `${i + 1}: ${percent(v, 0)}`).join(', ')}`}>
-        {values.map((v, i) => {
-          const bh = v == null ? 0 : Math.max(1, v * h);
-          return (
-            <g key={i}>
-              <rect x={i * (w + gap)} y={0} width={w} height={h} className="bar-bg" />
-              <rect x={i * (w + gap)} y={h - bh} width={w} height={bh} className="bar" />
-              <text x={i * (w + gap) + w / 2} y={h + 12} textAnchor="middle" className="bar-label">
-                {i + 1}
-              </text>
-            </g>
-          );
-        })}
-      </svg>
-      <figcaption>acceptance per position (1…K)</figcaption>
+    <figure className="chart positions">
+      <figcaption>Acceptance per position (1…K)</figcaption>
+      <ol className="bars" aria-label="Acceptance per position">
+        {values.map((v, i) => (
+          <li key={i} className="bar-row">
+            <span className="bar-pos" aria-hidden="true">
+              {i + 1}
+            </span>
+            <span className="bar-track" aria-hidden="true">
+              <span className="bar-fill" style={{ width: `${v == null ? 0 : Math.max(0, Math.min(1, v)) * 100}%` }} />
+            </span>
+            <span className="bar-value">
+              <span className="sr-only">Position {i + 1}: </span>
+              {v == null ? (
+                <>
+                  <span aria-hidden="true">—</span>
+                  <span className="sr-only">not reached</span>
+                </>
+              ) : (
+                percent(v, 0)
+              )}
+            </span>
+          </li>
+        ))}
+      </ol>
     </figure>
   );
 }
 
+const fmt = (v: number): string => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+
 export function Sparkline({ values, label }: { values: readonly number[]; label: string }) {
-  if (values.length < 2) return <p className="muted">{label}: waiting for rounds…</p>;
-  const width = 180;
-  const height = 40;
-  const max = Math.max(...values);
-  const min = Math.min(...values, 0);
-  const span = max - min || 1;
-  const points = values.map((v, i) => `${((i / (values.length - 1)) * width).toFixed(1)},${(height - ((v - min) / span) * height).toFixed(1)}`).join(' ');
+  const scale = sparkScale(values);
+  if (values.length < 2 || !scale) return <p className="muted">{label}: waiting for rounds…</p>;
+  const width = 200;
+  const height = 48;
+  const span = scale.max - scale.min || 1;
+  const points = values.map((v, i) => `${((i / (values.length - 1)) * width).toFixed(1)},${(height - ((v - scale.min) / span) * height).toFixed(1)}`).join(' ');
   return (
-    <figure className="chart">
-      <svg width={width} height={height} role="img" aria-label={`${label}, ${values.length} rounds, peak ${max.toFixed(0)}`}>
-        <polyline points={points} className="spark" fill="none" />
-      </svg>
+    <figure className="chart spark-chart">
       <figcaption>{label}</figcaption>
+      <div className="spark-body">
+        <div className="spark-axis" aria-hidden="true">
+          <span>{fmt(scale.max)}</span>
+          <span>{fmt(scale.min)}</span>
+        </div>
+        <svg viewBox={`0 0 ${width} ${height}`} width={width} height={height} role="img" aria-label={`${label}: ${values.length} rounds, from ${fmt(scale.min)} to ${fmt(scale.max)} tok/s`}>
+          <line x1="0" y1="0.5" x2={width} y2="0.5" className="grid" />
+          <line x1="0" y1={height - 0.5} x2={width} y2={height - 0.5} className="grid" />
+          <polyline points={points} className="spark" fill="none" />
+        </svg>
+      </div>
+      <p className="spark-x hint">
+        tok/s per round, rounds 2 … {values.length + 1}
+      </p>
     </figure>
   );
 }

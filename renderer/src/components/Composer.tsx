@@ -1,43 +1,92 @@
+// The message box: System prompt and Sampling in popovers above it, then Send / Stop /
+// Regenerate with the profile that will run and, when Send cannot, the reason in words.
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
-import { SAMPLING_LABELS, type SamplingField } from '../logic/sampling.js';
+import { checkSampling, SAMPLING_LABELS, samplingProblem, type SamplingField } from '../logic/sampling.js';
+import { profileToRun } from '../logic/send-gate.js';
+import { Popover } from './Popover.js';
+import { useSendBlocker } from './use-send-gate.js';
 import { usePower } from './store-context.js';
 
 function SamplingSettings() {
   const sampling = usePower((s) => s.sampling);
   const setField = usePower((s) => s.setSamplingField);
+  const check = checkSampling(sampling);
+  const errors = check.ok ? {} : check.errors;
   return (
-    <details className="sampling">
-      <summary>Sampling</summary>
+    <Popover summary="Sampling" className="sampling" align="up">
       <div className="sampling-grid">
         {(Object.keys(SAMPLING_LABELS) as SamplingField[]).map((field) => (
           <div className="field narrow" key={field}>
             <label htmlFor={`sampling-${field}`}>{SAMPLING_LABELS[field]}</label>
-            <input id={`sampling-${field}`} inputMode="decimal" value={sampling[field]} placeholder={field === 'seed' ? 'random' : ''} onChange={(e) => setField(field, e.target.value)} />
+            <input
+              id={`sampling-${field}`}
+              inputMode="decimal"
+              value={sampling[field]}
+              placeholder={field === 'seed' ? 'random' : ''}
+              aria-invalid={errors[field] !== undefined}
+              aria-describedby={errors[field] ? 'sampling-errors' : undefined}
+              onChange={(e) => setField(field, e.target.value)}
+            />
           </div>
         ))}
       </div>
+      <p id="sampling-errors" className="form-errors">
+        {check.ok ? '' : samplingProblem(errors)}
+      </p>
       <small className="hint">Temperature 0 is greedy (exactly the target&apos;s own tokens); a stochastic reply without a seed gets a random one.</small>
-    </details>
+    </Popover>
+  );
+}
+
+function SystemPrompt() {
+  const systemPrompt = usePower((s) => s.systemPrompt);
+  const setSystemPrompt = usePower((s) => s.setSystemPrompt);
+  return (
+    <Popover summary={systemPrompt.trim() ? 'System prompt (set)' : 'System prompt'} className="system-prompt" align="up">
+      <textarea aria-label="System prompt" rows={3} value={systemPrompt} placeholder="(none)" onChange={(e) => setSystemPrompt(e.target.value)} />
+    </Popover>
+  );
+}
+
+function RunLine({ blocker }: { blocker: string | null }) {
+  const { active, custom, method, model } = usePower(
+    useShallow((s) => ({
+      active: s.profiles.find((p) => p.id === s.activeProfileId),
+      custom: s.profileChoice === 'custom',
+      method: s.engine?.options?.method.strategy ?? null,
+      model: s.engine?.model?.name ?? null,
+    })),
+  );
+  // an unapplied Custom form runs nothing: Send waits for Apply
+  const customPending = custom && (!active || active.preset);
+  return (
+    <p className="run-line" id="send-reason" aria-live="polite">
+      <span>
+        Profile <strong className="profile-to-run">{customPending ? 'Custom (not applied)' : profileToRun(active)}</strong>
+        {model ? ` on ${model} (${method})` : ''}
+      </span>
+      {blocker && <span className="reason"> · {blocker}</span>}
+    </p>
   );
 }
 
 export function Composer() {
-  const { connected, streaming, hasReply, systemPrompt, loading } = usePower(
+  const { hereStreaming, hasReply, send, stop, regenerate } = usePower(
     useShallow((s) => ({
-      connected: s.connected,
-      streaming: s.streaming !== null,
+      hereStreaming: s.streaming !== null && s.streaming.chatId === s.chatId,
       hasReply: s.chat?.messages.some((m) => m.role === 'assistant') ?? false,
-      systemPrompt: s.systemPrompt,
-      loading: s.loadProgress !== null || s.engine?.status === 'loading',
+      send: s.send,
+      stop: s.stop,
+      regenerate: s.regenerate,
     })),
   );
-  const { send, stop, regenerate, setSystemPrompt } = usePower(useShallow((s) => ({ send: s.send, stop: s.stop, regenerate: s.regenerate, setSystemPrompt: s.setSystemPrompt })));
+  const blocker = useSendBlocker();
   const [text, setText] = useState('');
 
   const submit = async (): Promise<void> => {
-    if (streaming || loading || text.trim() === '') return;
+    if (blocker || text.trim() === '') return;
     const content = text;
     setText('');
     if (!(await send(content))) setText(content);
@@ -51,16 +100,15 @@ export function Composer() {
         void submit();
       }}
     >
-      <details className="system-prompt">
-        <summary>System prompt</summary>
-        <textarea aria-label="System prompt" rows={2} value={systemPrompt} placeholder="(none)" onChange={(e) => setSystemPrompt(e.target.value)} />
-      </details>
-      <SamplingSettings />
+      <div className="composer-tools">
+        <SystemPrompt />
+        <SamplingSettings />
+      </div>
       <textarea
         aria-label="Message"
-        rows={3}
+        rows={2}
         value={text}
-        placeholder="Message (Enter sends, Shift+Enter for a new line)"
+        placeholder="Message (Enter sends, Shift+Enter for a new line, Escape stops a reply)"
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && !e.shiftKey) {
@@ -69,16 +117,19 @@ export function Composer() {
           }
         }}
       />
-      <div className="buttons">
-        <button type="submit" disabled={!connected || streaming || loading || text.trim() === ''} title={loading ? 'wait for the model to load' : undefined}>
-          Send
-        </button>
-        <button type="button" onClick={() => void stop()} disabled={!streaming}>
-          Stop
-        </button>
-        <button type="button" onClick={() => void regenerate()} disabled={!connected || streaming || loading || !hasReply}>
-          Regenerate
-        </button>
+      <div className="send-bar">
+        <RunLine blocker={blocker} />
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={blocker !== null || text.trim() === ''} aria-describedby="send-reason">
+            Send
+          </button>
+          <button type="button" onClick={() => void stop()} disabled={!hereStreaming} title={hereStreaming ? 'Stop the reply (Escape)' : undefined}>
+            Stop
+          </button>
+          <button type="button" onClick={() => void regenerate()} disabled={blocker !== null || !hasReply} title={blocker ?? undefined}>
+            Regenerate
+          </button>
+        </div>
       </div>
     </form>
   );

@@ -1,11 +1,25 @@
+// The conversation: a `log` named Messages, one article per message. An A/B turn shows the
+// speculative reply with the control's collapsed under it and the verdict between them.
 import { useEffect, useRef } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
+import { abPairs, type AbPair } from '../logic/ab.js';
 import { emptyReply, pickReply, replyText } from '../logic/reply.js';
-import type { AssistantMessage } from '../api-types.js';
+import type { AssistantMessage, UserMessage } from '../api-types.js';
+import { AbVerdictLine } from './AbVerdict.js';
+import { CopyButton } from './CopyButton.js';
 import { Markdown } from './Markdown.js';
+import { ReplyStats } from './ReplyStats.js';
 import { TokenOrigins } from './TokenOrigins.js';
+import { UserMessageView } from './UserMessageView.js';
 import { usePower } from './store-context.js';
+
+/** What ran it: "cpu (AMD EPYC) · ctx 2048 · 4 threads" */
+function describeRuntime(m: AssistantMessage | null): string | undefined {
+  const r = m?.runtime;
+  if (!r) return undefined;
+  return `${r.backend.device} · ctx ${r.contextSize} · ${r.threads} thread${r.threads === 1 ? '' : 's'} · batch ${r.batchSize}`;
+}
 
 function describeRun(m: AssistantMessage): string {
   const ks = m.k === null ? '' : ` K${m.k}${m.s === null ? '' : `/S${m.s}`}`;
@@ -13,25 +27,45 @@ function describeRun(m: AssistantMessage): string {
 }
 
 /** A stored reply, or (message null) one whose events arrived before the chat was read back. */
-function AssistantReply({ chatId, messageId, message }: { chatId: string; messageId: string; message: AssistantMessage | null }) {
+function AssistantReply({ chatId, messageId, message, label = 'Assistant' }: { chatId: string; messageId: string; message: AssistantMessage | null; label?: string }) {
   const live = usePower((s) => s.live[messageId]);
   const showOrigins = usePower((s) => s.showOrigins);
+  const selected = usePower((s) => s.selectedReplyId === messageId);
   const reply = message ? pickReply(chatId, message, live) : (live ?? emptyReply(chatId, messageId));
   const text = reply.tokens.length > 0 || reply.status === 'streaming' || !message ? replyText(reply) : message.content;
   return (
-    <article className={`message assistant status-${reply.status}`} aria-label="Assistant" aria-busy={reply.status === 'streaming'} data-message-id={messageId}>
+    <article
+      className={`message assistant status-${reply.status}${selected ? ' selected' : ''}`}
+      aria-label={label}
+      aria-busy={reply.status === 'streaming'}
+      data-message-id={messageId}
+    >
       <header className="meta">
-        {message ? describeRun(message) : 'assistant'}
-        {reply.status === 'streaming' && <span className="streaming"> · writing…</span>}
-        {reply.status === 'stopped' && <span> · stopped</span>}
+        <span className="run" title={describeRuntime(message)}>
+          {message ? describeRun(message) : 'assistant'}
+          {reply.status === 'streaming' && <span className="streaming"> · writing…</span>}
+          {reply.status === 'stopped' && <span> · stopped</span>}
+        </span>
+        <span className="actions">{reply.status !== 'streaming' && <CopyButton text={text} />}</span>
       </header>
       {showOrigins ? <TokenOrigins tokens={reply.tokens} /> : <Markdown source={text} />}
-      {reply.error && reply.error.code !== 'cancelled' && (
-        <p className="reply-error">
-          The reply ended early: {reply.error.message}
-        </p>
-      )}
+      {reply.error && reply.error.code !== 'cancelled' && <p className="reply-error">The reply ended early: {reply.error.message}</p>}
+      <ReplyStats reply={reply} message={message} />
     </article>
+  );
+}
+
+/** The speculative reply, the verdict, and the control's reply collapsed under them. */
+function AbTurn({ chatId, pair }: { chatId: string; pair: AbPair }) {
+  return (
+    <div className="ab-turn">
+      <AssistantReply chatId={chatId} messageId={pair.speculative.id} message={pair.speculative} />
+      <AbVerdictLine pair={pair} />
+      <details className="control-reply">
+        <summary>Autoregressive control{pair.control.status === 'streaming' ? ' (running…)' : ''}</summary>
+        <AssistantReply chatId={chatId} messageId={pair.control.id} message={pair.control} label="Control" />
+      </details>
+    </div>
   );
 }
 
@@ -43,20 +77,19 @@ export function Conversation() {
   useEffect(() => {
     end.current?.scrollIntoView?.({ block: 'end' });
   }, [chat, liveCount]);
+  const pairs = abPairs(chat);
+  const busy = streaming !== null && streaming.chatId === chatId;
 
   return (
-    <section className="messages" role="log" aria-label="Messages" aria-busy={streaming !== null}>
+    <section className="messages" role="log" aria-label="Messages" aria-busy={busy} tabIndex={0}>
       {!chat && <p className="muted empty">Pick a model, Load it, and send a message.</p>}
+      {chat && chat.messages.length === 0 && <p className="muted empty">An empty chat: send a message to start it.</p>}
       {chat?.systemPrompt && <p className="system">System: {chat.systemPrompt}</p>}
-      {chat?.messages.map((m) =>
-        m.role === 'user' ? (
-          <article key={m.id} className="message user" aria-label="You">
-            <p>{m.content}</p>
-          </article>
-        ) : (
-          <AssistantReply key={m.id} chatId={chatId!} messageId={m.id} message={m} />
-        ),
-      )}
+      {chat?.messages.map((m) => {
+        if (m.role === 'user') return <UserMessageView key={m.id} message={m as UserMessage} />;
+        const pair = pairs.get(m.id);
+        return pair ? <AbTurn key={m.id} chatId={chat.id} pair={pair} /> : <AssistantReply key={m.id} chatId={chat.id} messageId={m.id} message={m} />;
+      })}
       {chat && streaming && streaming.chatId === chat.id && !chat.messages.some((m) => m.id === streaming.messageId) && (
         <AssistantReply chatId={chat.id} messageId={streaming.messageId} message={null} />
       )}

@@ -1,126 +1,177 @@
+// The model bar: the library button, what to load (model, draft method, draft model), the load
+// settings popover, Load / Unload with the engine's progress, and one status of what is loaded.
 import { useShallow } from 'zustand/react/shallow';
 
+import { deviceBadge } from '../logic/devices.js';
 import { draftFileOptions, draftMethodOptions, needsDraft } from '../logic/draft-options.js';
-import { bytes, modelSummary } from '../logic/format.js';
-import type { FlashAttnChoice, Strategy } from '../api-types.js';
+import { modelSummary } from '../logic/format.js';
+import { groupLibrary } from '../logic/library.js';
+import type { Strategy } from '../api-types.js';
+import { LoadSettings } from './LoadSettings.js';
+import { InfoTip } from './Popover.js';
 import { usePower } from './store-context.js';
 
-function EngineLine() {
-  const engine = usePower((s) => s.engine);
-  if (!engine || !engine.model) return <span className="muted">Nothing loaded.</span>;
+function ModelPicker() {
+  const { models, targetId, selectTarget } = usePower(useShallow((s) => ({ models: s.models, targetId: s.targetId, selectTarget: s.selectTarget })));
+  const groups = groupLibrary(models);
+  const target = models.find((m) => m.id === targetId);
+  const option = (m: (typeof models)[number]) => (
+    <option key={m.id} value={m.id} disabled={m.problem !== null} title={modelSummary(m)}>
+      {m.name}
+    </option>
+  );
+  return (
+    <div className="field inline">
+      <label htmlFor="target">Model</label>
+      <select id="target" className="wide" value={targetId ?? ''} title={target ? modelSummary(target) : undefined} onChange={(e) => void selectTarget(e.target.value || null, true)}>
+        {groups.models.length + groups.drafts.length === 0 && <option value="">No models in the library</option>}
+        {!target && groups.models.length + groups.drafts.length > 0 && <option value="">Choose a model</option>}
+        <optgroup label="Models">{groups.models.map(option)}</optgroup>
+        {groups.drafts.length > 0 && <optgroup label="Draft models">{groups.drafts.map(option)}</optgroup>}
+      </select>
+      <InfoTip label="About this model">
+        <p>{target ? modelSummary(target) : 'Add models with the Models button (or `power serve --models-dir DIR`).'}</p>
+        {target && <p className="path">{target.path}</p>}
+      </InfoTip>
+    </div>
+  );
+}
+
+function MethodPicker() {
+  const { strategies, drafts, method, targetId, setMethod } = usePower(
+    useShallow((s) => ({ strategies: s.strategies, drafts: s.drafts, method: s.method, targetId: s.targetId, setMethod: s.setMethod })),
+  );
+  const methods = draftMethodOptions(strategies, drafts);
+  const reasons = methods.filter((o) => o.disabled && o.reason);
+  return (
+    <div className="field inline">
+      <label htmlFor="method">Draft method</label>
+      <select id="method" value={method} onChange={(e) => setMethod(e.target.value as Strategy)} disabled={!targetId}>
+        {methods.map((o) => (
+          <option key={o.value} value={o.value} disabled={o.disabled} title={o.reason}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+      {reasons.length > 0 && (
+        <InfoTip label="Why some draft methods are unavailable">
+          <ul>
+            {reasons.map((o) => (
+              <li key={o.value}>
+                <strong>{o.label}</strong>: {o.reason}
+              </li>
+            ))}
+          </ul>
+        </InfoTip>
+      )}
+    </div>
+  );
+}
+
+function DraftPicker() {
+  const { drafts, method, draftId, setDraft } = usePower(useShallow((s) => ({ drafts: s.drafts, method: s.method, draftId: s.draftId, setDraft: s.setDraft })));
+  const files = draftFileOptions(method, drafts);
+  return (
+    <div className="field inline">
+      <label htmlFor="draft">Draft model</label>
+      <select id="draft" className="wide" value={draftId ?? ''} onChange={(e) => setDraft(e.target.value || null)} disabled={!needsDraft(method)}>
+        {!needsDraft(method) && <option value="">not needed for {method}</option>}
+        {needsDraft(method) && files.length === 0 && <option value="">no draft in the library</option>}
+        {files.map((o) => (
+          <option key={o.value} value={o.value} disabled={o.disabled} title={o.reason}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** The bar follows engine.onLoadProgress (target and draft averaged) and keeps the last value after the load. */
+function LoadProgressBar() {
+  const progress = usePower((s) => s.loadProgress);
+  if (!progress) return null;
+  const fraction = progress.draft === null ? progress.target : (progress.target + progress.draft) / 2;
+  const percent = Math.round(fraction * 100);
+  return (
+    <div
+      className="load-progress"
+      role="progressbar"
+      aria-label="Loading progress"
+      aria-valuemin={0}
+      aria-valuemax={100}
+      aria-valuenow={percent}
+      aria-valuetext={`${percent}%`}
+      data-running={progress.running}
+      title={`${percent}%`}
+    >
+      <div className="fill" style={{ width: `${percent}%` }} />
+    </div>
+  );
+}
+
+function EngineStatus() {
+  const { engine, devices } = usePower(useShallow((s) => ({ engine: s.engine, devices: s.devices })));
+  if (!engine || !engine.model) return <span className="engine-line muted" data-status="unloaded">Nothing loaded</span>;
   const method = engine.options?.method.strategy ?? 'none';
   const draft = engine.draft ? `: ${engine.draft.name}` : '';
-  const where = engine.backend ? ` on ${engine.backend.device}` : '';
+  const badge = deviceBadge(engine, devices);
   const pending = engine.reloadPending ? ' (the engine restarted: it reloads on the next message)' : '';
+  const where = `${engine.backend ? ` on ${engine.backend.device}` : ''}${engine.contextSize ? ` · ctx ${engine.contextSize}` : ''}`;
   return (
-    <span className="engine-line" data-status={engine.status}>
-      {engine.status === 'loading' ? 'Loading' : 'Loaded'} <strong>{engine.model.name}</strong> with {method}
-      {draft}
-      {where}
-      {pending}
+    <span className="engine-line" data-status={engine.status} title={`${engine.status === 'loading' ? 'Loading' : 'Loaded'} ${engine.model.name} with ${method}${draft}${where}${pending}`}>
+      <span className="engine-text">
+        {engine.status === 'loading' ? 'Loading' : 'Loaded'} <strong>{engine.model.name}</strong> with {method}
+        {draft}
+        {pending}
+      </span>
+      {badge && (
+        <span className="badge" data-testid="device-badge">
+          <span className="sr-only">Device: </span>
+          {badge}
+        </span>
+      )}
     </span>
   );
 }
 
-export function ModelBar() {
-  const { models, targetId, strategies, drafts, method, draftId, gpuLayers, flashAttn, estimate, estimateError, loadProgress, streaming } = usePower(
+function LoadButtons() {
+  const { targetId, loading, streaming, loaded, load, unload } = usePower(
     useShallow((s) => ({
-      models: s.models,
       targetId: s.targetId,
-      strategies: s.strategies,
-      drafts: s.drafts,
-      method: s.method,
-      draftId: s.draftId,
-      gpuLayers: s.gpuLayers,
-      flashAttn: s.flashAttn,
-      estimate: s.estimate,
-      estimateError: s.estimateError,
-      loadProgress: s.loadProgress,
+      loading: s.loadProgress?.running === true || s.engine?.status === 'loading',
       streaming: s.streaming !== null,
+      loaded: s.engine?.model != null,
+      load: s.load,
+      unload: s.unload,
     })),
   );
-  const actions = usePower(useShallow((s) => ({ selectTarget: s.selectTarget, setMethod: s.setMethod, setDraft: s.setDraft, setGpuLayers: s.setGpuLayers, setFlashAttn: s.setFlashAttn, load: s.load })));
-  const target = models.find((m) => m.id === targetId);
-  const methods = draftMethodOptions(strategies, drafts);
-  const files = draftFileOptions(method, drafts);
-  const methodReason = methods.filter((o) => o.disabled && o.reason).map((o) => `${o.label}: ${o.reason}`);
-  const loading = loadProgress !== null;
-  const progress = loadProgress ? (loadProgress.draft === null ? loadProgress.target : (loadProgress.target + loadProgress.draft) / 2) : 0;
+  return (
+    <div className="load-buttons">
+      <button type="button" className="primary" onClick={() => void load()} disabled={!targetId || loading || streaming} title={streaming ? 'wait for the reply to end' : undefined}>
+        Load
+      </button>
+      <button type="button" onClick={() => void unload()} disabled={!loaded || loading || streaming}>
+        Unload
+      </button>
+    </div>
+  );
+}
 
+export function ModelBar() {
+  const openModels = usePower((s) => s.setModelsOpen);
   return (
     <section className="model-bar" aria-label="Model bar">
-      <div className="field">
-        <label htmlFor="target">Model</label>
-        <select id="target" value={targetId ?? ''} onChange={(e) => void actions.selectTarget(e.target.value || null)}>
-          {models.length === 0 && <option value="">No models in the library</option>}
-          {models.map((m) => (
-            <option key={m.id} value={m.id} disabled={m.problem !== null}>
-              {m.name}
-            </option>
-          ))}
-        </select>
-        <small className="hint">{target ? modelSummary(target) : 'Add models with `power serve --models-dir DIR`.'}</small>
-      </div>
-
-      <div className="field">
-        <label htmlFor="method">Draft method</label>
-        <select id="method" value={method} onChange={(e) => actions.setMethod(e.target.value as Strategy)} disabled={!target}>
-          {methods.map((o) => (
-            <option key={o.value} value={o.value} disabled={o.disabled} title={o.reason}>
-              {o.label}
-            </option>
-          ))}
-        </select>
-        {methodReason.length > 0 && <small className="hint">{methodReason.join('; ')}</small>}
-      </div>
-
-      <div className="field">
-        <label htmlFor="draft">Draft model</label>
-        <select id="draft" value={draftId ?? ''} onChange={(e) => actions.setDraft(e.target.value || null)} disabled={!needsDraft(method)}>
-          {!needsDraft(method) && <option value="">not needed for {method}</option>}
-          {needsDraft(method) && files.length === 0 && <option value="">no draft in the library</option>}
-          {files.map((o) => (
-            <option key={o.value} value={o.value} disabled={o.disabled} title={o.reason}>
-              {o.label}
-            </option>
-          ))}
-        </select>
-      </div>
-
-      <div className="field narrow">
-        <label htmlFor="gpu-layers">GPU layers</label>
-        <input id="gpu-layers" inputMode="numeric" value={gpuLayers} onChange={(e) => actions.setGpuLayers(e.target.value)} title="-1: all layers (ignored on the CPU)" />
-      </div>
-
-      <div className="field narrow">
-        <label htmlFor="flash-attn">Flash Attention</label>
-        <select
-          id="flash-attn"
-          value={flashAttn}
-          onChange={(e) => actions.setFlashAttn(e.target.value as FlashAttnChoice)}
-          title="Default: off on the CPU (exact either way there, and faster off), on with CUDA"
-        >
-          <option value="auto">default</option>
-          <option value="on">on</option>
-          <option value="off">off</option>
-        </select>
-      </div>
-
-      <div className="field load">
-        <button type="button" onClick={() => void actions.load()} disabled={!target || loading || streaming}>
-          Load
-        </button>
-        {loading && <progress aria-label="Loading progress" max={1} value={progress} />}
-      </div>
-      <div className="engine">
-        <EngineLine />
-        {!loading && (estimate || estimateError) && (
-          <small className="hint estimate" title={estimate?.description}>
-            {' · '}
-            {estimateError ? `estimate: ${estimateError}` : estimate ? `this load needs about ${bytes(estimate.total)} (weights ${bytes(estimate.weights)}, KV ${bytes(estimate.kv)}${estimate.draft > 0 ? `, draft ${bytes(estimate.draft)}` : ''}${estimate.recurrent > 0 ? `, snapshots ${bytes(estimate.recurrent)}` : ''}) at ctx ${estimate.contextSize}` : ''}
-          </small>
-        )}
-      </div>
+      <button type="button" onClick={() => openModels(true)}>
+        Models
+      </button>
+      <ModelPicker />
+      <MethodPicker />
+      <DraftPicker />
+      <LoadSettings />
+      <LoadButtons />
+      <LoadProgressBar />
+      <EngineStatus />
     </section>
   );
 }

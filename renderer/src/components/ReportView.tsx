@@ -64,6 +64,7 @@ export function ReportView() {
       )}
       {!chat && <p className="muted">Open a chat to see its report.</p>}
       {chat && count === 0 && <p className="muted">{streaming ? 'The reply is still streaming.' : 'No completed reply yet: send a message first.'}</p>}
+      <div className="table-wrap" role="region" aria-label="Replies of this chat" tabIndex={0}>
       <table>
         <thead>
           <tr>
@@ -104,6 +105,7 @@ export function ReportView() {
           ))}
         </tbody>
       </table>
+      </div>
     </section>
   );
 }

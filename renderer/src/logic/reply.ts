@@ -2,6 +2,7 @@
 // generation events) or stored (the chat's message): tokens with their origins and rounds,
 // round records, the latest stats snapshot.
 import type { ApiError, ApiRound, AssistantMessage, ReplyStats, Token } from '../api-types.js';
+import { decodeRate, duration, fixed, percent, tokensPerSecond } from './format.js';
 
 export type ReplyStatus = AssistantMessage['status'];
 
@@ -13,11 +14,13 @@ export interface ReplyView {
   stats: ReplyStats | null;
   status: ReplyStatus;
   digest: string | null;
+  /** known as soon as the reply ends (before the chat is read back) */
+  stopReason: AssistantMessage['stopReason'];
   error: ApiError | null;
 }
 
 export function emptyReply(chatId: string, messageId: string): ReplyView {
-  return { chatId, messageId, tokens: [], rounds: [], stats: null, status: 'streaming', digest: null, error: null };
+  return { chatId, messageId, tokens: [], rounds: [], stats: null, status: 'streaming', digest: null, stopReason: null, error: null };
 }
 
 export function replyFromMessage(chatId: string, message: AssistantMessage): ReplyView {
@@ -29,6 +32,7 @@ export function replyFromMessage(chatId: string, message: AssistantMessage): Rep
     stats: message.stats,
     status: message.status,
     digest: message.digest,
+    stopReason: message.stopReason,
     error: message.error,
   };
 }
@@ -76,4 +80,47 @@ export function rollingAcceptance(stats: ReadonlyArray<ReplyStats | null>): numb
 export function positionBars(perPosition: readonly number[], k: number | null): Array<number | null> {
   const width = Math.max(k ?? 0, perPosition.length);
   return Array.from({ length: width }, (_, i) => perPosition[i] ?? null);
+}
+
+/** A stop reason in words: "max tokens" when the reply was cut at the limit. */
+export function stopReasonLabel(reason: AssistantMessage['stopReason'] | undefined, status: ReplyStatus): string {
+  if (status === 'streaming') return 'writing…';
+  if (status === 'error') return 'failed';
+  switch (reason) {
+    case 'max-tokens':
+      return 'max tokens';
+    case 'eos':
+      return 'end of text';
+    case 'cancelled':
+      return 'stopped';
+    case 'context-full':
+      return 'context full';
+    default:
+      return status === 'stopped' ? 'stopped' : '—';
+  }
+}
+
+/**
+ * The figures of one reply, in the order they read under it: tokens, decode tok/s, TTFT,
+ * acceptance %, mean acceptance length, stop reason.
+ */
+export function replyStatsParts(reply: Pick<ReplyView, 'tokens' | 'stats' | 'status'>, strategy: string | null, stopReason: AssistantMessage['stopReason'] | undefined): string[] {
+  const s = reply.stats;
+  const parts = [`${reply.tokens.length} tokens`, `${tokensPerSecond(decodeRate(s))} decode`, `TTFT ${duration(s?.ttftMs)}`];
+  if (strategy === 'none') parts.push('no proposals (autoregressive)');
+  else parts.push(`${percent(s?.acceptanceRate)} accepted`, `mean length ${fixed(s?.meanAcceptanceLength)}`);
+  parts.push(stopReasonLabel(stopReason, reply.status));
+  return parts;
+}
+
+/** The replies of a chat that rolling figures pool: this model's speculative replies that ended. */
+export function rollingForModel(messages: readonly AssistantMessage[], modelId: string | null, excludeId: string | null): Array<ReplyStats | null> {
+  if (!modelId) return [];
+  return messages.filter((m) => m.model.id === modelId && m.strategy !== 'none' && m.id !== excludeId && m.status !== 'streaming' && m.status !== 'error').map((m) => m.stats);
+}
+
+/** Tick labels for a sparkline's vertical scale: its top and bottom, in tok/s. */
+export function sparkScale(values: readonly number[]): { max: number; min: number } | null {
+  if (values.length === 0) return null;
+  return { max: Math.max(...values), min: Math.min(...values, 0) };
 }

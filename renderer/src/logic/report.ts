@@ -2,27 +2,7 @@
 // the export of its report. The report itself is built by the service from the saved chat
 // (reports.exportChat): it alone knows the machine and the model files, and prints the PDF.
 import { chatReplies, leftOut, type ChatReplyRef } from '../../../contract/report/chat.js';
-import type { AssistantMessage, Chat, ReplyStats } from '../api-types.js';
-
-export type StopReasonName = NonNullable<AssistantMessage['stopReason']>;
-
-/** A finished reply of this window's session (the live panel's rolling acceptance reads these). */
-export interface ReportEntry {
-  at: string;
-  chatId: string;
-  chatTitle: string;
-  messageId: string;
-  model: string;
-  draft: string | null;
-  profile: string | null;
-  strategy: string;
-  k: number | null;
-  s: number | null;
-  tokens: number;
-  stopReason: StopReasonName | null;
-  digest: string | null;
-  stats: ReplyStats | null;
-}
+import type { Chat } from '../api-types.js';
 
 export const EXPORT_FORMATS = [
   { format: 'json', label: 'JSON' },

@@ -31,23 +31,44 @@ export const DEFAULT_SAMPLING_FORM: SamplingForm = {
 
 export type SamplingCheck = { ok: true; sampling: Partial<ChatSampling> } | { ok: false; errors: Partial<Record<SamplingField, string>> };
 
+/** What each field accepts, as the message of a bad value says it. */
+export const SAMPLING_RANGES: Record<SamplingField, string> = {
+  temperature: 'a number from 0 to 100 (0 is greedy)',
+  topK: 'a whole number from 0 to 1000000 (0: off)',
+  topP: 'a number above 0, at most 1',
+  minP: 'a number from 0 to 1',
+  repeatPenalty: 'a number above 0, at most 100 (1: off)',
+  seed: 'a whole number from 0 to 4294967295, or empty for a random one',
+  maxTokens: 'a whole number from 1 to 1000000',
+};
+
 export function checkSampling(form: SamplingForm): SamplingCheck {
   const values: Record<string, number> = {};
   const errors: Partial<Record<SamplingField, string>> = {};
+  const bad = (field: SamplingField): string => `${SAMPLING_LABELS[field]} must be ${SAMPLING_RANGES[field]}.`;
   for (const field of Object.keys(SAMPLING_LABELS) as SamplingField[]) {
     const text = form[field].trim();
     if (text === '') continue;
     const value = Number(text);
-    if (!Number.isFinite(value)) errors[field] = `${SAMPLING_LABELS[field]} must be a number.`;
+    if (!Number.isFinite(value)) errors[field] = bad(field);
     else values[field] = value;
   }
   const parsed = ChatSampling.partial().safeParse(values);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const field = issue.path[0] as SamplingField | undefined;
-      if (field && !errors[field]) errors[field] = `${SAMPLING_LABELS[field]}: ${issue.message}`;
+      if (field && field in SAMPLING_LABELS && !errors[field]) errors[field] = bad(field);
     }
   }
   if (Object.keys(errors).length > 0 || !parsed.success) return { ok: false, errors };
   return { ok: true, sampling: parsed.data };
+}
+
+/** Every bad field named in one message, in the form's order. */
+export function samplingProblem(errors: Partial<Record<SamplingField, string>>): string {
+  const fields = (Object.keys(SAMPLING_LABELS) as SamplingField[]).filter((f) => errors[f]);
+  if (fields.length === 0) return '';
+  const names = fields.map((f) => SAMPLING_LABELS[f]);
+  const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
+  return `Fix ${list} under Sampling: ${fields.map((f) => errors[f]).join(' ')}`;
 }

@@ -2,9 +2,9 @@
 // frame); when a reply ends the chat is read back from the service, which is authoritative.
 import { titleFromMessage } from '../../../contract/api/chats.js';
 import { emptyReply, type ReplyView } from '../logic/reply.js';
-import { checkSampling, DEFAULT_SAMPLING_FORM, SAMPLING_LABELS, type SamplingField } from '../logic/sampling.js';
-import type { AssistantMessage } from '../api-types.js';
-import { recordReport } from './session.js';
+import { chatAfterDelete, reusableChat } from '../logic/chat-list.js';
+import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingField } from '../logic/sampling.js';
+import type { ChatSampling } from '../api-types.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
 
 /** The live replies after one frame's batches of rounds. */
@@ -40,7 +40,21 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
     const live = get().live;
     const known = live[messageId];
     if (known && known.status !== 'streaming') return;
-    set({ streaming: { chatId, messageId }, live: known ? live : { ...live, [messageId]: emptyReply(chatId, messageId) } });
+    set({ streaming: { chatId, messageId }, selectedReplyId: null, live: known ? live : { ...live, [messageId]: emptyReply(chatId, messageId) } });
+  };
+
+  /** the sampling form as the contract takes it, or null (the notice names every bad field) */
+  const sampling = (title: string): Partial<ChatSampling> | null => {
+    const checked = checkSampling(get().sampling);
+    if (checked.ok) return checked.sampling;
+    get().fail(title, { code: 'bad-input', message: samplingProblem(checked.errors) });
+    return null;
+  };
+
+  const noModel = (title: string): boolean => {
+    if (get().engine?.model) return false;
+    get().fail(title, { code: 'bad-input', message: 'No model is loaded: pick one under Model and press Load.' });
+    return true;
   };
 
   return {
@@ -49,6 +63,7 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
   chat: null,
   live: {},
   streaming: null,
+  selectedReplyId: null,
   systemPrompt: '',
   sampling: { ...DEFAULT_SAMPLING_FORM },
 
@@ -58,6 +73,10 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
 
   setSystemPrompt(text) {
     set({ systemPrompt: text });
+  },
+
+  selectReply(id) {
+    set({ selectedReplyId: id });
   },
 
   async refreshChats() {
@@ -74,12 +93,12 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
   async openChat(id) {
     const { api } = get();
     if (!api || id === null) {
-      set({ chatId: null, chat: null, systemPrompt: '' });
+      set({ chatId: null, chat: null, systemPrompt: '', selectedReplyId: null });
       return;
     }
     try {
       const chat = await api.chats.get({ chatId: id });
-      set({ chatId: id, chat, systemPrompt: chat.systemPrompt ?? '' });
+      set({ chatId: id, chat, systemPrompt: chat.systemPrompt ?? '', selectedReplyId: null, drawer: null });
     } catch (error) {
       get().fail('Opening the chat', error);
     }
@@ -99,9 +118,15 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
   async newChat() {
     const { api } = get();
     if (!api) return;
+    // an empty New chat is reused, never duplicated
+    const empty = reusableChat(get().chats, get().chatId);
+    if (empty) {
+      if (empty.id !== get().chatId) await get().openChat(empty.id);
+      return;
+    }
     try {
       const chat = await api.chats.create({});
-      set({ chatId: chat.id, chat, systemPrompt: '' });
+      set({ chatId: chat.id, chat, systemPrompt: '', selectedReplyId: null });
       await get().refreshChats();
     } catch (error) {
       get().fail('Creating a chat', error);
@@ -124,9 +149,11 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
     const { api } = get();
     if (!api) return;
     try {
+      const next = get().chatId === id ? chatAfterDelete(get().chats, id) : undefined;
       await api.chats.delete({ chatId: id });
-      if (get().chatId === id) set({ chatId: null, chat: null });
       await get().refreshChats();
+      // another chat opens in its place (none when it was the last)
+      if (next !== undefined) await get().openChat(next && get().chats.some((c) => c.id === next) ? next : (get().chats[0]?.id ?? null));
     } catch (error) {
       get().fail('Deleting the chat', error);
     }
@@ -135,17 +162,15 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
   async send(content) {
     const { api } = get();
     if (!api || content.trim() === '') return false;
-    const checked = checkSampling(get().sampling);
-    if (!checked.ok) {
-      const [field, message] = Object.entries(checked.errors)[0]!;
-      get().fail('Sending', { code: 'bad-input', message: message ?? `${SAMPLING_LABELS[field as SamplingField]} is not valid.` });
-      return false;
-    }
+    if (noModel('Sending')) return false;
+    const checked = sampling('Sending');
+    if (!checked) return false;
+    let created: string | null = null;
     try {
       let chatId = get().chatId;
       if (!chatId) {
         const chat = await api.chats.create({ title: titleFromMessage(content) });
-        chatId = chat.id;
+        chatId = created = chat.id;
         set({ chatId, chat });
       }
       const systemPrompt = get().systemPrompt.trim();
@@ -153,7 +178,7 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
         chatId,
         content,
         systemPrompt: systemPrompt === '' ? null : systemPrompt,
-        sampling: checked.sampling,
+        sampling: checked,
       });
       set({ notice: null });
       startReply(chatId, started.assistantMessageId);
@@ -161,6 +186,12 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
       return true;
     } catch (error) {
       get().fail('Sending', error);
+      // a reply that cannot start leaves no empty chat behind
+      if (created) {
+        await api.chats.delete({ chatId: created }).catch(() => {});
+        if (get().chatId === created) set({ chatId: null, chat: null });
+        await get().refreshChats();
+      }
       return false;
     }
   },
@@ -178,18 +209,34 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
   async regenerate() {
     const { api, chatId } = get();
     if (!api || !chatId) return;
-    const checked = checkSampling(get().sampling);
-    if (!checked.ok) {
-      get().fail('Regenerating', { code: 'bad-input', message: Object.values(checked.errors)[0] ?? 'bad sampling settings' });
-      return;
-    }
+    if (noModel('Regenerating')) return;
+    const checked = sampling('Regenerating');
+    if (!checked) return;
     try {
-      const started = await api.chats.regenerate({ chatId, sampling: checked.sampling });
+      const started = await api.chats.regenerate({ chatId, sampling: checked });
       set({ notice: null });
       startReply(chatId, started.assistantMessageId);
       await get().refreshChat();
     } catch (error) {
       get().fail('Regenerating', error);
+    }
+  },
+
+  async editAndContinue(messageId, content) {
+    const { api, chatId } = get();
+    if (!api || !chatId || content.trim() === '') return false;
+    if (noModel('Editing the message')) return false;
+    const checked = sampling('Editing the message');
+    if (!checked) return false;
+    try {
+      const started = await api.chats.editAndContinue({ chatId, messageId, content, sampling: checked });
+      set({ notice: null });
+      startReply(chatId, started.assistantMessageId);
+      await get().refreshChat();
+      return true;
+    } catch (error) {
+      get().fail('Editing the message', error);
+      return false;
     }
   },
 
@@ -206,10 +253,11 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
     const reply = live[messageId] ?? emptyReply(chatId, messageId);
     const ended: ReplyView =
       outcome.kind === 'done'
-        ? { ...reply, status: outcome.stopReason === 'cancelled' ? 'stopped' : 'done', digest: outcome.digest, stats: outcome.stats }
+        ? { ...reply, status: outcome.stopReason === 'cancelled' ? 'stopped' : 'done', digest: outcome.digest, stats: outcome.stats, stopReason: outcome.stopReason }
         : { ...reply, status: outcome.error.code === 'cancelled' ? 'stopped' : 'error', error: outcome.error };
     const streaming = get().streaming?.messageId === messageId ? null : get().streaming;
     set({ live: { ...live, [messageId]: ended }, streaming });
+    if (get().abPending?.chatId === chatId) set({ abPending: null });
     if (outcome.kind === 'error' && outcome.error.code !== 'cancelled') get().fail('The reply', outcome.error);
 
     const { api } = get();
@@ -217,10 +265,8 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
     try {
       const chat = await api.chats.get({ chatId });
       if (get().chatId === chatId) set({ chat });
-      const message = chat.messages.find((m): m is AssistantMessage => m.role === 'assistant' && m.id === messageId);
-      if (message) recordReport(get, set, chat.title, chatId, message);
     } catch {
-      // the chat was deleted meanwhile: nothing to show or record
+      // the chat was deleted meanwhile: nothing to show
     }
     void get().refreshChats();
   },

@@ -4,6 +4,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import { createFrameBatcher, type Scheduler } from '../logic/frame-batch.js';
 import type { PowerApi } from '../api-types.js';
 import { createChatsSlice } from './chats.js';
+import { createDownloadsSlice } from './downloads.js';
 import { createLibrarySlice } from './library.js';
 import { createProfilesSlice } from './profiles.js';
 import { createSessionSlice } from './session.js';
@@ -15,6 +16,7 @@ export function createPowerStore(): PowerStore {
   return createStore<Store>()((...a) => ({
     ...createSessionSlice(...a),
     ...createLibrarySlice(...a),
+    ...createDownloadsSlice(...a),
     ...createProfilesSlice(...a),
     ...createChatsSlice(...a),
   }));
@@ -24,9 +26,9 @@ export function createPowerStore(): PowerStore {
  * Subscribes the store to every event it shows and reads the initial state. Returns the
  * function that unsubscribes. The batches of rounds are applied once per animation frame.
  */
-export async function wireEvents(store: PowerStore, api: PowerApi, schedule?: Scheduler): Promise<() => void> {
+export async function wireEvents(store: PowerStore, api: PowerApi, schedule?: Scheduler, shell: 'electron' | 'browser' = 'browser'): Promise<() => void> {
   const s = store.getState;
-  s().setApi(api);
+  s().setApi(api, shell);
   const batch = createFrameBatcher<LiveEvent>((events) => s().applyLive(events), schedule);
   const off = [
     api.generation.onRounds((e) => batch.push(e)),
@@ -41,6 +43,7 @@ export async function wireEvents(store: PowerStore, api: PowerApi, schedule?: Sc
     api.engine.onStateChanged((state) => s().setEngine(state)),
     api.engine.onLoadProgress((e) => s().setLoadProgress(e.role, e.progress)),
     api.models.onLibraryChanged((e) => s().setModels(e.entries)),
+    api.downloads.onChanged((e) => s().setDownload(e)),
     api.profiles.onChanged((list) => s().setProfiles(list.profiles, list.activeId)),
     api.chats.onChanged((e) => {
       void s().refreshChats();
@@ -61,9 +64,21 @@ export async function wireEvents(store: PowerStore, api: PowerApi, schedule?: Sc
   s().setProfiles(profiles.profiles, profiles.activeId);
   if (engine.options) {
     const { modelId, method } = engine.options;
-    store.setState({ targetId: modelId, method: method.strategy, draftId: method.draftId ?? null, gpuLayers: String(engine.options.gpuLayers) });
+    const o = engine.options;
+    store.setState({
+      targetId: modelId,
+      method: method.strategy,
+      draftId: method.draftId ?? null,
+      gpuLayers: String(o.gpuLayers),
+      contextSize: o.contextSize === undefined ? '' : String(o.contextSize),
+      threads: o.threads === undefined ? '' : String(o.threads),
+      device: o.device,
+      flashAttn: o.flashAttn ?? 'auto',
+      methodPinned: true,
+    });
   }
   s().setModels(models.entries);
+  void s().refreshDevices();
   if (active) {
     store.setState({ streaming: active });
     await s().openChat(active.chatId);

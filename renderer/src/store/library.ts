@@ -1,6 +1,8 @@
-// The model bar: the library, the chosen target and draft method, load options, the memory
-// estimate before loading, the engine's state and load progress.
+// The model library, what the pickers offer for the chosen target, the load settings, the
+// memory estimate, the engine's state and load progress.
 import { draftFileOptions, draftMethodOptions, needsDraft, settleChoice } from '../logic/draft-options.js';
+import { addPathProblem, bestMethod, defaultTarget, describeAdded, isArtifact } from '../logic/library.js';
+import { checkLoadFields } from '../logic/load-settings.js';
 import type { Strategy } from '../api-types.js';
 import type { LibrarySlice, Slice, Store } from './types.js';
 
@@ -19,7 +21,15 @@ function activeS(state: Store, recurrent: boolean): number {
   return profile?.s ?? profile?.k ?? 0;
 }
 
-export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
+function message(error: unknown): string {
+  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string') return error.message;
+  return String(error);
+}
+
+export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
+  /** bumped when the user picks a method: a target's best method never overrides a choice made meanwhile */
+  let methodPicks = 0;
+  return {
   models: [],
   targetId: null,
   strategies: null,
@@ -27,37 +37,48 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
   method: 'none',
   draftId: null,
   gpuLayers: '-1',
+  contextSize: '',
+  threads: '',
+  device: 'auto',
   flashAttn: 'auto',
+  devices: null,
   estimate: null,
   estimateError: null,
   engine: null,
   loadProgress: null,
+  addResult: null,
+  methodPinned: false,
 
   setModels(models) {
     set({ models });
     const { targetId } = get();
-    if (targetId && !models.some((m) => m.id === targetId)) void get().selectTarget(null);
-    else if (!targetId && models.length > 0) {
-      // targets outweigh their drafts: start with the largest usable model
-      const usable = models.filter((m) => !m.problem && m.facts);
-      const largest = usable.reduce<(typeof usable)[number] | null>((best, m) => (best && best.sizeBytes >= m.sizeBytes ? best : m), null);
-      if (largest) void get().selectTarget(largest.id);
-    } else if (targetId) void get().selectTarget(targetId);
+    const current = models.find((m) => m.id === targetId);
+    if (targetId && (!current || isArtifact(current))) void get().selectTarget(defaultTarget(models), true);
+    else if (!targetId) {
+      const first = defaultTarget(models);
+      if (first) void get().selectTarget(first, true);
+    } else void get().selectTarget(targetId, !get().methodPinned);
   },
 
-  async selectTarget(id) {
+  async selectTarget(id, best = false) {
     const { api } = get();
     const changed = get().targetId !== id;
     // a new target's options replace the old ones only once read: meanwhile none are offered
-    set({ targetId: id, estimate: null, estimateError: null, ...(changed ? { strategies: null, drafts: [] } : {}) });
+    set({ targetId: id, estimate: null, estimateError: null, ...(changed ? { strategies: null, drafts: [] } : {}), ...(best ? { methodPinned: false } : {}) });
     if (!api || !id) return;
+    const picks = methodPicks;
     try {
       const [strategies, { drafts }] = await Promise.all([api.models.strategies({ targetId: id }), api.models.drafts({ targetId: id })]);
       if (get().targetId !== id) return;
-      const methods = draftMethodOptions(strategies, drafts);
-      const method = (settleChoice(get().method, methods) ?? 'none') as Strategy;
-      const files = draftFileOptions(method, drafts);
-      set({ strategies, drafts, method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
+      if (best && picks === methodPicks) {
+        const choice = bestMethod(get().models.find((m) => m.id === id), strategies, drafts, get().models);
+        set({ strategies, drafts, method: choice.method, draftId: choice.draftId });
+      } else {
+        const methods = draftMethodOptions(strategies, drafts);
+        const method = (settleChoice(get().method, methods) ?? 'none') as Strategy;
+        const files = draftFileOptions(method, drafts);
+        set({ strategies, drafts, method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
+      }
       await get().refreshEstimate();
     } catch (error) {
       get().fail('Reading the model', error);
@@ -65,6 +86,8 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
   },
 
   setMethod(method) {
+    methodPicks++;
+    set({ methodPinned: true });
     const files = draftFileOptions(method, get().drafts);
     set({ method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
     void get().refreshEstimate();
@@ -75,9 +98,13 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
     void get().refreshEstimate();
   },
 
-  setGpuLayers(text) {
-    set({ gpuLayers: text });
+  setLoadField(field, text) {
+    set({ [field]: text } as Pick<LibrarySlice, typeof field>);
     void get().refreshEstimate();
+  },
+
+  setDevice(device) {
+    set({ device });
   },
 
   setFlashAttn(choice) {
@@ -88,10 +115,10 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
   async refreshEstimate() {
     const state = get();
     const { api, targetId, draftId, method } = state;
-    const gpuLayers = parseGpuLayers(state.gpuLayers);
     if (!api || !targetId) return;
-    if (gpuLayers === null) {
-      set({ estimate: null, estimateError: 'GPU layers must be a whole number (-1 for all layers).' });
+    const fields = checkLoadFields(state);
+    if (!fields.ok) {
+      set({ estimate: null, estimateError: Object.values(fields.errors).join(' ') });
       return;
     }
     const target = state.models.find((m) => m.id === targetId);
@@ -99,14 +126,25 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
       const estimate = await api.models.estimate({
         targetId,
         ...(needsDraft(method) && draftId ? { draftId } : {}),
-        gpuLayers,
+        ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
+        gpuLayers: fields.gpuLayers,
         s: activeS(state, target?.facts?.recurrent ?? false),
         flashAttn: state.flashAttn !== 'off',
         loadMtp: method === 'mtp',
       });
       if (get().targetId === targetId) set({ estimate, estimateError: null });
     } catch (error) {
-      if (get().targetId === targetId) set({ estimate: null, estimateError: error instanceof Error ? error.message : String(error) });
+      if (get().targetId === targetId) set({ estimate: null, estimateError: message(error) });
+    }
+  },
+
+  async refreshDevices() {
+    const { api } = get();
+    if (!api) return;
+    try {
+      set({ devices: await api.engine.devices({}) });
+    } catch {
+      // the Device picker then offers auto and CPU only
     }
   },
 
@@ -114,28 +152,44 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
     const state = get();
     const { api, targetId, method, draftId } = state;
     if (!api || !targetId) return;
-    const gpuLayers = parseGpuLayers(state.gpuLayers);
-    if (gpuLayers === null) {
-      get().fail('Loading', { code: 'bad-input', message: 'GPU layers must be a whole number (-1 for all layers).' });
+    const fields = checkLoadFields(state);
+    if (!fields.ok) {
+      get().fail('Loading', { code: 'bad-input', message: Object.values(fields.errors).join(' ') });
       return;
     }
     if (needsDraft(method) && !draftId) {
       get().fail('Loading', { code: 'bad-input', message: `The ${method} method needs a draft model: pick one under Draft model.` });
       return;
     }
-    set({ loadProgress: { target: 0, draft: needsDraft(method) ? 0 : null }, notice: null });
+    set({ loadProgress: { target: 0, draft: needsDraft(method) ? 0 : null, running: true }, notice: null });
     try {
       const engine = await api.engine.load({
         modelId: targetId,
-        gpuLayers,
+        device: state.device,
+        gpuLayers: fields.gpuLayers,
+        ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
+        ...(fields.threads !== undefined ? { threads: fields.threads } : {}),
         ...(state.flashAttn === 'auto' ? {} : { flashAttn: state.flashAttn }),
         method: { strategy: method, ...(needsDraft(method) && draftId ? { draftId } : {}) },
       });
       set({ engine });
+      void get().refreshDevices();
     } catch (error) {
       get().fail('Loading the model', error);
     } finally {
-      set({ loadProgress: null });
+      const progress = get().loadProgress;
+      set({ loadProgress: progress ? { ...progress, running: false } : null });
+    }
+  },
+
+  async unload() {
+    const { api } = get();
+    if (!api) return;
+    try {
+      set({ engine: await api.engine.unload({}), loadProgress: null });
+      void get().refreshDevices();
+    } catch (error) {
+      get().fail('Unloading', error);
     }
   },
 
@@ -144,7 +198,42 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => ({
   },
 
   setLoadProgress(role, progress) {
-    const current = get().loadProgress ?? { target: 0, draft: null };
+    const current = get().loadProgress ?? { target: 0, draft: null, running: true };
     set({ loadProgress: { ...current, [role]: progress } });
   },
-});
+
+  async addModels(kind, path) {
+    const { api } = get();
+    if (!api) return false;
+    const problem = addPathProblem(kind, path);
+    if (problem) {
+      set({ addResult: { text: problem, failed: true } });
+      return false;
+    }
+    try {
+      const result = await api.models.add({ path: path.trim() });
+      set({ addResult: { text: describeAdded(result), failed: result.added.length === 0 } });
+      const { entries } = await api.models.list({});
+      get().setModels(entries);
+      return result.added.length > 0;
+    } catch (error) {
+      set({ addResult: { text: `Adding ${path.trim()} failed: ${message(error)}`, failed: true } });
+      return false;
+    }
+  },
+
+  async removeModel(id) {
+    const { api } = get();
+    if (!api) return;
+    const name = get().models.find((m) => m.id === id)?.name ?? 'the model';
+    try {
+      await api.models.remove({ modelId: id });
+      set({ addResult: { text: `Removed ${name} from the library (the file stays where it is).`, failed: false } });
+      const { entries } = await api.models.list({});
+      get().setModels(entries);
+    } catch (error) {
+      set({ addResult: { text: `Removing ${name} failed: ${message(error)}`, failed: true } });
+    }
+  },
+};
+};

@@ -1,70 +1,36 @@
-// The session: the connection, the notice where the user is looking, the report of every reply
-// completed in this window, and the A/B against the autoregressive control.
-import { compareAb, type AbSide } from '../logic/ab.js';
+// The session: the connection, the notice where the user is looking, the theme and panels, and
+// the A/B against the autoregressive control (its result is read from the chat: logic/ab.ts).
+import { abSide } from '../logic/ab.js';
 import { connectionLost, describeError } from '../logic/advice.js';
+import { parseTheme, type ThemeChoice } from '../logic/theme.js';
 import type { AssistantMessage } from '../api-types.js';
-import type { SessionSlice, Slice, Store } from './types.js';
-
-type Get = () => Store;
-type Set = (partial: Partial<Store>) => void;
+import type { SessionSlice, Slice } from './types.js';
 
 export const AUTOREGRESSIVE_PROFILE_ID = 'autoregressive';
+const THEME_KEY = 'power.theme';
 
-function side(message: AssistantMessage): AbSide {
-  return {
-    messageId: message.id,
-    profile: message.profile?.name ?? 'active profile',
-    strategy: message.strategy,
-    k: message.k,
-    s: message.s,
-    digest: message.digest,
-    stats: message.stats,
-    tokens: message.tokens.length,
-  };
-}
-
-/** Adds a finished reply to the report; completes the A/B whose control it is. */
-export function recordReport(get: Get, set: Set, chatTitle: string, chatId: string, message: AssistantMessage): void {
-  if (get().report.some((e) => e.messageId === message.id)) return;
-  const entry = {
-    at: new Date().toISOString(),
-    chatId,
-    chatTitle,
-    messageId: message.id,
-    model: message.model.name,
-    draft: message.draft?.name ?? null,
-    profile: message.profile?.name ?? null,
-    strategy: message.strategy,
-    k: message.k,
-    s: message.s,
-    tokens: message.tokens.length,
-    stopReason: message.stopReason,
-    digest: message.digest,
-    stats: message.stats,
-  };
-  set({ report: [...get().report, entry] });
-  const ab = get().abPending;
-  if (ab && ab.controlMessageId === message.id) {
-    set({ abRuns: [...get().abRuns, compareAb(ab.speculative, side(message))], abPending: null });
+function storedTheme(): ThemeChoice {
+  try {
+    return parseTheme(globalThis.localStorage?.getItem(THEME_KEY));
+  } catch {
+    return 'system';
   }
-}
-
-function lastAssistant(messages: readonly AssistantMessage[] | undefined): AssistantMessage | undefined {
-  return messages?.[messages.length - 1];
 }
 
 export const createSessionSlice: Slice<SessionSlice> = (set, get) => ({
   api: null,
+  shell: 'browser',
   connected: false,
   notice: null,
   view: 'chat',
   showOrigins: false,
-  report: [],
-  abRuns: [],
+  theme: storedTheme(),
+  drawer: null,
+  modelsOpen: false,
   abPending: null,
 
-  setApi(api) {
-    set({ api, connected: true });
+  setApi(api, shell = 'browser') {
+    set({ api, shell, connected: true });
   },
 
   setDisconnected() {
@@ -87,11 +53,32 @@ export const createSessionSlice: Slice<SessionSlice> = (set, get) => ({
     set({ showOrigins: on });
   },
 
+  setTheme(theme) {
+    try {
+      globalThis.localStorage?.setItem(THEME_KEY, theme);
+    } catch {
+      // a browser that keeps nothing still switches the theme for this page
+    }
+    set({ theme });
+  },
+
+  toggleDrawer(drawer) {
+    set({ drawer: get().drawer === drawer ? null : drawer });
+  },
+
+  setModelsOpen(open) {
+    set({ modelsOpen: open });
+    if (open) {
+      void get().refreshDownloads();
+      void get().refreshDevices();
+    }
+  },
+
   async runAb() {
     const { api, chat, chatId } = get();
     if (!api || !chat || !chatId) return;
     const replies = chat.messages.filter((m): m is AssistantMessage => m.role === 'assistant');
-    const last = lastAssistant(replies);
+    const last = replies[replies.length - 1];
     if (!last || last.status !== 'done' || !last.digest) {
       get().fail('A/B', { code: 'bad-input', message: 'The A/B re-runs the last prompt: it needs a completed reply first.' });
       return;
@@ -100,7 +87,7 @@ export const createSessionSlice: Slice<SessionSlice> = (set, get) => ({
       get().fail('A/B', { code: 'bad-input', message: 'The last reply already ran on the autoregressive control: choose a speculative profile and draft method, send, then run the A/B.' });
       return;
     }
-    set({ abPending: { chatId, speculative: side(last), controlMessageId: null }, notice: null });
+    set({ abPending: { chatId, speculative: abSide(last) }, notice: null, selectedReplyId: null });
     try {
       // the same prompt, context and sampling (the seed that was used), on the control
       const { seed, ...rest } = last.sampling;
@@ -109,14 +96,6 @@ export const createSessionSlice: Slice<SessionSlice> = (set, get) => ({
         profileId: AUTOREGRESSIVE_PROFILE_ID,
         sampling: { ...rest, ...(seed === null ? {} : { seed }) },
       });
-      const pending = get().abPending;
-      if (pending) set({ abPending: { ...pending, controlMessageId: started.assistantMessageId } });
-      // the control may have finished before the call answered
-      const done = get().report.find((e) => e.messageId === started.assistantMessageId);
-      if (done && pending) {
-        const message = (get().chat?.messages ?? []).find((m): m is AssistantMessage => m.role === 'assistant' && m.id === done.messageId);
-        if (message) set({ abRuns: [...get().abRuns, compareAb(pending.speculative, side(message))], abPending: null });
-      }
       const live = get().live;
       if (!live[started.assistantMessageId] || live[started.assistantMessageId]!.status === 'streaming') {
         set({ streaming: { chatId, messageId: started.assistantMessageId } });

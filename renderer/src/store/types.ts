@@ -1,30 +1,61 @@
 // The renderer's state: one zustand store composed from slices (docs/architecture.md).
 import type { StateCreator } from 'zustand';
 
-import type { Chat, ChatSummary, Draft, EngineState, RoundsEvent, FlashAttnChoice, MemoryEstimate, ModelEntry, PowerApi, ProfileEntry, Strategies, Strategy } from '../api-types.js';
-import type { AbResult, AbSide } from '../logic/ab.js';
+import type {
+  Chat,
+  ChatSummary,
+  DevicesReport,
+  DownloadEntry,
+  Draft,
+  EngineState,
+  FlashAttnChoice,
+  MemoryEstimate,
+  ModelEntry,
+  PowerApi,
+  ProfileEntry,
+  RecommendedPair,
+  RoundsEvent,
+  Strategies,
+  Strategy,
+} from '../api-types.js';
+import type { AbSide } from '../logic/ab.js';
 import type { Notice } from '../logic/advice.js';
+import type { DeviceChoice } from '../logic/devices.js';
 import type { ReplyView } from '../logic/reply.js';
-import type { ReportEntry } from '../logic/report.js';
 import type { SamplingField, SamplingForm } from '../logic/sampling.js';
+import type { ThemeChoice } from '../logic/theme.js';
 
 export interface SessionSlice {
   api: PowerApi | null;
+  /** 'electron' inside the desktop shell (its File menu adds models with the native dialogs) */
+  shell: 'electron' | 'browser';
   connected: boolean;
   notice: Notice | null;
   view: 'chat' | 'report';
   showOrigins: boolean;
-  report: ReportEntry[];
-  abRuns: AbResult[];
-  /** an A/B in flight: the speculative side, and the control's message once it started */
-  abPending: { chatId: string; speculative: AbSide; controlMessageId: string | null } | null;
-  setApi(api: PowerApi): void;
+  theme: ThemeChoice;
+  /** below ~1100 px the side panels are drawers */
+  drawer: 'chats' | 'stats' | null;
+  modelsOpen: boolean;
+  /** an A/B in flight: its chat and the speculative side */
+  abPending: { chatId: string; speculative: AbSide } | null;
+  setApi(api: PowerApi, shell?: 'electron' | 'browser'): void;
   setDisconnected(): void;
   showNotice(notice: Notice | null): void;
   fail(title: string, error: unknown): void;
   setView(view: 'chat' | 'report'): void;
   setShowOrigins(on: boolean): void;
+  setTheme(theme: ThemeChoice): void;
+  toggleDrawer(drawer: 'chats' | 'stats'): void;
+  setModelsOpen(open: boolean): void;
   runAb(): Promise<void>;
+}
+
+export interface LoadProgress {
+  target: number;
+  draft: number | null;
+  /** false once the load ended: the bar keeps the last value the engine reported */
+  running: boolean;
 }
 
 export interface LibrarySlice {
@@ -35,29 +66,61 @@ export interface LibrarySlice {
   method: Strategy;
   draftId: string | null;
   gpuLayers: string;
+  contextSize: string;
+  threads: string;
+  device: DeviceChoice;
   flashAttn: FlashAttnChoice;
+  devices: DevicesReport | null;
   estimate: MemoryEstimate | null;
   estimateError: string | null;
   engine: EngineState | null;
-  loadProgress: { target: number; draft: number | null } | null;
+  loadProgress: LoadProgress | null;
+  /** the last models.add, in words, and whether it failed */
+  addResult: { text: string; failed: boolean } | null;
+  /** the method was chosen (by the user, or restored from the loaded engine): a library change keeps it */
+  methodPinned: boolean;
   setModels(models: ModelEntry[]): void;
-  selectTarget(id: string | null): Promise<void>;
+  /** `best`: choose the target's best method (a fresh choice of target) */
+  selectTarget(id: string | null, best?: boolean): Promise<void>;
   setMethod(method: Strategy): void;
   setDraft(id: string | null): void;
-  setGpuLayers(text: string): void;
+  setLoadField(field: 'gpuLayers' | 'contextSize' | 'threads', text: string): void;
+  setDevice(device: DeviceChoice): void;
   setFlashAttn(choice: FlashAttnChoice): void;
   refreshEstimate(): Promise<void>;
+  refreshDevices(): Promise<void>;
   load(): Promise<void>;
+  unload(): Promise<void>;
   setEngine(state: EngineState): void;
   setLoadProgress(role: 'target' | 'draft', progress: number): void;
+  addModels(kind: 'file' | 'folder', path: string): Promise<boolean>;
+  removeModel(id: string): Promise<void>;
+}
+
+export interface DownloadsSlice {
+  recommended: RecommendedPair[];
+  downloads: DownloadEntry[];
+  downloadError: string | null;
+  refreshDownloads(): Promise<void>;
+  startDownload(files: ReadonlyArray<{ url: string; fileName?: string; sha256?: string | null; sizeBytes?: number }>): Promise<void>;
+  cancelDownload(id: string): Promise<void>;
+  setDownload(entry: DownloadEntry): void;
 }
 
 export interface ProfilesSlice {
   profiles: ProfileEntry[];
   activeProfileId: string | null;
+  /** what the Profile picker shows: a profile id, or 'custom' while the K/S form is in use */
+  profileChoice: string | null;
+  customK: string;
+  customS: string;
+  /** Apply was pressed: the form's errors are shown */
+  customTried: boolean;
   setProfiles(profiles: ProfileEntry[], activeId: string): void;
+  chooseProfile(choice: string): Promise<void>;
+  setCustomField(field: 'k' | 's', text: string): void;
   selectProfile(id: string): Promise<void>;
-  applyCustom(k: number, s: number | null): Promise<void>;
+  applyCustom(): Promise<void>;
 }
 
 export interface ChatsSlice {
@@ -68,10 +131,13 @@ export interface ChatsSlice {
   live: Record<string, ReplyView>;
   /** the reply being written, if any (one engine: one at a time) */
   streaming: { chatId: string; messageId: string } | null;
+  /** the reply the Acceptance panel shows (null: the streaming one, else the last) */
+  selectedReplyId: string | null;
   systemPrompt: string;
   sampling: SamplingForm;
   setSamplingField(field: SamplingField, value: string): void;
   setSystemPrompt(text: string): void;
+  selectReply(id: string | null): void;
   refreshChats(): Promise<void>;
   openChat(id: string | null): Promise<void>;
   refreshChat(): Promise<void>;
@@ -81,6 +147,7 @@ export interface ChatsSlice {
   send(content: string): Promise<boolean>;
   stop(): Promise<void>;
   regenerate(): Promise<void>;
+  editAndContinue(messageId: string, content: string): Promise<boolean>;
   /** a batch of generation events (one animation frame's worth) */
   applyLive(events: LiveEvent[]): void;
   finishReply(chatId: string, messageId: string, outcome: ReplyOutcome): Promise<void>;
@@ -90,8 +157,8 @@ export interface ChatsSlice {
 export type LiveEvent = RoundsEvent;
 
 export type ReplyOutcome =
-  | { kind: 'done'; digest: string; stats: NonNullable<ReplyView['stats']>; stopReason: string }
+  | { kind: 'done'; digest: string; stats: NonNullable<ReplyView['stats']>; stopReason: NonNullable<ReplyView['stopReason']> }
   | { kind: 'error'; error: NonNullable<ReplyView['error']> };
 
-export type Store = SessionSlice & LibrarySlice & ProfilesSlice & ChatsSlice;
+export type Store = SessionSlice & LibrarySlice & DownloadsSlice & ProfilesSlice & ChatsSlice;
 export type Slice<T> = StateCreator<Store, [], [], T>;

@@ -1,0 +1,101 @@
+// The load settings in a popover: Context size, Threads, Device (with free / total memory), GPU
+// layers, Flash Attention, and the memory estimate of the load they describe.
+import { useShallow } from 'zustand/react/shallow';
+
+import { deviceOptions, type DeviceChoice } from '../logic/devices.js';
+import { bytes } from '../logic/format.js';
+import { checkLoadFields } from '../logic/load-settings.js';
+import type { FlashAttnChoice, MemoryEstimate } from '../api-types.js';
+import { Popover } from './Popover.js';
+import { usePower } from './store-context.js';
+
+function TextSetting({ id, label, value, placeholder, error, onChange }: { id: string; label: string; value: string; placeholder: string; error: string | undefined; onChange: (text: string) => void }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} inputMode="numeric" value={value} placeholder={placeholder} aria-invalid={error !== undefined} title={error} onChange={(e) => onChange(e.target.value)} />
+    </div>
+  );
+}
+
+function EstimateLine({ estimate, error }: { estimate: MemoryEstimate | null; error: string | null }) {
+  if (error) return <p className="hint estimate">estimate: {error}</p>;
+  if (!estimate) return null;
+  const parts = [`weights ${bytes(estimate.weights)}`, `KV ${bytes(estimate.kv)}`];
+  if (estimate.draft > 0) parts.push(`draft ${bytes(estimate.draft)}`);
+  if (estimate.recurrent > 0) parts.push(`snapshots ${bytes(estimate.recurrent)}`);
+  return (
+    <p className="hint estimate" title={estimate.description}>
+      this load needs about {bytes(estimate.total)} ({parts.join(', ')}) at ctx {estimate.contextSize}
+    </p>
+  );
+}
+
+export function LoadSettings() {
+  const s = usePower(
+    useShallow((st) => ({
+      contextSize: st.contextSize,
+      threads: st.threads,
+      gpuLayers: st.gpuLayers,
+      device: st.device,
+      flashAttn: st.flashAttn,
+      devices: st.devices,
+      estimate: st.estimate,
+      estimateError: st.estimateError,
+      setLoadField: st.setLoadField,
+      setDevice: st.setDevice,
+      setFlashAttn: st.setFlashAttn,
+    })),
+  );
+  const check = checkLoadFields(s);
+  const errors = check.ok ? {} : check.errors;
+  const devices = deviceOptions(s.devices);
+  return (
+    <Popover summary="Load settings" className="load-settings">
+      <div className="settings-grid">
+        <TextSetting id="context-size" label="Context size" value={s.contextSize} placeholder="model's, ≤ 4096" error={errors.contextSize} onChange={(t) => s.setLoadField('contextSize', t)} />
+        <TextSetting id="threads" label="Threads" value={s.threads} placeholder="physical cores" error={errors.threads} onChange={(t) => s.setLoadField('threads', t)} />
+        <div className="field span2">
+          <label htmlFor="device">Device</label>
+          <select id="device" value={s.device} onChange={(e) => s.setDevice(e.target.value as DeviceChoice)}>
+            {devices.map((o) => (
+              <option key={o.value} value={o.value} disabled={o.disabled} title={o.reason}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="gpu-layers">GPU layers</label>
+          <input
+            id="gpu-layers"
+            inputMode="numeric"
+            value={s.gpuLayers}
+            aria-invalid={errors.gpuLayers !== undefined}
+            onChange={(e) => s.setLoadField('gpuLayers', e.target.value)}
+            title="-1: all layers (ignored on the CPU)"
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="flash-attn">Flash Attention</label>
+          <select
+            id="flash-attn"
+            value={s.flashAttn}
+            onChange={(e) => s.setFlashAttn(e.target.value as FlashAttnChoice)}
+            title="Default: off on the CPU (exact either way there, and faster off), on with CUDA"
+          >
+            <option value="auto">default</option>
+            <option value="on">on</option>
+            <option value="off">off</option>
+          </select>
+        </div>
+      </div>
+      {!check.ok && (
+        <p className="form-errors" role="alert">
+          {Object.values(errors).join(' ')}
+        </p>
+      )}
+      <EstimateLine estimate={s.estimate} error={check.ok ? s.estimateError : null} />
+    </Popover>
+  );
+}

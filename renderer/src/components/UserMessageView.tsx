@@ -1,0 +1,59 @@
+// A user message with Copy and Edit; Edit replaces it and continues from it (the messages after
+// it are dropped, as chats.editAndContinue does).
+import { useState } from 'react';
+import { useShallow } from 'zustand/react/shallow';
+
+import type { UserMessage } from '../api-types.js';
+import { CopyButton } from './CopyButton.js';
+import { useSendBlocker } from './use-send-gate.js';
+import { usePower } from './store-context.js';
+
+function EditForm({ message, onDone }: { message: UserMessage; onDone: () => void }) {
+  const { edit } = usePower(useShallow((s) => ({ edit: s.editAndContinue })));
+  const blocker = useSendBlocker();
+  const [text, setText] = useState(message.content);
+  return (
+    <form
+      className="edit-message"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (blocker || text.trim() === '') return;
+        void edit(message.id, text).then((ok) => ok && onDone());
+      }}
+    >
+      <textarea aria-label="Edit message" rows={3} value={text} autoFocus onChange={(e) => setText(e.target.value)} onKeyDown={(e) => e.key === 'Escape' && onDone()} />
+      <p className="hint">The replies after this message are dropped and a new one is written.</p>
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={blocker !== null || text.trim() === ''} title={blocker ?? undefined}>
+          Save and continue
+        </button>
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+      {blocker && <p className="hint">{blocker}</p>}
+    </form>
+  );
+}
+
+export function UserMessageView({ message }: { message: UserMessage }) {
+  const [editing, setEditing] = useState(false);
+  const streaming = usePower((s) => s.streaming !== null);
+  return (
+    <article className="message user" aria-label="You" data-message-id={message.id}>
+      {editing ? (
+        <EditForm message={message} onDone={() => setEditing(false)} />
+      ) : (
+        <>
+          <p>{message.content}</p>
+          <div className="actions">
+            <CopyButton text={message.content} />
+            <button type="button" className="small" disabled={streaming} title={streaming ? 'wait for the reply to end' : 'edit and continue from here'} onClick={() => setEditing(true)}>
+              Edit
+            </button>
+          </div>
+        </>
+      )}
+    </article>
+  );
+}

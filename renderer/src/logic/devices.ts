@@ -1,0 +1,66 @@
+// The Device picker and the status badge, from engine.devices (what `power devices` reports) and
+// the engine's state. The contract's device request is auto, cpu or cuda: with CUDA the engine
+// takes the device with the most free memory, so the other CUDA devices are listed, disabled,
+// with that reason.
+import type { DeviceInfo, DevicesReport, EngineState } from '../api-types.js';
+import type { PickerOption } from './draft-options.js';
+
+export type DeviceChoice = 'auto' | 'cpu' | 'cuda';
+
+const GIB = 1024 ** 3;
+
+/** "21.3 / 24.0 GiB free" */
+export function freeOfTotal(d: Pick<DeviceInfo, 'freeBytes' | 'totalBytes'>): string {
+  return `${(d.freeBytes / GIB).toFixed(1)} / ${(d.totalBytes / GIB).toFixed(1)} GiB free`;
+}
+
+/** Every device the engine's flavours registered, once each (by backend and name). */
+export function allDevices(report: DevicesReport | null): DeviceInfo[] {
+  const seen = new Map<string, DeviceInfo>();
+  for (const f of report?.flavours ?? []) for (const d of f.devices) if (!seen.has(`${d.backend}/${d.name}`)) seen.set(`${d.backend}/${d.name}`, d);
+  return [...seen.values()];
+}
+
+/** The CUDA device a `cuda` request runs on: the one with the most free memory. */
+export function cudaPick(devices: readonly DeviceInfo[]): DeviceInfo | null {
+  const cuda = devices.filter((d) => d.backend === 'CUDA');
+  return cuda.reduce<DeviceInfo | null>((best, d) => (!best || d.freeBytes > best.freeBytes ? d : best), null);
+}
+
+export function deviceOptions(report: DevicesReport | null): PickerOption[] {
+  const devices = allDevices(report);
+  const cpu = devices.find((d) => d.type === 'cpu');
+  const options: PickerOption[] = [
+    { value: 'auto', label: report ? `Auto (${report.auto.split(':')[0]!.trim()})` : 'Auto', disabled: false },
+    { value: 'cpu', label: cpu ? `CPU · ${cpu.description} · ${freeOfTotal(cpu)}` : 'CPU', disabled: false },
+  ];
+  const cuda = devices.filter((d) => d.backend === 'CUDA');
+  const pick = cudaPick(devices);
+  for (const d of cuda) {
+    const label = `${d.name} · ${d.description} · ${freeOfTotal(d)}`;
+    if (d === pick) options.push({ value: 'cuda', label, disabled: false });
+    else options.push({ value: `cuda:${d.name}`, label, disabled: true, reason: `with CUDA the engine uses the device with the most free memory (${pick!.name})` });
+  }
+  if (cuda.length === 0) {
+    const reason = report?.cuda.reason ?? 'no CUDA device';
+    options.push({ value: 'cuda', label: `CUDA (unavailable: ${reason})`, disabled: true, reason });
+  }
+  return options;
+}
+
+/**
+ * The loaded engine's device in one short badge: `CPU`, or `CUDA0 · RTX 4090 · 21.3 / 24.0 GiB
+ * free` (free memory from the devices report when it knows the device).
+ */
+export function deviceBadge(engine: EngineState | null, report: DevicesReport | null): string | null {
+  const backend = engine?.backend;
+  if (!engine?.model || !backend) return null;
+  if (backend.kind === 'cpu') return 'CPU';
+  // "CUDA0 (NVIDIA H200, 139.4 of 140.0 GiB free)"
+  const m = /^(\S+) \((.*?)(?:, ([\d.]+) of ([\d.]+) GiB free)?\)$/.exec(backend.device);
+  const name = m?.[1] ?? backend.device;
+  const known = allDevices(report).find((d) => d.backend === 'CUDA' && d.name === name);
+  if (known) return `${known.name} · ${known.description} · ${freeOfTotal(known)}`;
+  if (m?.[3] && m[4]) return `${name} · ${m[2]} · ${m[3]} / ${m[4]} GiB free`;
+  return m ? `${name} · ${m[2]}` : backend.device;
+}
