@@ -50,10 +50,26 @@ export interface NativeBinding {
   /** null when the library loads, else the system loader's message */
   tryLoadLibrary(pathOrName: string): string | null;
   liveHandles(): { models: number; contexts: number; jobs: number };
+  /** whether this flavour's llama.cpp has the RPC backend (absent: an addon built before the entry point existed) */
+  rpcAvailable?: () => boolean;
+  /** registers the devices of the RPC server at host:port (RPC0, RPC1, ...) and returns them */
+  addRpcServer(endpoint: string): Promise<DeviceInfo[]>;
+  /** serves these devices at host:port; settles (rejected) only when the server stops */
+  rpcServe(options: { endpoint: string; devices: string[]; threads: number }): Promise<never>;
   Model: {
     load(
       path: string,
-      options: { gpuLayers?: number; loadMtp?: boolean; devices?: string[]; onProgress?: (p: number) => void },
+      options: {
+        gpuLayers?: number;
+        loadMtp?: boolean;
+        devices?: string[];
+        splitMode?: string;
+        mainGpu?: number;
+        tensorSplit?: number[];
+        cpuMoe?: boolean;
+        nCpuMoe?: number;
+        onProgress?: (p: number) => void;
+      },
     ): Promise<NativeModel>;
   };
   Session: {

@@ -3,6 +3,9 @@
 // (a forked child's IPC, or an Electron utility process's parentPort: host-channel.ts), and
 // streams rounds and load progress as its events. It trusts its parent, which checks what goes
 // in and what comes out (ENGINE_CHECKS). If llama.cpp aborts, only this process dies.
+import { createServer, Socket, type AddressInfo } from 'node:net';
+
+import { PowerError } from '../contract/api/errors.js';
 import { serveChannel, type ImplementationOf } from '../contract/channel/serve.js';
 import { engineApi, ENGINE_CHECKS, type EngineApi, type RoundsEvent } from './protocol.js';
 import { loadBinding, type NativeModel, type NativeSession } from './binding.js';
@@ -68,18 +71,116 @@ function withContext<T>(what: string, run: () => T): T {
   }
 }
 
+/** Checks that host:port can be bound (port 0: picks a free one) and returns the port. */
+function bindablePort(host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const why =
+        error.code === 'EADDRINUSE'
+          ? `port ${port} on ${host} is in use (--port 0 picks a free one)`
+          : error.code === 'EADDRNOTAVAIL'
+            ? `cannot listen on ${host}: no such local address`
+            : `cannot listen on ${host}:${port}: ${error.message}`;
+      reject(new PowerError('bad-input', why));
+    });
+    server.listen({ host, port, exclusive: true }, () => {
+      const bound = (server.address() as AddressInfo).port;
+      server.close(() => resolve(bound));
+    });
+  });
+}
+
+/** Whether something accepts connections at host:port (one attempt). */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.connect({ host, port });
+  });
+}
+
+let serving: string | null = null;
+
+/** Whether this flavour's llama.cpp has the RPC backend (an addon built before it had the entry point: no). */
+function rpcAvailable(): boolean {
+  return binding.rpcAvailable?.() ?? false;
+}
+
+/**
+ * Starts llama.cpp's RPC server on its thread and waits until it accepts connections. It serves
+ * until this process ends; should it stop (it only does when it cannot listen), the host exits.
+ */
+async function serveRpc(p: { host: string; port: number; devices: string[]; threads: number }) {
+  if (serving) throw new PowerError('bad-input', `this engine already serves ${serving}`);
+  if (!rpcAvailable()) throw new PowerError('unsupported', `the ${flavour} flavour's llama.cpp has no RPC backend (the from-source builds have it)`);
+  const port = await bindablePort(p.host, p.port);
+  const endpoint = `${p.host}:${port}`;
+  let stopped: Error | null = null;
+  let announced = false;
+  binding.rpcServe({ endpoint, devices: p.devices, threads: p.threads }).catch((error: unknown) => {
+    stopped = error instanceof Error ? error : new Error(String(error));
+    if (announced) {
+      process.stderr.write(`${stopped.message}\n`);
+      process.exit(1);
+    }
+  });
+  const probeHost = p.host === '0.0.0.0' ? '127.0.0.1' : p.host;
+  const deadline = Date.now() + 10_000;
+  while (!(await accepts(probeHost, port))) {
+    if (stopped) throw new PowerError('bad-input', (stopped as Error).message);
+    if (Date.now() > deadline) throw new Error(`the RPC server at ${endpoint} did not start listening within 10 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  announced = true;
+  serving = endpoint;
+  const all = binding.devices();
+  const served = p.devices.length > 0 ? all.filter((d) => p.devices.includes(d.name)) : defaultServed(all);
+  return { endpoint, devices: served };
+}
+
+/** What llama.cpp's rpc-server serves without --device: every local GPU, else the CPU. */
+function defaultServed(all: ReturnType<typeof binding.devices>) {
+  const gpus = all.filter((d) => d.type !== 'cpu' && d.backend !== 'RPC');
+  return gpus.length > 0 ? gpus : all.filter((d) => d.type === 'cpu');
+}
+
 function testHooksOn(): void {
   if (process.env.POWER_TEST_HOOKS !== '1') throw new Error('test hooks are off in this engine');
 }
 
 const host: Host = {
-  hello: () => ({ llamaCppRelease: buildInfo.llamaCppRelease, flavour: buildInfo.flavour, devices: binding.devices(), cuda }),
+  hello: () => ({ llamaCppRelease: buildInfo.llamaCppRelease, flavour: buildInfo.flavour, devices: binding.devices(), cuda, rpc: rpcAvailable() }),
+
+  addRpcServers: async (p) => {
+    if (!rpcAvailable()) {
+      throw new PowerError('unsupported', `the ${flavour} flavour's llama.cpp has no RPC backend (the from-source builds have it: npm run build:native -- --flavour cpu)`);
+    }
+    const out = [];
+    // one after another: the devices are numbered RPC0, RPC1, ... in this order
+    for (const endpoint of p.endpoints) out.push({ endpoint, devices: await binding.addRpcServer(endpoint) });
+    return out;
+  },
+
+  rpcServe: (p) => serveRpc(p),
 
   loadModel: async (p) => {
     const loaded = await binding.Model.load(p.path, {
       gpuLayers: p.gpuLayers,
       loadMtp: p.loadMtp,
       ...(p.devices ? { devices: p.devices } : {}),
+      ...(p.splitMode ? { splitMode: p.splitMode } : {}),
+      ...(p.mainGpu !== undefined ? { mainGpu: p.mainGpu } : {}),
+      ...(p.tensorSplit ? { tensorSplit: p.tensorSplit } : {}),
+      ...(p.cpuMoe ? { cpuMoe: true } : {}),
+      ...(p.nCpuMoe ? { nCpuMoe: p.nCpuMoe } : {}),
       ...(p.requestId
         ? { onProgress: (value: number) => progress.emit({ requestId: p.requestId!, progress: value }) }
         : {}),

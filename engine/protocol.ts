@@ -20,6 +20,9 @@ import {
 } from '../contract/engine-types.js';
 import { STRATEGIES } from '../contract/strategies.js';
 
+export const SplitMode = z.enum(['layer', 'row', 'none']);
+export type SplitMode = z.infer<typeof SplitMode>;
+
 export const NativeModelInfo = z.object({
   architecture: z.string(),
   name: z.string(),
@@ -135,7 +138,33 @@ export const engineMethods = {
       devices: z.array(DeviceInfo),
       /** null when the flavour has no CUDA backend at all */
       cuda: CudaStatus.nullable(),
+      /** whether this flavour's llama.cpp has the RPC backend (addRpcServers, rpcServe) */
+      rpc: z.boolean().optional(),
     }),
+  },
+  /**
+   * Adds remote machines' devices (`power rpc` or llama.cpp's rpc-server at host:port, probed by
+   * the caller first: node/engine/rpc.ts) to this engine's devices, named RPC0, RPC1, ... in the
+   * order given; loadModel can then name them in `devices`
+   */
+  addRpcServers: {
+    input: z.object({ endpoints: z.array(z.string().min(3).max(300)).min(1).max(16) }),
+    output: z.array(z.object({ endpoint: z.string(), devices: z.array(DeviceInfo) })),
+  },
+  /**
+   * Serves this machine's devices to other machines at host:port (llama.cpp's RPC server, no
+   * authentication); resolves once it listens, and the engine host serves until it ends. Port 0:
+   * a free one (the result says which). devices: names ([]: every GPU, else the CPU)
+   */
+  rpcServe: {
+    input: z.object({
+      host: z.string().min(1),
+      port: z.number().int().min(0).max(65535),
+      devices: z.array(z.string()).default([]),
+      /** CPU threads of a served CPU device; 0: the engine's default */
+      threads: z.number().int().min(0).max(1024).default(0),
+    }),
+    output: z.object({ endpoint: z.string(), devices: z.array(DeviceInfo) }),
   },
   loadModel: {
     input: z.object({
@@ -144,8 +173,18 @@ export const engineMethods = {
       requestId: Id.optional(),
       gpuLayers: z.number().int().min(-1).default(-1),
       loadMtp: z.boolean().default(false),
-      /** devices by name (CUDA0); [] keeps everything on the CPU; absent: llama.cpp's choice */
+      /** devices by name (CUDA0, RPC0); [] keeps everything on the CPU; absent: llama.cpp's choice */
       devices: z.array(z.string()).optional(),
+      /** llama.cpp's --split-mode over `devices` (absent: layer) */
+      splitMode: SplitMode.optional(),
+      /** llama.cpp's --main-gpu: an index into `devices` (split mode none: the one device; row: KV and intermediate results) */
+      mainGpu: z.number().int().min(0).max(15).optional(),
+      /** llama.cpp's --tensor-split: proportions per entry of `devices` (absent: by free memory) */
+      tensorSplit: z.array(z.number().nonnegative().finite()).max(16).optional(),
+      /** llama.cpp's --cpu-moe: every expert tensor (blk.N.ffn_(up|down|gate)_exps) in host memory */
+      cpuMoe: z.boolean().optional(),
+      /** llama.cpp's --n-cpu-moe N: the expert tensors of blocks 0..N-1 in host memory */
+      nCpuMoe: z.number().int().min(0).max(100000).optional(),
     }),
     output: z.object({ modelId: Id, info: NativeModelInfo }),
   },

@@ -26,6 +26,18 @@ export const LoadOptions = z.object({
   /** absent: the engine's default (physical cores); more than the logical cores is capped */
   threads: z.number().int().min(1).max(1024).optional(),
   method: DraftMethod.default({ strategy: 'none' }),
+  /** remote machines (`power rpc`) whose devices join the split, as host:port (docs/devices.md) */
+  rpc: z.array(z.string().min(3).max(300)).max(16).optional(),
+  /** llama.cpp's --split-mode over the devices (absent: one local device, or layer with remote ones) */
+  splitMode: z.enum(['layer', 'row', 'none']).optional(),
+  /** llama.cpp's --tensor-split: proportions per device (remote ones first, then local GPUs) */
+  tensorSplit: z.array(z.number().nonnegative().finite()).min(1).max(16).optional(),
+  /** llama.cpp's --main-gpu: an index into the split's devices */
+  mainGpu: z.number().int().min(0).max(15).optional(),
+  /** every MoE expert tensor in host memory (llama.cpp's --cpu-moe) */
+  cpuMoe: z.boolean().optional(),
+  /** the MoE expert tensors of the first N blocks in host memory (llama.cpp's --n-cpu-moe) */
+  nCpuMoe: z.number().int().min(0).max(100000).optional(),
 });
 export type LoadOptions = z.infer<typeof LoadOptions>;
 

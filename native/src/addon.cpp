@@ -1,6 +1,9 @@
 // Module entry: backend loading, device listing, live-handle counters, and the wrapped
 // classes (Model, Session). Every exported function turns failures into JS errors.
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -13,6 +16,7 @@
 #include "handles.h"
 #include "log_capture.h"
 #include "model.h"
+#include "rpc.h"
 #include "session.h"
 
 namespace power {
@@ -33,6 +37,15 @@ const char * device_type_name(enum ggml_backend_dev_type type) {
     }
 }
 
+// ggml aborts the process on a broken invariant (GGML_ABORT, GGML_ASSERT; ggml-rpc when a server
+// it uses goes away). Its default prints the message and then a backtrace that pushes the message
+// out of the few last lines a front door reports; this prints one line the front door can quote.
+// With POWER_LLAMA_LOG set, ggml's default (with the backtrace) stays.
+void abort_in_one_line(const char * message) {
+    std::fprintf(stderr, "llama.cpp aborted: %s\n", message);
+    std::fflush(stderr);
+}
+
 std::once_flag backends_once;
 std::string    backends_log; // warnings and errors logged while the backends loaded (set once)
 
@@ -47,6 +60,10 @@ Napi::Value init(const Napi::CallbackInfo & info) {
     std::string dir = info[0].As<Napi::String>().Utf8Value();
     std::call_once(backends_once, [&dir]() {
         log_capture_install();
+        const char * verbose = std::getenv("POWER_LLAMA_LOG");
+        if (verbose == nullptr || *verbose == '\0' || std::strcmp(verbose, "0") == 0) {
+            ggml_set_abort_callback(abort_in_one_line);
+        }
         uint64_t mark = log_capture_mark();
         llama_backend_init();
         ggml_backend_load_all_from_path(dir.c_str());
@@ -60,14 +77,15 @@ Napi::Value init(const Napi::CallbackInfo & info) {
     return out;
 }
 
-// devices() -> [{ name, description, type, backend, freeBytes, totalBytes }]
+// devices() -> [{ name, description, type, backend, freeBytes, totalBytes }]; a remote device
+// (addRpcServer) reports the memory it had when it was added
 Napi::Value devices(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     Napi::Array out = Napi::Array::New(env);
     for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
         ggml_backend_dev_t dev = ggml_backend_dev_get(i);
         size_t free_bytes = 0, total_bytes = 0;
-        ggml_backend_dev_memory(dev, &free_bytes, &total_bytes);
+        device_memory(dev, &free_bytes, &total_bytes);
         Napi::Object d = Napi::Object::New(env);
         d.Set("name", ggml_backend_dev_name(dev));
         d.Set("description", ggml_backend_dev_description(dev));
@@ -109,6 +127,7 @@ Napi::Object init_module(Napi::Env env, Napi::Object exports) {
     exports.Set("devices", Napi::Function::New(env, guarded_fn<devices>, "devices"));
     exports.Set("tryLoadLibrary", Napi::Function::New(env, guarded_fn<try_load>, "tryLoadLibrary"));
     exports.Set("liveHandles", Napi::Function::New(env, guarded_fn<live_handles>, "liveHandles"));
+    rpc_init(env, exports);
     Model::init(env, exports);
     Session::init(env, exports);
     return exports;

@@ -6,6 +6,7 @@
 
 #include "addon_data.h"
 #include "background_job.h"
+#include "common.h" // LLM_FFN_EXPS_REGEX: the expert tensors of --cpu-moe
 #include "log_capture.h"
 #include "sampling.h"
 
@@ -46,11 +47,87 @@ struct load_request {
     bool        load_mtp   = false;
     bool        pick_devices = false; // false: llama.cpp picks (every GPU); true: exactly `devices`
     std::vector<ggml_backend_dev_t> devices; // nullptr-terminated when pick_devices; empty list = CPU only
+    llama_split_mode split_mode = LLAMA_SPLIT_MODE_LAYER;
+    int32_t          main_gpu   = 0;
+    std::vector<float> tensor_split; // llama_max_devices() entries when given; empty: by free memory
+    // tensor buffer overrides (the experts kept in host memory): the patterns live here, the
+    // list points into them and ends with a null pattern
+    std::vector<std::string> override_patterns;
+    std::vector<llama_model_tensor_buft_override> overrides;
     bool        has_progress = false;
     Napi::FunctionReference on_progress; // touched only on the JS thread
     int last_percent = -1;               // touched only on the load thread
     background_job * job = nullptr;
 };
+
+// splitMode ('layer' | 'row' | 'none'), mainGpu, tensorSplit (proportions per device of the
+// list), cpuMoe (every expert tensor in host memory), nCpuMoe (those of blocks 0..N-1): llama.cpp's
+// --split-mode, --main-gpu, --tensor-split, --cpu-moe and --n-cpu-moe
+void read_split_options(Napi::Env env, const Napi::Object & opts, load_request & req) {
+    if (opts.Has("splitMode") && opts.Get("splitMode").IsString()) {
+        const std::string mode = opts.Get("splitMode").As<Napi::String>().Utf8Value();
+        if (mode == "layer") {
+            req.split_mode = LLAMA_SPLIT_MODE_LAYER;
+        } else if (mode == "row") {
+            req.split_mode = LLAMA_SPLIT_MODE_ROW;
+        } else if (mode == "none") {
+            req.split_mode = LLAMA_SPLIT_MODE_NONE;
+        } else {
+            throw Napi::RangeError::New(env, "splitMode must be layer, row or none (got '" + mode + "')");
+        }
+    }
+    if (opts.Has("mainGpu") && opts.Get("mainGpu").IsNumber()) {
+        const double n = opts.Get("mainGpu").As<Napi::Number>().DoubleValue();
+        if (n != std::floor(n) || n < 0 || n >= static_cast<double>(llama_max_devices())) {
+            throw Napi::RangeError::New(env, "mainGpu must be a device index from 0 to " + std::to_string(llama_max_devices() - 1));
+        }
+        req.main_gpu = static_cast<int32_t>(n);
+    }
+    if (opts.Has("tensorSplit") && opts.Get("tensorSplit").IsArray()) {
+        Napi::Array parts = opts.Get("tensorSplit").As<Napi::Array>();
+        if (parts.Length() > llama_max_devices()) {
+            throw Napi::RangeError::New(env, "tensorSplit has " + std::to_string(parts.Length()) + " entries; llama.cpp takes at most " +
+                                                 std::to_string(llama_max_devices()));
+        }
+        req.tensor_split.assign(llama_max_devices(), 0.0f);
+        for (uint32_t i = 0; i < parts.Length(); i++) {
+            const double v = parts.Get(i).ToNumber().DoubleValue();
+            if (!std::isfinite(v) || v < 0) {
+                throw Napi::RangeError::New(env, "tensorSplit entries must be finite and not negative");
+            }
+            req.tensor_split[i] = static_cast<float>(v);
+        }
+    }
+    const bool cpu_moe = opts.Has("cpuMoe") && opts.Get("cpuMoe").ToBoolean();
+    int32_t n_cpu_moe  = 0;
+    if (opts.Has("nCpuMoe") && opts.Get("nCpuMoe").IsNumber()) {
+        const double n = opts.Get("nCpuMoe").As<Napi::Number>().DoubleValue();
+        if (n != std::floor(n) || n < 0 || n > 100000) {
+            throw Napi::RangeError::New(env, "nCpuMoe must be a block count from 0");
+        }
+        n_cpu_moe = static_cast<int32_t>(n);
+    }
+    if (!cpu_moe && n_cpu_moe == 0) {
+        return;
+    }
+    ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    if (!cpu) {
+        throw Napi::Error::New(env, "no CPU device is loaded to keep the experts on");
+    }
+    if (cpu_moe) {
+        req.override_patterns.emplace_back(LLM_FFN_EXPS_REGEX);
+    } else {
+        for (int32_t i = 0; i < n_cpu_moe; i++) {
+            // llm_ffn_block_regex's "blk\\.%d%s" (common.h), without its string_format
+            req.override_patterns.push_back("blk\\." + std::to_string(i) + LLM_FFN_EXPS_REGEX);
+        }
+    }
+    ggml_backend_buffer_type_t host = ggml_backend_dev_buffer_type(cpu);
+    for (const std::string & pattern : req.override_patterns) {
+        req.overrides.push_back({pattern.c_str(), host});
+    }
+    req.overrides.push_back({nullptr, nullptr});
+}
 
 bool report_progress(float progress, void * user_data) {
     auto * req = static_cast<load_request *>(user_data);
@@ -136,7 +213,8 @@ llama_token Model::checked_token(Napi::Env env, Napi::Value value) const {
     return static_cast<llama_token>(id);
 }
 
-// Model.load(path, { gpuLayers?, loadMtp?, devices?, onProgress? }) -> Promise<Model>
+// Model.load(path, { gpuLayers?, loadMtp?, devices?, splitMode?, mainGpu?, tensorSplit?, cpuMoe?,
+//                    nCpuMoe?, onProgress? }) -> Promise<Model>
 Napi::Value Model::load(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsString()) {
@@ -164,6 +242,7 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
             }
             req->devices.push_back(nullptr);
         }
+        read_split_options(env, opts, *req);
         if (opts.Has("onProgress") && opts.Get("onProgress").IsFunction()) {
             req->on_progress  = Napi::Persistent(opts.Get("onProgress").As<Napi::Function>());
             req->has_progress = true;
@@ -176,6 +255,10 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
         params.n_gpu_layers              = req->gpu_layers;
         params.load_mtp                  = req->load_mtp;
         params.devices                   = req->pick_devices ? req->devices.data() : nullptr;
+        params.split_mode                = req->split_mode;
+        params.main_gpu                  = req->main_gpu;
+        params.tensor_split              = req->tensor_split.empty() ? nullptr : req->tensor_split.data();
+        params.tensor_buft_overrides     = req->overrides.empty() ? nullptr : req->overrides.data();
         params.progress_callback         = report_progress;
         params.progress_callback_user_data = req.get();
 

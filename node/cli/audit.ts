@@ -13,16 +13,18 @@ import { buildPrompt } from '../runtime/prompt.js';
 import { openTarget, sessionProblem } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
-import { LOAD_FLAGS } from './load-flags.js';
+import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
+import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 import type { Io } from './generate.js';
 
 export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
   (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
   [--temperature T --seed N] [--top-k N] [--top-p P] [--min-p P] [--repeat-penalty R]
-  [--ctx N] [--threads N] [--device auto|cuda|cpu]
+  [--ctx N] [--threads N] [--device auto|cuda|cpu] [--gpu-layers N|all]
   [--flash-attn on|off|auto] [--json]
+  ${SPLIT_USAGE}
   Runs the autoregressive control and the speculative run and compares their tokens. At the
   first difference it compares the verify row the speculative run sampled with the control's
   one-row decode. Exit 0: identical, or (on an engine that is not batch-invariant) the rows
@@ -30,6 +32,8 @@ export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.ggu
 
 const FLAGS = {
   ...LOAD_FLAGS,
+  ...OFFLOAD_FLAGS,
+  ...SPLIT_FLAGS,
   k: { type: 'string' },
   s: { type: 'string' },
   ...PROMPT_FLAGS,
@@ -97,12 +101,14 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
   const flashAttn = choice(values, 'flash-attn', FlashAttn.options);
   const draftPath = str(values, 'draft');
+  const split = splitFromFlags(values);
 
   // the same load rules as power generate and the service (node/runtime)
   const target = await openTarget({
     path: modelPath,
     device,
-    gpuLayers: -1,
+    gpuLayers: gpuLayers(values),
+    ...(split ? { split } : {}),
     strategy,
     ...(draftPath ? { draftPath } : {}),
     s,
@@ -135,7 +141,8 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
       maxTokens,
       sampling,
     });
-    const batchInvariant = batchInvariance(placement.flavour, outcome.flashAttn);
+    // a split over remote machines is not vouched for: what they run is not known here
+    const batchInvariant = placement.remote.length === 0 && batchInvariance(placement.flavour, outcome.flashAttn);
     const verdict = auditVerdict(outcome, batchInvariant);
     const d = outcome.firstDivergence;
     const report: AuditReport = {

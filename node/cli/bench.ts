@@ -24,6 +24,7 @@ import { choice, int, parseFlags, str } from './args.js';
 import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
 import { cliError, UsageError } from './errors.js';
 import { samplingFromFlags } from './sampling-flags.js';
+import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 import type { Io } from './generate.js';
 import { createProfileSessions, prepareTasks } from './bench-setup.js';
 import { openTarget, sessionProblem } from '../runtime/target.js';
@@ -32,12 +33,14 @@ export const BENCH_USAGE = `power bench --model <model.gguf> [--draft <draft.ggu
   [--tasks calibration|matrix|FILE.jsonl] [--repeat N] [--max-tokens N] [--temperature T --seed N]
   [--out DIR] [--formats json,csv,md,html,pdf] [--raw] [--ctx N] [--threads N]
   [--device auto|cuda|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
+  ${SPLIT_USAGE}
   Runs every task with the autoregressive control and each profile (balanced = K7/S7,
   peak = K7/S6, k<K>, k<K>s<S>), interleaved in one engine, and writes report.<format> to --out.`;
 
 const FLAGS = {
   ...LOAD_FLAGS,
   ...OFFLOAD_FLAGS,
+  ...SPLIT_FLAGS,
   profiles: { type: 'string' },
   tasks: { type: 'string' },
   repeat: { type: 'string' },
@@ -140,6 +143,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
   }
   const draftPath = str(values, 'draft');
   const maxS = Math.max(...profiles.map((p) => p.s ?? 0));
+  const split = splitFromFlags(values);
 
   // the same load rules as power generate, audit and the service (node/runtime)
   const target = await openTarget({
@@ -152,6 +156,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
     ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
     ...(flashFlag ? { flashAttn: flashFlag } : {}),
     verbose: values.verbose === true,
+    ...(split ? { split } : {}),
   }).catch((error: unknown) => {
     throw cliError(error);
   });
@@ -218,7 +223,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
         cancelled: outcome.cancelled,
       },
       environment(placement, describeDevice(placement.device), models, {
-        gpuLayers: placement.kind === 'cpu' ? null : layers < 0 ? 'all' : layers,
+        gpuLayers: placement.kind === 'cpu' && placement.remote.length === 0 ? null : layers < 0 ? 'all' : layers,
         flashAttn: settledFlash,
         contextSize,
         threads: settledThreads,

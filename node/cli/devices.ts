@@ -2,12 +2,15 @@
 // why CUDA does not load when it does not (driver, runtime libraries, no device), and what
 // --device auto / cuda would do. Always exits 0: it is a report, not a request.
 import type { DevicesReport } from '../../contract/api/engine.js';
-import { devicesReport } from '../runtime/devices.js';
-import { parseFlags } from './args.js';
+import { parseEndpointList, RpcEndpointError } from '../engine/rpc.js';
+import { devicesReport, remoteDevicesReport, type RemoteReport } from '../runtime/devices.js';
+import { parseFlags, str } from './args.js';
+import { UsageError } from './errors.js';
 
-export const DEVICES_USAGE = `power devices [--json]
+export const DEVICES_USAGE = `power devices [--rpc HOST:PORT,...] [--json]
   Lists the devices each built flavour of the addon loads (name, description, type, memory),
-  why CUDA does not load when it does not, and what --device auto and --device cuda would use.`;
+  why CUDA does not load when it does not, and what --device auto and --device cuda would use.
+  --rpc: also the devices of those remote machines (power rpc), with their memory.`;
 
 type FlavourReport = DevicesReport['flavours'][number];
 
@@ -31,13 +34,39 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string): stri
   return lines.join('\n') + '\n';
 }
 
+function remoteText(flavour: string, remote: RemoteReport[]): string {
+  const lines = [`remote machines (--rpc, through flavour ${flavour}; the device names as a load with this --rpc list numbers them)`];
+  for (const r of remote) {
+    if (r.error) {
+      lines.push(`  ${r.endpoint}: ${r.error}`);
+      continue;
+    }
+    for (const d of r.devices) {
+      lines.push(`  ${d.name.padEnd(8)}${r.endpoint.padEnd(32)}${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
 export async function devicesCommand(argv: string[], out: (s: string) => void): Promise<number> {
-  const { values } = parseFlags(argv, { json: { type: 'boolean' } }, 0);
+  const { values } = parseFlags(argv, { json: { type: 'boolean' }, rpc: { type: 'string' } }, 0);
+  const rpcRaw = str(values, 'rpc');
+  let endpoints: string[] = [];
+  if (rpcRaw !== undefined) {
+    try {
+      endpoints = parseEndpointList(rpcRaw);
+    } catch (error) {
+      if (error instanceof RpcEndpointError) throw new UsageError(`--rpc: ${error.message}`);
+      throw error;
+    }
+  }
   const report = await devicesReport();
+  const remote = endpoints.length > 0 ? await remoteDevicesReport(endpoints) : null;
   if (values.json) {
-    out(JSON.stringify(report, null, 2) + '\n');
+    out(JSON.stringify(remote ? { ...report, remote: remote.remote } : report, null, 2) + '\n');
   } else {
     out(textReport(report.flavours, report.auto, report.cuda.usable ? report.auto : `error: ${report.cuda.reason}`));
+    if (remote) out(remoteText(remote.flavour, remote.remote));
   }
   return 0;
 }

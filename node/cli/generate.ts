@@ -12,18 +12,21 @@ import { CancelledError } from '../engine/cancellation.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { ModelLoadCancelled } from '../runtime/open-model.js';
 import { buildPrompt } from '../runtime/prompt.js';
-import { backendOf, createSession, openTarget, sessionProblem, type OpenedTarget } from '../runtime/target.js';
+import { explainRemoteLoss } from '../runtime/remote.js';
+import { asPowerError, backendOf, createSession, openTarget, sessionProblem, type OpenedTarget } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile } from './profile.js';
 import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
+import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
   [--repeat-penalty R] [--ctx N] [--threads N] [--device auto|cuda|cpu] [--gpu-layers N|all]
   [--flash-attn on|off|auto]
+  ${SPLIT_USAGE}
   [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
   [--profile FILE.toml] [--json [--rounds]]
   Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
@@ -34,6 +37,7 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
 const FLAGS = {
   ...LOAD_FLAGS,
   ...OFFLOAD_FLAGS,
+  ...SPLIT_FLAGS,
   ...PROMPT_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
@@ -110,6 +114,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const layers = gpuLayers(values);
   const draftPath = str(values, 'draft');
   const speculative = strategy !== 'none';
+  const split = splitFromFlags(values);
 
   let target: OpenedTarget;
   try {
@@ -124,6 +129,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       ...(flashFlag ? { flashAttn: flashFlag } : {}),
       verbose: values.verbose === true,
       signal: run.signal,
+      ...(split ? { split } : {}),
     });
   } catch (error) {
     if (!(error instanceof ModelLoadCancelled)) throw error;
@@ -181,7 +187,8 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       memory: target.memory?.estimate.total ?? null,
     });
   } catch (error) {
-    throw cliError(error);
+    // a machine of the split that went away is named (the streamed text stays on stdout)
+    throw cliError(await explainRemoteLoss(asPowerError(error), placement.remote));
   } finally {
     await engine.close();
   }

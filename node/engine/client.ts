@@ -45,6 +45,8 @@ export interface EngineOptions {
 }
 
 const STDERR_TAIL_LINES = 20;
+/** what ggml-rpc aborts with when a server it uses fails (ggml-rpc.cpp, RPC_STATUS_ASSERT) */
+const RPC_LOST = /Remote RPC server crashed or returned malformed response|Failed to connect to .*:\d+/;
 
 export class EngineClient {
   private readonly channel: ChannelConnection<EngineApi>;
@@ -164,7 +166,9 @@ export class EngineClient {
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
     const said = this.broken ?? this.stderrTail.filter((l) => !l.startsWith('WARNING')).slice(-3).join(' | ');
-    this.exited = new EngineCrashedError(`the engine process stopped (${how})${said ? `: ${said}` : ''}`, { code, signal });
+    // ggml-rpc aborts the host when a server it uses goes away mid-request (RPC_STATUS_ASSERT)
+    const remote = !this.broken && this.stderrTail.some((l) => RPC_LOST.test(l)) ? 'a remote machine (RPC server) went away or answered malformed data: ' : '';
+    this.exited = new EngineCrashedError(`the engine process stopped (${how})${said ? `: ${remote}${said}` : ''}`, { code, signal });
     this.channel.close(this.exited);
   }
 }

@@ -5,6 +5,8 @@ import type { CudaStatus, DeviceInfo } from '../../contract/engine-types.js';
 import { builtFlavours } from '../../engine/build-info.js';
 import { EngineClient, type EngineOptions } from './client.js';
 import { cpuDevice, describeDevice, flavourPlan, NO_CUDA_FLAVOUR, pickCudaDevice, type DeviceRequest } from './device-select.js';
+import { probeRpcServer, RpcUnavailableError } from './rpc.js';
+import type { RemoteDevice } from './split.js';
 
 /** The device asked for cannot be used; the message says why. */
 export class DeviceUnavailableError extends Error {
@@ -24,12 +26,57 @@ export interface EngineOnDevice {
   devices: DeviceInfo[];
   cuda: CudaStatus | null;
   llamaCppRelease: string;
+  /** the remote machines' devices (--rpc), in order; also in `devices` */
+  remote: RemoteDevice[];
 }
 
-type Options = Omit<EngineOptions, 'flavour'>;
+type Options = Omit<EngineOptions, 'flavour'> & {
+  /** remote machines to add as devices (host:port, `power rpc`) */
+  rpc?: readonly string[];
+};
+
+/**
+ * Adds the remote machines to a started engine: each one probed first (an unreachable or busy
+ * server would otherwise abort the engine host or keep it waiting), then registered as devices.
+ */
+export async function attachRemote(
+  engine: EngineClient,
+  endpoints: readonly string[],
+  hello: { flavour: string; rpc?: boolean | undefined },
+): Promise<RemoteDevice[]> {
+  if (endpoints.length === 0) return [];
+  if (!hello.rpc) {
+    throw new DeviceUnavailableError(
+      `--rpc: the ${hello.flavour} flavour of the addon has no RPC backend (the llama.cpp builds from source have it: ` +
+        'the default cpu flavour, or cuda-src: npm run build:native -- --from-source --cuda)',
+    );
+  }
+  for (const endpoint of endpoints) {
+    try {
+      await probeRpcServer(endpoint);
+    } catch (error) {
+      if (error instanceof RpcUnavailableError) throw new DeviceUnavailableError(`--rpc: ${error.message}`);
+      throw error;
+    }
+  }
+  const added = await engine.call('addRpcServers', { endpoints: [...endpoints] });
+  return added.flatMap((a) => a.devices.map((d) => ({ ...d, endpoint: a.endpoint })));
+}
+
+async function withRemote(started: Omit<EngineOnDevice, 'remote'>, rpc: boolean | undefined, options: Options): Promise<EngineOnDevice> {
+  try {
+    const remote = await attachRemote(started.engine, options.rpc ?? [], { flavour: started.flavour, rpc });
+    return { ...started, remote, devices: [...started.devices, ...remote.filter((r) => !started.devices.some((d) => d.name === r.name))] };
+  } catch (error) {
+    await started.engine.close();
+    throw error;
+  }
+}
 
 async function hello(flavour: string, options: Options) {
-  const engine = EngineClient.start({ ...options, flavour });
+  const engineOptions: Options = { ...options };
+  delete engineOptions.rpc;
+  const engine = EngineClient.start({ ...engineOptions, flavour });
   try {
     return { engine, hello: await engine.call('hello', {}) };
   } catch (error) {
@@ -45,16 +92,20 @@ async function onCpu(flavour: string, options: Options, note: string | null, reu
     await started.engine.close();
     throw new DeviceUnavailableError(`the ${flavour} flavour of the addon has no CPU device`);
   }
-  return {
-    engine: started.engine,
-    flavour,
-    kind: 'cpu' as const,
-    device,
-    note,
-    devices: started.hello.devices,
-    cuda: started.hello.cuda,
-    llamaCppRelease: started.hello.llamaCppRelease,
-  };
+  return withRemote(
+    {
+      engine: started.engine,
+      flavour,
+      kind: 'cpu' as const,
+      device,
+      note,
+      devices: started.hello.devices,
+      cuda: started.hello.cuda,
+      llamaCppRelease: started.hello.llamaCppRelease,
+    },
+    started.hello.rpc,
+    options,
+  );
 }
 
 /** POWER_FLAVOUR=<name> pins every request to one built flavour (e.g. cpu-prebuilt, to compare with the prebuilt libraries). */
@@ -79,16 +130,20 @@ export async function startEngineOn(request: DeviceRequest, options: Options = {
   const started = await hello(plan.cuda, options);
   const gpu = pickCudaDevice(started.hello.devices);
   if (gpu) {
-    return {
-      engine: started.engine,
-      flavour: plan.cuda,
-      kind: 'cuda',
-      device: gpu,
-      note: request === 'auto' ? `auto: chose ${describeDevice(gpu)}` : null,
-      devices: started.hello.devices,
-      cuda: started.hello.cuda,
-      llamaCppRelease: started.hello.llamaCppRelease,
-    };
+    return withRemote(
+      {
+        engine: started.engine,
+        flavour: plan.cuda,
+        kind: 'cuda',
+        device: gpu,
+        note: request === 'auto' ? `auto: chose ${describeDevice(gpu)}` : null,
+        devices: started.hello.devices,
+        cuda: started.hello.cuda,
+        llamaCppRelease: started.hello.llamaCppRelease,
+      },
+      started.hello.rpc,
+      options,
+    );
   }
   const reason = started.hello.cuda?.reason ?? 'the CUDA flavour registered no CUDA device';
   if (request === 'cuda') {

@@ -41,6 +41,19 @@ export interface MemoryPlan {
   flashAttn: boolean;
   /** the NextN/MTP blocks are loaded (llama.cpp skips them otherwise) */
   loadMtp?: boolean;
+  /** --cpu-moe: every expert tensor stays in host memory */
+  cpuMoe?: boolean;
+  /** --n-cpu-moe N: the expert tensors of blocks 0..N-1 stay in host memory */
+  nCpuMoe?: number;
+}
+
+/** llama.cpp's LLM_FFN_EXPS_REGEX (common.h): the expert tensors that --cpu-moe keeps in host memory. */
+const EXPERT_TENSOR = /\.ffn_(up|down|gate|gate_up)_(ch|)exps/;
+
+/** Whether tensor `rest` (its name after `blk.N.`) of block `block` stays in host memory by --cpu-moe / --n-cpu-moe. */
+export function expertOnHost(block: number, rest: string, plan: Pick<MemoryPlan, 'cpuMoe' | 'nCpuMoe'>): boolean {
+  if (!plan.cpuMoe && !(plan.nCpuMoe && block < plan.nCpuMoe)) return false;
+  return EXPERT_TENSOR.test(`.${rest}`);
 }
 
 export interface MemoryEstimate {
@@ -74,7 +87,7 @@ function hp(info: GgufInfo, key: string, layer = 0): number | undefined {
 /** Where a model's bytes go with `gpuLayers` on the device, and its per-token caches there. */
 export function modelPlacement(
   info: GgufInfo,
-  plan: Pick<MemoryPlan, 'contextSize' | 'gpuLayers' | 's' | 'loadMtp'>,
+  plan: Pick<MemoryPlan, 'contextSize' | 'gpuLayers' | 's' | 'loadMtp' | 'cpuMoe' | 'nCpuMoe'>,
 ): ModelPlacement {
   const blocks = hp(info, 'block_count') ?? 0;
   // NextN/MTP blocks are the last ones; unused (never allocated) unless loaded
@@ -93,7 +106,7 @@ export function modelPlacement(
     const m = /^blk\.(\d+)\.(.*)$/.exec(t.name);
     if (m) {
       const b = perBlock.get(Number(m[1])) ?? { bytes: 0, attention: false, recurrent: false };
-      b.bytes += t.byteSize;
+      if (!expertOnHost(Number(m[1]), m[2]!, plan)) b.bytes += t.byteSize;
       if (m[2]!.startsWith('ssm_')) b.recurrent = true;
       else if (m[2]!.startsWith('attn_k') || m[2]!.startsWith('attn_qkv')) b.attention = true;
       perBlock.set(Number(m[1]), b);
@@ -179,4 +192,222 @@ export function checkFit(e: MemoryEstimate, plan: Pick<MemoryPlan, 'contextSize'
     `not enough memory on ${device.name}: needs about ${describeEstimate(e, plan)} but ${formatBytes(device.freeBytes)} is free; ` +
     'lower --ctx, offload fewer layers with --gpu-layers N, use a smaller model or --device cpu'
   );
+}
+
+// ---------------------------------------------------------------- a split over several devices
+
+/** One device of a split, in the order llama.cpp is given them. */
+export interface SplitDevice {
+  name: string;
+  description: string;
+  freeBytes: number;
+  /** a remote (RPC) device */
+  remote: boolean;
+  /** a CUDA device: the only kind with a row-split buffer (the others fall back to layers) */
+  cuda?: boolean;
+}
+
+export interface SplitParams {
+  splitMode?: 'layer' | 'row' | 'none';
+  /** proportions per device; absent or all zero: by free memory (llama.cpp's default) */
+  tensorSplit?: readonly number[];
+  mainGpu?: number;
+  /** index of the device the draft goes to; -1 (or absent): the host */
+  draftDevice?: number;
+}
+
+/** What one device (or the host, `device: null`) holds of a split. */
+export interface DeviceShare {
+  /** null: this machine's host memory (the CPU) */
+  device: SplitDevice | null;
+  /** the model's blocks it holds */
+  blocks: number[];
+  /** it holds the output head */
+  output: boolean;
+  weights: number;
+  kv: number;
+  recurrent: number;
+  draft: number;
+  compute: number;
+  reserve: number;
+  total: number;
+}
+
+/**
+ * llama.cpp's split points (llama-model.cpp, load_tensors): the proportions per device (the
+ * tensor split, else the free memory), cumulated and normalised; layer `il` of the
+ * `active` offloaded ones from `firstGpu` on goes to the first device whose point lies above
+ * (il - firstGpu) / active. -1: the host.
+ */
+export function layerDevices(blocks: number, gpuLayers: number, devices: readonly SplitDevice[], split: SplitParams): number[] {
+  const n = gpuLayers < 0 ? blocks + 1 : gpuLayers;
+  const firstGpu = Math.max(blocks + 1 - n, 0);
+  const active = devices.length === 0 ? 0 : Math.min(n, blocks + 1);
+  const given = split.tensorSplit && split.tensorSplit.some((x) => x > 0) ? devices.map((_, i) => split.tensorSplit![i] ?? 0) : null;
+  const weights = given ?? devices.map((d) => d.freeBytes);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const points: number[] = [];
+  let acc = 0;
+  for (const w of weights) points.push(sum > 0 ? (acc += w) / sum : 1);
+  const out: number[] = [];
+  for (let il = 0; il <= blocks; il++) {
+    if (il < firstGpu || il - firstGpu >= active) {
+      out.push(-1);
+      continue;
+    }
+    const x = (il - firstGpu) / active;
+    const i = points.findIndex((p) => p > x);
+    out.push(i < 0 ? devices.length - 1 : i);
+  }
+  return out;
+}
+
+/**
+ * Each device's share of a split (and the host's), from the GGUF headers, by llama.cpp's
+ * placement rules: the token embedding on the host; blocks and the output head by
+ * layerDevices; the KV cache and recurrent state of a block on the block's device; expert
+ * tensors kept on the host by --cpu-moe / --n-cpu-moe; a row split (CUDA only) spreads each
+ * offloaded matrix over the CUDA devices by the same proportions; a compute buffer and the
+ * reserve on each device that holds anything; the draft, whole, where `draftDevice` says.
+ * With split mode none only the main device (mainGpu) is used.
+ */
+export function estimateSplit(plan: MemoryPlan, devicesIn: readonly SplitDevice[], split: SplitParams): DeviceShare[] {
+  const devices = split.splitMode === 'none' && devicesIn.length > 0 ? [devicesIn[split.mainGpu ?? 0] ?? devicesIn[0]!] : [...devicesIn];
+  const info = plan.target;
+  const blocks = hp(info, 'block_count') ?? 0;
+  const firstNextn = plan.loadMtp ? blocks : blocks - (hp(info, 'nextn_predict_layers') ?? 0);
+  const embd = hp(info, 'embedding_length') ?? 0;
+  const heads = hp(info, 'attention.head_count') ?? 1;
+  const slotOf = layerDevices(blocks, plan.gpuLayers, devices, split);
+  const shares: DeviceShare[] = [null, ...devices].map((device) => ({
+    device,
+    blocks: [],
+    output: false,
+    weights: 0,
+    kv: 0,
+    recurrent: 0,
+    draft: 0,
+    compute: 0,
+    reserve: 0,
+    total: 0,
+  }));
+  const share = (slot: number): DeviceShare => shares[slot + 1]!;
+  // row split: proportions over the CUDA devices (as layerDevices weighs them)
+  const rowDevices = split.splitMode === 'row' ? devices.map((d, i) => (d.cuda ? i : -1)).filter((i) => i >= 0) : [];
+  const rowWeights = rowDevices.map((i) => (split.tensorSplit && split.tensorSplit.some((x) => x > 0) ? (split.tensorSplit[i] ?? 0) : devices[i]!.freeBytes));
+  const rowSum = rowWeights.reduce((a, b) => a + b, 0);
+  const place = (slot: number, bytes: number, matrix: boolean): void => {
+    if (slot >= 0 && matrix && rowDevices.length > 1 && rowSum > 0 && devices[slot]!.cuda) {
+      rowDevices.forEach((i, k) => (share(i).weights += (bytes * rowWeights[k]!) / rowSum));
+    } else {
+      share(slot).weights += bytes;
+    }
+  };
+
+  let embedding = 0;
+  let hasOutput = false;
+  const kinds = new Map<number, { attention: boolean; recurrent: boolean }>();
+  for (const t of info.tensors) {
+    const m = /^blk\.(\d+)\.(.*)$/.exec(t.name);
+    if (m) {
+      const block = Number(m[1]);
+      if (block >= firstNextn) continue;
+      const k = kinds.get(block) ?? { attention: false, recurrent: false };
+      if (m[2]!.startsWith('ssm_')) k.recurrent = true;
+      else if (m[2]!.startsWith('attn_k') || m[2]!.startsWith('attn_qkv')) k.attention = true;
+      kinds.set(block, k);
+      place(expertOnHost(block, m[2]!, plan) ? -1 : (slotOf[block] ?? -1), t.byteSize, t.shape.length >= 2);
+    } else if (t.name === 'token_embd.weight') {
+      embedding = t.byteSize;
+      share(-1).weights += t.byteSize;
+    } else if (t.name.startsWith('output')) {
+      if (t.name === 'output.weight') hasOutput = true;
+      place(slotOf[blocks] ?? -1, t.byteSize, t.shape.length >= 2);
+    }
+  }
+  // a tied head: a copy of the embedding where the output head goes (on the host it is the same tensor)
+  if (!hasOutput && (slotOf[blocks] ?? -1) >= 0) place(slotOf[blocks]!, embedding, true);
+  share(slotOf[blocks] ?? -1).output = true;
+
+  const ctx = plan.contextSize;
+  const convKernel = hp(info, 'ssm.conv_kernel') ?? 0;
+  const inner = hp(info, 'ssm.inner_size') ?? 0;
+  const state = hp(info, 'ssm.state_size') ?? 0;
+  const groups = hp(info, 'ssm.group_count') ?? 0;
+  const recurrentRow = (Math.max(convKernel - 1, 0) * (inner + 2 * groups * state) + state * inner) * 4;
+  for (const [block, k] of [...kinds].sort((a, b) => a[0] - b[0])) {
+    const s = share(slotOf[block] ?? -1);
+    s.blocks.push(block);
+    if (k.recurrent) s.recurrent += recurrentRow * (1 + plan.s);
+    else if (k.attention) {
+      const kvHeads = hp(info, 'attention.head_count_kv', block) ?? heads;
+      const keyLen = hp(info, 'attention.key_length', block) ?? embd / heads;
+      const valueLen = hp(info, 'attention.value_length', block) ?? embd / heads;
+      s.kv += ctx * kvHeads * (keyLen + valueLen) * 2;
+    }
+  }
+  const vocab = info.tensors.find((t) => t.name === 'token_embd.weight')?.shape[1] ?? 0;
+  for (const s of shares) {
+    if (s.blocks.length === 0 && !s.output) {
+      // the host always looks up the input embeddings; a device without a layer holds nothing
+      if (!s.device) s.compute = plan.batchSize * embd * 4;
+      continue;
+    }
+    s.compute = plan.batchSize * 16 * embd * 4 + (s.output ? plan.batchSize * vocab * 4 : 0) + (plan.flashAttn ? 0 : plan.batchSize * ctx * heads * 4);
+    if (s.device) s.reserve = RESERVE_BYTES;
+  }
+  if (plan.draft) {
+    const d = modelPlacement(plan.draft, { contextSize: ctx, gpuLayers: -1, s: 0 });
+    const target = share(split.draftDevice !== undefined && split.draftDevice >= 0 && split.draftDevice < devices.length ? split.draftDevice : -1);
+    target.draft = d.weights + d.kv + d.recurrent;
+  }
+  for (const s of shares) {
+    // the host's weights are memory-mapped (paged in, not allocated), as on the CPU alone
+    s.total = (s.device ? s.weights : 0) + s.kv + s.recurrent + s.draft + s.compute + s.reserve;
+  }
+  return shares;
+}
+
+function blockList(blocks: readonly number[]): string {
+  if (blocks.length === 0) return 'no block';
+  const first = blocks[0]!;
+  const last = blocks.at(-1)!;
+  if (blocks.length === 1) return `block ${first}`;
+  return last - first + 1 === blocks.length ? `blocks ${first}–${last}` : `blocks ${blocks.join(', ')}`;
+}
+
+/** "blocks 1–2 and the output head" */
+export function describeShare(s: DeviceShare): string {
+  return `${blockList(s.blocks)}${s.output ? ' and the output head' : ''}`;
+}
+
+/** The name a refusal uses: "RPC1 (127.0.0.1:50053)", "CUDA0 (NVIDIA …)", "the CPU (this machine)". */
+export function shareName(s: DeviceShare): string {
+  return s.device ? `${s.device.name} (${s.device.description})` : 'the CPU (this machine)';
+}
+
+/**
+ * null when every share fits (each device's free memory; the host's available memory), else
+ * the refusal naming each device that does not, with its share and the numbers.
+ */
+export function checkSplitFit(shares: readonly DeviceShare[], plan: Pick<MemoryPlan, 'contextSize'>, hostAvailableBytes: number | null): string | null {
+  const over = shares.filter((s) => {
+    const free = s.device ? s.device.freeBytes : hostAvailableBytes;
+    return free !== null && s.total > free;
+  });
+  if (over.length === 0) return null;
+  const lines = over.map((s) => {
+    const free = s.device ? s.device.freeBytes : hostAvailableBytes!;
+    const parts = [
+      // the host's weights are memory-mapped: not counted
+      ...(s.device ? [`weights ${formatBytes(s.weights)}`] : []),
+      `KV ${formatBytes(s.kv)} at ${plan.contextSize} ctx`,
+      ...(s.recurrent > 0 ? [`recurrent state ${formatBytes(s.recurrent)}`] : []),
+      ...(s.draft > 0 ? [`draft ${formatBytes(s.draft)}`] : []),
+      `compute ${formatBytes(s.compute)}`,
+      ...(s.reserve > 0 ? [`reserve ${formatBytes(s.reserve)}`] : []),
+    ];
+    return `not enough memory on ${shareName(s)}: its share (${describeShare(s)}) needs about ${formatBytes(s.total)} (${parts.join(', ')}) but ${formatBytes(free)} is free`;
+  });
+  return `${lines.join('; ')}; lower --ctx, move layers with --tensor-split or --gpu-layers, or add a device`;
 }

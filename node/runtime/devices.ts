@@ -2,10 +2,12 @@
 // behind `power devices` and engine.devices.
 import type { DevicesReport } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
+import type { DeviceInfo } from '../../contract/engine-types.js';
 import { addonDir } from '../../engine/build-info.js';
 import { EngineClient } from '../engine/client.js';
 import { describeDevice, flavourPlan, NO_CUDA_FLAVOUR, pickCudaDevice } from '../engine/device-select.js';
 import { builtForSelection, DeviceUnavailableError } from '../engine/engine-on-device.js';
+import { probeRpcServer, RpcUnavailableError } from '../engine/rpc.js';
 
 type FlavourReport = DevicesReport['flavours'][number];
 
@@ -44,4 +46,54 @@ export async function devicesReport(): Promise<DevicesReport> {
     ? `${describeDevice(gpu)} (flavour ${plan.cuda})`
     : `${cpu ? describeDevice(cpu) : 'cpu'} (flavour ${plan.cpu}): ${whyNot}`;
   return { flavours, auto, cuda: { usable: gpu !== null, use: gpu ? gpu.name : null, reason: gpu ? null : whyNot } };
+}
+
+/** One remote machine of `power devices --rpc`: its devices with their memory, or why it cannot be used. */
+export interface RemoteReport {
+  endpoint: string;
+  devices: DeviceInfo[];
+  error: string | null;
+}
+
+/**
+ * The devices of remote machines (`power rpc` or llama.cpp's rpc-server), as an engine with
+ * the RPC backend sees them: each endpoint probed, the reachable ones added. An endpoint that
+ * cannot be used is reported with the reason, not thrown.
+ */
+export async function remoteDevicesReport(endpoints: readonly string[]): Promise<{ flavour: string; remote: RemoteReport[] }> {
+  let built;
+  try {
+    built = builtForSelection();
+  } catch (error) {
+    if (error instanceof DeviceUnavailableError) throw new PowerError('device', error.message);
+    throw error;
+  }
+  const plan = flavourPlan(built);
+  // the from-source flavours have the RPC backend; the batch-invariant cpu one first
+  const candidates = [...new Set([plan.cpu, plan.cuda].filter((f): f is string => f !== null))];
+  for (const flavour of candidates) {
+    const engine = EngineClient.start({ flavour });
+    try {
+      const hello = await engine.call('hello', {});
+      if (!hello.rpc) continue;
+      const remote: RemoteReport[] = [];
+      for (const endpoint of endpoints) {
+        try {
+          await probeRpcServer(endpoint);
+        } catch (error) {
+          if (!(error instanceof RpcUnavailableError)) throw error;
+          remote.push({ endpoint, devices: [], error: error.message });
+          continue;
+        }
+        const [added] = await engine.call('addRpcServers', { endpoints: [endpoint] });
+        remote.push({ endpoint, devices: added?.devices ?? [], error: null });
+      }
+      return { flavour, remote };
+    } catch (error) {
+      throw new PowerError('device', `the ${flavour} flavour of the addon cannot list remote devices: ${(error as Error).message}`);
+    } finally {
+      await engine.close();
+    }
+  }
+  throw new PowerError('device', `no built flavour of the addon has the RPC backend (${candidates.join(', ')}); the llama.cpp builds from source have it`);
 }

@@ -11,7 +11,8 @@ import { availableMemoryBytes, checkCpuFit } from '../engine/cpu-memory.js';
 import { EngineCallError, EngineCrashedError, type EngineClient, type EngineOptions } from '../engine/client.js';
 import type { DeviceRequest } from '../engine/device-select.js';
 import { DeviceUnavailableError, startEngineOn, type EngineOnDevice } from '../engine/engine-on-device.js';
-import { checkFit, estimateMemory, type MemoryEstimate, type MemoryPlan } from '../engine/memory-estimate.js';
+import { checkFit, checkSplitFit, estimateMemory, estimateSplit, type DeviceShare, type MemoryEstimate, type MemoryPlan } from '../engine/memory-estimate.js';
+import { planDevices, SplitError, type DevicePlan, type SplitRequest } from '../engine/split.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { checkModelFile, ModelFileError } from '../models/check-file.js';
 
@@ -24,10 +25,17 @@ export interface OpenedModel {
   devices: DeviceInfo[];
   /** where it runs and how that was decided */
   placement: Omit<EngineOnDevice, 'engine'>;
-  /** device names the model was loaded on ([] = CPU); pass the same to a draft model */
+  /** device names the model was loaded on ([] = CPU) */
   loadDevices: string[];
-  /** CUDA only: the estimate and, when it does not fit, why */
-  memory: { estimate: MemoryEstimate; plan: MemoryPlan; refusal: string | null } | null;
+  /** where a draft model goes: the local main GPU, or [] (the CPU); never a remote device */
+  draftDevices: string[];
+  /** what llama.cpp was given besides the devices (split mode, tensor split, main GPU, MoE offload) */
+  split: DevicePlan['params'];
+  /**
+   * CUDA or a split: the estimate (summed over the devices) and, when it does not fit, why;
+   * for a split also each device's share (and the host's: `device` null)
+   */
+  memory: { estimate: MemoryEstimate; plan: MemoryPlan; refusal: string | null; shares?: DeviceShare[] } | null;
 }
 
 export interface OpenOptions {
@@ -47,6 +55,8 @@ export interface OpenOptions {
   metadataOnly?: boolean;
   /** cancels the load (Ctrl-C): the engine is stopped and a ModelLoadCancelled thrown */
   signal?: AbortSignal;
+  /** remote machines, split mode, tensor split, main GPU, MoE offload (absent: one device) */
+  split?: SplitRequest;
 }
 
 /** Cancelled after the engine started: says where it would have run. */
@@ -80,9 +90,14 @@ function trainedContext(gguf: GgufInfo): number {
   return v && typeof v.value === 'number' ? v.value : 0;
 }
 
-export async function startOnDevice(device: DeviceRequest, verbose: boolean, engine: OpenOptions['engine'] = {}): Promise<EngineOnDevice> {
+export async function startOnDevice(
+  device: DeviceRequest,
+  verbose: boolean,
+  engine: OpenOptions['engine'] = {},
+  rpc: readonly string[] = [],
+): Promise<EngineOnDevice> {
   try {
-    return await startEngineOn(device, { ...engine, verbose });
+    return await startEngineOn(device, { ...engine, verbose, ...(rpc.length > 0 ? { rpc } : {}) });
   } catch (error) {
     if (error instanceof DeviceUnavailableError) throw new PowerError('device', error.message);
     if (error instanceof EngineCrashedError) throw new PowerError('engine-crashed', `the engine could not start: ${error.message}`);
@@ -94,11 +109,46 @@ export async function startOnDevice(device: DeviceRequest, verbose: boolean, eng
 export async function openModel(path: string, options: OpenOptions): Promise<OpenedModel> {
   const build = readBuildInfo();
   const gguf = await checkFile(path, build);
-  const started = await startOnDevice(options.device, options.verbose ?? false, options.engine);
+  const started = await startOnDevice(options.device, options.verbose ?? false, options.engine, options.split?.rpc ?? []);
   const { engine: client, ...placement } = started;
   try {
+    let devicePlan: DevicePlan;
+    try {
+      devicePlan = planDevices(placement.kind, placement.device, placement.devices, placement.remote, options.split);
+    } catch (error) {
+      if (error instanceof SplitError) throw new PowerError('bad-input', error.message);
+      throw error;
+    }
+    const moe = { ...(options.split?.cpuMoe ? { cpuMoe: true } : {}), ...(options.split?.nCpuMoe ? { nCpuMoe: options.split.nCpuMoe } : {}) };
     let memory: OpenedModel['memory'] = null;
-    if (placement.kind === 'cuda') {
+    if (devicePlan.devices.length > 1 || placement.remote.length > 0) {
+      // a split: each device's share, and the host's, against what each has free
+      const plan: MemoryPlan = {
+        target: gguf,
+        ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
+        contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
+        batchSize: options.plan?.batchSize ?? 512,
+        gpuLayers: options.gpuLayers,
+        s: options.plan?.s ?? 0,
+        flashAttn: options.plan?.flashAttn ?? placement.kind === 'cuda',
+        loadMtp: options.loadMtp ?? false,
+        ...moe,
+      };
+      const shares = estimateSplit(plan, devicePlan.memory.devices, devicePlan.memory.split);
+      const on = shares.filter((x) => x.device !== null);
+      const sum = (f: (x: DeviceShare) => number) => on.reduce((a, x) => a + f(x), 0);
+      const estimate: MemoryEstimate = {
+        weights: sum((x) => x.weights),
+        kv: sum((x) => x.kv),
+        recurrent: sum((x) => x.recurrent),
+        draft: sum((x) => x.draft),
+        compute: sum((x) => x.compute),
+        reserve: sum((x) => x.reserve),
+        total: sum((x) => x.total),
+      };
+      memory = { estimate, plan, refusal: checkSplitFit(shares, plan, availableMemoryBytes()), shares };
+      if (memory.refusal && options.enforceFit) throw new PowerError('device', memory.refusal);
+    } else if (placement.kind === 'cuda') {
       const plan: MemoryPlan = {
         target: gguf,
         ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
@@ -108,6 +158,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
         s: options.plan?.s ?? 0,
         flashAttn: options.plan?.flashAttn ?? true,
         loadMtp: options.loadMtp ?? false,
+        ...moe,
       };
       const estimate = estimateMemory(plan);
       memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };
@@ -129,7 +180,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
       if (refusal) throw new PowerError('device', refusal);
     }
     if (options.signal?.aborted) throw new CancelledError('starting the engine');
-    const loadDevices = placement.kind === 'cuda' && !options.metadataOnly ? [placement.device.name] : [];
+    const loadDevices = options.metadataOnly ? [] : devicePlan.devices.map((d) => d.name);
     const requestId = `load:${path}`;
     const stop = options.onProgress ? client.onProgress(requestId, options.onProgress) : () => {};
     try {
@@ -140,6 +191,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
           gpuLayers: options.gpuLayers,
           loadMtp: options.loadMtp ?? false,
           devices: loadDevices,
+          ...(options.metadataOnly ? {} : devicePlan.params),
         }),
         options.signal,
         'loading the model',
@@ -153,6 +205,8 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
         devices: placement.devices,
         placement,
         loadDevices,
+        draftDevices: options.metadataOnly ? [] : devicePlan.draftDevices,
+        split: devicePlan.params,
         memory,
       };
     } finally {

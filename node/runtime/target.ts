@@ -18,6 +18,7 @@ import { batchInvariance, readBuildInfo } from '../../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
 import { describeDevice, type DeviceRequest } from '../engine/device-select.js';
+import type { SplitRequest } from '../engine/split.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { checkDraftCompatibility, checkDraftK, type DraftCompatibility } from '../models/draft-compat.js';
 import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel, type OpenOptions } from './open-model.js';
@@ -40,6 +41,8 @@ export interface TargetRequest {
   onProgress?: (role: 'target' | 'draft', progress: number) => void;
   /** cancels the load (Ctrl-C): the engine is stopped and a ModelLoadCancelled thrown */
   signal?: AbortSignal;
+  /** remote machines (--rpc), split mode, tensor split, main GPU, MoE offload */
+  split?: SplitRequest;
 }
 
 export interface OpenedTarget extends OpenedModel {
@@ -86,6 +89,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
     },
     enforceFit: true,
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.split ? { split: request.split } : {}),
   });
   const { engine, info, placement } = opened;
   try {
@@ -100,7 +104,8 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
       const stop = request.onProgress ? engine.onProgress(requestId, (p) => request.onProgress!('draft', p)) : () => {};
       try {
         const loaded = await abortable(
-          engine.call('loadModel', { path: request.draftPath, requestId, gpuLayers: -1, devices: opened.loadDevices }),
+          // the draft on the local main GPU, or the CPU: its many small steps never wait on the network
+          engine.call('loadModel', { path: request.draftPath, requestId, gpuLayers: -1, devices: opened.draftDevices }),
           request.signal,
           'loading the draft',
         );
@@ -195,13 +200,16 @@ export function backendOf(
   placement: OpenedTarget['placement'],
   run: { gpuLayers: number; flashAttn: 'on' | 'off' | 'unknown'; memoryEstimateBytes: number | null },
 ): GenerationBackend {
+  const remote = placement.remote ?? [];
   return {
-    device: describeDevice(placement.device),
+    // with remote machines: "cpu (AMD EPYC) + RPC0 (10.0.0.2:50052), RPC1 (10.0.0.3:50052)"
+    device: describeDevice(placement.device) + (remote.length > 0 ? ` + ${remote.map((d) => `${d.name} (${d.endpoint})`).join(', ')}` : ''),
     kind: placement.kind,
     flavour: placement.flavour,
-    batchInvariant: batchInvariance(placement.flavour, run.flashAttn),
+    // what a remote machine runs is not known here: a split over one is not vouched for
+    batchInvariant: remote.length === 0 && batchInvariance(placement.flavour, run.flashAttn),
     llamaCppRelease: placement.llamaCppRelease,
-    gpuLayers: placement.kind === 'cpu' ? null : run.gpuLayers < 0 ? 'all' : run.gpuLayers,
+    gpuLayers: placement.kind === 'cpu' && remote.length === 0 ? null : run.gpuLayers < 0 ? 'all' : run.gpuLayers,
     flashAttn: run.flashAttn,
     sampling: 'cpu',
     choice: placement.note,

@@ -7,6 +7,8 @@ import type { EngineState, LoadOptions } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
 import type { Strategy } from '../../contract/strategies.js';
 import type { EngineOptions } from '../engine/client.js';
+import { parseEndpoint, RpcEndpointError } from '../engine/rpc.js';
+import type { SplitRequest } from '../engine/split.js';
 import { Emitter } from './events.js';
 import type { ModelLibrary } from './library.js';
 import { backendOf, createSession, openTarget, type OpenedSession, type OpenedTarget } from '../runtime/target.js';
@@ -14,6 +16,26 @@ import { backendOf, createSession, openTarget, type OpenedSession, type OpenedTa
 export interface ActiveSession extends OpenedSession {
   key: string;
   strategy: Strategy;
+}
+
+/** The split a load asks for (remote machines, split mode, tensor split, main GPU, MoE offload), in the runtime's terms. */
+function splitOf(options: LoadOptions): { split?: SplitRequest } {
+  let rpc: string[] | undefined;
+  try {
+    rpc = options.rpc?.length ? options.rpc.map((e) => parseEndpoint(e).endpoint) : undefined;
+  } catch (error) {
+    if (error instanceof RpcEndpointError) throw new PowerError('bad-input', `rpc: ${error.message}`);
+    throw error;
+  }
+  const split: SplitRequest = {
+    ...(rpc ? { rpc } : {}),
+    ...(options.splitMode ? { splitMode: options.splitMode } : {}),
+    ...(options.tensorSplit ? { tensorSplit: options.tensorSplit } : {}),
+    ...(options.mainGpu !== undefined ? { mainGpu: options.mainGpu } : {}),
+    ...(options.cpuMoe ? { cpuMoe: true } : {}),
+    ...(options.nCpuMoe ? { nCpuMoe: options.nCpuMoe } : {}),
+  };
+  return Object.keys(split).length > 0 ? { split } : {};
 }
 
 export class EngineSupervisor {
@@ -161,6 +183,7 @@ export class EngineSupervisor {
         engine: { ...(this.engineOptions.testHooks ? { testHooks: true } : {}) },
         onProgress: (role, progress) =>
           this.loadProgress.emit({ modelId: role === 'target' ? entry.id : draft!.id, role, progress }),
+        ...splitOf(options),
       });
       const generation = ++this.generation;
       target.engine.onHostExit((error) => {

@@ -127,6 +127,12 @@ export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {
     // engine never downloads: no OpenSSL, and LLAMA_CURL is gone from this release)
     LLAMA_BUILD_COMMON: 'ON',
     LLAMA_OPENSSL: 'OFF',
+    // llama.cpp's RPC backend (docs/devices.md): remote machines' devices join a split
+    // (ggml_backend_rpc_add_server) and `power rpc` serves this machine's
+    // (ggml_backend_rpc_start_server). One more source file; no RDMA (libibverbs would make
+    // the build depend on what the machine has installed)
+    GGML_RPC: 'ON',
+    GGML_RPC_RDMA: 'OFF',
     CMAKE_PLATFORM_NO_VERSIONED_SONAME: 'ON',
     CMAKE_BUILD_WITH_INSTALL_RPATH: 'ON',
     CMAKE_INSTALL_RPATH: '$ORIGIN',

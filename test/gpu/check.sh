@@ -2,7 +2,8 @@
 # GPU check for a machine with an NVIDIA GPU and no network (npm ci already done there):
 #   test/gpu/check.sh OUT_DIR [--device cuda|cpu] [--scale full|small] [--threads N]
 # Builds what is missing (TypeScript, the CUDA addon flavour), writes larger synthetic models,
-# runs the exactness contract and the AR vs K7/S7 vs K7/S6 speed comparison on CUDA, and
+# runs the exactness contract and the AR vs K7/S7 vs K7/S6 speed comparison on CUDA, with two or
+# more cards the layer and row splits (tensor split 1:1 and 3:1, memory per card), and
 # writes OUT_DIR/summary.md (plus raw JSON). Budget: under 8 minutes.
 # --device cpu runs the parts that need no GPU (small models) and marks the rest SKIPPED.
 set -euo pipefail

@@ -17,6 +17,19 @@ import { makeModelFiles } from '../../tools/models/synthetic.js';
 import { ROOT } from '../../node/paths.js';
 import { AUDIT_TYPES, auditPair, gpuModels, type Scale } from './models.js';
 import { auditTable, contractTable, speedTable, stepTable, type AuditRow, type ContractRow, type SpeedRow, type Step } from './report.js';
+import { estimateSplit } from '../../node/engine/memory-estimate.js';
+import { readGgufInfo } from '../../node/gguf/reader.js';
+
+/** One split of the several-GPU step. */
+interface SplitRow {
+  mode: 'layer' | 'row';
+  ratio: string;
+  /** first token that differs from the one-GPU run (null: none) */
+  sameAsOneGpu: number | null;
+  /** speculative (draft-model K7) digest = AR digest on the same split */
+  specMatch: boolean;
+  perDevice: string;
+}
 
 const BUDGET_S = 8 * 60;
 const PROMPTS = [
@@ -76,6 +89,26 @@ function generate(model: string, on: string, prompt: string, maxTokens: number, 
   return GenerationResult.parse(JSON.parse(r.stdout));
 }
 
+/** A CUDA run with llama.cpp's log (--verbose): the result and the log. */
+function generateWithLog(model: string, prompt: string, maxTokens: number, extra: string[]): { result: GenerationResult; log: string } {
+  const argv = ['generate', '--json', '--device', 'cuda', ...(threads ? ['--threads', threads] : []), '--raw', '--prompt', prompt, '--max-tokens', String(maxTokens), '--model', model, ...extra];
+  const r = power(argv);
+  const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-split.json`);
+  writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr: r.stderr.slice(-20000), result: r.code === 0 ? JSON.parse(r.stdout) : null }, null, 2));
+  if (r.code !== 0) throw new Error(`power ${argv.join(' ')} exited ${r.code}: ${r.stderr.trim().split('\n')[0]}`);
+  return { result: GenerationResult.parse(JSON.parse(r.stdout)), log: r.stderr };
+}
+
+/** What llama.cpp allocated on each device: its "CUDA0 model buffer size = 12.34 MiB" lines (model, KV, compute; a row split's "CUDA_Split"). */
+function allocatedPerDevice(log: string): Map<string, number> {
+  const out = new Map<string, number>();
+  // a row split's matrices sit in one "CUDA_Split" buffer over every card: reported under that name
+  for (const m of log.matchAll(/\b(CUDA\d+|CUDA_Split)\s+(?:model|KV|compute|RS) buffer size =\s+([\d.]+) MiB/g)) {
+    out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[2]) * 2 ** 20);
+  }
+  return out;
+}
+
 function firstDivergence(a: readonly number[], b: readonly number[]): number | null {
   for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
   return null;
@@ -92,7 +125,10 @@ const devices = await step('devices (power devices --json)', () => {
   const r = power(['devices', '--json']);
   writeFileSync(join(outDir, 'devices.json'), r.stdout);
   if (r.code !== 0) throw new Error(r.stderr.trim());
-  return JSON.parse(r.stdout) as { cuda: { usable: boolean; use: string | null; reason: string | null } };
+  return JSON.parse(r.stdout) as {
+    cuda: { usable: boolean; use: string | null; reason: string | null };
+    flavours: { devices: { name: string; backend: string; freeBytes: number }[] }[];
+  };
 });
 if (device === 'cuda' && !devices?.cuda.usable) {
   fail(`no usable CUDA device: ${devices?.cuda.reason ?? 'power devices failed'}; run with --device cpu for the CPU-side parts`);
@@ -277,6 +313,51 @@ if (device === 'cuda') {
 } else {
   skip('CPU vs CUDA (AR, target)', 'needs a CUDA device');
 }
+// 6b. several GPUs (llama.cpp's --split-mode layer|row, --tensor-split across cards): tokens per
+// split against the one-GPU run, the exactness contract on each split, and the memory estimate's
+// per-device share against what llama.cpp allocated (its "CUDAn model/KV/compute buffer size" lines)
+const splits: SplitRow[] = [];
+const cudaDevices = (devices?.flavours ?? []).flatMap((f) => f.devices).filter((d) => d.backend === 'CUDA');
+const cardNames = [...new Set(cudaDevices.map((d) => d.name))];
+if (device === 'cuda' && cardNames.length >= 2) {
+  await step(`several GPUs (${cardNames.length} cards: layer and row split, tensor split 1:1 and 3:1; ${Math.min(n, 32)} tokens)`, async () => {
+    const tokens = Math.min(n, 32);
+    const model = models['gpu-target.gguf'];
+    const one = generate(model, 'cuda', PROMPTS[0]!, tokens, []);
+    const gguf = await readGgufInfo(model);
+    const ratios = [cardNames.map(() => 1), cardNames.map((_, i) => (i === 0 ? 3 : 1))];
+    for (const mode of ['layer', 'row'] as const) {
+      for (const ratio of ratios) {
+        const extra = ['--split-mode', mode, '--tensor-split', ratio.join(','), '--verbose'];
+        const ar = generateWithLog(model, PROMPTS[0]!, tokens, extra);
+        const spec = generate(model, 'cuda', PROMPTS[0]!, tokens, [...extra.filter((x) => x !== '--verbose'), ...draftArgs]);
+        // the estimate of each card's share, as the memory check computes it before loading
+        const shares = estimateSplit(
+          { target: gguf, contextSize: 4096, batchSize: 512, gpuLayers: -1, s: 0, flashAttn: true },
+          cardNames.map((name) => ({ name, description: name, freeBytes: cudaDevices.find((d) => d.name === name)!.freeBytes, remote: false, cuda: true })),
+          { splitMode: mode, tensorSplit: ratio },
+        );
+        const allocated = allocatedPerDevice(ar.log);
+        splits.push({
+          mode,
+          ratio: ratio.join(':'),
+          sameAsOneGpu: firstDivergence(ar.result.tokens, one.tokens),
+          specMatch: spec.digest === ar.result.digest,
+          perDevice: cardNames.map((name) => {
+            const est = shares.find((x) => x.device?.name === name);
+            return `${name} est ${((est?.total ?? 0) / 2 ** 20).toFixed(0)} MiB / llama.cpp ${((allocated.get(name) ?? 0) / 2 ** 20).toFixed(0)} MiB`;
+          }).join('; ') + (allocated.has('CUDA_Split') ? `; row-split buffer ${((allocated.get('CUDA_Split') ?? 0) / 2 ** 20).toFixed(0)} MiB over the cards` : ''),
+        });
+      }
+    }
+    // the split's own exactness contract (speculative = AR on the same split) must hold; a
+    // different token than the one-GPU run is a rounding finding of CUDA's kernels, reported
+    const bad = splits.filter((r) => !r.specMatch);
+    if (bad.length) throw new Error(`${bad.length} of ${splits.length} speculative runs on a split differ from AR on that split`);
+  });
+} else {
+  skip('several GPUs (layer and row split, tensor split, per-device memory)', device === 'cuda' ? 'needs two or more CUDA devices' : 'needs CUDA devices');
+}
 skip('GPU vs CPU sampling', 'not implemented: every run samples on the CPU (backend.sampling = "cpu"); llama.cpp backend samplers are not wired yet');
 
 // 7. the summary
@@ -307,6 +388,16 @@ const lines = [
   ...speedTable(speed),
   '',
   ...(cpuVsGpu ? ['## CPU vs CUDA', '', cpuVsGpu, ''] : []),
+  ...(splits.length > 0
+    ? [
+        '## Several GPUs (target, AR and draft-model K7 per split)',
+        '',
+        '| split | tensor split | first token unlike one GPU | spec = AR on the split | memory: estimate / llama.cpp per card |',
+        '| --- | --- | --- | --- | --- |',
+        ...splits.map((r) => `| ${r.mode} | ${r.ratio} | ${r.sameAsOneGpu ?? 'none'} | ${r.specMatch ? 'yes' : 'NO'} | ${r.perDevice} |`),
+        '',
+      ]
+    : []),
   ...(memoryLine ? ['## Memory', '', memoryLine, ''] : []),
   '## Notes',
   '',

@@ -1,0 +1,138 @@
+// The synthetic Mixture-of-Experts target (qwen3moe, 8 experts, 2 per token) and its draft:
+// speculative decoding on it is exact (draft-model and ngram, greedy and seeded), and keeping
+// its expert tensors in host memory (--cpu-moe, --n-cpu-moe, llama.cpp's tensor buffer
+// overrides) gives the same tokens, on the CPU and with the rest of the model on a `power rpc`
+// server; the memory estimate puts the experts in host memory.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../contract/engine-types.js';
+import { GenerationResult } from '../../contract/generation-result.js';
+import type { Strategy } from '../../contract/strategies.js';
+import type { SplitRequest } from '../../node/engine/split.js';
+import { MODELS_CACHE } from '../../node/paths.js';
+import { createSession, openTarget, type OpenedTarget } from '../../node/runtime/target.js';
+import { runRequest } from '../../node/service/request.js';
+import { makeMoeModels, type MoeModelSet } from '../../tools/models/synthetic-moe.js';
+import { jsonOf, power } from '../fixtures/cli.js';
+import { startRpcServer, type RpcServer } from '../fixtures/rpc-servers.js';
+
+const GREEDY: SamplingOptions = SAMPLING_DEFAULTS;
+const SEEDED: SamplingOptions = { ...SAMPLING_DEFAULTS, temperature: 0.9, seed: 99 };
+const PROMPTS = [
+  [1, 300, 301, 302, 303],
+  [1, 263, 400, 500, 600, 700, 263, 400],
+  [1, 42],
+];
+const MAX_TOKENS = 64;
+
+/** The control and `strategy` on each prompt, greedy and seeded, on one opened target. */
+async function runAll(models: MoeModelSet, strategy: Strategy, split?: SplitRequest, gpuLayers = -1) {
+  const target = await openTarget({
+    path: models['moe-target.gguf'],
+    device: 'cpu',
+    gpuLayers,
+    strategy,
+    ...(strategy === 'draft-model' ? { draftPath: models['moe-draft-close.gguf'] } : {}),
+    s: 4,
+    contextSize: 512,
+    ...(split ? { split } : {}),
+  });
+  const runs = new Map<string, { tokens: number[]; accepted: number }>();
+  try {
+    for (const s of ['none', strategy] as const) {
+      const session = await createSession(target, { strategy: s, k: 4, s: 4, threads: 1 });
+      for (const [name, sampling] of [['greedy', GREEDY], ['seeded', SEEDED]] as const) {
+        for (const [i, prompt] of PROMPTS.entries()) {
+          const out = await runRequest(target.engine, { sessionId: session.sessionId, prompt, maxTokens: MAX_TOKENS, sampling });
+          runs.set(`${s} ${name} ${i}`, { tokens: out.tokens, accepted: out.stats.accepted });
+        }
+      }
+      await target.engine.call('disposeSession', { sessionId: session.sessionId });
+    }
+    return { runs, target };
+  } finally {
+    await target.engine.close();
+  }
+}
+
+function expertBytes(target: OpenedTarget, blocks?: number): number {
+  return target.gguf.tensors
+    .filter((t) => /^blk\.(\d+)\.ffn_(up|down|gate)_exps/.test(t.name) && (blocks === undefined || Number(/^blk\.(\d+)/.exec(t.name)![1]) < blocks))
+    .reduce((a, t) => a + t.byteSize, 0);
+}
+
+describe('the synthetic MoE target (qwen3moe)', () => {
+  let models: MoeModelSet;
+  let server: RpcServer;
+
+  before(async () => {
+    models = await makeMoeModels(MODELS_CACHE);
+    server = await startRpcServer();
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  for (const strategy of ['draft-model', 'ngram'] as const) {
+    test(`${strategy} on the MoE target emits exactly the autoregressive control's tokens, greedy and seeded`, async () => {
+      const { runs } = await runAll(models, strategy);
+      let accepted = 0;
+      for (const [key, run] of runs) {
+        if (!key.startsWith('none ')) continue;
+        assert.equal(run.tokens.length, MAX_TOKENS, key);
+        const spec = runs.get(key.replace(/^none /, `${strategy} `))!;
+        assert.deepEqual(spec.tokens, run.tokens, key.replace(/^none /, `${strategy} `));
+        accepted += spec.accepted;
+      }
+      assert.ok(accepted > 0, 'the proposer was accepted at all (the speculative path ran)');
+    });
+  }
+
+  test('--cpu-moe and --n-cpu-moe give the same tokens on the CPU and with the model on a power rpc server, the experts in host memory', async () => {
+    const plain = await runAll(models, 'draft-model');
+    const remote = { rpc: [server.endpoint] };
+    const variants: [string, SplitRequest | undefined][] = [
+      ['--cpu-moe on the CPU', { cpuMoe: true }],
+      ['on the rpc server', remote],
+      ['--cpu-moe, the rest on the rpc server', { ...remote, cpuMoe: true }],
+      ['--n-cpu-moe 2, the rest on the rpc server', { ...remote, nCpuMoe: 2 }],
+    ];
+    let onServer: number | null = null;
+    for (const [name, split] of variants) {
+      const { runs, target } = await runAll(models, 'draft-model', split);
+      for (const [key, run] of plain.runs) assert.deepEqual(runs.get(key)?.tokens, run.tokens, `${name}: ${key}`);
+      const shares = target.memory?.shares;
+      if (!split?.rpc || !shares) continue;
+      const device = shares.find((s) => s.device?.name === 'RPC0')!;
+      const host = shares.find((s) => s.device === null)!;
+      if (!split.cpuMoe && !split.nCpuMoe) {
+        onServer = device.weights;
+        continue;
+      }
+      // the estimate moves the experts (all of them, or those of blocks 0 and 1) to host memory
+      const moved = expertBytes(target, split.cpuMoe ? undefined : split.nCpuMoe);
+      assert.ok(moved > 0);
+      assert.equal(device.weights, onServer! - moved, name);
+      assert.ok(host.weights >= moved, name);
+    }
+  });
+
+  test('power generate --cpu-moe with --rpc: llama.cpp keeps the expert tensors in host memory, same tokens', () => {
+    const common = ['generate', '--json', '--verbose', '--threads', '1', '--model', models['moe-target.gguf'], '--prompt-tokens', '1,300,301,302',
+      '--max-tokens', '32', '--device', 'cpu', '--rpc', server.endpoint];
+    const all = power(common);
+    const moe = power([...common, '--cpu-moe']);
+    assert.equal(moe.code, 0, moe.stderr);
+    assert.deepEqual(GenerationResult.passthrough().parse(jsonOf(moe)).tokens, GenerationResult.passthrough().parse(jsonOf(all)).tokens);
+    // llama.cpp's own log: every expert tensor overridden to the CPU buffer, the rest on RPC0
+    assert.equal((moe.stderr.match(/tensor blk\.\d+\.ffn_(up|down|gate)_exps\.weight \([^)]*\) buffer type overridden to CPU/g) ?? []).length, 4 * 3);
+    assert.doesNotMatch(all.stderr, /buffer type overridden/);
+    const n = power([...common, '--n-cpu-moe', '1']);
+    assert.equal((n.stderr.match(/buffer type overridden to CPU/g) ?? []).length, 3);
+    assert.deepEqual(GenerationResult.passthrough().parse(jsonOf(n)).tokens, GenerationResult.passthrough().parse(jsonOf(all)).tokens);
+    const both = power([...common, '--cpu-moe', '--n-cpu-moe', '1']);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /^error: give either --cpu-moe \(every block\) or --n-cpu-moe N/);
+  });
+});
