@@ -13,6 +13,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { MODELS_CACHE, ROOT } from '../../node/paths.js';
 import { launchChromium, seriousAxeViolations } from '../fixtures/browser.js';
 import { startFileServer, type FileServer } from '../fixtures/file-server.js';
+import { startRpcServer } from '../fixtures/rpc-servers.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 import { LONG, ui } from './ui-helpers.js';
@@ -193,6 +194,35 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
     await u.load('target', 'draft-model', 'draft-close');
     assert.equal(await u.button('Send').isDisabled(), false);
     await u.textbox('Message').fill('');
+  });
+
+  test('load settings: Remote machines splits the model over a power rpc server; a bad entry is marked and named; a machine that goes away ends the reply in words', async () => {
+    const rpc = await startRpcServer();
+    try {
+      await u.openPopover('load-settings', 'Load settings');
+      await u.textbox('Remote machines').fill('gpu-box');
+      assert.equal(await u.textbox('Remote machines').getAttribute('aria-invalid'), 'true');
+      await page.locator('.load-settings').getByRole('alert').filter({ hasText: "host:port of a running power rpc, separated by commas (not 'gpu-box')" }).waitFor();
+      await u.textbox('Remote machines').fill(rpc.endpoint);
+      assert.equal(await u.textbox('Remote machines').getAttribute('aria-invalid'), 'false');
+      await u.closePopovers();
+      await u.load('target', 'draft-model', 'draft-close');
+      await u.setSampling('Max tokens', '12');
+      const reply = await u.sendAndWait('Over two machines.');
+      assert.equal(await reply.locator('.reply-error').count(), 0, 'the split model replies');
+
+      // the remote machine goes away: the next reply ends with the reason, nothing hangs
+      await rpc.kill();
+      const failed = await u.sendAndWait('Still there?');
+      assert.match((await failed.locator('.reply-error').textContent())!, /remote machine|RPC/i);
+    } finally {
+      await rpc.stop().catch(() => null);
+      await u.openPopover('load-settings', 'Load settings');
+      await u.textbox('Remote machines').fill('');
+      await u.closePopovers();
+    }
+    // without it the next load works
+    await u.load('target', 'draft-model', 'draft-close');
   });
 
   test('messages: Copy and Edit (edit and continue)', async () => {

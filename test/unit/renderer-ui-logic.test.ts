@@ -337,11 +337,21 @@ describe('theme, load settings, downloads', () => {
   });
 
   test('the load settings: empty is the engine’s default, every bad field named', () => {
-    assert.deepEqual(checkLoadFields({ contextSize: '', threads: '', gpuLayers: '' }), { ok: true, contextSize: undefined, threads: undefined, gpuLayers: -1 });
-    assert.deepEqual(checkLoadFields({ contextSize: '8192', threads: '4', gpuLayers: '20' }), { ok: true, contextSize: 8192, threads: 4, gpuLayers: 20 });
-    const bad = checkLoadFields({ contextSize: '8', threads: '1.5', gpuLayers: '-2' });
+    assert.deepEqual(checkLoadFields({ contextSize: '', threads: '', gpuLayers: '', remote: '' }), { ok: true, contextSize: undefined, threads: undefined, gpuLayers: -1, rpc: undefined });
+    assert.deepEqual(checkLoadFields({ contextSize: '8192', threads: '4', gpuLayers: '20', remote: '' }), { ok: true, contextSize: 8192, threads: 4, gpuLayers: 20, rpc: undefined });
+    const bad = checkLoadFields({ contextSize: '8', threads: '1.5', gpuLayers: '-2', remote: 'gpu-box' });
     assert.equal(bad.ok, false);
-    if (!bad.ok) assert.deepEqual(Object.keys(bad.errors), ['contextSize', 'threads', 'gpuLayers']);
+    if (!bad.ok) assert.deepEqual(Object.keys(bad.errors), ['contextSize', 'threads', 'gpuLayers', 'remote']);
+  });
+
+  test('remote machines: host:port of power rpc servers, separated by commas or spaces', () => {
+    const two = checkLoadFields({ contextSize: '', threads: '', gpuLayers: '', remote: ' 192.168.1.20:50052, gpu-box.lan:50053 ' });
+    assert.deepEqual(two.ok && two.rpc, ['192.168.1.20:50052', 'gpu-box.lan:50053']);
+    for (const remote of ['192.168.1.20', 'host:port', 'a:70000', 'http://h:1']) {
+      const r = checkLoadFields({ contextSize: '', threads: '', gpuLayers: '', remote });
+      assert.equal(r.ok, false, remote);
+      if (!r.ok) assert.match(r.errors.remote!, /host:port of a running power rpc/);
+    }
   });
 
   test('a download’s progress and state in words', () => {

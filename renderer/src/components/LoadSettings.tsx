@@ -9,11 +9,11 @@ import type { FlashAttnChoice, MemoryEstimate } from '../api-types.js';
 import { Popover } from './Popover.js';
 import { usePower } from './store-context.js';
 
-function TextSetting({ id, label, value, placeholder, error, onChange }: { id: string; label: string; value: string; placeholder: string; error: string | undefined; onChange: (text: string) => void }) {
+function TextSetting({ id, label, value, placeholder, error, onChange, text = false }: { id: string; label: string; value: string; placeholder: string; error: string | undefined; onChange: (text: string) => void; text?: boolean }) {
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} inputMode="numeric" value={value} placeholder={placeholder} aria-invalid={error !== undefined} title={error} onChange={(e) => onChange(e.target.value)} />
+      <input id={id} inputMode={text ? 'text' : 'numeric'} value={value} placeholder={placeholder} aria-invalid={error !== undefined} title={error} onChange={(e) => onChange(e.target.value)} />
     </div>
   );
 }
@@ -36,6 +36,7 @@ export function LoadSettings() {
     useShallow((st) => ({
       contextSize: st.contextSize,
       threads: st.threads,
+      remote: st.remote,
       gpuLayers: st.gpuLayers,
       device: st.device,
       flashAttn: st.flashAttn,
@@ -55,6 +56,15 @@ export function LoadSettings() {
       <div className="settings-grid">
         <TextSetting id="context-size" label="Context size" value={s.contextSize} placeholder="model's, ≤ 4096" error={errors.contextSize} onChange={(t) => s.setLoadField('contextSize', t)} />
         <TextSetting id="threads" label="Threads" value={s.threads} placeholder="physical cores" error={errors.threads} onChange={(t) => s.setLoadField('threads', t)} />
+        <TextSetting
+          id="remote-machines"
+          label="Remote machines"
+          value={s.remote}
+          placeholder="host:port of power rpc, …"
+          error={errors.remote}
+          onChange={(t) => s.setLoadField('remote', t)}
+          text
+        />
         <div className="field span2">
           <label htmlFor="device">Device</label>
           <select id="device" value={s.device} onChange={(e) => s.setDevice(e.target.value as DeviceChoice)}>

@@ -1,15 +1,19 @@
-// The load settings as typed (Context size, Threads, GPU layers), checked before engine.load.
+// The load settings as typed (Context size, Threads, GPU layers, Remote machines), checked before engine.load.
 export interface LoadFields {
   contextSize: string;
   threads: string;
   gpuLayers: string;
+  /** `power rpc` servers whose devices join the split: host:port, separated by commas or spaces */
+  remote: string;
 }
 
 export type LoadFieldsCheck =
-  | { ok: true; contextSize: number | undefined; threads: number | undefined; gpuLayers: number }
+  | { ok: true; contextSize: number | undefined; threads: number | undefined; gpuLayers: number; rpc: string[] | undefined }
   | { ok: false; errors: Partial<Record<keyof LoadFields, string>> };
 
-export const LOAD_FIELD_LABELS: Record<keyof LoadFields, string> = { contextSize: 'Context size', threads: 'Threads', gpuLayers: 'GPU layers' };
+export const LOAD_FIELD_LABELS: Record<keyof LoadFields, string> = { contextSize: 'Context size', threads: 'Threads', gpuLayers: 'GPU layers', remote: 'Remote machines' };
+
+const ENDPOINT = /^[A-Za-z0-9.-]+:\d{1,5}$/;
 
 function whole(text: string): number | null {
   const t = text.trim();
@@ -37,6 +41,10 @@ export function checkLoadFields(f: LoadFields): LoadFieldsCheck {
     if (n === null || n < -1 || n > 100000) errors.gpuLayers = 'GPU layers must be a whole number (-1 for all layers).';
     else gpuLayers = n;
   }
+  const endpoints = f.remote.split(/[\s,]+/).filter((e) => e !== '');
+  const bad = endpoints.find((e) => !ENDPOINT.test(e) || Number(e.split(':')[1]) > 65535);
+  if (bad !== undefined) errors.remote = `Remote machines are host:port of a running power rpc, separated by commas (not '${bad}').`;
+  else if (endpoints.length > 16) errors.remote = 'Remote machines: at most 16.';
   if (Object.keys(errors).length > 0) return { ok: false, errors };
-  return { ok: true, contextSize, threads, gpuLayers };
+  return { ok: true, contextSize, threads, gpuLayers, rpc: endpoints.length > 0 ? endpoints : undefined };
 }

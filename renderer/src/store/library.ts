@@ -39,6 +39,7 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
   gpuLayers: '-1',
   contextSize: '',
   threads: '',
+  remote: '',
   device: 'auto',
   flashAttn: 'auto',
   devices: null,
@@ -169,6 +170,7 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
         gpuLayers: fields.gpuLayers,
         ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
         ...(fields.threads !== undefined ? { threads: fields.threads } : {}),
+        ...(fields.rpc ? { rpc: fields.rpc } : {}),
         ...(state.flashAttn === 'auto' ? {} : { flashAttn: state.flashAttn }),
         method: { strategy: method, ...(needsDraft(method) && draftId ? { draftId } : {}) },
       });

@@ -68,6 +68,7 @@ export interface LibrarySlice {
   gpuLayers: string;
   contextSize: string;
   threads: string;
+  remote: string;
   device: DeviceChoice;
   flashAttn: FlashAttnChoice;
   devices: DevicesReport | null;
@@ -84,7 +85,7 @@ export interface LibrarySlice {
   selectTarget(id: string | null, best?: boolean): Promise<void>;
   setMethod(method: Strategy): void;
   setDraft(id: string | null): void;
-  setLoadField(field: 'gpuLayers' | 'contextSize' | 'threads', text: string): void;
+  setLoadField(field: 'gpuLayers' | 'contextSize' | 'threads' | 'remote', text: string): void;
   setDevice(device: DeviceChoice): void;
   setFlashAttn(choice: FlashAttnChoice): void;
   refreshEstimate(): Promise<void>;
