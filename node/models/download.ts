@@ -300,8 +300,12 @@ export async function downloadModel(options: DownloadOptions): Promise<DownloadR
     }
     try {
       await file.sync();
-    } finally {
       await file.close();
+    } catch (error) {
+      // a file system that reports a full disk only when the data is flushed (NFS, quotas)
+      await file.close().catch(() => {});
+      if (isDiskFull(error)) throw new DownloadError('disk-full', `disk full while saving ${part}; free some space and start it again to resume`, true);
+      throw new DownloadError('io', `cannot write ${part}: ${(error as Error).message}`, true);
     }
     progress(true);
   }
@@ -322,12 +326,16 @@ export async function downloadModel(options: DownloadOptions): Promise<DownloadR
     // the whole header: a body that starts like a GGUF but is not one (or is cut short) stops here
     await readGgufInfo(part);
   } catch (error) {
-    if (!(error instanceof GgufFormatError)) throw error;
+    if (!(error instanceof GgufFormatError)) throw new DownloadError('io', `cannot read ${part} back: ${(error as Error).message}`, true);
     await rm(part, { force: true });
     throw new DownloadError('not-gguf', `${url.href} is not a usable GGUF file: ${error.detail}`, false);
   }
   if ((await sizeOf(dest)) !== null) throw new DownloadError('exists', `${dest} appeared while downloading; the download is kept in ${part}`, true);
-  await rename(part, dest);
+  try {
+    await rename(part, dest);
+  } catch (error) {
+    throw new DownloadError('io', `cannot move ${part} into place: ${(error as Error).message}`, true);
+  }
   return { path: dest, sizeBytes: received, sha256: digest, resumedFromBytes: resumedFrom };
 }
 

@@ -21,7 +21,15 @@ function sameSecret(a: string, b: string): boolean {
 function cookieToken(header: string | undefined): string | null {
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === TOKEN_COOKIE) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === TOKEN_COOKIE) {
+      // the gate runs synchronously in the request handler: a malformed escape ('%E0%A4%A')
+      // thrown from here would end the process, so such a cookie simply carries no token
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        continue;
+      }
+    }
   }
   return null;
 }

@@ -8,8 +8,9 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 
 import type { ApiOf, ConcernSpec } from '../../contract/api/describe.js';
+import type { ImplementationOf } from '../../contract/channel/index.js';
 import { WS_MAX_MESSAGE_BYTES } from '../../contract/transport/ws-protocol.js';
-import { HttpError, sendError } from './http-util.js';
+import { answerClientErrors, guardExchange, HttpError, sendError } from './http-util.js';
 import type { CompletionBackend } from './openai/backend.js';
 import { complete, listModels, openAiError } from './openai/routes.js';
 import { authorize, hostPort, hostProblem, originProblem, tokenCookie } from './security.js';
@@ -23,7 +24,8 @@ export interface ServerOptions<D extends Record<string, ConcernSpec>> {
   token: string;
   /** served on /ws */
   description: D;
-  api: ApiOf<D>;
+  /** served over /ws, whose server checks every input: the service's implementation */
+  api: ImplementationOf<D> | ApiOf<D>;
   /** served on /v1 */
   completions: CompletionBackend;
   /** the built renderer; null serves a placeholder page */
@@ -88,6 +90,7 @@ export async function startServer<D extends Record<string, ConcernSpec>>(options
   };
 
   const server = createServer((req, res) => {
+    guardExchange(req, res, log);
     const checked = gate(req);
     if (!checked.ok) {
       req.resume();
@@ -113,7 +116,10 @@ export async function startServer<D extends Record<string, ConcernSpec>>(options
     });
   });
   server.headersTimeout = 30_000;
-  server.requestTimeout = 0; // a streamed reply may take long
+  // the time to receive a request (head and body), not to answer it: a streamed reply may run
+  // for as long as it takes, while a client that stops sending its request is dropped
+  server.requestTimeout = 60_000;
+  answerClientErrors(server, log);
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

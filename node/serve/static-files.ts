@@ -6,6 +6,7 @@ import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { pipeline } from 'node:stream';
 
 import { contentType, pageHeaders } from '../page-headers.js';
 
@@ -66,7 +67,9 @@ export class StaticFiles {
     const headers = { ...pageHeaders(contentType(real)), 'Content-Length': String(size), 'Cache-Control': 'no-cache' };
     res.writeHead(200, headers);
     if (req.method === 'HEAD') res.end();
-    else createReadStream(real).on('error', () => res.destroy()).pipe(res);
+    // pipeline, not pipe: a client that goes away mid-file must close the file too (pipe would
+    // leave the read stream paused, and its descriptor open, for good)
+    else pipeline(createReadStream(real), res, () => {});
     return { status: 200 };
   }
 

@@ -16,9 +16,34 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+const FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+/**
+ * A write that found no room (ENOSPC, a quota, a file-size limit). The file it was to replace is
+ * untouched, which the message says, since a user seeing "disk full" worries about exactly that.
+ */
+export class DiskFullError extends Error {
+  readonly code: string;
+  constructor(
+    readonly path: string,
+    cause: NodeJS.ErrnoException,
+  ) {
+    const why = cause.code === 'EDQUOT' ? 'the disk quota is used up' : cause.code === 'EFBIG' ? 'the file is over the size limit' : 'the disk is full';
+    const hint = cause.code === 'EFBIG' ? '' : '. Free some space and try again';
+    super(`${why}: ${path} could not be saved (${cause.code}); its previous version is kept${hint}`, { cause });
+    this.name = 'DiskFullError';
+    this.code = cause.code!;
+  }
+}
+
+export function isDiskFull(error: unknown): error is NodeJS.ErrnoException {
+  return FULL.has((error as NodeJS.ErrnoException | null)?.code ?? '');
+}
+
 /**
  * Replaces `path` with what `write` puts into the temporary file it is given (a writer that
- * streams to a path of its own: the GGUF writer). The temporary file is removed on failure.
+ * streams to a path of its own: the GGUF writer). The temporary file is removed on failure;
+ * no room on the disk is a DiskFullError.
  */
 export async function replaceFileAtomic(path: string, write: (temp: string) => Promise<void>): Promise<void> {
   const dir = dirname(path);
@@ -34,7 +59,7 @@ export async function replaceFileAtomic(path: string, write: (temp: string) => P
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
-    throw error;
+    throw isDiskFull(error) ? new DiskFullError(path, error) : error;
   }
   await fsyncDir(dir);
 }

@@ -2,7 +2,8 @@
 // Reading runs the migrations from the stored version up to the current one (the hook for
 // future format changes) and validates the result; a file from a newer Power is refused
 // rather than overwritten.
-import { readFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
+import { basename } from 'node:path';
 
 import type { z } from 'zod';
 
@@ -17,10 +18,18 @@ export interface DocumentKind<T extends z.ZodType> {
   migrations?: Record<number, (data: unknown) => unknown>;
 }
 
+/**
+ * Why a document could not be read: 'corrupt' (cut short, not JSON, not this kind of document,
+ * content the schema refuses), or 'newer' (written by a later Power: valid, but not for this one
+ * to read or to overwrite).
+ */
+export type DocumentProblem = 'corrupt' | 'newer';
+
 export class DocumentError extends Error {
   constructor(
     readonly path: string,
     message: string,
+    readonly problem: DocumentProblem = 'corrupt',
   ) {
     super(`${path}: ${message}`);
     this.name = 'DocumentError';
@@ -44,13 +53,17 @@ export function decodeDocument<T extends z.ZodType>(kind: DocumentKind<T>, text:
   let version = raw.version;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) throw new DocumentError(path, 'no valid version');
   if (version > kind.version) {
-    throw new DocumentError(path, `written by a newer Power (format version ${version}, this one reads up to ${kind.version})`);
+    throw new DocumentError(path, `written by a newer Power (format version ${version}, this one reads up to ${kind.version})`, 'newer');
   }
   let data = raw.data;
   for (; version < kind.version; version++) {
     const step = kind.migrations?.[version];
     if (!step) throw new DocumentError(path, `no migration from version ${version}`);
-    data = step(data);
+    try {
+      data = step(data);
+    } catch (error) {
+      throw new DocumentError(path, `cannot migrate it from version ${version}: ${(error as Error).message}`);
+    }
   }
   const checked = kind.schema.safeParse(data);
   if (!checked.success) throw new DocumentError(path, `invalid content: ${checked.error.issues[0]?.message ?? 'unknown'}`);
@@ -67,6 +80,29 @@ export async function readDocument<T extends z.ZodType>(kind: DocumentKind<T>, p
     throw error;
   }
   return decodeDocument(kind, text, path);
+}
+
+/** `<file>.corrupt-2026-12-01T18-20-59-123Z`: sorts by time, and never ends in .json (never read as a document again). */
+export function setAsideName(file: string, at = new Date()): string {
+  return `${file}.corrupt-${at.toISOString().replace(/[:.]/g, '-')}`;
+}
+
+/**
+ * Reads a document that Power must start without: a corrupt one is renamed out of the way
+ * (setAsideName, never deleted: it may hold what the user wants back) with a notice, and null
+ * comes back as if there were none. A newer Power's file, or one that cannot be read, still
+ * throws: it is not this one's to replace.
+ */
+export async function readDocumentOrSetAside<T extends z.ZodType>(kind: DocumentKind<T>, path: string, log: (line: string) => void): Promise<z.output<T> | null> {
+  try {
+    return await readDocument(kind, path);
+  } catch (error) {
+    if (!(error instanceof DocumentError) || error.problem !== 'corrupt') throw error;
+    const aside = `${path.slice(0, -basename(path).length)}${setAsideName(basename(path))}`;
+    await rename(path, aside);
+    log(`${path} is corrupt (${error.message.slice(path.length + 2)}); it was set aside as ${aside} and a fresh one is used`);
+    return null;
+  }
 }
 
 export function writeDocument<T extends z.ZodType>(kind: DocumentKind<T>, path: string, data: z.output<T>): Promise<void> {
