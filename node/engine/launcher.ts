@@ -41,6 +41,9 @@ export const forkLauncher: EngineLauncher = ({ hostFile, env }) => {
   });
   let exited = false;
   child.once('exit', () => (exited = true));
+  // a send to a host that has just died fails asynchronously (EPIPE) as an 'error' on the child;
+  // its 'exit' fails every pending call, so the error itself has nothing left to say
+  child.on('error', () => {});
   return {
     get pid() {
       return child.pid ?? null;

@@ -215,6 +215,10 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
   } catch (error) {
     await client.close();
     if (error instanceof CancelledError) throw new ModelLoadCancelled(error.stage, placement);
+    // killed from outside (the OOM killer, a user, a supervisor): the engine died, not the file
+    if (error instanceof EngineCrashedError && error.exit.signal === 'SIGKILL') {
+      throw new PowerError('engine-crashed', `the engine was killed while loading ${path}: ${error.message}`);
+    }
     if (error instanceof EngineCrashedError) {
       throw new PowerError('bad-input', `llama.cpp crashed while loading ${path} (the file is not a usable model): ${error.message}`);
     }

@@ -104,6 +104,9 @@ export class ChatReplies {
     const { supervisor, library, profiles, store, slot, events } = this.deps;
     const owner = { kind: 'reply' as const, chatId: chat.id, messageId: null as string | null };
     const lease = slot.take(owner);
+    // what the chat was before this turn: a turn whose first save fails (a full disk) is undone
+    const before = structuredClone(chat);
+    let applied = false;
     try {
       const loadedOptions = supervisor.loadedOptions();
       if (!loadedOptions) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
@@ -126,6 +129,7 @@ export class ChatReplies {
         );
       }
       change(chat);
+      applied = true;
 
       const sampling = ChatSampling.parse(opts.sampling ?? {});
       const seed = sampling.seed ?? (sampling.temperature > 0 ? randomInt(0, 0xffffffff) : null);
@@ -178,6 +182,10 @@ export class ChatReplies {
       void this.run(lease, chat, message, conv, { text, tokens: prompt }, request, target);
       return message.id;
     } catch (error) {
+      if (applied) {
+        for (const key of Object.keys(chat)) delete (chat as Record<string, unknown>)[key];
+        Object.assign(chat, before);
+      }
       lease.release();
       throw asPowerError(error);
     }

@@ -16,7 +16,7 @@ import { checkModelFile, ModelFileError } from '../models/check-file.js';
 import { modelFacts } from '../models/facts.js';
 import { Emitter } from './events.js';
 import { sha256File } from './sha256.js';
-import { readDocument, SaveQueue, writeDocument, type DocumentKind } from './storage/document.js';
+import { readDocumentOrSetAside, SaveQueue, writeDocument, type DocumentKind } from './storage/document.js';
 
 const LIBRARY: DocumentKind<z.ZodArray<typeof ModelEntry>> = { format: 'library', version: 1, schema: z.array(ModelEntry) };
 
@@ -31,7 +31,8 @@ export class ModelLibrary {
 
   static async open(dataDir: string): Promise<ModelLibrary> {
     const library = new ModelLibrary(join(dataDir, 'library.json'));
-    library.entries = (await readDocument(LIBRARY, library.file)) ?? [];
+    // a corrupt library.json is set aside with a notice: the library starts empty (the files stay)
+    library.entries = (await readDocumentOrSetAside(LIBRARY, library.file, (line) => void process.stderr.write(`power: ${line}\n`))) ?? [];
     // re-check every entry: files move, change, or were being hashed when Power stopped
     for (const entry of library.entries) await library.refresh(entry);
     return library;

@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 import { LoadOptions } from '../../contract/api/engine.js';
 import { ProfileEntry } from '../../contract/api/profiles.js';
-import { readDocument, SaveQueue, writeDocument, type DocumentKind } from './storage/document.js';
+import { readDocumentOrSetAside, SaveQueue, writeDocument, type DocumentKind } from './storage/document.js';
 
 export const Settings = z.object({
   activeProfileId: z.string().default('balanced'),
@@ -26,7 +26,9 @@ export class SettingsFile {
 
   static async open(dataDir: string): Promise<SettingsFile> {
     const file = join(dataDir, 'settings.json');
-    return new SettingsFile(file, (await readDocument(SETTINGS, file)) ?? Settings.parse({}));
+    // a corrupt settings.json is set aside with a notice: Power starts with its defaults
+    const data = await readDocumentOrSetAside(SETTINGS, file, (line) => void process.stderr.write(`power: ${line}\n`));
+    return new SettingsFile(file, data ?? Settings.parse({}));
   }
 
   save(): Promise<void> {

@@ -11,6 +11,7 @@ import { EngineClient } from '../../node/engine/client.js';
 import { MIB } from '../../node/engine/memory-estimate.js';
 import { createPowerService } from '../../node/service/index.js';
 import { SYNTHETIC_MODELS } from '../../tools/models/synthetic.js';
+import { MOE_MODELS } from '../../tools/models/synthetic-moe.js';
 import { MODELS_CACHE } from '../../node/paths.js';
 import { makeBadFiles } from '../fixtures/models.js';
 import { startService, type ServiceFixture } from '../fixtures/service.js';
@@ -24,8 +25,8 @@ describe('model library', () => {
 
   test('a folder adds every GGUF in it, named by file name, with the facts llama.cpp reports', async () => {
     const names = Object.keys(f.models).sort();
-    // the folder holds the synthetic set (F32 and the F16/Q8_0/Q4_0 models)
-    assert.deepEqual(names, Object.keys(SYNTHETIC_MODELS).sort());
+    // the folder holds the synthetic set (F32 and the F16/Q8_0/Q4_0 models) and the MoE pair
+    assert.deepEqual(names, [...Object.keys(SYNTHETIC_MODELS), ...Object.keys(MOE_MODELS)].sort());
     const engine = EngineClient.start();
     try {
       for (const entry of Object.values(f.models)) {
