@@ -1,7 +1,9 @@
 // A long reply streamed through `power serve`'s /v1/chat/completions against the same request
 // through `power generate --json`, in one run: the decode rate a client sees, and the serving
-// process's CPU time per token at the start and at the end of the reply (flat when the work per
-// round does not grow with the reply). Greedy, the autoregressive control, on the synthetic
+// process's CPU time per round over the first and the last WINDOW rounds of the reply (flat when
+// the work per round does not grow with the reply). Each chunk says how far the reply has come
+// (its `power.rounds` and `power.tokens`): one chunk carries the rounds of one hand-over of the
+// engine, so the windows are counted in rounds, not chunks. Greedy, the autoregressive control, on the synthetic
 // target.gguf; medians over repetitions, the two front doors alternating.
 //
 //   node --import tsx bench/serve-stream.ts [--tokens 4000] [--reps 3] [--write]
@@ -54,10 +56,10 @@ interface StreamRun {
   rate: number;
   cpuFirst: number;
   cpuLast: number;
-  tokens: number;
+  chunks: number;
 }
 
-/** One streamed chat completion; the CPU time of the serving process per chunk over the first and the last WINDOW chunks. */
+/** One streamed chat completion; the serving process's CPU time per round over the first and the last WINDOW rounds. */
 async function streamOnce(serve: { origin: string; token: string; pid: number }): Promise<StreamRun> {
   // a connection of its own (no keep-alive): the generate runs in between outlast the server's idle timeout
   const body = JSON.stringify({ model: 'target', messages: [{ role: 'user', content: PROMPT }], max_tokens: tokens, temperature: 0, stream: true });
@@ -71,8 +73,11 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
     req.end(body);
   });
   if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
-  const times: number[] = [];
-  const cpu: number[] = []; // sparse: the CPU time at the window edges
+  // per chunk with text: when it came and how far the reply had come; the CPU time is read at
+  // the chunks that cross the window edges only (reading /proc at every chunk would take the
+  // cores the server and the engine need)
+  const seen: { at: number; tokens: number; rounds: number; cpu: number | null }[] = [];
+  const edges = [WINDOW, tokens - WINDOW];
   let buffer = '';
   res.setEncoding('utf8');
   for await (const chunk of res as AsyncIterable<string>) {
@@ -82,23 +87,25 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
       const event = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
-      const data = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[] };
-      if (data.choices?.[0]?.delta?.content) {
-        times.push(performance.now());
-        // read at the window edges only: reading /proc at every chunk would take the cores the
-        // server and the engine need (the reply has `tokens` chunks unless it ends early)
-        const i = times.length - 1;
-        if (i === 0 || i === WINDOW || i === tokens - 1 - WINDOW || i === tokens - 1) cpu[i] = cpuSeconds(serve.pid);
-      }
+      const data = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[]; power?: { tokens?: number; rounds?: number } };
+      const progress = data.power;
+      if (!data.choices?.[0]?.delta?.content || progress?.rounds === undefined || progress.tokens === undefined) continue;
+      const before = seen.at(-1)?.rounds ?? 0;
+      const crosses = seen.length === 0 || edges.some((e) => before < e && progress.rounds! >= e) || progress.tokens >= tokens;
+      seen.push({ at: performance.now(), tokens: progress.tokens, rounds: progress.rounds, cpu: crosses ? cpuSeconds(serve.pid) : null });
     }
   }
-  const n = times.length;
-  if (n !== tokens) throw new Error(`${n} content chunks, not ${tokens} (the reply ended early)`);
+  const last = seen.at(-1);
+  if (!last || last.tokens !== tokens) throw new Error(`${last?.tokens ?? 0} tokens streamed, not ${tokens} (the reply ended early)`);
+  const first = seen[0]!;
+  const at = (rounds: number) => seen.find((x) => x.rounds >= rounds && x.cpu !== null)!;
+  const head = at(WINDOW);
+  const tail = at(tokens - WINDOW);
   return {
-    rate: ((n - 1) * 1000) / (times[n - 1]! - times[0]!),
-    cpuFirst: ((cpu[WINDOW]! - cpu[0]!) / WINDOW) * 1e6,
-    cpuLast: ((cpu[n - 1]! - cpu[n - 1 - WINDOW]!) / WINDOW) * 1e6,
-    tokens: n,
+    rate: ((last.tokens - first.tokens) * 1000) / (last.at - first.at),
+    cpuFirst: ((head.cpu! - first.cpu!) / (head.rounds - first.rounds)) * 1e6,
+    cpuLast: ((last.cpu! - tail.cpu!) / (last.rounds - tail.rounds)) * 1e6,
+    chunks: seen.length,
   };
 }
 
@@ -131,7 +138,7 @@ try {
       generated.push(generateOnce());
       streamed.push(await streamOnce(serve));
     }
-    console.log(`rep ${i + 1}: /v1 ${streamed.at(-1)!.rate.toFixed(0)} tok/s (${streamed.at(-1)!.tokens} chunks), generate ${generated.at(-1)!.toFixed(0)} tok/s`);
+    console.log(`rep ${i + 1}: /v1 ${streamed.at(-1)!.rate.toFixed(0)} tok/s (${streamed.at(-1)!.chunks} chunks), generate ${generated.at(-1)!.toFixed(0)} tok/s`);
   }
   const ratio = medianRatio(streamed.map((s, i) => [s.rate, generated[i]] as const));
   const growth = medianRatio(streamed.map((s) => [s.cpuLast, s.cpuFirst] as const));
@@ -141,9 +148,9 @@ try {
     '',
     `${SERVE_STREAM_HEADING} (bench/serve-stream.ts, ${isoSeconds()})`,
     '',
-    `target.gguf, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (chunks − 1 over the time from the first to the last), generate's its steady decode rate.`,
+    `target.gguf, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (the tokens after the first chunk over the time from the first chunk to the last), generate's its steady decode rate; the serving CPU per round over the first and the last ${WINDOW} rounds, from the rounds each chunk reports.`,
     '',
-    `| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/token, first ${WINDOW} | last ${WINDOW} | last / first |`,
+    `| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/round, first ${WINDOW} | last ${WINDOW} | last / first |`,
     '| --- | --- | --- | --- | --- | --- |',
     `| ${med(streamed.map((s) => s.rate))} | ${med(generated)} | ${two(ratio)} | ${med(streamed.map((s) => s.cpuFirst))} | ${med(streamed.map((s) => s.cpuLast))} | ${two(growth)} |`,
     '',

@@ -62,8 +62,16 @@ export interface CompletionDeps {
   slot: ReplySlot;
 }
 
+/** How far a completion has come when a piece of its text arrives. */
+export interface CompletionProgress {
+  /** tokens generated so far */
+  tokens: number;
+  /** rounds of the transaction so far */
+  rounds: number;
+}
+
 export interface Completions {
-  complete(request: CompletionRequest, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionResult>;
+  complete(request: CompletionRequest, onText: (text: string, progress: CompletionProgress) => void, signal: AbortSignal): Promise<CompletionResult>;
 }
 
 export function createCompletions(deps: CompletionDeps): Completions {
@@ -108,12 +116,13 @@ export function createCompletions(deps: CompletionDeps): Completions {
     return { strategy, modelName: model.name };
   }
 
-  async function complete(request: CompletionRequest, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionResult> {
+  async function complete(request: CompletionRequest, onText: (text: string, progress: CompletionProgress) => void, signal: AbortSignal): Promise<CompletionResult> {
     if (signal.aborted) throw new PowerError('cancelled', 'the request was cancelled');
     const lease = await deps.slot.wait({ kind: 'completion' }, signal);
     const stopOnAbort = (): void => void lease.stop();
     signal.addEventListener('abort', stopOnAbort, { once: true });
     let streamed = 0;
+    let rounds = 0;
     try {
       const { strategy: loadedStrategy, modelName } = await ensureLoaded(request);
       const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
@@ -159,7 +168,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
             lease,
             sink: (batch) => {
               for (const round of batch.rounds) streamed += round.tokenIds.length;
-              if (batch.text) onText(batch.text);
+              rounds += batch.rounds.length;
+              if (batch.text) onText(batch.text, { tokens: streamed, rounds });
             },
           },
         );

@@ -33,8 +33,9 @@ export interface LibraryModel {
 export interface CompletionBackend {
   models(): Promise<LibraryModel[]>;
   /**
-   * Generates one reply, calling onText with whole characters as they come. Aborting `signal`
+   * Generates one reply, calling onText with whole characters as they come (one call per batch
+   * of rounds the engine hands over) and how far the reply has come. Aborting `signal`
    * stops it (stopReason 'cancelled'). Fails with a PowerError (code as in contract/api/errors.ts).
    */
-  complete(input: CompletionInput, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionOutput>;
+  complete(input: CompletionInput, onText: (text: string, progress: { tokens: number; rounds: number }) => void, signal: AbortSignal): Promise<CompletionOutput>;
 }

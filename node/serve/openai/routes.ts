@@ -143,9 +143,11 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
   if (kind === 'chat') delta('', null, input.model);
   let out: CompletionOutput;
   try {
-    out = await backend.complete(input, (piece) => {
+    out = await backend.complete(input, (piece, progress) => {
       const text = filter.push(piece);
-      if (text) delta(text, null, input.model);
+      // Power's own field, as on the last chunk: how far the reply has come (llama-server adds
+      // fields of its own too; OpenAI clients ignore what they do not know)
+      if (text) delta(text, null, input.model, { power: { tokens: progress.tokens, rounds: progress.rounds } });
       if (filter.stopped) abort.abort();
     }, abort.signal);
     checkNotCancelled(out, filter);
