@@ -108,6 +108,11 @@ describe('power serve', () => {
     assert.equal(last!.choices[0]!.finish_reason, 'length');
     assert.equal(last!.power!.digest, whole.power.digest);
     assert.deepEqual(chunks.at(-1)!.usage, whole.usage);
+    // each text chunk is one batch of rounds and says how far the reply has come
+    const progress = chunks.filter((c) => c.choices[0]?.delta.content).map((c) => (c.power as unknown as { tokens: number; rounds: number }));
+    assert.ok(progress.length >= 1 && progress.length <= 12, `${progress.length} text chunks for 12 tokens`);
+    assert.ok(progress.every((p, i) => p.tokens >= 1 && p.rounds >= 1 && (i === 0 || (p.tokens > progress[i - 1]!.tokens && p.rounds > progress[i - 1]!.rounds))), JSON.stringify(progress));
+    assert.equal(progress.at(-1)!.tokens, 12);
   });
 
   test('raw completions under speculation emit exactly the autoregressive tokens; strategy, K and S are reported', async () => {
