@@ -216,21 +216,14 @@ export interface SplitParams {
   draftDevice?: number;
 }
 
-/** What one device (or the host, `device: null`) holds of a split. */
-export interface DeviceShare {
+/** What one device (or the host, `device: null`) holds of a split, and the memory that takes. */
+export interface DeviceShare extends MemoryEstimate {
   /** null: this machine's host memory (the CPU) */
   device: SplitDevice | null;
   /** the model's blocks it holds */
   blocks: number[];
   /** it holds the output head */
   output: boolean;
-  weights: number;
-  kv: number;
-  recurrent: number;
-  draft: number;
-  compute: number;
-  reserve: number;
-  total: number;
 }
 
 /**

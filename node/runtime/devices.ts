@@ -23,15 +23,19 @@ async function probeFlavour(flavour: string, gpu: string | null): Promise<Flavou
   }
 }
 
-export async function devicesReport(): Promise<DevicesReport> {
-  let built;
+/** The flavours this machine has built and how device selection orders them (a missing build is a device error). */
+function builtFlavourPlan(): { built: ReturnType<typeof builtForSelection>; plan: ReturnType<typeof flavourPlan> } {
   try {
-    built = builtForSelection();
+    const built = builtForSelection();
+    return { built, plan: flavourPlan(built) };
   } catch (error) {
     if (error instanceof DeviceUnavailableError) throw new PowerError('device', error.message);
     throw error;
   }
-  const plan = flavourPlan(built);
+}
+
+export async function devicesReport(): Promise<DevicesReport> {
+  const { built, plan } = builtFlavourPlan();
   if (!plan.cpu) throw new PowerError('device', 'the native addon is not built: run npm install');
   const wanted = [...new Set([plan.cuda, plan.cpu].filter((f): f is string => f !== null))];
   const flavours: FlavourReport[] = [];
@@ -61,14 +65,7 @@ export interface RemoteReport {
  * cannot be used is reported with the reason, not thrown.
  */
 export async function remoteDevicesReport(endpoints: readonly string[]): Promise<{ flavour: string; remote: RemoteReport[] }> {
-  let built;
-  try {
-    built = builtForSelection();
-  } catch (error) {
-    if (error instanceof DeviceUnavailableError) throw new PowerError('device', error.message);
-    throw error;
-  }
-  const plan = flavourPlan(built);
+  const { plan } = builtFlavourPlan();
   // the from-source flavours have the RPC backend; the batch-invariant cpu one first
   const candidates = [...new Set([plan.cpu, plan.cuda].filter((f): f is string => f !== null))];
   for (const flavour of candidates) {

@@ -121,19 +121,21 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
     }
     const moe = { ...(options.split?.cpuMoe ? { cpuMoe: true } : {}), ...(options.split?.nCpuMoe ? { nCpuMoe: options.split.nCpuMoe } : {}) };
     let memory: OpenedModel['memory'] = null;
+    // what the memory check sizes: the request's plan over the defaults of where it runs
+    const planFor = (gpuLayers: number, flashAttn: boolean): MemoryPlan => ({
+      target: gguf,
+      ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
+      contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
+      batchSize: options.plan?.batchSize ?? 512,
+      gpuLayers,
+      s: options.plan?.s ?? 0,
+      flashAttn: options.plan?.flashAttn ?? flashAttn,
+      loadMtp: options.loadMtp ?? false,
+      ...moe,
+    });
     if (devicePlan.devices.length > 1 || placement.remote.length > 0) {
       // a split: each device's share, and the host's, against what each has free
-      const plan: MemoryPlan = {
-        target: gguf,
-        ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
-        contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
-        batchSize: options.plan?.batchSize ?? 512,
-        gpuLayers: options.gpuLayers,
-        s: options.plan?.s ?? 0,
-        flashAttn: options.plan?.flashAttn ?? placement.kind === 'cuda',
-        loadMtp: options.loadMtp ?? false,
-        ...moe,
-      };
+      const plan = planFor(options.gpuLayers, placement.kind === 'cuda');
       const shares = estimateSplit(plan, devicePlan.memory.devices, devicePlan.memory.split);
       const on = shares.filter((x) => x.device !== null);
       const sum = (f: (x: DeviceShare) => number) => on.reduce((a, x) => a + f(x), 0);
@@ -149,32 +151,13 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
       memory = { estimate, plan, refusal: checkSplitFit(shares, plan, availableMemoryBytes()), shares };
       if (memory.refusal && options.enforceFit) throw new PowerError('device', memory.refusal);
     } else if (placement.kind === 'cuda') {
-      const plan: MemoryPlan = {
-        target: gguf,
-        ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
-        contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
-        batchSize: options.plan?.batchSize ?? 512,
-        gpuLayers: options.gpuLayers,
-        s: options.plan?.s ?? 0,
-        flashAttn: options.plan?.flashAttn ?? true,
-        loadMtp: options.loadMtp ?? false,
-        ...moe,
-      };
+      const plan = planFor(options.gpuLayers, true);
       const estimate = estimateMemory(plan);
       memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };
       if (memory.refusal && options.enforceFit) throw new PowerError('device', memory.refusal);
     } else if (options.enforceFit) {
       const refusal = checkCpuFit(
-        {
-          target: gguf,
-          ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
-          contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
-          batchSize: options.plan?.batchSize ?? 512,
-          gpuLayers: -1,
-          s: options.plan?.s ?? 0,
-          flashAttn: options.plan?.flashAttn ?? false,
-          loadMtp: options.loadMtp ?? false,
-        },
+        planFor(-1, false),
         availableMemoryBytes(),
       );
       if (refusal) throw new PowerError('device', refusal);

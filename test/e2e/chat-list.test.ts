@@ -5,21 +5,18 @@ import { after, before, describe, test } from 'node:test';
 
 import type { Browser, Page } from 'playwright-core';
 
-import { launchChromium } from '../fixtures/browser.js';
+import { openAppPage } from '../fixtures/browser.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 
 let serve: ServeProcess | null = null;
 let browser: Browser;
 let page: Page;
-const pageErrors: string[] = [];
+let pageErrors: string[] = [];
 
 describe('the chat list over power serve', { timeout: 5 * 60_000 }, () => {
   before(async () => {
     serve = await startServe();
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.setDefaultTimeout(30_000);
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+    ({ browser, page, pageErrors } = await openAppPage({ width: 1400, height: 900 }));
     await page.goto(serve.url);
   });
 

@@ -10,18 +10,18 @@ import type { Browser, Locator, Page } from 'playwright-core';
 
 import { Report } from '../../contract/report/schema.js';
 import { ROOT } from '../../node/paths.js';
-import { launchChromium } from '../fixtures/browser.js';
+import { openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
+import { LONG, ui } from './ui-helpers.js';
 
 const RESULTS = join(ROOT, 'test-results');
 /** the machine is shared and slow: generous waits, never timing assertions */
-const LONG = 120_000;
 
 let serve: ServeProcess | null = null;
 let browser: Browser;
 let page: Page;
-const pageErrors: string[] = [];
+let pageErrors: string[] = [];
 
 const combo = (name: string): Locator => page.getByRole('combobox', { name, exact: true });
 const button = (name: string): Locator => page.getByRole('button', { name, exact: true });
@@ -46,18 +46,13 @@ async function openLoadSettings(): Promise<void> {
   if ((await details.getAttribute('open')) === null) await page.getByText('Load settings', { exact: true }).click();
 }
 
-async function load(model: string, method: string, draft?: string): Promise<void> {
-  await combo('Model').selectOption({ label: model });
-  // the method list is read for the chosen target
-  await page.waitForFunction(
-    ([m]) => Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === m && !o.disabled),
-    [method],
-    { timeout: LONG },
-  );
-  await combo('Draft method').selectOption(method);
-  if (draft) await combo('Draft model').selectOption({ label: draft });
-  await button('Load').click();
-  await page.locator(`.engine-line[data-status="ready"]`, { hasText: `Loaded ${model} with ${method}${draft ? `: ${draft}` : ''}` }).waitFor({ timeout: LONG });
+// the shared steps of the e2e suites (test/e2e/ui-helpers.ts), with this suite's check that a
+// reply that ended leaves Stop disabled
+const load = (model: string, method: string, draft?: string): Promise<void> => ui(page).load(model, method, draft);
+
+async function replyEnded(count: number): Promise<void> {
+  await ui(page).replyEnded(count);
+  assert.equal(await button('Stop').isDisabled(), true, 'Stop is disabled once the reply ended');
 }
 
 /** Sends a message and waits for the reply to end; returns the reply's article. */
@@ -69,24 +64,12 @@ async function sendAndWait(text: string): Promise<Locator> {
   return replies().last();
 }
 
-async function replyEnded(count: number): Promise<void> {
-  await page.waitForFunction(
-    (n) => document.querySelectorAll('[role=log] article[aria-label=Assistant]').length >= n && document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false',
-    count,
-    { timeout: LONG },
-  );
-  assert.equal(await button('Stop').isDisabled(), true, 'Stop is disabled once the reply ended');
-}
-
 describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, () => {
   before(async () => {
     await syntheticModels();
     await mkdir(RESULTS, { recursive: true });
     serve = await startServe();
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
-    page.setDefaultTimeout(30_000);
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+    ({ browser, page, pageErrors } = await openAppPage({ width: 1400, height: 900 }, { acceptDownloads: true }));
     await page.goto(serve.url);
   });
 

@@ -14,7 +14,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 
 import { Report } from '../../contract/report/schema.js';
 import { ROOT } from '../../node/paths.js';
-import { CHROMIUM, launchChromium } from '../fixtures/browser.js';
+import { CHROMIUM, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
@@ -26,7 +26,7 @@ let serve: ServeProcess | null = null;
 let browser: Browser;
 let page: Page;
 let dir: string;
-const pageErrors: string[] = [];
+let pageErrors: string[] = [];
 
 const button = (name: string): Locator => page.getByRole('button', { name, exact: true });
 const combo = (name: string): Locator => page.getByRole('combobox', { name, exact: true });
@@ -56,10 +56,7 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
     await writeFile(wrapper, `#!/bin/sh\nif [ -e "${join(dir, 'broken')}" ]; then echo "cannot open the display (test)" >&2; exit 1; fi\nexec "${CHROMIUM}" "$@"\n`);
     await chmod(wrapper, 0o755);
     serve = await startServe({ env: { POWER_CHROMIUM: wrapper } });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
-    page.setDefaultTimeout(30_000);
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+    ({ browser, page, pageErrors } = await openAppPage({ width: 1400, height: 900 }, { acceptDownloads: true }));
     await page.goto(serve.url);
   });
 

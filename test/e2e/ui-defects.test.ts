@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 
 import { ROOT } from '../../node/paths.js';
-import { launchChromium } from '../fixtures/browser.js';
+import { openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 import { LONG, panelFigure, ui } from './ui-helpers.js';
@@ -20,7 +20,7 @@ let serve: ServeProcess | null = null;
 let browser: Browser;
 let page: Page;
 let u: ReturnType<typeof ui>;
-const pageErrors: string[] = [];
+let pageErrors: string[] = [];
 
 async function headerHeight(): Promise<number> {
   return page.evaluate(() => document.querySelector('.top')!.getBoundingClientRect().height);
@@ -43,10 +43,7 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     await syntheticModels();
     await mkdir(RESULTS, { recursive: true });
     serve = await startServe();
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    page.setDefaultTimeout(30_000);
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+    ({ browser, page, pageErrors } = await openAppPage({ width: 1440, height: 900 }));
     u = ui(page);
     await page.goto(serve.url);
     await u.combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });
