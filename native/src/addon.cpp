@@ -27,16 +27,6 @@ addon_data & data_of(Napi::Env env) {
 
 namespace {
 
-const char * device_type_name(enum ggml_backend_dev_type type) {
-    switch (type) {
-        case GGML_BACKEND_DEVICE_TYPE_CPU:   return "cpu";
-        case GGML_BACKEND_DEVICE_TYPE_GPU:   return "gpu";
-        case GGML_BACKEND_DEVICE_TYPE_IGPU:  return "igpu";
-        case GGML_BACKEND_DEVICE_TYPE_ACCEL: return "accel";
-        default:                             return "other";
-    }
-}
-
 // ggml aborts the process on a broken invariant (GGML_ABORT, GGML_ASSERT; ggml-rpc when a server
 // it uses goes away). Its default prints the message and then a backtrace that pushes the message
 // out of the few last lines a front door reports; this prints one line the front door can quote.

@@ -54,15 +54,6 @@ bool registered(ggml_backend_reg_t reg) {
     return false;
 }
 
-const char * device_type_name(enum ggml_backend_dev_type type) {
-    switch (type) {
-        case GGML_BACKEND_DEVICE_TYPE_CPU:   return "cpu";
-        case GGML_BACKEND_DEVICE_TYPE_GPU:   return "gpu";
-        case GGML_BACKEND_DEVICE_TYPE_IGPU:  return "igpu";
-        case GGML_BACKEND_DEVICE_TYPE_ACCEL: return "accel";
-        default:                             return "other";
-    }
-}
 
 struct added_server {
     std::string                     endpoint;
@@ -205,6 +196,16 @@ Napi::Value rpc_available(const Napi::CallbackInfo & info) {
 }
 
 } // namespace
+
+const char * device_type_name(enum ggml_backend_dev_type type) {
+    switch (type) {
+        case GGML_BACKEND_DEVICE_TYPE_CPU:   return "cpu";
+        case GGML_BACKEND_DEVICE_TYPE_GPU:   return "gpu";
+        case GGML_BACKEND_DEVICE_TYPE_IGPU:  return "igpu";
+        case GGML_BACKEND_DEVICE_TYPE_ACCEL: return "accel";
+        default:                             return "other";
+    }
+}
 
 bool is_remote_device(ggml_backend_dev_t dev) {
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);

@@ -21,6 +21,9 @@ namespace power {
 
 void rpc_init(Napi::Env env, Napi::Object exports);
 
+// a device's type as the binding reports it (cpu, gpu, igpu, accel, other)
+const char * device_type_name(enum ggml_backend_dev_type type);
+
 // whether `dev` is a remote device (registered by addRpcServer)
 bool is_remote_device(ggml_backend_dev_t dev);
 

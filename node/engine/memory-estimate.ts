@@ -56,6 +56,15 @@ export function expertOnHost(block: number, rest: string, plan: Pick<MemoryPlan,
   return EXPERT_TENSOR.test(`.${rest}`);
 }
 
+/** One sequence's recurrent state (conv and SSM state, F32) of a recurrent or hybrid model's block. */
+function recurrentRowBytes(info: GgufInfo): number {
+  const convKernel = hp(info, 'ssm.conv_kernel') ?? 0;
+  const inner = hp(info, 'ssm.inner_size') ?? 0;
+  const state = hp(info, 'ssm.state_size') ?? 0;
+  const groups = hp(info, 'ssm.group_count') ?? 0;
+  return (Math.max(convKernel - 1, 0) * (inner + 2 * groups * state) + state * inner) * 4;
+}
+
 export interface MemoryEstimate {
   weights: number;
   kv: number;
@@ -122,11 +131,7 @@ export function modelPlacement(
   if (!hasOutput) output += embedding;
 
   const ctx = plan.contextSize;
-  const convKernel = hp(info, 'ssm.conv_kernel') ?? 0;
-  const inner = hp(info, 'ssm.inner_size') ?? 0;
-  const state = hp(info, 'ssm.state_size') ?? 0;
-  const groups = hp(info, 'ssm.group_count') ?? 0;
-  const recurrentRow = (Math.max(convKernel - 1, 0) * (inner + 2 * groups * state) + state * inner) * 4;
+  const recurrentRow = recurrentRowBytes(info);
 
   let weights = n >= 1 ? output : 0;
   let kv = 0;
@@ -323,11 +328,7 @@ export function estimateSplit(plan: MemoryPlan, devicesIn: readonly SplitDevice[
   share(slotOf[blocks] ?? -1).output = true;
 
   const ctx = plan.contextSize;
-  const convKernel = hp(info, 'ssm.conv_kernel') ?? 0;
-  const inner = hp(info, 'ssm.inner_size') ?? 0;
-  const state = hp(info, 'ssm.state_size') ?? 0;
-  const groups = hp(info, 'ssm.group_count') ?? 0;
-  const recurrentRow = (Math.max(convKernel - 1, 0) * (inner + 2 * groups * state) + state * inner) * 4;
+  const recurrentRow = recurrentRowBytes(info);
   for (const [block, k] of [...kinds].sort((a, b) => a[0] - b[0])) {
     const s = share(slotOf[block] ?? -1);
     s.blocks.push(block);
