@@ -58,6 +58,19 @@ function setup(checks: ChannelChecks, options: Partial<ConnectOptions> = {}) {
 const settle = async (): Promise<void> => {
   for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
 };
+
+/** Listens to onTick, ticks a payload that fits (n: 1) and one that does not (n: 1.5); what the listener got. */
+async function tickedThrough(s: ReturnType<typeof setup>): Promise<unknown[]> {
+  const got: unknown[] = [];
+  s.api.math.onTick((p) => got.push(p));
+  await settle();
+  s.tick({ n: 1 });
+  s.tick({ n: 1.5 });
+  await settle();
+  assert.deepEqual(got, [{ n: 1 }], 'only the payload that fits the description is delivered');
+  return got;
+}
+
 const sentToServer = (traffic: { to: string; message: unknown }[]) => traffic.filter((t) => t.to === 'server').map((t) => t.message);
 
 describe('channel: calls and errors', () => {
@@ -193,13 +206,7 @@ describe('channel: each side checks only what ChannelChecks gives it', () => {
     const s = setup(CHECKED_BY_SERVER);
     await assert.rejects(s.api.math.lie({}), (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'math.lie produced an invalid result');
     assert.match(s.logs.join('\n'), /math\.lie answered with a result that does not match the description: sum:/);
-    const got: unknown[] = [];
-    s.api.math.onTick((p) => got.push(p));
-    await settle();
-    s.tick({ n: 1 });
-    s.tick({ n: 1.5 });
-    await settle();
-    assert.deepEqual(got, [{ n: 1 }]);
+    const got = await tickedThrough(s);
     assert.match(s.logs.join('\n'), /dropped a math\.onTick payload/);
     // what reaches the client unchecked is delivered as it came (the server is trusted here)
     s.pair.injectToClient({ event: 'math.onTick', payload: { n: 'unchecked' } });
@@ -225,13 +232,7 @@ describe('channel: each side checks only what ChannelChecks gives it', () => {
       (e: unknown) => e instanceof PowerError && e.code === 'internal' && /^math\.lie answered with a result that does not match the description: sum:/.test(e.message),
     );
     assert.deepEqual(s.logs, [], 'the server did not check');
-    const got: unknown[] = [];
-    s.api.math.onTick((p) => got.push(p));
-    await settle();
-    s.tick({ n: 1 });
-    s.tick({ n: 1.5 });
-    await settle();
-    assert.deepEqual(got, [{ n: 1 }]);
+    await tickedThrough(s);
     assert.match(s.warnings.join('\n'), /math\.onTick payload does not match the description/);
   });
 
