@@ -41,6 +41,26 @@ export interface NativeSession {
   captureRow(position: number, otherRow?: Float32Array): void;
   capturedRow(): { row: Float32Array<ArrayBuffer>; rowToken: number; otherToken: number | null } | null;
   perturbRowForTest(position: number, hidden: boolean): void;
+  /** the target's KV cache (native/src/session_memory.cpp); refused while a request runs */
+  memoryCells(): NativeMemoryCells;
+}
+
+/** one KV cache of the target: its cells, the cells in use, sequence 0's positions (-1: none) */
+export interface NativeCacheCells {
+  size: number;
+  used: number;
+  posMin: number;
+  posMax: number;
+}
+
+export interface NativeMemoryCells {
+  /** iswa: a full-attention and a sliding-window cache; kv: one attention cache; other: recurrent/hybrid */
+  kind: 'iswa' | 'kv' | 'other';
+  /** llama_memory_seq_pos_min/_max of sequence 0 (on iswa: the sliding-window cache's) */
+  posMin: number;
+  posMax: number;
+  base: NativeCacheCells | null;
+  swa: NativeCacheCells | null;
 }
 
 export interface NativeBinding {

@@ -245,6 +245,8 @@ const host: Host = {
     return null;
   },
 
+  memoryCells: (p) => session(p.sessionId).memoryCells(),
+
   disposeSession: async (p) => {
     await session(p.sessionId).dispose();
     sessions.delete(p.sessionId);

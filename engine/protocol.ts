@@ -122,6 +122,8 @@ export function expandRoundBatch(b: RoundBatch): RoundRecord[] {
 }
 
 export const LiveHandles = z.object({ models: z.number(), contexts: z.number(), jobs: z.number() });
+/** one attention cache of a session's target: its cells, those in use, sequence 0's positions (-1: none) */
+export const CacheCells = z.object({ size: z.number().int(), used: z.number().int(), posMin: z.number().int(), posMax: z.number().int() });
 
 const Id = z.string().min(1);
 
@@ -274,6 +276,21 @@ export const engineMethods = {
       ar: z.array(z.number().int()),
       probeSpec: z.number().int(),
       probeAr: z.number().int(),
+    }),
+  },
+  /**
+   * what the target's KV cache holds between requests (llama.cpp's memory): sequence 0's
+   * positions, and for attention caches (base, and the sliding-window cache of an iSWA memory)
+   * their size and used cells
+   */
+  memoryCells: {
+    input: z.object({ sessionId: Id }),
+    output: z.object({
+      kind: z.enum(['iswa', 'kv', 'other']),
+      posMin: z.number().int(),
+      posMax: z.number().int(),
+      base: CacheCells.nullable(),
+      swa: CacheCells.nullable(),
     }),
   },
   disposeSession: { input: z.object({ sessionId: Id }), output: z.null() },

@@ -140,6 +140,7 @@ void Session::init(Napi::Env env, Napi::Object exports) {
         InstanceMethod<&Session::guarded<&Session::capture_row>>("captureRow"),
         InstanceMethod<&Session::guarded<&Session::captured_row>>("capturedRow"),
         InstanceMethod<&Session::guarded<&Session::perturb_row>>("perturbRowForTest"),
+        InstanceMethod<&Session::guarded<&Session::memory_cells>>("memoryCells"),
     });
     data_of(env).session_ctor = Napi::Persistent(ctor);
     exports.Set("Session", ctor);
@@ -386,6 +387,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
             });
         });
         try {
+            ref->cut_problem.clear();
             generate_result result = run_generation(*ref, *req, stream);
             stream.flush();
             job.post(release);
@@ -393,7 +395,9 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
         } catch (const std::exception & e) {
             stream.flush(); // the rounds committed before the failure
             job.post(release);
-            job.reject(e.what());
+            // a failed sliding-window cut leaves the sequence empty and its reason behind
+            job.reject(ref->cut_problem.empty() ? std::string(e.what())
+                                                : std::string(e.what()) + ": " + ref->cut_problem);
         }
     });
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Session: a llama.cpp context with its own sequence on a Model. JS:
 // Session.create(model, options) -> Promise<Session>, generate(prompt, options, onEvent),
-// cancel(), dispose(), info().
+// cancel(), dispose(), info(), memoryCells().
 
 #include <napi.h>
 
@@ -33,6 +33,8 @@ class Session : public Napi::ObjectWrap<Session> {
     Napi::Value capture_row(const Napi::CallbackInfo & info);
     Napi::Value captured_row(const Napi::CallbackInfo & info);
     Napi::Value perturb_row(const Napi::CallbackInfo & info);
+    // session_memory.cpp: the KV cache's used cells and positions
+    Napi::Value memory_cells(const Napi::CallbackInfo & info);
 
     session_core & live_core(Napi::Env env);
 

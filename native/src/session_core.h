@@ -60,6 +60,10 @@ struct session_core {
     // take back (note_target_decode); unused for attention-only targets
     int32_t rs_room = 0;
 
+    // why the last cut of a sliding-window target failed (cut_target; "" if none): a request
+    // that fails on it says so (session.cpp); cleared when a request starts (generation thread)
+    std::string cut_problem;
+
     std::atomic<bool> cancel{false};      // set by cancel()/dispose(), read by the worker and abort callback
     // set while a commit replays its kept rows: that decode completes the commit, so a cancel
     // waits for the next round boundary instead of aborting it halfway (generation thread only)
@@ -82,9 +86,47 @@ inline void note_target_decode(session_core & core, int32_t n_tokens) {
     core.rs_room = core.spec.recurrent ? std::max(0, std::min(core.spec.s, n_tokens - 1)) : 0;
 }
 
+// Empties the target's sequence: the next request evaluates its prompt from the start.
+inline void forget_target(session_core & core) {
+    llama_memory_clear(llama_get_memory(core.ctx.get()), true);
+    core.committed.clear();
+    core.rs_room = 0;
+}
+
+// After a cut to `pos` on a sliding-window target: what the next row (at pos) cannot attend to,
+// or "" when the memory holds it. The next row reads every position before it on the
+// full-attention blocks and (pos - n_swa, pos) on the sliding-window ones; on an iSWA memory
+// llama_memory_seq_pos_min/_max are the sliding-window cache's. The session's cache is
+// full-size (swa_full, session.cpp), so each position keeps its own cell and llama.cpp reuses
+// none while the context has room: the check holds on every cut, and it is what would notice
+// a sliding-window cache that dropped positions a rollback needs (a ring cache), or one that
+// kept rejected rows past the cut.
+inline std::string swa_window_problem(const session_core & core, llama_pos pos) {
+    const int32_t n_swa = llama_model_n_swa(core.model.get());
+    if (n_swa <= 0 || core.spec.recurrent) {
+        return "";
+    }
+    llama_memory_t  mem  = llama_get_memory(core.ctx.get());
+    const llama_pos pmin = llama_memory_seq_pos_min(mem, 0);
+    const llama_pos pmax = llama_memory_seq_pos_max(mem, 0);
+    const llama_pos need = std::max<llama_pos>(0, pos - n_swa + 1);
+    if (pmax != pos - 1) {
+        return "the sliding-window cache holds positions up to " + std::to_string(pmax) + " after a cut to " +
+               std::to_string(pos);
+    }
+    if (pos > 0 && pmin > need) {
+        return "the sliding-window cache (window " + std::to_string(n_swa) + ") no longer holds positions " +
+               std::to_string(need) + ".." + std::to_string(pmin - 1) + " that position " + std::to_string(pos) +
+               " attends to: it cannot roll back that far";
+    }
+    return "";
+}
+
 // Drops the target's rows at positions >= pos, which takes its recurrent state `back`
 // positions back (0: a restored checkpoint already put it at pos). Returns false, changing
-// nothing, when the recurrent state cannot go back that far exactly.
+// nothing, when the recurrent state cannot go back that far exactly; also false, with the
+// sequence emptied and the reason in cut_problem, when a sliding-window cache cannot
+// (swa_window_problem): nothing is computed on a cache that lacks rows.
 inline bool cut_target(session_core & core, llama_pos pos, int32_t back) {
     if (core.spec.recurrent && back > core.rs_room) {
         return false;
@@ -92,17 +134,16 @@ inline bool cut_target(session_core & core, llama_pos pos, int32_t back) {
     if (!llama_memory_seq_rm(llama_get_memory(core.ctx.get()), 0, pos, -1)) {
         return false;
     }
+    std::string problem = swa_window_problem(core, pos);
+    if (!problem.empty()) {
+        core.cut_problem = std::move(problem);
+        forget_target(core);
+        return false;
+    }
     if (back > 0) {
         core.rs_room = 0; // single use
     }
     return true;
-}
-
-// Empties the target's sequence: the next request evaluates its prompt from the start.
-inline void forget_target(session_core & core) {
-    llama_memory_clear(llama_get_memory(core.ctx.get()), true);
-    core.committed.clear();
-    core.rs_room = 0;
 }
 
 } // namespace power
