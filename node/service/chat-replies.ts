@@ -206,6 +206,7 @@ export class ChatReplies {
     try {
       const outcome = await runRequest(target.engine, request, {
         lease,
+        keepRounds: false,
         sink: (batch) => {
           appendRounds(message, batch);
           events.rounds.emit({ ...ids, ...batch });

@@ -166,6 +166,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
           },
           {
             lease,
+            keepRounds: false,
             sink: (batch) => {
               for (const round of batch.rounds) streamed += round.tokenIds.length;
               rounds += batch.rounds.length;

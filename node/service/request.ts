@@ -50,6 +50,13 @@ export interface RunOptions {
   sink?: (batch: RoundsBatch) => void;
   /** the reply slot's lease: a stop asked of it cancels the request */
   lease?: SlotLease;
+  /**
+   * keep every round record for the outcome (default true: --rounds, bench's samples, the
+   * contract tests). A reply that streams into a sink says false: a round record holds views
+   * into its batch's buffers, and keeping thousands of them makes each garbage collection, and
+   * so each round, cost more as the reply grows
+   */
+  keepRounds?: boolean;
 }
 
 export function apiRound(round: RoundRecord, index: number): ApiRound {
@@ -93,6 +100,7 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
   // and given to the sink together, at the end of that task
   let pending: StreamedRound[] = [];
   let pendingText = '';
+  let index = 0;
   const snapshot = (): ReplyStats => {
     const partial = running.partialNative(promptLength);
     return replyStats(partial, running.stats(partial), false);
@@ -104,8 +112,9 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
     pendingText = '';
     options.sink?.(batch);
   };
+  const keepRounds = options.keepRounds ?? true;
   const stop = engine.onRound(requestId, (round) => {
-    rounds.push(round);
+    if (keepRounds) rounds.push(round);
     running.add(round);
     const texts = round.tokens.map((t) => {
       tokens.push(t.id);
@@ -115,7 +124,7 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
     text += delta;
     if (!options.sink) return;
     if (pending.length === 0) queueMicrotask(deliver);
-    pending.push({ ...apiRound(round, rounds.length), texts });
+    pending.push({ ...apiRound(round, ++index), texts });
     pendingText += delta;
   });
   const cancel = (): void => void engine.call('cancel', { sessionId: request.sessionId }).catch(() => {});
