@@ -77,7 +77,10 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
   // the chunks that cross the window edges only (reading /proc at every chunk would take the
   // cores the server and the engine need)
   const seen: { at: number; tokens: number; rounds: number; cpu: number | null }[] = [];
-  const edges = [WINDOW, tokens - WINDOW];
+  // the last window ends at the last chunk but one: the last text chunk often arrives in one read
+  // with the reply's final chunk, after the server's end-of-request work (digest, final stats),
+  // which is not work per round; so every chunk of the last WINDOW + 64 rounds is sampled
+  const tailFrom = tokens - WINDOW - 64;
   let buffer = '';
   res.setEncoding('utf8');
   for await (const chunk of res as AsyncIterable<string>) {
@@ -91,7 +94,7 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
       const progress = data.power;
       if (!data.choices?.[0]?.delta?.content || progress?.rounds === undefined || progress.tokens === undefined) continue;
       const before = seen.at(-1)?.rounds ?? 0;
-      const crosses = seen.length === 0 || edges.some((e) => before < e && progress.rounds! >= e) || progress.tokens >= tokens;
+      const crosses = seen.length === 0 || (before < WINDOW && progress.rounds >= WINDOW) || progress.rounds >= tailFrom;
       seen.push({ at: performance.now(), tokens: progress.tokens, rounds: progress.rounds, cpu: crosses ? cpuSeconds(serve.pid) : null });
     }
   }
@@ -100,11 +103,12 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
   const first = seen[0]!;
   const at = (rounds: number) => seen.find((x) => x.rounds >= rounds && x.cpu !== null)!;
   const head = at(WINDOW);
-  const tail = at(tokens - WINDOW);
+  const end = seen.at(-2)!;
+  const tail = at(end.rounds - WINDOW);
   return {
     rate: ((last.tokens - first.tokens) * 1000) / (last.at - first.at),
     cpuFirst: ((head.cpu! - first.cpu!) / (head.rounds - first.rounds)) * 1e6,
-    cpuLast: ((last.cpu! - tail.cpu!) / (last.rounds - tail.rounds)) * 1e6,
+    cpuLast: ((end.cpu! - tail.cpu!) / (end.rounds - tail.rounds)) * 1e6,
     chunks: seen.length,
   };
 }
@@ -148,7 +152,7 @@ try {
     '',
     `${SERVE_STREAM_HEADING} (bench/serve-stream.ts, ${isoSeconds()})`,
     '',
-    `target.gguf, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (the tokens after the first chunk over the time from the first chunk to the last), generate's its steady decode rate; the serving CPU per round over the first and the last ${WINDOW} rounds, from the rounds each chunk reports.`,
+    `target.gguf, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (the tokens after the first chunk over the time from the first chunk to the last), generate's its steady decode rate; the serving CPU per round over the first ${WINDOW} rounds and the last ${WINDOW} before the reply's last chunk (which can arrive after the end-of-request work), from the rounds each chunk reports.`,
     '',
     `| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/round, first ${WINDOW} | last ${WINDOW} | last / first |`,
     '| --- | --- | --- | --- | --- | --- |',
