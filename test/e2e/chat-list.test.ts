@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 
 import type { Browser, Page } from 'playwright-core';
 
-import { openAppPage } from '../fixtures/browser.js';
+import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 
 let serve: ServeProcess | null = null;
@@ -20,11 +20,7 @@ describe('the chat list over power serve', { timeout: 5 * 60_000 }, () => {
     await page.goto(serve.url);
   });
 
-  after(async () => {
-    await browser?.close();
-    assert.equal(await serve?.stop(), 0);
-    assert.deepEqual(pageErrors, []);
-  });
+  after(() => closeAppPage(browser, serve, pageErrors));
 
   test('New chat, rename and delete', async () => {
     const chats = page.getByRole('navigation', { name: 'Chats' });

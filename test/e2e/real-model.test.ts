@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 
 import { ROOT } from '../../node/paths.js';
-import { openAppPage } from '../fixtures/browser.js';
+import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { readsAsLanguage, REAL_DIR, realModelSkip } from '../fixtures/real-model.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 import { LONG, ui } from './ui-helpers.js';
@@ -41,12 +41,7 @@ describe('the UI in Chromium with the real model', { skip, timeout: 15 * 60_000 
     await page.goto(serve.url);
   });
 
-  after(async () => {
-    await browser?.close();
-    const code = await serve?.stop();
-    assert.equal(code, 0, 'power serve stops cleanly');
-    assert.deepEqual(pageErrors, [], 'the page threw nothing');
-  });
+  after(() => closeAppPage(browser, serve, pageErrors));
 
   test('load Gemma 3 270M, chat two turns: both replies read as language', async () => {
     const u = ui(page);

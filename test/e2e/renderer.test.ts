@@ -10,7 +10,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 
 import { Report } from '../../contract/report/schema.js';
 import { ROOT } from '../../node/paths.js';
-import { openAppPage } from '../fixtures/browser.js';
+import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 import { LONG, ui } from './ui-helpers.js';
@@ -73,12 +73,7 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     await page.goto(serve.url);
   });
 
-  after(async () => {
-    await browser?.close();
-    const code = await serve?.stop();
-    assert.equal(code, 0, 'power serve stops cleanly');
-    assert.deepEqual(pageErrors, [], 'the page threw nothing');
-  });
+  after(() => closeAppPage(browser, serve, pageErrors));
 
   test('the main screen lists the library and the presets', async () => {
     await combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 
 import { ROOT } from '../../node/paths.js';
-import { openAppPage } from '../fixtures/browser.js';
+import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 import { LONG, panelFigure, ui } from './ui-helpers.js';
@@ -49,11 +49,7 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     await u.combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });
   });
 
-  after(async () => {
-    await browser?.close();
-    assert.equal(await serve?.stop(), 0, 'power serve stops cleanly');
-    assert.deepEqual(pageErrors, [], 'the page threw nothing');
-  });
+  after(() => closeAppPage(browser, serve, pageErrors));
 
   test('defect 4: before a model is loaded Send is disabled with the reason, and nothing creates an empty chat', async () => {
     await u.textbox('Message').fill('Hello before loading');

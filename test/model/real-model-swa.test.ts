@@ -15,7 +15,7 @@ import type { SamplingOptions } from '../../contract/engine-types.js';
 import type { EngineResult } from '../../engine/protocol.js';
 import { EngineClient } from '../../node/engine/client.js';
 import { runRequest, type RequestOutcome } from '../../node/service/request.js';
-import { GREEDY } from '../fixtures/engine-generate.js';
+import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
 import { REAL_MODEL, REAL_SWA_WINDOW, realDraft, realModelSkip } from '../fixtures/real-model.js';
 
 const skip = realModelSkip();
@@ -75,13 +75,7 @@ describe('a sliding-window target under rollback: Gemma 3 270M, draft-model K7, 
     draftModelId = (await engine.call('loadModel', { path: await realDraft(DRAFT_BLOCKS), gpuLayers: 0 })).modelId;
   });
 
-  after(async () => {
-    await engine.call('disposeModel', { modelId });
-    await engine.call('disposeModel', { modelId: draftModelId });
-    const live = await engine.call('liveHandles', {});
-    await engine.close();
-    assert.deepEqual({ models: live.models, contexts: live.contexts }, { models: 0, contexts: 0 });
-  });
+  after(() => disposeAndClose(engine, [modelId, draftModelId]));
 
   const tokenize = (text: string) => engine.call('tokenize', { modelId, text, addSpecial: false, parseSpecial: false });
 

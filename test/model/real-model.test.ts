@@ -18,7 +18,7 @@ import { runRequest, type GenerationOutcome } from '../../node/service/request.j
 import { writeEarlyExitDraft } from '../../tools/models/early-exit-draft.js';
 import { ROOT } from '../../node/paths.js';
 import { jsonOf, power } from '../fixtures/cli.js';
-import { GREEDY } from '../fixtures/engine-generate.js';
+import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
 
 const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
 const unavailable = join(ROOT, '.cache', 'real', 'UNAVAILABLE');
@@ -82,13 +82,7 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
     for (const text of PROMPTS) prompts.push(await engine.call('tokenize', { modelId, text, addSpecial: true, parseSpecial: false }));
   });
 
-  after(async () => {
-    await engine.call('disposeModel', { modelId });
-    await engine.call('disposeModel', { modelId: draftModelId });
-    const live = await engine.call('liveHandles', {});
-    await engine.close();
-    assert.deepEqual({ models: live.models, contexts: live.contexts }, { models: 0, contexts: 0 });
-  });
+  after(() => disposeAndClose(engine, [modelId, draftModelId]));
 
   test('power info says what the file is', () => {
     const info = jsonOf<{ architecture: string; fileType: string; layers: number; vocabType: string; vocabSize: number; chatTemplate: boolean; contextLength: number }>(
