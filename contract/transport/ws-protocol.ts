@@ -18,5 +18,3 @@ export function decodeFrame(data: string): { message: unknown } | null {
   }
 }
 
-// the OpenAI routes word a zod failure the way the channel does
-export { describeIssues } from '../channel/issues.js';

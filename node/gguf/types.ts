@@ -1,5 +1,5 @@
 // GGUF file-format vocabulary shared by the writer and the reader.
-// Spec: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+// The GGUF format as ggml defines it: header, metadata key/value types, tensor infos, alignment.
 
 export const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 export const GGUF_VERSION = 3;

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SAMPLING_DEFAULTS } from '../../../contract/engine-types.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../../contract/api/errors.js';
 import { ChatCompletionRequest, CompletionRequest, messageText } from './api.js';
-import { describeIssues } from '../../../contract/transport/ws-protocol.js';
+import { describeIssues } from '../../../contract/channel/index.js';
 import { HttpError, readJsonBody, sendError, sendJson } from '../http-util.js';
 import type { CompletionBackend, CompletionInput, CompletionOutput } from './backend.js';
 import { StopStrings } from './stop-strings.js';
