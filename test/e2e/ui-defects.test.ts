@@ -277,6 +277,7 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     assert.match((await u.runLine().textContent())!, /Fix Temperature and Top-p under Sampling: Temperature must be .*Top-p must be /);
     await u.setSampling('Temperature', '0');
     await u.setSampling('Top-p', '0.95');
+    await u.enabledSoon('Send');
     assert.equal(await u.button('Send').isDisabled(), false);
     await u.textbox('Message').fill('');
 

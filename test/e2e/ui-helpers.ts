@@ -51,6 +51,12 @@ export function ui(page: Page) {
     }
   }
 
+  /** Waits (LONG at most) until the named button is enabled: a gate that follows the engine's state updates on a render after it */
+  async function enabledSoon(name: string): Promise<void> {
+    const handle = await button(name).elementHandle();
+    await page.waitForFunction((b) => !(b as HTMLButtonElement).disabled, handle, { timeout: LONG }).catch(() => {});
+  }
+
   /** Waits until `count` Assistant replies are shown and none streams in the open chat. */
   async function replyEnded(count: number): Promise<void> {
     await page.waitForFunction(
@@ -100,7 +106,7 @@ export function ui(page: Page) {
     assert.deepEqual(l.outside, [], `${where}: controls outside the viewport`);
   }
 
-  return { combo, button, textbox, log, replies, panel, chats, runLine, openPopover, closePopovers, setSampling, load, replyEnded, sendAndWait, replyStreaming, layout, assertNoHorizontalOverflow };
+  return { enabledSoon, combo, button, textbox, log, replies, panel, chats, runLine, openPopover, closePopovers, setSampling, load, replyEnded, sendAndWait, replyStreaming, layout, assertNoHorizontalOverflow };
 }
 
 /** The figure next to a label in the Acceptance panel. */

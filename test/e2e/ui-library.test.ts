@@ -192,6 +192,7 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
     assert.equal(await u.button('Send').isDisabled(), true);
     assert.match((await u.runLine().textContent())!, /Load a model first/);
     await u.load('target', 'draft-model', 'draft-close');
+    await u.enabledSoon('Send');
     assert.equal(await u.button('Send').isDisabled(), false);
     await u.textbox('Message').fill('');
   });
