@@ -324,7 +324,7 @@ interface Profile {
  */
 async function profile(pair: Pair, promptTexts: readonly string[], { tokens, k, pollThreads, generate }: { tokens: number; k: number; pollThreads: number; generate: boolean }): Promise<Profile> {
   const engine = EngineClient.start({ flavour: FLAVOUR });
-  const sampling: SamplingOptions = { temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0 };
+  const sampling: SamplingOptions = { temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0, path: 'cpu' };
   try {
     await engine.call('hello', {});
     const target = await engine.call('loadModel', { path: pair.target });

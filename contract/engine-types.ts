@@ -5,6 +5,10 @@ import { z } from 'zod';
 
 export const FlashAttn = z.enum(['auto', 'on', 'off']);
 
+/** where tokens are sampled: auto (the backend on a GPU, else the CPU), cpu, backend (llama.cpp's backend samplers) */
+export const SamplingPath = z.enum(['auto', 'cpu', 'backend']);
+export type SamplingPath = z.infer<typeof SamplingPath>;
+
 export const SamplingOptions = z.object({
   temperature: z.number().min(0).max(100).default(0),
   seed: z.number().int().min(0).max(0xffffffff).default(0),
@@ -15,6 +19,7 @@ export const SamplingOptions = z.object({
   repeatLastN: z.number().int().min(0).default(64),
   presencePenalty: z.number().min(-100).max(100).default(0),
   frequencyPenalty: z.number().min(-100).max(100).default(0),
+  path: SamplingPath.default('auto'),
 });
 export type SamplingOptions = z.infer<typeof SamplingOptions>;
 
@@ -44,11 +49,16 @@ export const RoundRecord = z.object({
 });
 export type RoundRecord = z.infer<typeof RoundRecord>;
 
-export const StopReason = z.enum(['max-tokens', 'eos', 'cancelled', 'context-full']);
+/**
+ * Why a reply ended. 'stop' never comes from the engine: the reply reached a stop string (a /v1
+ * request's `stop`, or the end-of-turn marker of the ChatML fallback for a model without a chat
+ * template) and node/service/request.ts ended it there.
+ */
+export const StopReason = z.enum(['max-tokens', 'eos', 'cancelled', 'context-full', 'stop']);
 export type StopReason = z.infer<typeof StopReason>;
 
 export const NativeGenerateResult = z.object({
-  stopReason: StopReason,
+  stopReason: StopReason.exclude(['stop']),
   replays: z.number().int().min(0),
   clampedTo: z.number().int().nullable(),
   promptTokens: z.number().int(),
@@ -58,6 +68,14 @@ export const NativeGenerateResult = z.object({
   generated: z.number().int(),
 });
 export type NativeGenerateResult = z.infer<typeof NativeGenerateResult>;
+
+/** where a request was sampled, as the engine resolved its path */
+export const SamplingUsed = z.object({
+  path: z.enum(['cpu', 'backend']),
+  /** why "auto" chose the CPU (null when it did not, or the path was asked for) */
+  reason: z.string().nullable(),
+});
+export type SamplingUsed = z.infer<typeof SamplingUsed>;
 
 export const DeviceInfo = z.object({
   name: z.string(),

@@ -40,8 +40,10 @@ export const GenerationBackend = z.object({
   gpuLayers: z.union([z.literal('all'), z.number().int().min(0)]).nullable(),
   /** what llama.cpp settled on for the target's context */
   flashAttn: z.enum(['on', 'off', 'unknown']),
-  /** where tokens are sampled: llama.cpp's backend (GPU) samplers are not used yet */
-  sampling: z.literal('cpu'),
+  /** where tokens were sampled: cpu, or backend (llama.cpp's samplers in the target's graph) */
+  sampling: z.enum(['cpu', 'backend']),
+  /** why sampling "auto" chose the CPU (null when it did not, or the path was asked for) */
+  samplingReason: z.string().nullable(),
   /** how --device auto decided (null for an explicit --device) */
   choice: z.string().nullable(),
   /** the device-memory estimate checked before loading (CUDA only) */

@@ -21,6 +21,18 @@ export interface NativeModel {
   readonly disposed: boolean;
 }
 
+/** what a request sampled at the captured position (native/src/session_capture.cpp) */
+export interface CapturedRow {
+  row: Float32Array<ArrayBuffer>;
+  rowToken: number;
+  otherToken: number | null;
+  /** drawn on the backend: no row of logits */
+  backend: boolean;
+  /** the candidates a CPU draw accumulated over, in its order, with their probabilities (seeded) */
+  drawnFromIds: Int32Array<ArrayBuffer>;
+  drawnFromP: Float64Array<ArrayBuffer>;
+}
+
 export interface NativeSession {
   generate(prompt: Int32Array, options: object, onRounds: (batch: RoundBatch) => void): Promise<NativeGenerateResult>;
   cancel(): void;
@@ -39,7 +51,7 @@ export interface NativeSession {
   };
   injectFailureForTest(round: number): void;
   captureRow(position: number, otherRow?: Float32Array): void;
-  capturedRow(): { row: Float32Array<ArrayBuffer>; rowToken: number; otherToken: number | null } | null;
+  capturedRow(): CapturedRow | null;
   perturbRowForTest(position: number, hidden: boolean): void;
   /** the target's KV cache (native/src/session_memory.cpp); refused while a request runs */
   memoryCells(): NativeMemoryCells;
@@ -105,6 +117,7 @@ export interface NativeBinding {
         k?: number;
         s?: number;
         draft?: NativeModel;
+    proposerSampling?: 'cpu' | 'backend';
       },
     ): Promise<NativeSession>;
   };

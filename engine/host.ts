@@ -11,6 +11,7 @@ import { engineApi, ENGINE_CHECKS, type EngineApi, type RoundsEvent } from './pr
 import { loadBinding, type NativeModel, type NativeSession } from './binding.js';
 import { addonDir, readBuildInfo } from './build-info.js';
 import { probeCuda } from './cuda-probe.js';
+import { proposerSamplingPath, resolveSamplingPath, type SamplingPlace } from './sampling-path.js';
 import { connectToParent } from './host-channel.js';
 
 type Host = ImplementationOf<EngineApi>['engine'];
@@ -45,6 +46,9 @@ const cuda =
     : null;
 const models = new Map<string, NativeModel>();
 const sessions = new Map<string, NativeSession>();
+/** models whose output layer is on a GPU, and each session's model: where "auto" samples */
+const modelOnGpu = new Map<string, boolean>();
+const sessionPlace = new Map<string, SamplingPlace>();
 let nextId = 1;
 const rounds = emitter<RoundsEvent>();
 const progress = emitter<{ requestId: string; progress: number }>();
@@ -152,6 +156,14 @@ function defaultServed(all: ReturnType<typeof binding.devices>) {
   return gpus.length > 0 ? gpus : all.filter((d) => d.type === 'cpu');
 }
 
+/** whether a model loaded with these options has its output layer on a GPU (RPC machines are not counted) */
+function outputOnGpu(gpuLayers: number, devices: readonly string[] | undefined): boolean {
+  if (gpuLayers === 0) return false;
+  const gpus = binding.devices().filter((d) => d.type !== 'cpu' && d.backend !== 'RPC');
+  // [] keeps everything on the CPU; absent: llama.cpp places the output on the first GPU
+  return devices ? devices.some((name) => gpus.some((g) => g.name === name)) : gpus.length > 0;
+}
+
 function testHooksOn(): void {
   if (process.env.POWER_TEST_HOOKS !== '1') throw new Error('test hooks are off in this engine');
 }
@@ -187,6 +199,7 @@ const host: Host = {
     });
     const modelId = `m${nextId++}`;
     models.set(modelId, loaded);
+    modelOnGpu.set(modelId, outputOnGpu(p.gpuLayers, p.devices));
     return { modelId, info: loaded.info() };
   },
 
@@ -194,7 +207,9 @@ const host: Host = {
   detokenize: (p) => withContext('the model\'s vocabulary cannot detokenize these tokens', () => model(p.modelId).detokenize(p.tokens, p.renderSpecial)),
 
   createSession: async (p) => {
+    const onGpu = modelOnGpu.get(p.modelId) ?? false;
     const created = await binding.Session.create(model(p.modelId), {
+      proposerSampling: proposerSamplingPath(p.proposerSampling, onGpu),
       contextSize: p.contextSize,
       batchSize: p.batchSize,
       threads: p.threads,
@@ -207,14 +222,25 @@ const host: Host = {
     });
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
+    sessionPlace.set(sessionId, { onGpu, k: created.info().k });
     const info = created.info();
     return { sessionId, contextSize: info.contextSize, threads: info.threads, k: info.k, s: info.s, recurrent: info.recurrent, flashAttn: info.flashAttn };
   },
 
-  generate: (p) =>
+  generate: async (p) => {
+    const native = session(p.sessionId);
+    const place = sessionPlace.get(p.sessionId) ?? { onGpu: false, k: 0 };
+    const resolved = resolveSamplingPath(p.sampling.path, p.sampling, place);
+    if (resolved.problem !== undefined) throw new PowerError('bad-input', resolved.problem);
     // the addon hands rounds over in coalesced batches (native/src/round_stream.h); they are
     // forwarded as they are, one IPC message per batch, and expanded by the receiver
-    session(p.sessionId).generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling }, (batch) => rounds.emit({ requestId: p.requestId, batch })),
+    const result = await native.generate(
+      p.prompt,
+      { maxTokens: p.maxTokens, ...p.sampling, path: resolved.path },
+      (batch) => rounds.emit({ requestId: p.requestId, batch }),
+    );
+    return { ...result, sampling: { path: resolved.path, reason: resolved.reason } };
+  },
 
   cancel: (p) => {
     session(p.sessionId).cancel();
@@ -250,12 +276,14 @@ const host: Host = {
   disposeSession: async (p) => {
     await session(p.sessionId).dispose();
     sessions.delete(p.sessionId);
+    sessionPlace.delete(p.sessionId);
     return null;
   },
 
   disposeModel: async (p) => {
     await model(p.modelId).dispose();
     models.delete(p.modelId);
+    modelOnGpu.delete(p.modelId);
     return null;
   },
 

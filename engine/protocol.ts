@@ -15,6 +15,8 @@ import {
   FlashAttn,
   NativeGenerateResult,
   SamplingOptions,
+  SamplingPath,
+  SamplingUsed,
   TokenOrigin,
   type RoundRecord,
 } from '../contract/engine-types.js';
@@ -214,6 +216,8 @@ export const engineMethods = {
       /** polling level of the session's threadpool (0-100); absent: the engine's default (bench/diagnostics) */
       threadpoolPoll: z.number().int().min(0).max(100).optional(),
       flashAttn: FlashAttn.default('auto'),
+      /** how the proposer drafts: auto (the backend where the target is on a GPU), cpu, backend */
+      proposerSampling: SamplingPath.default('auto'),
     }),
     output: z.object({
       sessionId: Id,
@@ -235,7 +239,7 @@ export const engineMethods = {
       maxTokens: z.number().int().min(1),
       sampling: SamplingOptions,
     }),
-    output: NativeGenerateResult,
+    output: NativeGenerateResult.extend({ sampling: SamplingUsed }),
   },
   cancel: { input: z.object({ sessionId: Id }), output: z.null() },
   /**
@@ -250,7 +254,16 @@ export const engineMethods = {
   capturedRow: {
     input: z.object({ sessionId: Id }),
     output: z
-      .object({ row: z.instanceof(Float32Array), rowToken: z.number().int(), otherToken: z.number().int().nullable() })
+      .object({
+        row: z.instanceof(Float32Array),
+        rowToken: z.number().int(),
+        otherToken: z.number().int().nullable(),
+        /** drawn on the backend: rowToken only, the row is empty */
+        backend: z.boolean(),
+        /** the candidates the CPU draw accumulated over, in order, and their probabilities (seeded chains) */
+        drawnFromIds: z.instanceof(Int32Array),
+        drawnFromP: z.instanceof(Float64Array),
+      })
       .nullable(),
   },
   /** test hook: raise the runner-up of the row sampled at `position` above its top (hidden: capture the unperturbed row) */

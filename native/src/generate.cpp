@@ -142,6 +142,14 @@ generate_result run_generation(session_core & core, const generate_request & req
         throw std::invalid_argument(invalid);
     }
     sampler_ptr sampler = make_sampler(vocab, req.sampling);
+    if (req.sampling.backend) {
+        const std::string problem = backend_chain_problem(req.sampling, core.spec.k + 1);
+        if (!problem.empty()) {
+            throw std::invalid_argument("backend sampling cannot run this chain: " + problem + " (use CPU sampling)");
+        }
+    }
+    // before the prompt: the first token is drawn in the prefill's last pass
+    backend_sampler_scope attached(core.ctx.get(), sampler.get(), req.sampling.backend);
 
     core.prop->begin(core.committed);
     bool completed = prefill(core, req.prompt, result.reused_tokens);
@@ -154,10 +162,8 @@ generate_result run_generation(session_core & core, const generate_request & req
 
     // the first token comes from the prompt's last row: an autoregressive step, no proposals
     round_state st;
-    float * first_row = llama_get_logits_ith(core.ctx.get(), -1);
-    inspect_sampled_row(core.capture, sampler.get(), static_cast<llama_pos>(req.prompt.size()), first_row,
-                        llama_vocab_n_tokens(vocab));
-    llama_token first = sample_row(sampler.get(), first_row, llama_vocab_n_tokens(vocab), core.candidates);
+    llama_token first = draw_target_row(core, sampler.get(), req.sampling.backend, -1,
+                                        static_cast<llama_pos>(req.prompt.size()));
     if (llama_vocab_is_eog(vocab, first)) {
         result.stop_reason = "eos";
         result.total_us    = llama_time_us() - t0;
@@ -171,7 +177,7 @@ generate_result run_generation(session_core & core, const generate_request & req
     result.generated = 1;
     st.anchor = first;
 
-    transaction tx(core, sampler.get(), st);
+    transaction tx(core, sampler.get(), req.sampling.backend, st);
     while (true) {
         const int32_t budget = req.max_tokens - result.generated;
         if (budget <= 0) {

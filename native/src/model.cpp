@@ -415,7 +415,8 @@ Napi::Value Model::sampling_order_check(const Napi::CallbackInfo & info) {
     std::vector<llama_token_data> cur;
     std::vector<llama_token> emitted;
     std::vector<const char *> origins;
-    const row_decision d = sample_through_first_mismatch(spec.get(), vocab, row, proposals, n_rows, emitted, origins, cur);
+    const auto draw = [&](int32_t i) { return sample_row(spec.get(), row(i), n_vocab, cur); };
+    const row_decision d = sample_through_first_mismatch(vocab, draw, proposals, n_rows, emitted, origins);
 
     std::vector<llama_token> ar_tokens;
     const int32_t sampled_rows = static_cast<int32_t>(emitted.size()) + (d.eog ? 1 : 0);

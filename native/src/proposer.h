@@ -57,6 +57,7 @@ struct draft_context_params {
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's context
     bool (*abort_callback)(void *) = nullptr; // lets a cancel stop the draft's prompt evaluation
     void * abort_data = nullptr;
+    bool backend_sampling = false; // greedy drafting in the draft's graph (llama_set_sampler)
 };
 
 // the context a proposer decodes on, with the session's threads and its threadpool attached
@@ -78,6 +79,7 @@ struct mtp_context_params {
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's
     bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a long mirrored prompt batch
     void * abort_data = nullptr;
+    bool backend_sampling = false; // greedy drafting in the draft's graph (llama_set_sampler)
 };
 
 // drafts greedily with the target's own NextN/MTP layers through an MTP context on `model`,
@@ -100,6 +102,7 @@ struct common_proposer_params {
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's
     bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a long draft decode
     void * abort_data = nullptr;
+    bool backend_sampling = false; // greedy drafting in the draft's graph (llama_set_sampler)
 };
 
 // one of llama.cpp's own proposers (common_speculative, libllama-common) on the session's

@@ -45,8 +45,9 @@ using common_spec_ptr = std::unique_ptr<common_speculative, common_spec_deleter>
 // tokens. p_min = 0: llama.cpp's default, no confidence cut (a DSpark confidence head is not
 // read); n_min = 0 except where the family has its own minimum, clamped to K.
 common_params_speculative speculative_params(common_speculative_type type, int32_t k, llama_context * target,
-                                             llama_context * draft) {
+                                             llama_context * draft, bool backend_sampling) {
     common_params_speculative p;
+    p.draft.backend_sampling = backend_sampling;
     p.types = {type};
     p.draft.n_max   = k;
     p.draft.n_min   = 0;
@@ -72,7 +73,7 @@ class proposer_common : public proposer {
         if (is_artifact(type_)) {
             create_draft_context(p);
         }
-        common_params_speculative sp = speculative_params(type_, p.k, target, ctx_.get());
+        common_params_speculative sp = speculative_params(type_, p.k, target, ctx_.get(), p.backend_sampling);
         try {
             spec_.reset(common_speculative_init(sp, 1));
         } catch (const std::exception & e) {

@@ -7,6 +7,7 @@
 
 #include "handles.h"
 #include "proposer.h"
+#include "sampling.h"
 
 namespace power {
 namespace {
@@ -24,7 +25,14 @@ class proposer_draft : public proposer {
         cp.abort_callback      = p.abort_callback;
         cp.abort_callback_data = p.abort_data;
         ctx_ = open_proposer_context(model_.get(), cp, p.n_threads, p.threadpool, "the draft model's context");
-        greedy_.reset(llama_sampler_init_greedy());
+        greedy_ = make_greedy_chain();
+        if (p.backend_sampling && !llama_set_sampler(ctx_.get(), 0, greedy_.get())) {
+            throw std::runtime_error("llama.cpp could not attach greedy sampling to the draft model's backend");
+        }
+    }
+
+    ~proposer_draft() override {
+        llama_set_sampler(ctx_.get(), 0, nullptr); // before the chain goes
     }
 
     const char * name() const override { return "draft-model"; }
@@ -43,6 +51,7 @@ class proposer_draft : public proposer {
             return;
         }
         for (int i = 0; i < n_max; i++) {
+            // the backend's token when the chain is attached, else argmax over the row
             llama_token t = llama_sampler_sample(greedy_.get(), ctx_.get(), -1);
             out.push_back(t);
             if (i + 1 == n_max) {

@@ -31,6 +31,7 @@
 #include "handles.h"
 #include "llama-ext.h" // staging C++ API: llama_set_embeddings_nextn, llama_get_embeddings_nextn_ith
 #include "proposer.h"
+#include "sampling.h"
 
 namespace power {
 namespace {
@@ -124,6 +125,12 @@ class proposer_mtp : public proposer {
         // selecting the output rows: in a batch whose output (the anchor) is not its first
         // row, that hands back the first row's state instead of the anchor's.
         llama_set_embeddings_nextn(ctx_.get(), true, /*masked=*/false);
+        if (p.backend_sampling) {
+            greedy_ = make_greedy_chain();
+            if (!llama_set_sampler(raw, 0, greedy_.get())) {
+                throw std::runtime_error("llama.cpp could not attach greedy sampling to the MTP context's backend");
+            }
+        }
         window_.reserve(static_cast<size_t>(batch_.capacity()) * n_embd_);
         next_window_.reserve(window_.capacity());
         pending_.reserve(batch_.capacity());
@@ -131,6 +138,9 @@ class proposer_mtp : public proposer {
     }
 
     ~proposer_mtp() override {
+        if (greedy_) {
+            llama_set_sampler(ctx_.get(), 0, nullptr);
+        }
         // the target outlives this proposer only briefly (session teardown), but leave it as found
         if (target_) {
             llama_set_embeddings_nextn(target_, false, false);
@@ -217,12 +227,12 @@ class proposer_mtp : public proposer {
 
         int32_t last = batch_.size() - 1;
         for (int i = 0; i < n_max; i++) {
-            const float * logits = llama_get_logits_ith(ctx_.get(), last);
             const float * h_next = llama_get_embeddings_nextn_ith(ctx_.get(), last);
-            if (!logits || !h_next) {
+            // greedy drafting (top-1): in the head's graph, or over its row of logits
+            const llama_token token = greedy_ ? llama_get_sampled_token_ith(ctx_.get(), last) : argmax_row(last);
+            if (!h_next || token == LLAMA_TOKEN_NULL) {
                 break;
             }
-            const llama_token token = argmax(logits); // greedy drafting (top-1)
             out.push_back(token);
             if (i + 1 == n_max) {
                 break;
@@ -321,7 +331,12 @@ class proposer_mtp : public proposer {
         }
     }
 
-    llama_token argmax(const float * logits) const {
+    // LLAMA_TOKEN_NULL when the row has no logits
+    llama_token argmax_row(int32_t row) const {
+        const float * logits = llama_get_logits_ith(ctx_.get(), row);
+        if (!logits) {
+            return LLAMA_TOKEN_NULL;
+        }
         llama_token best = 0;
         for (llama_token t = 1; t < n_vocab_; t++) {
             if (logits[t] > logits[best]) {
@@ -335,6 +350,7 @@ class proposer_mtp : public proposer {
     llama_context * target_;  // not owned: the session's context, which outlives the proposer
     int32_t         n_embd_;
     int32_t         n_vocab_;
+    sampler_ptr     greedy_;  // attached to ctx_ for backend drafting (declared first: outlives it)
     context_ptr     ctx_;
     mtp_batch       batch_;
 

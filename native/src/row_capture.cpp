@@ -38,6 +38,10 @@ void inspect_sampled_row(row_capture & cap, llama_sampler * sampler, llama_pos p
         // copies of the chain: the request's own sampler must advance only for its own row
         std::vector<llama_token_data> cur;
         cap.row_token = sample_row(sampler_ptr(llama_sampler_clone(sampler)).get(), cap.row.data(), n_vocab, cur);
+        cap.drawn_from.clear();
+        if (!cur.empty() && cur[0].p > 0.0f) {
+            cap.drawn_from = cur; // what dist accumulated (sample_row leaves the chain's output there)
+        }
         if (static_cast<int32_t>(cap.other.size()) == n_vocab) {
             cap.other_token = sample_row(sampler_ptr(llama_sampler_clone(sampler)).get(), cap.other.data(), n_vocab, cur);
         }
@@ -45,6 +49,16 @@ void inspect_sampled_row(row_capture & cap, llama_sampler * sampler, llama_pos p
     if (perturb && cap.perturb_hidden) {
         raise_runner_up(logits, n_vocab);
     }
+}
+
+void note_backend_draw(row_capture & cap, llama_pos pos, llama_token token) {
+    if (pos != cap.position) {
+        return;
+    }
+    cap.captured  = true;
+    cap.backend   = true;
+    cap.row.clear();
+    cap.row_token = token;
 }
 
 } // namespace power

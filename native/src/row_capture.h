@@ -23,6 +23,10 @@ struct row_capture {
     std::vector<float> row;      // the logits row the token at `position` was sampled from
     llama_token row_token   = -1; // what a copy of the sampler, in that state, draws from `row`
     llama_token other_token = -1; // the same from `other`
+    bool backend = false;         // the token was drawn on the backend: `row` stays empty
+    // the copy's candidates after its chain, in the order it accumulated them, with their
+    // probabilities (seeded chains; greedy: empty): where the draw fell between two tokens
+    std::vector<llama_token_data> drawn_from;
 
     // test hook: at `perturb_position` the row's runner-up is raised above its top token before
     // sampling, as a kernel that rounds differently might do. hidden: the captured row is the
@@ -37,11 +41,16 @@ struct row_capture {
         row.clear();
         row_token   = -1;
         other_token = -1;
+        backend     = false;
+        drawn_from.clear();
     }
 };
 
 // Called with the row about to be sampled for the token at `pos` (the sampler not yet advanced
 // for it). May change the row only under the test hook.
 void inspect_sampled_row(row_capture & cap, llama_sampler * sampler, llama_pos pos, float * logits, int32_t n_vocab);
+
+// The backend drew `token` for `pos` in the graph: only the token is known.
+void note_backend_draw(row_capture & cap, llama_pos pos, llama_token token);
 
 } // namespace power

@@ -1,6 +1,7 @@
 #include "sampling.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace power {
 
@@ -15,6 +16,33 @@ std::string validate(const sampling_params & p) {
         return "presence and frequency penalties must be finite";
     }
     return {};
+}
+
+std::string backend_chain_problem(const sampling_params & p, int32_t rows_per_seq) {
+    const bool penalties = p.repeat_last_n != 0 &&
+                           (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f);
+    // llama.cpp's penalties sampler keeps one token history per sequence: with several rows of a
+    // sequence in one pass, row i would not see rows 0..i-1, so it refuses the backend there
+    if (penalties && rows_per_seq > 1) {
+        return "repeat, presence and frequency penalties run on the backend only without proposals (K = 0)";
+    }
+    return {};
+}
+
+backend_sampler_scope::backend_sampler_scope(llama_context * ctx, llama_sampler * chain, bool attach)
+    : ctx_(ctx), attached_(false) {
+    if (attach) {
+        if (!llama_set_sampler(ctx_, 0, chain)) {
+            throw std::runtime_error("llama.cpp could not attach the sampler chain to the backend");
+        }
+        attached_ = true;
+    }
+}
+
+backend_sampler_scope::~backend_sampler_scope() {
+    if (attached_) {
+        llama_set_sampler(ctx_, 0, nullptr);
+    }
 }
 
 sampler_ptr make_sampler(const llama_vocab * vocab, const sampling_params & p) {
@@ -38,6 +66,14 @@ sampler_ptr make_sampler(const llama_vocab * vocab, const sampling_params & p) {
     return chain;
 }
 
+sampler_ptr make_greedy_chain() {
+    llama_sampler_chain_params cp = llama_sampler_chain_default_params();
+    cp.no_perf = true;
+    sampler_ptr chain(llama_sampler_chain_init(cp));
+    llama_sampler_chain_add(chain.get(), llama_sampler_init_greedy());
+    return chain;
+}
+
 llama_token sample_row(llama_sampler * sampler, const float * logits, int32_t n_vocab,
                        std::vector<llama_token_data> & cur) {
     cur.resize(n_vocab);
@@ -47,22 +83,22 @@ llama_token sample_row(llama_sampler * sampler, const float * logits, int32_t n_
     llama_token_data_array arr = {cur.data(), cur.size(), -1, false};
     llama_sampler_apply(sampler, &arr);
     const llama_token token = arr.data[arr.selected].id;
+    if (arr.data == cur.data()) {
+        cur.resize(arr.size); // what the chain kept, for a caller that looks (row_capture)
+    }
     llama_sampler_accept(sampler, token);
     return token;
 }
 
-row_decision sample_through_first_mismatch(llama_sampler * sampler, const llama_vocab * vocab,
-                                           const std::function<const float *(int32_t)> & row,
+row_decision sample_through_first_mismatch(const llama_vocab * vocab, const std::function<llama_token(int32_t)> & draw,
                                            const std::vector<llama_token> & proposals, int32_t budget,
-                                           std::vector<llama_token> & emitted, std::vector<const char *> & origins,
-                                           std::vector<llama_token_data> & cur) {
+                                           std::vector<llama_token> & emitted, std::vector<const char *> & origins) {
     row_decision d;
     emitted.clear();
     origins.clear();
-    const int32_t n_vocab = llama_vocab_n_tokens(vocab);
-    const int32_t k       = static_cast<int32_t>(proposals.size());
+    const int32_t k = static_cast<int32_t>(proposals.size());
     for (int32_t i = 0; i <= k; i++) {
-        const llama_token token = sample_row(sampler, row(i), n_vocab, cur);
+        const llama_token token = draw(i);
         if (llama_vocab_is_eog(vocab, token)) {
             d.eog = true;
             break;

@@ -6,12 +6,11 @@
 
 #include "addon_data.h"
 #include "background_job.h"
-#include "cpu_threads.h"
 #include "generate.h"
-#include "log_capture.h"
 #include "model.h"
 #include "proposer_common_checks.h"
 #include "round_stream.h"
+#include "session_open.h"
 
 namespace power {
 namespace {
@@ -57,6 +56,14 @@ session_params read_session_params(Napi::Object opts) {
         else if (fa == "auto") p.flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO;
         else throw Napi::RangeError::New(opts.Env(), "flashAttn must be 'on', 'off' or 'auto'");
     }
+    if (opts.Has("proposerSampling") && !opts.Get("proposerSampling").IsUndefined()) {
+        const Napi::Value v = opts.Get("proposerSampling");
+        const std::string path = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+        if (path != "cpu" && path != "backend") {
+            throw Napi::RangeError::New(opts.Env(), "proposerSampling must be 'cpu' or 'backend'");
+        }
+        p.proposer_backend_sampling = path == "backend";
+    }
     return p;
 }
 
@@ -71,6 +78,13 @@ sampling_params read_sampling(Napi::Object opts) {
     s.repeat_last_n     = static_cast<int32_t>(number_or(opts, "repeatLastN", s.repeat_last_n));
     s.presence_penalty  = static_cast<float>(number_or(opts, "presencePenalty", s.presence_penalty));
     s.frequency_penalty = static_cast<float>(number_or(opts, "frequencyPenalty", s.frequency_penalty));
+    if (opts.Has("path") && !opts.Get("path").IsUndefined()) {
+        const std::string path = opts.Get("path").IsString() ? opts.Get("path").As<Napi::String>().Utf8Value() : "";
+        if (path != "cpu" && path != "backend") {
+            throw Napi::RangeError::New(opts.Env(), "sampling path must be 'cpu' or 'backend'");
+        }
+        s.backend = path == "backend";
+    }
     std::string invalid = validate(s);
     if (!invalid.empty()) {
         throw Napi::RangeError::New(opts.Env(), invalid);
@@ -120,10 +134,10 @@ void finish_job(session_core & core) {
         core.ctx.reset();
         core.batch.reset();
         core.model.reset();
-        for (auto & d : core.dispose_waiters) {
-            d.Resolve(d.Env().Undefined());
+        for (auto & resolve : core.on_disposed) {
+            resolve();
         }
-        core.dispose_waiters.clear();
+        core.on_disposed.clear();
     }
 }
 
@@ -168,165 +182,21 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     Napi::Object opts = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
     core->params = read_session_params(opts);
     const std::string & strategy = core->params.strategy;
-    const bool llama_cpp_proposer = common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT;
-    if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp" && !llama_cpp_proposer) {
-        throw Napi::Error::New(env, "strategy '" + strategy + "' is not implemented by this engine");
-    }
-    if (strategy != "none" && core->params.k < 1) {
-        throw Napi::RangeError::New(env, "strategy '" + strategy + "' needs k >= 1");
-    }
-    if (strategy == "mtp") {
-        // checked here, on the JS thread: an MTP context on a model without its NextN weights
-        // aborts inside llama.cpp instead of failing
-        if (llama_model_n_layer_nextn(core->model.get()) <= 0) {
-            throw Napi::Error::New(env, "strategy 'mtp' needs a model with NextN/MTP layers; this one has none "
-                                        "(nextn_predict_layers = 0)");
-        }
-        if (!Model::mtp_loaded(env, info[0])) {
-            throw Napi::Error::New(env, "strategy 'mtp' needs the model loaded with loadMtp: true (its NextN/MTP "
-                                        "layers were not loaded)");
-        }
-    }
     model_ref draft;
-    // llama.cpp's n-gram families take none: one given is refused below rather than ignored
-    if (strategy == "draft-model" || common_strategy_needs_draft(strategy) || (llama_cpp_proposer && opts.Has("draft"))) {
-        if (!opts.Has("draft")) {
-            throw Napi::Error::New(env, "strategy '" + strategy + "' needs a draft Model");
-        }
+    // llama.cpp's n-gram families take none: one given is refused (check_session) rather than ignored
+    const bool draft_given = opts.Has("draft") && !opts.Get("draft").IsUndefined();
+    if (draft_given && (strategy == "draft-model" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT)) {
         draft = Model::unwrap(env, opts.Get("draft"));
     }
-    if (llama_cpp_proposer) {
-        // checked here, on the JS thread: several mismatches abort inside llama.cpp instead of failing
-        const std::string problem = common_proposer_problem(strategy, core->params.k, core->model.get(), draft.get());
-        if (!problem.empty()) {
-            throw Napi::Error::New(env, "strategy '" + strategy + "' cannot run: " + problem);
-        }
+    const std::string problem = check_session(*core, draft, draft_given, strategy == "mtp" && Model::mtp_loaded(env, info[0]));
+    if (!problem.empty()) {
+        throw Napi::Error::New(env, problem);
     }
-    core->spec.recurrent = llama_model_is_recurrent(core->model.get()) || llama_model_is_hybrid(core->model.get());
-    core->spec.k         = strategy == "none" ? 0 : core->params.k;
-    core->spec.s         = core->spec.recurrent ? core->params.s : core->spec.k; // attention rows roll back freely
     return background_job::start(env, "power.Session.create", [core, draft](background_job & job) {
-        llama_context_params cp = llama_context_default_params();
-        // a verify pass is one batch and one ubatch of k + 1 rows, all with logits
-        const uint32_t n_batch = std::max<uint32_t>(core->params.n_batch, core->spec.k + 1);
-        cp.n_ctx           = core->params.n_ctx;
-        cp.n_batch         = n_batch;
-        cp.n_ubatch        = n_batch;
-        cp.n_rs_seq        = core->spec.recurrent ? static_cast<uint32_t>(core->spec.s) : 0;
-        cp.n_seq_max       = 1;
-        cp.flash_attn_type = core->params.flash_attn;
-        // a sliding-window cache of full size keeps every position in its own cell, as the
-        // full-attention cache does; a ring of window + batch cells can place a verify
-        // pass's rows in other cells than a one-row decode, and the attention sums would run
-        // over the cells in another order (the batch invariance of build-info.ts assumes this)
-        cp.swa_full        = true;
-        cp.no_perf         = true;
-        if (core->params.n_threads <= 0) {
-            core->params.n_threads = default_thread_count();
-        }
-        cp.n_threads       = core->params.n_threads;
-        cp.n_threads_batch = core->params.n_threads;
-        // lets cancel() stop a long prompt evaluation between graph nodes
-        cp.abort_callback = [](void * data) {
-            const auto * c = static_cast<session_core *>(data);
-            return c->cancel.load() && !c->uninterruptible.load();
-        };
-        cp.abort_callback_data = core.get();
-
-        uint64_t mark = log_capture_mark();
-        llama_context * raw = llama_init_from_model(core->model.get(), cp);
-        if (!raw) {
-            std::string why = log_capture_problems_since(mark);
-            job.reject("llama.cpp could not create a context" + (why.empty() ? "" : ": " + why));
+        const std::string failed = open_session(*core, draft);
+        if (!failed.empty()) {
+            job.reject(failed);
             return;
-        }
-        core->ctx   = adopt_context(raw);
-        // one persistent pool for this session's graphs (target and proposer, one at a time)
-        core->pool = make_threadpool(core->params.n_threads, core->params.poll);
-        if (core->pool) {
-            llama_attach_threadpool(raw, core->pool.get(), core->pool.get());
-        }
-        // llama.cpp resolves "auto" while it creates the context and only logs the outcome
-        if (cp.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_AUTO) {
-            if (log_capture_contains_since(mark, "Flash Attention enabled")) {
-                core->flash_attn_used = "on";
-            } else if (log_capture_contains_since(mark, "Flash Attention not supported")) {
-                core->flash_attn_used = "off";
-            }
-        } else {
-            core->flash_attn_used = cp.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_ENABLED ? "on" : "off";
-        }
-        // llama.cpp caps the batch at the requested context: a verify block wider than the batch
-        // writes past it, and S snapshots need a ubatch of more than S + 1 rows (a GGML_ASSERT);
-        // app/spec-schedule.ts refuses these up front, this keeps every other caller safe
-        if (static_cast<int32_t>(llama_n_batch(raw)) < core->spec.k + 1) {
-            job.reject("K = " + std::to_string(core->spec.k) + " needs a verify batch of " +
-                       std::to_string(core->spec.k + 1) + " rows but this context allows " +
-                       std::to_string(llama_n_batch(raw)) + ": lower K or raise the context size");
-            return;
-        }
-        if (core->spec.recurrent && core->spec.s > 0 &&
-            llama_n_ubatch(raw) <= static_cast<uint32_t>(core->spec.s) + 1) {
-            job.reject("S = " + std::to_string(core->spec.s) + " needs batches of more than " +
-                       std::to_string(core->spec.s + 1) + " rows but this context allows " +
-                       std::to_string(llama_n_ubatch(raw)) + ": lower S or raise the context size");
-            return;
-        }
-        core->batch = std::make_unique<batch_owner>(static_cast<int32_t>(llama_n_batch(raw)), 1);
-        if (core->spec.recurrent && llama_n_rs_seq(raw) != static_cast<uint32_t>(core->spec.s)) {
-            job.reject("this model cannot keep " + std::to_string(core->spec.s) + " recurrent rollback snapshots (S)");
-            return;
-        }
-        const std::string & strategy = core->params.strategy;
-        // a proposer that cannot be created says why, with what llama.cpp logged while it tried
-        const auto create_proposer = [&](auto make) {
-            const uint64_t proposer_mark = log_capture_mark();
-            try {
-                core->prop = make();
-                return true;
-            } catch (const std::exception & e) {
-                const std::string why = log_capture_problems_since(proposer_mark);
-                job.reject(e.what() + (why.empty() ? "" : ": " + why));
-                return false;
-            }
-        };
-        if (strategy == "ngram") {
-            core->prop = make_proposer_ngram(1, 4);
-        } else if (strategy == "draft-model") {
-            draft_context_params dp;
-            dp.n_ctx          = llama_n_ctx(raw);
-            dp.n_batch        = n_batch;
-            dp.n_threads      = core->params.n_threads;
-            dp.threadpool     = core->pool.get();
-            dp.flash_attn     = core->params.flash_attn;
-            dp.abort_callback = cp.abort_callback;
-            dp.abort_data     = core.get();
-            core->prop        = make_proposer_draft(draft, dp);
-        } else if (strategy == "mtp") {
-            mtp_context_params mp;
-            mp.n_threads      = core->params.n_threads;
-            mp.threadpool     = core->pool.get();
-            mp.flash_attn     = core->params.flash_attn;
-            mp.abort_callback = cp.abort_callback;
-            mp.abort_data     = core.get();
-            if (!create_proposer([&] { return make_proposer_mtp(core->model, raw, mp); })) {
-                return;
-            }
-        } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
-            common_proposer_params pp;
-            pp.strategy       = strategy;
-            pp.k              = core->spec.k;
-            pp.draft          = draft;
-            pp.n_threads      = core->params.n_threads;
-            pp.threadpool     = core->pool.get();
-            pp.flash_attn     = core->params.flash_attn;
-            pp.abort_callback = cp.abort_callback;
-            pp.abort_data     = core.get();
-            if (!create_proposer([&] { return make_proposer_common(pp, raw); })) {
-                return;
-            }
-        } else {
-            core->prop = make_proposer_none();
         }
         job.resolve([core](Napi::Env env) -> Napi::Value {
             session_core_ref holder = core;
@@ -422,7 +292,7 @@ Napi::Value Session::dispose(const Napi::CallbackInfo & info) {
     core_->disposing = true;
     if (core_->busy) {
         core_->cancel.store(true);
-        core_->dispose_waiters.push_back(deferred);
+        core_->on_disposed.push_back([deferred, env] { deferred.Resolve(env.Undefined()); });
     } else {
         finish_job(*core_);
         deferred.Resolve(env.Undefined());

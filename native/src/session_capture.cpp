@@ -48,8 +48,10 @@ Napi::Value Session::capture_row(const Napi::CallbackInfo & info) {
     return env.Undefined();
 }
 
-// capturedRow() -> { row: Float32Array, rowToken, otherToken: number | null } | null (not sampled
-// yet); rowToken / otherToken: what the sampler, as it stood before that token, draws from each row
+// capturedRow() -> { row: Float32Array, rowToken, otherToken: number | null, backend, drawnFromIds,
+// drawnFromP } | null (not sampled yet); rowToken / otherToken: what the sampler, as it stood
+// before that token, draws from each row; backend: the token was drawn on the backend (rowToken,
+// no row); drawnFrom*: the candidates the CPU draw accumulated over, in order, with their p
 Napi::Value Session::captured_row(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     session_core & core = live_core(env);
@@ -61,8 +63,18 @@ Napi::Value Session::captured_row(const Napi::CallbackInfo & info) {
     }
     Napi::Float32Array row = Napi::Float32Array::New(env, core.capture.row.size());
     std::copy(core.capture.row.begin(), core.capture.row.end(), row.Data());
+    const auto & drawn = core.capture.drawn_from;
+    Napi::Int32Array drawn_ids   = Napi::Int32Array::New(env, drawn.size());
+    Napi::Float64Array drawn_p   = Napi::Float64Array::New(env, drawn.size());
+    for (size_t i = 0; i < drawn.size(); i++) {
+        drawn_ids[i] = drawn[i].id;
+        drawn_p[i]   = drawn[i].p;
+    }
     Napi::Object out = Napi::Object::New(env);
     out.Set("row", row);
+    out.Set("backend", core.capture.backend);
+    out.Set("drawnFromIds", drawn_ids);
+    out.Set("drawnFromP", drawn_p);
     out.Set("rowToken", core.capture.row_token);
     out.Set("otherToken", core.capture.other_token >= 0 ? Napi::Value(Napi::Number::New(env, core.capture.other_token))
                                                         : env.Null());

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <napi.h>
 
 #include "cpu_threads.h"
 #include "handles.h"
@@ -26,6 +25,7 @@ struct session_params {
     std::string strategy = "none"; // proposer: none | ngram | draft-model | mtp | eagle3 | dflash | dspark | ngram-simple | ...
     int32_t k = 0;                 // spec_draft_max
     int32_t s = 0;                 // spec_mtp_recurrent_snapshots (recurrent targets only)
+    bool proposer_backend_sampling = false; // the proposer drafts greedily in its own graph
 };
 
 // how the session speculates: fixed at creation (the context's n_rs_seq depends on S)
@@ -72,7 +72,7 @@ struct session_core {
     // JS thread only
     bool busy      = false;
     bool disposing = false;
-    std::vector<Napi::Promise::Deferred> dispose_waiters;
+    std::vector<std::function<void()>> on_disposed; // resolve the dispose() promises waiting for the job
 };
 
 using session_core_ref = std::shared_ptr<session_core>;

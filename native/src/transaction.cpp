@@ -18,8 +18,25 @@ round_batch::origin origin_code(const char * origin) {
 
 } // namespace
 
-transaction::transaction(session_core & core, llama_sampler * sampler, round_state & st)
-    : core_(core), sampler_(sampler), st_(st), vocab_(llama_model_get_vocab(core.model.get())) {}
+llama_token draw_target_row(session_core & core, llama_sampler * sampler, bool backend, int32_t i, llama_pos pos) {
+    llama_context * ctx = core.ctx.get();
+    if (backend) {
+        const llama_token token = llama_get_sampled_token_ith(ctx, i);
+        if (token == LLAMA_TOKEN_NULL) {
+            throw std::runtime_error("the backend sampler drew no token for output row " + std::to_string(i));
+        }
+        note_backend_draw(core.capture, pos, token);
+        llama_sampler_accept(sampler, token); // the RNG and penalty history advance for it
+        return token;
+    }
+    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
+    float * logits = llama_get_logits_ith(ctx, i);
+    inspect_sampled_row(core.capture, sampler, pos, logits, n_vocab);
+    return sample_row(sampler, logits, n_vocab, core.candidates);
+}
+
+transaction::transaction(session_core & core, llama_sampler * sampler, bool backend, round_state & st)
+    : core_(core), sampler_(sampler), backend_(backend), st_(st), vocab_(llama_model_get_vocab(core.model.get())) {}
 
 int32_t transaction::scheduled_proposals(int32_t budget) const {
     int32_t k = core_.spec.k;
@@ -101,16 +118,9 @@ bool transaction::verify() {
 // penalty history included) advances exactly once per emitted token.
 void transaction::sample_rows(int32_t budget) {
     const int64_t t = llama_time_us();
-    llama_context * ctx = core_.ctx.get();
-    const int32_t n_vocab = llama_vocab_n_tokens(vocab_);
-    auto row = [this, ctx, n_vocab](int32_t i) {
-        float * logits = llama_get_logits_ith(ctx, i);
-        inspect_sampled_row(core_.capture, sampler_, st_.base + 1 + i, logits, n_vocab);
-        return logits;
-    };
     const row_decision d = sample_through_first_mismatch(
-        sampler_, vocab_, row, st_.proposals, budget,
-        st_.emitted, st_.origins, core_.candidates);
+        vocab_, [this](int32_t i) { return draw_target_row(core_, sampler_, backend_, i, st_.base + 1 + i); },
+        st_.proposals, budget, st_.emitted, st_.origins);
     st_.accepted = d.accepted;
     st_.saw_eog  = d.eog;
     commit_us = llama_time_us() - t;

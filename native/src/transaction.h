@@ -32,9 +32,15 @@ struct round_state {
     llama_pos base        = 0; // position of the anchor
 };
 
+// Samples the target's output row `i` of the last decode, the token for sequence position `pos`,
+// and advances the sampler for it: from the row of logits on the CPU, or the token the backend
+// drew in the graph. `power audit`'s capture sees each row first (row_capture.h).
+llama_token draw_target_row(session_core & core, llama_sampler * sampler, bool backend, int32_t i, llama_pos pos);
+
 class transaction {
   public:
-    transaction(session_core & core, llama_sampler * sampler, round_state & st);
+    // backend: the sampler is attached to the target's context (sampling_params::backend)
+    transaction(session_core & core, llama_sampler * sampler, bool backend, round_state & st);
 
     // how many proposals this round may ask for: K, or the clamp, bounded by the tokens still
     // to emit and the room left in the context
@@ -56,6 +62,7 @@ class transaction {
 
     session_core & core_;
     llama_sampler * sampler_;
+    bool backend_;
     round_state & st_;
     const llama_vocab * vocab_;
 };

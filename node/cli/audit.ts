@@ -6,7 +6,7 @@ import { FlashAttn } from '../../contract/engine-types.js';
 import { DEFAULT_K, K_MAX } from '../../contract/profile.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../contract/strategies.js';
-import { auditVerdict, runAudit, type AuditVerdict, type Divergence } from '../service/audit.js';
+import { auditVerdict, compareSamplingPaths, runAudit, type PathComparison, type AuditVerdict, type Divergence } from '../service/audit.js';
 import { batchInvariance } from '../../engine/build-info.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { buildPrompt } from '../runtime/prompt.js';
@@ -22,6 +22,7 @@ import type { Io } from './generate.js';
 export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
   (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
   [--temperature T --seed N] [--top-k N] [--top-p P] [--min-p P] [--repeat-penalty R]
+  [--sampling auto|cpu|backend | --compare-sampling]
   [--ctx N] [--threads N] [--device auto|cuda|cpu] [--gpu-layers N|all]
   [--flash-attn on|off|auto] [--json]
   ${SPLIT_USAGE}
@@ -40,6 +41,7 @@ const FLAGS = {
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
   json: { type: 'boolean' },
+  'compare-sampling': { type: 'boolean' },
 } as const;
 
 export interface AuditReport {
@@ -76,6 +78,23 @@ function describe(report: AuditReport): string {
     `${d.rowsAccount ? ' (the rows account for both tokens)' : ''}\n` +
     `${lines[report.verdict]}\n`
   );
+}
+
+function pathReport(ar: PathComparison, spec: PathComparison) {
+  const one = (c: PathComparison) => ({
+    identical: c.identical, cpuDigest: c.cpu.digest, backendDigest: c.backend.digest, tokens: c.cpu.tokens.length, firstDivergence: c.firstDivergence,
+  });
+  return { autoregressive: one(ar), speculative: one(spec) };
+}
+
+function describePaths(ar: PathComparison, spec: PathComparison): string {
+  const one = (name: string, c: PathComparison) => {
+    const d = c.firstDivergence;
+    if (!d) return `${name}: cpu and backend sampling identical over ${c.cpu.tokens.length} tokens\n`;
+    const where = d.draw !== null ? `, draw ${d.draw.toPrecision(9)}, cpu [${d.cpuCumulative?.before.toPrecision(9)}, ${d.cpuCumulative?.after.toPrecision(9)}), backend [${d.backendCumulative?.before.toPrecision(9)}, ${d.backendCumulative?.after.toPrecision(9)})` : `, logits ${d.cpuLogit} vs ${d.backendLogit}`;
+    return `${name}: first difference at token ${d.index}: cpu drew ${d.cpuToken}, backend ${d.backendToken}${where}: ${d.cause}\n`;
+  };
+  return one('autoregressive', ar) + one('speculative', spec);
 }
 
 export async function auditCommand(argv: string[], io: Io): Promise<number> {
@@ -128,19 +147,20 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
     }
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
 
-    const outcome = await runAudit(engine, {
+    const auditRequest = {
       modelId,
       ...(target.draft ? { draftModelId: target.draft.modelId } : {}),
-      strategy,
-      k,
-      s,
-      contextSize,
-      threads,
-      flashAttn: target.flashAttn,
-      prompt,
-      maxTokens,
-      sampling,
-    });
+      strategy, k, s, contextSize, threads, flashAttn: target.flashAttn, prompt, maxTokens, sampling,
+    };
+    if (values['compare-sampling']) {
+      // the two sampling paths against each other, autoregressive and speculative
+      const ar = await compareSamplingPaths(engine, auditRequest, false);
+      const spec = await compareSamplingPaths(engine, auditRequest, true);
+      io.out(values.json ? JSON.stringify(pathReport(ar, spec)) + '\n' : describePaths(ar, spec));
+      const explained = (c: PathComparison) => c.identical || c.firstDivergence?.cause !== 'unexplained';
+      return explained(ar) && explained(spec) ? 0 : 1;
+    }
+    const outcome = await runAudit(engine, auditRequest);
     // a split over remote machines is not vouched for: what they run is not known here
     const batchInvariant = placement.remote.length === 0 && batchInvariance(placement.flavour, outcome.flashAttn);
     const verdict = auditVerdict(outcome, batchInvariant);

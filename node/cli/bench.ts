@@ -23,14 +23,14 @@ import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
 import { cliError, UsageError } from './errors.js';
-import { samplingFromFlags } from './sampling-flags.js';
+import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 import type { Io } from './generate.js';
 import { createProfileSessions, prepareTasks } from './bench-setup.js';
 import { openTarget, sessionProblem } from '../runtime/target.js';
 
 export const BENCH_USAGE = `power bench --model <model.gguf> [--draft <draft.gguf>] [--strategy S] [--profiles LIST]
-  [--tasks calibration|matrix|FILE.jsonl] [--repeat N] [--max-tokens N] [--temperature T --seed N]
+  [--tasks calibration|matrix|FILE.jsonl] [--repeat N] [--max-tokens N] [--temperature T --seed N] [--sampling auto|cpu|backend]
   [--out DIR] [--formats json,csv,md,html,pdf] [--raw] [--ctx N] [--threads N]
   [--device auto|cuda|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
@@ -47,6 +47,7 @@ const FLAGS = {
   'max-tokens': { type: 'string' },
   temperature: { type: 'string' },
   seed: { type: 'string' },
+  sampling: SAMPLING_FLAGS.sampling,
   out: { type: 'string' },
   formats: { type: 'string' },
   raw: { type: 'boolean' },

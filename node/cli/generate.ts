@@ -24,8 +24,8 @@ import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
-  [--repeat-penalty R] [--ctx N] [--threads N] [--device auto|cuda|cpu] [--gpu-layers N|all]
-  [--flash-attn on|off|auto]
+  [--repeat-penalty R] [--sampling auto|cpu|backend] [--ctx N] [--threads N]
+  [--device auto|cuda|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
   [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
   [--profile FILE.toml] [--json [--rounds]]
@@ -219,7 +219,11 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     stopReason: outcome.stopReason,
     seed: c.temperature > 0 ? c.sampling.seed : null,
     stats: outcome.stats,
-    backend: backendOf(placement, { gpuLayers: c.layers, flashAttn: c.flashAttn, memoryEstimateBytes: c.memory }),
+    backend: backendOf(placement, {
+      gpuLayers: c.layers, flashAttn: c.flashAttn, memoryEstimateBytes: c.memory,
+      // a request cancelled before the engine saw it sampled nothing: say where it would have
+      sampling: outcome.sampling ?? { path: c.sampling.path === 'backend' ? 'backend' : 'cpu', reason: 'cancelled before sampling' },
+    }),
   });
   if (values.json) {
     const rounds = values.rounds

@@ -2,8 +2,8 @@
 // defaults from the protocol's schema (SamplingOptions), so no command writes them again.
 import { randomInt } from 'node:crypto';
 
-import { SamplingOptions } from '../../contract/engine-types.js';
-import { int, num, type Parsed } from './args.js';
+import { SamplingOptions, SamplingPath } from '../../contract/engine-types.js';
+import { choice, int, num, type Parsed } from './args.js';
 
 export const SAMPLING_FLAGS = {
   temperature: { type: 'string' },
@@ -12,6 +12,8 @@ export const SAMPLING_FLAGS = {
   'top-p': { type: 'string' },
   'min-p': { type: 'string' },
   'repeat-penalty': { type: 'string' },
+  /** where tokens are sampled: auto (the backend on a GPU), cpu, backend (docs/cli.md "Sampling") */
+  sampling: { type: 'string' },
 } as const;
 
 /** The sampling a command's flags ask for; the flag absent, the schema's default. */
@@ -26,6 +28,7 @@ export function samplingFromFlags(values: Parsed['values']): { sampling: Samplin
     topP: num(values, 'top-p', { min: 0, max: 1, minExclusive: true }),
     minP: num(values, 'min-p', { min: 0, max: 1 }),
     repeatPenalty: num(values, 'repeat-penalty', { min: 0, max: 100, minExclusive: true }),
+    path: choice(values, 'sampling', SamplingPath.options),
   };
   const defined = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
   return { sampling: SamplingOptions.parse(defined), seedGiven: seed !== undefined };

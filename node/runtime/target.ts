@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import type { z } from 'zod';
 
 import { PowerError } from '../../contract/api/errors.js';
-import type { FlashAttn } from '../../contract/engine-types.js';
+import type { FlashAttn, SamplingUsed } from '../../contract/engine-types.js';
 import type { EngineResult, NativeModelInfo } from '../../engine/protocol.js';
 import { capThreads } from './resource-limits.js';
 import { scheduleProblem } from './spec-schedule.js';
@@ -198,7 +198,7 @@ export function asPowerError(error: unknown): unknown {
  */
 export function backendOf(
   placement: OpenedTarget['placement'],
-  run: { gpuLayers: number; flashAttn: 'on' | 'off' | 'unknown'; memoryEstimateBytes: number | null },
+  run: { gpuLayers: number; flashAttn: 'on' | 'off' | 'unknown'; memoryEstimateBytes: number | null; sampling: SamplingUsed },
 ): GenerationBackend {
   const remote = placement.remote ?? [];
   return {
@@ -211,7 +211,8 @@ export function backendOf(
     llamaCppRelease: placement.llamaCppRelease,
     gpuLayers: placement.kind === 'cpu' && remote.length === 0 ? null : run.gpuLayers < 0 ? 'all' : run.gpuLayers,
     flashAttn: run.flashAttn,
-    sampling: 'cpu',
+    sampling: run.sampling.path,
+    samplingReason: run.sampling.reason,
     choice: placement.note,
     memoryEstimateBytes: run.memoryEstimateBytes,
   };

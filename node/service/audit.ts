@@ -8,6 +8,7 @@ import type { Tokens } from '../../engine/protocol.js';
 import type { Strategy } from '../../contract/strategies.js';
 import type { EngineClient } from '../engine/client.js';
 import { runRequest, type GenerationOutcome } from './request.js';
+import { uniformDraw } from './sampling-draw.js';
 
 export interface AuditRequest {
   modelId: string;
@@ -167,4 +168,86 @@ export function auditVerdict(outcome: Pick<AuditOutcome, 'identical' | 'firstDiv
   if (outcome.identical || !outcome.firstDivergence) return 'identical';
   if (batchInvariant) return 'not-invariant';
   return outcome.firstDivergence.rowsAccount ? 'explained' : 'unexplained';
+}
+
+/** Where the two sampling paths first chose differently, and whether the row accounts for it. */
+export interface PathDivergence {
+  index: number;
+  cpuToken: number | null;
+  backendToken: number | null;
+  /** the uniform number the draw used (seeded; null when greedy) */
+  draw: number | null;
+  /** the CPU's cumulative probability up to (not including) each token, in the order it summed */
+  cpuCumulative: { before: number; after: number } | null;
+  backendCumulative: { before: number; after: number } | null;
+  /** the logits of the two tokens in the row (greedy: a tie shows as equal values) */
+  cpuLogit: number | null;
+  backendLogit: number | null;
+  /** greedy-tie | draw-at-boundary | unexplained */
+  cause: 'greedy-tie' | 'draw-at-boundary' | 'unexplained';
+}
+
+export interface PathComparison {
+  identical: boolean;
+  cpu: GenerationOutcome;
+  backend: GenerationOutcome;
+  firstDivergence: PathDivergence | null;
+}
+
+/**
+ * How far apart f32 and double sums of the same probabilities can fall: the backend's sums run
+ * over up to the whole vocabulary in f32 (about 2^-24 relative per addition).
+ */
+const BOUNDARY_TOLERANCE = 1e-4;
+
+/**
+ * The same request on both sampling paths (autoregressive, or speculative when `speculative`):
+ * where the tokens first differ, the CPU run is repeated with the row of that position kept, and
+ * the difference explained from it: a greedy tie (equal top logits: the CPU takes the lowest id,
+ * a GPU's argmax need not), or a seeded draw that falls within rounding of the boundary between
+ * the two tokens (the CPU sums probabilities in double, the backend in f32).
+ */
+export async function compareSamplingPaths(engine: EngineClient, req: AuditRequest, speculative = false): Promise<PathComparison> {
+  const on = (path: 'cpu' | 'backend'): AuditRequest => ({ ...req, sampling: { ...req.sampling, path } });
+  const cpu = (await run(engine, on('cpu'), { speculative })).outcome;
+  const backend = (await run(engine, on('backend'), { speculative })).outcome;
+  const index = firstDifference(cpu.tokens, backend.tokens);
+  if (index < 0) return { identical: true, cpu, backend, firstDivergence: null };
+
+  const position = req.prompt.length + index;
+  const again = await run(engine, on('cpu'), { speculative, capture: { position } });
+  const captured = again.captured;
+  if (!captured) throw new Error(`the CPU run did not sample position ${position} again`);
+  const cpuToken = cpu.tokens[index] ?? null;
+  const backendToken = backend.tokens[index] ?? null;
+  const logit = (t: number | null) => (t === null ? null : (captured.row[t] ?? null));
+  const seeded = req.sampling.temperature > 0;
+  const ids = Array.from(captured.drawnFromIds);
+  const cumulative = (t: number | null) => {
+    const at = t === null ? -1 : ids.indexOf(t);
+    if (at < 0) return null;
+    let before = 0;
+    for (let i = 0; i < at; i++) before += captured.drawnFromP[i] ?? 0;
+    return { before, after: before + (captured.drawnFromP[at] ?? 0) };
+  };
+  // the autoregressive run draws once per emitted token before this one
+  const draw = seeded && !speculative ? uniformDraw(req.sampling.seed, index) : null;
+  const cpuCum = seeded ? cumulative(cpuToken) : null;
+  const backendCum = seeded ? cumulative(backendToken) : null;
+  let cause: PathDivergence['cause'] = 'unexplained';
+  if (!seeded && cpuToken !== null && backendToken !== null && logit(cpuToken) === logit(backendToken)) cause = 'greedy-tie';
+  if (draw !== null && cpuCum && backendCum) {
+    // adjacent in the summing order, and the draw within rounding of the edge between them
+    const edge = cpuCum.after === backendCum.before ? cpuCum.after : backendCum.after === cpuCum.before ? cpuCum.before : null;
+    if (edge !== null && Math.abs(edge - draw) < BOUNDARY_TOLERANCE) cause = 'draw-at-boundary';
+  }
+  return {
+    identical: false,
+    cpu,
+    backend,
+    firstDivergence: {
+      index, cpuToken, backendToken, draw, cpuCumulative: cpuCum, backendCumulative: backendCum,
+      cpuLogit: logit(cpuToken), backendLogit: logit(backendToken), cause,
+    },
+  };
 }

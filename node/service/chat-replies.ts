@@ -120,14 +120,15 @@ export class ChatReplies {
 
       const staged = structuredClone(chat);
       change(staged);
-      const text = await conv.render(promptMessages(staged, staged.messages.length));
-      const prompt = await conv.tokens(text);
-      if (prompt.length + 1 > target.contextSize) {
+      const prompt = await conv.prompt(promptMessages(staged, staged.messages.length));
+      if (prompt.tokens.length + 1 > target.contextSize) {
         throw new PowerError(
           'bad-input',
-          `the conversation is ${prompt.length} tokens but the context holds ${target.contextSize}: start a new chat or load the model with a larger context`,
+          `the conversation is ${prompt.tokens.length} tokens but the context holds ${target.contextSize}: start a new chat or load the model with a larger context`,
         );
       }
+      // a model without a chat template: the fallback's end of turn, where the model has no token for it
+      const stops = await conv.stops();
       change(chat);
       applied = true;
 
@@ -166,7 +167,7 @@ export class ChatReplies {
 
       const request = {
         sessionId: session.sessionId,
-        prompt,
+        prompt: prompt.tokens,
         maxTokens: sampling.maxTokens,
         // the chat's settings over the engine's defaults (penalty window, presence, frequency)
         sampling: {
@@ -178,8 +179,9 @@ export class ChatReplies {
           minP: sampling.minP,
           repeatPenalty: sampling.repeatPenalty,
         },
+        stops,
       };
-      void this.run(lease, chat, message, conv, { text, tokens: prompt }, request, target);
+      void this.run(lease, chat, message, conv, prompt, request, target);
       return message.id;
     } catch (error) {
       if (applied) {
@@ -216,7 +218,8 @@ export class ChatReplies {
       message.stats = outcome.replyStats;
       message.stopReason = outcome.stopReason;
       message.status = outcome.stopReason === 'cancelled' ? 'stopped' : 'done';
-      conv.remember(prompt, { text: message.content, tokens: outcome.tokens });
+      // the reply's ids with the text they spell (after a stop string: that string too)
+      conv.remember(prompt, { text: outcome.tokensText, tokens: outcome.tokens });
       chat.updatedAt = now();
       await store.save(chat);
       if (supervisor.loaded()) supervisor.setStatus('ready');

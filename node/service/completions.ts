@@ -30,6 +30,8 @@ export interface CompletionRequest {
   temperature: number;
   topP: number;
   seed?: number;
+  /** the reply ends before the first of these in its text (OpenAI's `stop`) */
+  stop?: readonly string[];
   strategy?: Strategy;
   /** a draft's library name (or id) */
   draft?: string;
@@ -140,8 +142,11 @@ export function createCompletions(deps: CompletionDeps): Completions {
 
       const conv = new Conversation(target.engine, target.modelId, target.info);
       let prompt: number[];
+      // the request's stop sequences, and for a chat the template's end of turn where the model has no token for it
+      const stops = [...(request.stop ?? [])];
       if (request.prompt.kind === 'chat') {
-        prompt = await conv.tokens(await conv.render(request.prompt.messages));
+        prompt = (await conv.prompt(request.prompt.messages)).tokens;
+        stops.push(...(await conv.stops()));
       } else {
         if (request.prompt.text === '') throw new PowerError('bad-input', 'the prompt is empty');
         prompt = Array.from(
@@ -163,6 +168,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
             maxTokens: request.maxTokens,
             // OpenAI's temperature and top_p, every other setting at its default
             sampling: { ...SAMPLING_DEFAULTS, temperature: request.temperature, seed: seed ?? 0, topP: request.topP },
+            stops,
           },
           {
             lease,

@@ -1,9 +1,13 @@
 // A chat as the token ids the model sees. The model's own chat template (Jinja from the GGUF,
 // rendered by @huggingface/jinja as `power generate` does) wraps the messages; a model without
-// one gets ChatML, the format llama.cpp's server falls back to. Across turns the ids of the
-// previous prompt and of the reply the model itself generated are kept as they were (when the
-// new rendering extends that text), so the engine finds them in its KV/recurrent state and
-// evaluates only the new part.
+// one gets ChatML, what llama.cpp's server falls back to (CHATML_TEMPLATE_SRC in its
+// common/chat.cpp renders the same text). ChatML's end-of-turn marker `<|im_end|>` is then, for
+// most such models (Gemma 3 270M base), no token of theirs: the model can only write it as text
+// and never ends its turn with an end-of-generation token, so the reply stops where its text
+// reaches the marker (`stops()`: a stop string of runRequest), the marker not shown. Across
+// turns the ids of the previous prompt and of the reply the model itself generated are kept as
+// they were (when the new rendering extends that text), so the engine finds them in its
+// KV/recurrent state and evaluates only the new part.
 import { PowerError } from '../../contract/api/errors.js';
 import type { Chat } from '../../contract/api/chats.js';
 import type { NativeModelInfo } from '../../engine/protocol.js';
@@ -11,8 +15,11 @@ import { ChatTemplateError, renderChat, type ChatMessage } from '../chat/templat
 import { renderChatBounded } from '../chat/template-budget.js';
 import type { EngineClient } from '../engine/client.js';
 
+/** the end of a turn in ChatML */
+export const CHATML_END = '<|im_end|>';
+
 export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +
+  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '" + CHATML_END + "' + '\\n' }}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /** Text already tokenized: a rendered prefix and its ids. */
@@ -32,6 +39,7 @@ export function promptMessages(chat: Chat, upTo: number): ChatMessage[] {
 export class Conversation {
   /** memos of this model load, longest text first when looked up */
   private memos: TokenMemo[] = [];
+  private stopStrings: Promise<string[]> | null = null;
 
   constructor(
     private readonly engine: EngineClient,
@@ -52,6 +60,36 @@ export class Conversation {
       if (error instanceof ChatTemplateError) throw new PowerError('unsupported', error.message);
       throw error;
     }
+  }
+
+  /**
+   * The prompt of a reply to `messages`: the rendered text and its ids. The one way chat replies
+   * and /v1/chat/completions turn messages into tokens.
+   */
+  async prompt(messages: ChatMessage[]): Promise<TokenMemo> {
+    const text = await this.render(messages);
+    return { text, tokens: await this.tokens(text) };
+  }
+
+  /**
+   * The stop strings a reply needs: under the ChatML fallback its end-of-turn marker, unless the
+   * model has it as its own end-of-generation token (then the engine stops there); none when
+   * the model has a template of its own.
+   */
+  stops(): Promise<string[]> {
+    if (this.stopStrings) return this.stopStrings;
+    const asked = (async () => {
+      if (this.info.chatTemplate !== null) return [];
+      const ids = await this.engine.call('tokenize', { modelId: this.modelId, text: CHATML_END, addSpecial: false, parseSpecial: true });
+      const endToken = ids.length === 1 && (ids[0] === this.info.eos || ids[0] === this.info.eot);
+      return endToken ? [] : [CHATML_END];
+    })();
+    this.stopStrings = asked;
+    // a failed look-up (the engine went away) is asked again next time
+    asked.catch(() => {
+      if (this.stopStrings === asked) this.stopStrings = null;
+    });
+    return asked;
   }
 
   /** The prompt ids of `text`, reusing the longest memo that is a prefix of it. */

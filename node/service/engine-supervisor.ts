@@ -5,6 +5,8 @@
 
 import type { EngineState, LoadOptions } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
+import { SAMPLING_DEFAULTS, type SamplingUsed } from '../../contract/engine-types.js';
+import { resolveSamplingPath } from '../../engine/sampling-path.js';
 import type { Strategy } from '../../contract/strategies.js';
 import type { EngineOptions } from '../engine/client.js';
 import { parseEndpoint, RpcEndpointError } from '../engine/rpc.js';
@@ -80,12 +82,20 @@ export class EngineSupervisor {
             gpuLayers: this.options?.gpuLayers ?? -1,
             flashAttn: this.session?.flashAttn ?? 'unknown',
             memoryEstimateBytes: t.memory?.estimate.total ?? null,
+            sampling: this.samplingOfLoad(t),
           })
         : null,
       reloadPending: this.reloadPending,
       lastCrash: this.lastCrash,
       restarts: this.restarts,
     };
+  }
+
+  /** Where a request with the default sampling runs on this load (its own path may differ). */
+  private samplingOfLoad(t: OpenedTarget): SamplingUsed {
+    const onGpu = t.placement.kind === 'cuda' && (this.options?.gpuLayers ?? -1) !== 0;
+    const resolved = resolveSamplingPath('auto', SAMPLING_DEFAULTS, { onGpu, k: this.session?.k ?? 0 });
+    return resolved.problem === undefined ? { path: resolved.path, reason: resolved.reason } : { path: 'cpu', reason: resolved.problem };
   }
 
   /** The loaded target (null when nothing is loaded or a reload is pending). */

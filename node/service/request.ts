@@ -3,15 +3,19 @@
 // so there is one UTF-8 decoder, one round mapper and one incremental statistics. The streaming
 // unit is the engine's round batch: the sink is called once per batch (the rounds of one
 // hand-over of the native layer) with the rounds, their text and a stats snapshot, each computed
-// in constant work per round.
+// in constant work per round. Stop strings (a /v1 request's `stop`, the ChatML fallback's
+// end-of-turn marker) end a reply here too, for every front door: each token's text passes
+// through one StopStrings, the reply ends with the token that completes one (stop reason
+// 'stop', the engine cancelled), and neither the stop string nor anything after it is shown.
 import { randomUUID } from 'node:crypto';
 
 import type { ApiRound, ReplyStats, StreamedRound } from '../../contract/api/generation.js';
-import type { NativeGenerateResult, RoundRecord, SamplingOptions, StopReason } from '../../contract/engine-types.js';
+import type { NativeGenerateResult, RoundRecord, SamplingOptions, SamplingUsed, StopReason } from '../../contract/engine-types.js';
 import { computeStats, RunningStats, tokenDigest, type GenerationStats } from '../../contract/generation-result.js';
 import type { Tokens } from '../../engine/protocol.js';
 import type { EngineClient } from '../engine/client.js';
 import type { SlotLease } from './reply-slot.js';
+import { StopStrings } from './stop-strings.js';
 import { TokenText } from './token-text.js';
 
 export interface GenerationRequest {
@@ -19,6 +23,8 @@ export interface GenerationRequest {
   prompt: Tokens | readonly number[];
   maxTokens: number;
   sampling: SamplingOptions;
+  /** the reply ends where one of these first appears in its text (the string itself not shown) */
+  stops?: readonly string[];
 }
 
 /** What one hand-over of the engine adds to the reply. */
@@ -31,15 +37,26 @@ export interface RoundsBatch {
 }
 
 export interface GenerationOutcome {
+  /** the reply's tokens: after a stop string, through the token that completed it */
   tokens: number[];
+  /** the reply's text: after a stop string, the text before it */
   text: string;
   digest: string;
   stopReason: StopReason;
   stats: GenerationStats;
   rounds: RoundRecord[];
+  /** where the engine sampled it (null: cancelled before it reached the engine) */
+  sampling: SamplingUsed | null;
 }
 
 export interface RequestOutcome extends GenerationOutcome {
+  /** the stop string that ended the reply (stopReason 'stop'), null when none did */
+  stop: string | null;
+  /**
+   * the text of `tokens` as the model wrote it: `text`, and after a stop string that string and
+   * whatever its last token carried past it (what a conversation memo of these tokens must say)
+   */
+  tokensText: string;
   native: NativeGenerateResult;
   /** the final stats with the prompt's reuse */
   replyStats: ReplyStats;
@@ -94,8 +111,10 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
   const tokens: number[] = [];
   const running = new RunningStats();
   const decoder = new TokenText();
+  const stops = new StopStrings(request.stops ?? []);
   const promptLength = request.prompt.length;
   let text = '';
+  let tokensText = '';
   // the client hands a batch's rounds over one after another in one task: they are collected
   // and given to the sink together, at the end of that task
   let pending: StreamedRound[] = [];
@@ -113,31 +132,42 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
     options.sink?.(batch);
   };
   const keepRounds = options.keepRounds ?? true;
-  const stop = engine.onRound(requestId, (round) => {
+  const cancel = (): void => void engine.call('cancel', { sessionId: request.sessionId }).catch(() => {});
+  const stop = engine.onRound(requestId, (whole) => {
+    // rounds the engine committed after the reply reached a stop string are not part of it
+    if (stops.stopped) return;
+    const texts: string[] = [];
+    for (const t of whole.tokens) {
+      tokens.push(t.id);
+      const written = decoder.push(t.piece);
+      tokensText += written;
+      texts.push(stops.push(written));
+      if (stops.stopped) break;
+    }
+    // the round as far as the reply goes: through the token that completed the stop string
+    const round = texts.length < whole.tokens.length ? { ...whole, tokens: whole.tokens.slice(0, texts.length) } : whole;
     if (keepRounds) rounds.push(round);
     running.add(round);
-    const texts = round.tokens.map((t) => {
-      tokens.push(t.id);
-      return decoder.push(t.piece);
-    });
     const delta = texts.join('');
     text += delta;
+    if (stops.stopped) cancel();
     if (!options.sink) return;
     if (pending.length === 0) queueMicrotask(deliver);
     pending.push({ ...apiRound(round, ++index), texts });
     pendingText += delta;
   });
-  const cancel = (): void => void engine.call('cancel', { sessionId: request.sessionId }).catch(() => {});
-  // bytes of a character the reply never completed, whatever ended it: shown as U+FFFD, never dropped
-  const finish = (): string => {
+  // at the end: bytes of a character the reply never completed, whatever ended it, shown as
+  // U+FFFD (never dropped), and the text held back in case it became a stop string
+  const finish = (): void => {
     stop();
     deliver();
-    const tail = decoder.flush();
+    const unfinished = decoder.flush();
+    tokensText += unfinished;
+    const tail = stops.push(unfinished) + stops.flush();
     text += tail;
     if (tail) options.sink?.({ rounds: [], text: tail, stats: snapshot() });
-    return tail;
   };
-  let native: NativeGenerateResult;
+  let native: NativeGenerateResult & { sampling: SamplingUsed };
   try {
     const call = engine.call('generate', {
       sessionId: request.sessionId,
@@ -155,12 +185,24 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
   }
   finish();
   const stats = running.stats(native);
-  return { tokens, text, digest: await tokenDigest(tokens), stopReason: native.stopReason, stats, rounds, native, replyStats: replyStats(native, stats, true) };
+  return {
+    tokens,
+    text,
+    tokensText,
+    stop: stops.stop,
+    digest: await tokenDigest(tokens),
+    stopReason: stops.stopped ? 'stop' : native.stopReason,
+    stats,
+    rounds,
+    sampling: native.sampling,
+    native,
+    replyStats: replyStats(native, stats, true),
+  };
 }
 
 /** The outcome of a request cancelled before its first token (a front door still reports it). */
 export async function cancelledOutcome(promptTokens: number): Promise<RequestOutcome> {
   const native = { stopReason: 'cancelled' as const, replays: 0, clampedTo: null, promptTokens, reusedTokens: 0, prefillUs: 0, totalUs: 0, generated: 0 };
   const stats = computeStats(native, []);
-  return { tokens: [], text: '', digest: await tokenDigest([]), stopReason: 'cancelled', stats, rounds: [], native, replyStats: replyStats(native, stats, true) };
+  return { tokens: [], text: '', tokensText: '', stop: null, digest: await tokenDigest([]), stopReason: 'cancelled', stats, rounds: [], sampling: null, native, replyStats: replyStats(native, stats, true) };
 }

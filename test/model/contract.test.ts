@@ -3,7 +3,8 @@
 // every speculative run emits exactly the tokens of the autoregressive control with the same
 // settings, and its counters are consistent. The full grid runs on the F32 models; the F16, Q8_0
 // and Q4_0 models (llama.cpp's kernels of those types) run a representative grid: every
-// strategy, K ∈ {1, 7}, S ∈ {K, K−1} on the hybrid, greedy and seeded. Runs through one engine host with the models
+// strategy, K ∈ {1, 7}, S ∈ {K, K−1} on the hybrid, greedy and seeded. The F32 grid runs on both
+// sampling paths: the CPU's, and llama.cpp's backend samplers in the graph. Runs through one engine host with the models
 // loaded once; each configuration gets a session of its own and the same prompts in the same
 // order, so prefill batches match and only the verify passes differ from the control.
 import assert from 'node:assert/strict';
@@ -32,7 +33,13 @@ const TOKENS = 64;
 
 const STOCHASTIC: SamplingOptions = {
   temperature: 0.9, seed: 1234, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1.1, repeatLastN: 64, presencePenalty: 0.1, frequencyPenalty: 0.1,
+  repeatPenalty: 1.1, repeatLastN: 64, presencePenalty: 0.1, frequencyPenalty: 0.1, path: 'cpu',
+};
+const GREEDY_BACKEND: SamplingOptions = { ...GREEDY, path: 'backend' };
+// penalties run on the backend only without proposals (engine/sampling-path.ts): the seeded
+// backend chain is top-k, top-p, min-p, temperature and the draw
+const STOCHASTIC_BACKEND: SamplingOptions = {
+  ...STOCHASTIC, repeatPenalty: 1, presencePenalty: 0, frequencyPenalty: 0, path: 'backend',
 };
 
 type ModelName = keyof ModelSet;
@@ -158,7 +165,15 @@ describe('exactness contract', () => {
   });
 
   for (const c of configs()) {
-    for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', STOCHASTIC]] as const) {
+    // every configuration on the CPU path; the F32 grid and llama.cpp's proposers also with
+    // llama.cpp's backend samplers (on ggml's CPU backend, the same sampler graph a GPU runs)
+    const backendToo = !/-(f16|q8_0|q4_0)\.gguf$/.test(c.target);
+    const modes = [
+      ['greedy', GREEDY],
+      ['seeded', STOCHASTIC],
+      ...(backendToo ? ([['greedy-backend', GREEDY_BACKEND], ['seeded-backend', STOCHASTIC_BACKEND]] as const) : []),
+    ] as const;
+    for (const [mode, sampling] of modes) {
       test(`${label(c)} ${mode} emits the control's tokens`, async () => {
         const controlRuns = await control(c.target, mode, sampling);
         const runs = await runAll(c, sampling);

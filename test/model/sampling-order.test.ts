@@ -33,7 +33,7 @@ describe('sampling order', () => {
   });
 
   const stochastic: SamplingOptions = {
-    temperature: 1, seed: 0, topK: 0, topP: 1, minP: 0, repeatPenalty: 1.05, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0,
+    temperature: 1, seed: 0, topK: 0, topP: 1, minP: 0, repeatPenalty: 1.05, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0, path: 'cpu',
   };
 
   test('speculative order and autoregressive order pick the same tokens with the same draws', async () => {

@@ -82,7 +82,7 @@ describe('EngineClient over the channel', () => {
     const engine = EngineClient.start({ launcher: host.launcher });
     const made = await engine.call('createSession', { modelId: 'm1', contextSize: 64 });
     assert.equal(made.sessionId, 's1');
-    assert.deepEqual(got, [{ modelId: 'm1', contextSize: 64, strategy: 'none', k: 0, s: 0, batchSize: 512, threads: 0, flashAttn: 'auto' }]);
+    assert.deepEqual(got, [{ modelId: 'm1', contextSize: 64, strategy: 'none', k: 0, s: 0, batchSize: 512, threads: 0, flashAttn: 'auto', proposerSampling: 'auto' }]);
     await assert.rejects(
       engine.call('createSession', { modelId: 'm1', contextSize: 64, k: 17 }),
       (e: unknown) => e instanceof EngineCallError && e instanceof PowerError && e.code === 'bad-input' && e.method === 'createSession' && /k: /.test(e.message),

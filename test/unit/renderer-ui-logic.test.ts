@@ -145,7 +145,7 @@ function engineOn(device: string, kind: 'cpu' | 'cuda'): EngineState {
     draft: null,
     recurrent: false,
     contextSize: 2048,
-    backend: { device, kind, flavour: kind, batchInvariant: true, llamaCppRelease: 'b1', gpuLayers: null, flashAttn: 'off', sampling: 'cpu', choice: null, memoryEstimateBytes: null },
+    backend: { device, kind, flavour: kind, batchInvariant: true, llamaCppRelease: 'b1', gpuLayers: null, flashAttn: 'off', sampling: 'cpu', samplingReason: null, choice: null, memoryEstimateBytes: null },
     reloadPending: false,
     lastCrash: null,
     restarts: 0,
@@ -228,8 +228,8 @@ describe('per-reply figures', () => {
     assert.equal(parts[5], 'max tokens');
     assert.equal(replyStatsParts({ tokens: [], stats: null, status: 'done' }, 'none', 'eos')[3], 'no proposals (autoregressive)');
     assert.deepEqual(
-      (['max-tokens', 'eos', 'cancelled', 'context-full', null] as const).map((s) => stopReasonLabel(s, 'done')),
-      ['max tokens', 'end of text', 'stopped', 'context full', '—'],
+      (['max-tokens', 'eos', 'cancelled', 'context-full', 'stop', null] as const).map((s) => stopReasonLabel(s, 'done')),
+      ['max tokens', 'end of text', 'stopped', 'context full', 'end of turn', '—'],
     );
     assert.equal(stopReasonLabel(null, 'streaming'), 'writing…');
     assert.equal(stopReasonLabel(null, 'error'), 'failed');

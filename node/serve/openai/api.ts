@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 import { K_MAX } from '../../../contract/profile.js';
 import { STRATEGIES } from '../../../contract/strategies.js';
+import type { ChatMessage } from '../../chat/template.js';
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 
@@ -56,9 +57,20 @@ export const CompletionRequest = z.object({
 });
 export type CompletionRequest = z.infer<typeof CompletionRequest>;
 
-/** The text of a message whose content may be a list of text parts. */
+/**
+ * The text of a message whose content may be a list of text parts: the parts joined with a line
+ * break, as llama-server joins them for a template that takes text content (common/chat.cpp,
+ * `concat_content_parts`: a '\n' before a part once there is text).
+ */
 export function messageText(message: OpenAiMessage): string {
   if (message.content === null) return '';
   if (typeof message.content === 'string') return message.content;
-  return message.content.map((p) => p.text).join('');
+  let text = '';
+  for (const part of message.content) text += (text === '' ? '' : '\n') + part.text;
+  return text;
+}
+
+/** A request's messages as the chat template takes them ('developer' is OpenAI's newer name for the system role). */
+export function chatMessages(messages: readonly OpenAiMessage[]): ChatMessage[] {
+  return messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m) }));
 }

@@ -7,11 +7,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { SAMPLING_DEFAULTS } from '../../../contract/engine-types.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../../contract/api/errors.js';
-import { ChatCompletionRequest, CompletionRequest, messageText } from './api.js';
+import { ChatCompletionRequest, chatMessages, CompletionRequest } from './api.js';
 import { describeIssues } from '../../../contract/channel/index.js';
 import { HttpError, readJsonBody, sendError, sendJson } from '../http-util.js';
 import type { CompletionBackend, CompletionInput, CompletionOutput } from './backend.js';
-import { StopStrings } from './stop-strings.js';
 
 /** ApiError codes as HTTP statuses and OpenAI error types. */
 const STATUS: Record<ApiErrorCode, { status: number; type: string }> = {
@@ -34,7 +33,7 @@ export function httpErrorOf(error: unknown): HttpError {
 
 type Kind = 'chat' | 'text';
 
-function completionInput(kind: Kind, body: unknown): { input: CompletionInput; stops: string[]; stream: boolean; includeUsage: boolean } {
+function completionInput(kind: Kind, body: unknown): { input: CompletionInput; stream: boolean; includeUsage: boolean } {
   const schema = kind === 'chat' ? ChatCompletionRequest : CompletionRequest;
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw new HttpError(400, describeIssues(parsed.error));
@@ -43,8 +42,7 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
   const maxTokens = ('max_completion_tokens' in r ? r.max_completion_tokens : null) ?? r.max_tokens ?? 512;
   let prompt: CompletionInput['prompt'];
   if ('messages' in r) {
-    // 'developer' is OpenAI's newer name for the system role
-    prompt = { kind: 'chat', messages: r.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: messageText(m) })) };
+    prompt = { kind: 'chat', messages: chatMessages(r.messages) };
   } else {
     prompt = { kind: 'text', text: typeof r.prompt === 'string' ? r.prompt : r.prompt[0]! };
   }
@@ -55,25 +53,27 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
     temperature: r.temperature ?? SAMPLING_DEFAULTS.temperature,
     topP: r.top_p ?? SAMPLING_DEFAULTS.topP,
     ...(r.seed != null ? { seed: r.seed } : {}),
+    // ended by the service's one stop-string mechanism (node/service/request.ts)
+    stop: typeof stop === 'string' ? [stop] : stop,
     ...(r.strategy !== undefined ? { strategy: r.strategy } : {}),
     ...(r.draft !== undefined ? { draft: r.draft } : {}),
     ...(r.k !== undefined ? { k: r.k } : {}),
     ...(r.s !== undefined ? { s: r.s } : {}),
     ...(r.profile !== undefined ? { profile: r.profile } : {}),
   };
-  return { input, stops: typeof stop === 'string' ? [stop] : stop, stream: r.stream === true, includeUsage: r.stream_options?.include_usage === true };
+  return { input, stream: r.stream === true, includeUsage: r.stream_options?.include_usage === true };
 }
 
-/** A reply cancelled by anything but its own stop sequence (Power stopping) is an error, not an answer. */
-function checkNotCancelled(out: CompletionOutput, filter: StopStrings): void {
-  if (out.stopReason === 'cancelled' && !filter.stopped) {
+/** A cancelled reply (Power stopping; a stop sequence ends it with 'stop') is an error, not an answer. */
+function checkNotCancelled(out: CompletionOutput): void {
+  if (out.stopReason === 'cancelled') {
     throw new PowerError('cancelled', `the reply was stopped after ${out.completionTokens} tokens (Power is stopping)`);
   }
 }
 
-function finishReason(out: CompletionOutput, stopped: boolean): 'stop' | 'length' {
-  if (stopped) return 'stop';
-  return out.stopReason === 'eos' ? 'stop' : 'length';
+/** 'stop' at the model's end of text or a stop sequence, else 'length' */
+function finishReason(out: CompletionOutput): 'stop' | 'length' {
+  return out.stopReason === 'eos' || out.stopReason === 'stop' ? 'stop' : 'length';
 }
 
 function usage(out: CompletionOutput) {
@@ -94,7 +94,7 @@ export async function listModels(res: ServerResponse, backend: CompletionBackend
 
 /** POST /v1/chat/completions (kind 'chat') and /v1/completions (kind 'text'). */
 export async function complete(req: IncomingMessage, res: ServerResponse, backend: CompletionBackend, kind: Kind): Promise<void> {
-  const { input, stops, stream, includeUsage } = completionInput(kind, await readJsonBody(req));
+  const { input, stream, includeUsage } = completionInput(kind, await readJsonBody(req));
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion' : 'text_completion';
@@ -103,17 +103,12 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
   res.on('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  const filter = new StopStrings(stops);
 
   if (!stream) {
     let text = '';
-    const out = await backend.complete(input, (piece) => {
-      text += filter.push(piece);
-      if (filter.stopped) abort.abort();
-    }, abort.signal);
-    checkNotCancelled(out, filter);
-    text += filter.flush();
-    const reason = finishReason(out, filter.stopped);
+    const out = await backend.complete(input, (piece) => (text += piece), abort.signal);
+    checkNotCancelled(out);
+    const reason = finishReason(out);
     const choice = kind === 'chat'
       ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: reason, logprobs: null }
       : { index: 0, text, finish_reason: reason, logprobs: null };
@@ -143,14 +138,12 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
   if (kind === 'chat') delta('', null, input.model);
   let out: CompletionOutput;
   try {
-    out = await backend.complete(input, (piece, progress) => {
-      const text = filter.push(piece);
+    out = await backend.complete(input, (text, progress) => {
       // Power's own field, as on the last chunk: how far the reply has come (llama-server adds
       // fields of its own too; OpenAI clients ignore what they do not know)
       if (text) delta(text, null, input.model, { power: { tokens: progress.tokens, rounds: progress.rounds } });
-      if (filter.stopped) abort.abort();
     }, abort.signal);
-    checkNotCancelled(out, filter);
+    checkNotCancelled(out);
   } catch (error) {
     if (!started) throw error;
     // the stream has begun: the error becomes its last event, as llama-server does
@@ -159,9 +152,7 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     if (!res.destroyed) res.end();
     return;
   }
-  const tail = filter.flush();
-  if (tail) delta(tail, null, out.model);
-  delta('', finishReason(out, filter.stopped), out.model, { usage: usage(out), power: power(out) });
+  delta('', finishReason(out), out.model, { usage: usage(out), power: power(out) });
   if (includeUsage) event({ id, object: chunkObject, created, model: out.model, choices: [], usage: usage(out) });
   if (!res.destroyed) res.end('data: [DONE]\n\n');
 }

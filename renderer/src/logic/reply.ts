@@ -95,6 +95,9 @@ export function stopReasonLabel(reason: AssistantMessage['stopReason'] | undefin
       return 'stopped';
     case 'context-full':
       return 'context full';
+    case 'stop':
+      // a stop string: in a chat, the end-of-turn marker of the fallback template
+      return 'end of turn';
     default:
       return status === 'stopped' ? 'stopped' : '—';
   }

@@ -1,0 +1,42 @@
+// Where a request's tokens are sampled: on the CPU from rows of logits, or by llama.cpp's
+// backend samplers inside the target's graph (native/src/sampling.h). One rule, used by the
+// engine host for every request and by the service to describe a load before any request.
+import type { SamplingOptions, SamplingPath } from '../contract/engine-types.js';
+
+export interface SamplingPlace {
+  /** the target's output layer is on a GPU */
+  onGpu: boolean;
+  /** proposals per round of the session (0: autoregressive) */
+  k: number;
+}
+
+export type ResolvedSampling =
+  | { path: 'cpu' | 'backend'; reason: string | null; problem?: undefined }
+  | { problem: string };
+
+/** what keeps the chain from running whole on the backend, or null */
+export function backendChainProblem(sampling: SamplingOptions, k: number): string | null {
+  const penalties =
+    sampling.repeatLastN !== 0 && (sampling.repeatPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0);
+  // llama.cpp's penalties keep one history per sequence: with K + 1 rows of a sequence in one
+  // pass, a row would not see the rows before it (native/src/sampling.cpp says the same)
+  return penalties && k > 0 ? 'repeat, presence and frequency penalties run on the backend only without proposals (K = 0)' : null;
+}
+
+/**
+ * auto: the backend on a GPU when the whole chain runs there, else the CPU (with why); backend:
+ * refused with the reason when the chain cannot run there; cpu: the CPU.
+ */
+export function resolveSamplingPath(requested: SamplingPath, sampling: SamplingOptions, place: SamplingPlace): ResolvedSampling {
+  if (requested === 'cpu') return { path: 'cpu', reason: null };
+  const problem = backendChainProblem(sampling, place.k);
+  if (requested === 'backend') return problem ? { problem: `backend sampling cannot run this chain: ${problem} (use --sampling cpu)` } : { path: 'backend', reason: null };
+  if (!place.onGpu) return { path: 'cpu', reason: 'auto: the target runs on the CPU, where its own sampling is as fast' };
+  if (problem) return { path: 'cpu', reason: `auto: ${problem}` };
+  return { path: 'backend', reason: null };
+}
+
+/** how the proposer drafts (greedy): on the backend where the target's output is on a GPU */
+export function proposerSamplingPath(requested: SamplingPath, onGpu: boolean): 'cpu' | 'backend' {
+  return requested === 'auto' ? (onGpu ? 'backend' : 'cpu') : requested;
+}

@@ -1,0 +1,168 @@
+#include "session_open.h"
+
+#include <algorithm>
+
+#include "cpu_threads.h"
+#include "log_capture.h"
+#include "proposer_common_checks.h"
+
+namespace power {
+
+std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded) {
+    const std::string & strategy = core.params.strategy;
+    const bool llama_cpp_proposer = common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT;
+    if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp" && !llama_cpp_proposer) {
+        return "strategy '" + strategy + "' is not implemented by this engine";
+    }
+    if (strategy != "none" && core.params.k < 1) {
+        return "strategy '" + strategy + "' needs k >= 1";
+    }
+    if (strategy == "mtp") {
+        // checked here, on the JS thread: an MTP context on a model without its NextN weights
+        // aborts inside llama.cpp instead of failing
+        if (llama_model_n_layer_nextn(core.model.get()) <= 0) {
+            return "strategy 'mtp' needs a model with NextN/MTP layers; this one has none (nextn_predict_layers = 0)";
+        }
+        if (!mtp_loaded) {
+            return "strategy 'mtp' needs the model loaded with loadMtp: true (its NextN/MTP layers were not loaded)";
+        }
+    }
+    if ((strategy == "draft-model" || common_strategy_needs_draft(strategy)) && !draft_given) {
+        return "strategy '" + strategy + "' needs a draft Model";
+    }
+    if (llama_cpp_proposer) {
+        // checked here, on the JS thread: several mismatches abort inside llama.cpp instead of failing
+        const std::string problem = common_proposer_problem(strategy, core.params.k, core.model.get(), draft.get());
+        if (!problem.empty()) {
+            return "strategy '" + strategy + "' cannot run: " + problem;
+        }
+    }
+    core.spec.recurrent = llama_model_is_recurrent(core.model.get()) || llama_model_is_hybrid(core.model.get());
+    core.spec.k         = strategy == "none" ? 0 : core.params.k;
+    core.spec.s         = core.spec.recurrent ? core.params.s : core.spec.k; // attention rows roll back freely
+    return "";
+}
+
+std::string open_session(session_core & core, const model_ref & draft) {
+    llama_context_params cp = llama_context_default_params();
+    // a verify pass is one batch and one ubatch of k + 1 rows, all with logits
+    const uint32_t n_batch = std::max<uint32_t>(core.params.n_batch, core.spec.k + 1);
+    cp.n_ctx           = core.params.n_ctx;
+    cp.n_batch         = n_batch;
+    cp.n_ubatch        = n_batch;
+    cp.n_rs_seq        = core.spec.recurrent ? static_cast<uint32_t>(core.spec.s) : 0;
+    cp.n_seq_max       = 1;
+    // backend sampling draws every verify row in the graph: the anchor's and the K proposals'
+    cp.n_outputs_max_per_seq = static_cast<uint32_t>(core.spec.k + 1);
+    cp.flash_attn_type = core.params.flash_attn;
+    // a sliding-window cache of full size keeps every position in its own cell, as the
+    // full-attention cache does; a ring of window + batch cells can place a verify
+    // pass's rows in other cells than a one-row decode, and the attention sums would run
+    // over the cells in another order (the batch invariance of build-info.ts assumes this)
+    cp.swa_full        = true;
+    cp.no_perf         = true;
+    if (core.params.n_threads <= 0) {
+        core.params.n_threads = default_thread_count();
+    }
+    cp.n_threads       = core.params.n_threads;
+    cp.n_threads_batch = core.params.n_threads;
+    // lets cancel() stop a long prompt evaluation between graph nodes
+    cp.abort_callback = [](void * data) {
+        const auto * c = static_cast<session_core *>(data);
+        return c->cancel.load() && !c->uninterruptible.load();
+    };
+    cp.abort_callback_data = &core;
+
+    uint64_t mark = log_capture_mark();
+    llama_context * raw = llama_init_from_model(core.model.get(), cp);
+    if (!raw) {
+        std::string why = log_capture_problems_since(mark);
+        return "llama.cpp could not create a context" + (why.empty() ? "" : ": " + why);
+    }
+    core.ctx   = adopt_context(raw);
+    // one persistent pool for this session's graphs (target and proposer, one at a time)
+    core.pool = make_threadpool(core.params.n_threads, core.params.poll);
+    if (core.pool) {
+        llama_attach_threadpool(raw, core.pool.get(), core.pool.get());
+    }
+    // llama.cpp resolves "auto" while it creates the context and only logs the outcome
+    if (cp.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_AUTO) {
+        if (log_capture_contains_since(mark, "Flash Attention enabled")) {
+            core.flash_attn_used = "on";
+        } else if (log_capture_contains_since(mark, "Flash Attention not supported")) {
+            core.flash_attn_used = "off";
+        }
+    } else {
+        core.flash_attn_used = cp.flash_attn_type == LLAMA_FLASH_ATTN_TYPE_ENABLED ? "on" : "off";
+    }
+    // llama.cpp caps the batch at the requested context: a verify block wider than the batch
+    // writes past it, and S snapshots need a ubatch of more than S + 1 rows (a GGML_ASSERT);
+    // app/spec-schedule.ts refuses these up front, this keeps every other caller safe
+    if (static_cast<int32_t>(llama_n_batch(raw)) < core.spec.k + 1) {
+        return "K = " + std::to_string(core.spec.k) + " needs a verify batch of " +
+               std::to_string(core.spec.k + 1) + " rows but this context allows " +
+               std::to_string(llama_n_batch(raw)) + ": lower K or raise the context size";
+    }
+    if (core.spec.recurrent && core.spec.s > 0 &&
+        llama_n_ubatch(raw) <= static_cast<uint32_t>(core.spec.s) + 1) {
+        return "S = " + std::to_string(core.spec.s) + " needs batches of more than " +
+               std::to_string(core.spec.s + 1) + " rows but this context allows " +
+               std::to_string(llama_n_ubatch(raw)) + ": lower S or raise the context size";
+    }
+    core.batch = std::make_unique<batch_owner>(static_cast<int32_t>(llama_n_batch(raw)), 1);
+    if (core.spec.recurrent && llama_n_rs_seq(raw) != static_cast<uint32_t>(core.spec.s)) {
+        return "this model cannot keep " + std::to_string(core.spec.s) + " recurrent rollback snapshots (S)";
+    }
+    const std::string & strategy = core.params.strategy;
+    // a proposer that cannot be created says why, with what llama.cpp logged while it tried
+    const auto create_proposer = [&](auto make) -> std::string {
+        const uint64_t proposer_mark = log_capture_mark();
+        try {
+            core.prop = make();
+            return "";
+        } catch (const std::exception & e) {
+            const std::string why = log_capture_problems_since(proposer_mark);
+            return e.what() + (why.empty() ? "" : ": " + why);
+        }
+    };
+    if (strategy == "ngram") {
+        core.prop = make_proposer_ngram(1, 4);
+    } else if (strategy == "draft-model") {
+        draft_context_params dp;
+        dp.n_ctx          = llama_n_ctx(raw);
+        dp.n_batch        = n_batch;
+        dp.n_threads      = core.params.n_threads;
+        dp.threadpool     = core.pool.get();
+        dp.flash_attn     = core.params.flash_attn;
+        dp.abort_callback = cp.abort_callback;
+        dp.abort_data     = &core;
+        dp.backend_sampling = core.params.proposer_backend_sampling;
+        core.prop        = make_proposer_draft(draft, dp);
+    } else if (strategy == "mtp") {
+        mtp_context_params mp;
+        mp.n_threads      = core.params.n_threads;
+        mp.threadpool     = core.pool.get();
+        mp.flash_attn     = core.params.flash_attn;
+        mp.abort_callback = cp.abort_callback;
+        mp.abort_data     = &core;
+        mp.backend_sampling = core.params.proposer_backend_sampling;
+        return create_proposer([&] { return make_proposer_mtp(core.model, raw, mp); });
+    } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
+        common_proposer_params pp;
+        pp.strategy       = strategy;
+        pp.k              = core.spec.k;
+        pp.draft          = draft;
+        pp.n_threads      = core.params.n_threads;
+        pp.threadpool     = core.pool.get();
+        pp.flash_attn     = core.params.flash_attn;
+        pp.abort_callback = cp.abort_callback;
+        pp.abort_data     = &core;
+        pp.backend_sampling = core.params.proposer_backend_sampling;
+        return create_proposer([&] { return make_proposer_common(pp, raw); });
+    } else {
+        core.prop = make_proposer_none();
+    }
+    return "";
+}
+
+} // namespace power

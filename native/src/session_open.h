@@ -1,0 +1,21 @@
+#pragma once
+// Opening a session without N-API: what Session.create (session.cpp) and the native checker
+// (native/tools/) both run. Checks first, on the caller's thread, then the context and the
+// proposer, on whatever thread may block.
+
+#include <string>
+
+#include "session_core.h"
+
+namespace power {
+
+// Validates the strategy against the models and fixes `core.spec` from `core.params`. Returns
+// "" when the session can be opened, else why not. `draft` may be null; `mtp_loaded`: the
+// target was loaded with its NextN/MTP layers.
+std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded);
+
+// Creates the context, its thread pool, the batch and the proposer. Returns "" on success, else
+// the reason (with what llama.cpp logged while it failed); a failed core is not to be used.
+std::string open_session(session_core & core, const model_ref & draft);
+
+} // namespace power
