@@ -2,7 +2,7 @@
 // events; the methods that start one return as soon as it is accepted.
 import { z } from 'zod';
 
-import { SAMPLING_DEFAULTS as D, StopReason, TokenOrigin } from '../engine-types.js';
+import { SAMPLING_DEFAULTS as D, SamplingPath, StopReason, TokenOrigin } from '../engine-types.js';
 import { GenerationBackend } from '../generation-result.js';
 import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
@@ -19,6 +19,8 @@ export const ChatSampling = z.object({
   minP: z.number().min(0).max(1).default(D.minP),
   repeatPenalty: z.number().gt(0).max(100).default(D.repeatPenalty),
   maxTokens: z.number().int().min(1).max(1_000_000).default(512),
+  /** where tokens are sampled: auto (the backend when the target is on a GPU), cpu, backend */
+  path: SamplingPath.default('auto'),
 });
 export type ChatSampling = z.infer<typeof ChatSampling>;
 

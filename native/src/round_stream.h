@@ -29,7 +29,12 @@ class round_batch_pool {
 
 class round_stream : public round_sink {
   public:
-    static constexpr int64_t flush_interval_us = 8000; // a UI repaints at ~60-120 Hz
+    // One display frame: the renderer applies batches once per animation frame, so handing over
+    // more often shows nothing sooner and costs both processes a wake-up each time. With a frame's
+    // interval the round cap is what closes a batch down to ~1,000 rounds/s, so a long reply's
+    // batches stay max_pending rounds as its decode slows, and the fixed cost of each (the IPC
+    // message, its check, the SSE write) per round stays flat (bench/serve-stream.ts).
+    static constexpr int64_t flush_interval_us = 16000;
     static constexpr size_t  max_pending       = 16;
 
     // `deliver` takes a batch to JS (called on the generation thread, in order)

@@ -178,6 +178,7 @@ export class ChatReplies {
           topP: sampling.topP,
           minP: sampling.minP,
           repeatPenalty: sampling.repeatPenalty,
+          path: sampling.path,
         },
         stops,
       };

@@ -9,7 +9,7 @@ import { randomInt } from 'node:crypto';
 import { LoadOptions } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
 import type { ReplyStats } from '../../contract/api/generation.js';
-import { SAMPLING_DEFAULTS, type StopReason } from '../../contract/engine-types.js';
+import { SAMPLING_DEFAULTS, type SamplingPath, type StopReason } from '../../contract/engine-types.js';
 import type { Strategy } from '../../contract/strategies.js';
 import type { ChatMessage } from '../chat/template.js';
 import { EngineCrashedError } from '../engine/client.js';
@@ -29,6 +29,8 @@ export interface CompletionRequest {
   maxTokens: number;
   temperature: number;
   topP: number;
+  /** where tokens are sampled (llama-server's backend_sampling: true, false or absent) */
+  samplingPath: SamplingPath;
   seed?: number;
   /** the reply ends before the first of these in its text (OpenAI's `stop`) */
   stop?: readonly string[];
@@ -167,7 +169,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
             prompt,
             maxTokens: request.maxTokens,
             // OpenAI's temperature and top_p, every other setting at its default
-            sampling: { ...SAMPLING_DEFAULTS, temperature: request.temperature, seed: seed ?? 0, topP: request.topP },
+            sampling: { ...SAMPLING_DEFAULTS, temperature: request.temperature, seed: seed ?? 0, topP: request.topP, path: request.samplingPath },
             stops,
           },
           {

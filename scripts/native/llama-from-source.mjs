@@ -12,6 +12,7 @@ import { cpus, homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { installedCudaToolkit } from './cuda-toolkit.mjs';
 import { fail } from './flavours.mjs';
 
 const PATCH_DIR = join(dirname(fileURLToPath(import.meta.url)), 'patches');
@@ -29,7 +30,30 @@ export function sourcePatches() {
   return { names, paths: names.map((n) => join(PATCH_DIR, n)), hash: hash.digest('hex').slice(0, 16) };
 }
 
-/** nvcc from CUDACXX, PATH or the usual install folders; null when there is none. */
+/** An nvcc that runs: its path, CUDA version and (for the cached PyPI toolkit) the toolkit's folder. */
+function nvccAt(path, toolkit = null) {
+  try {
+    const out = execFileSync(path, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const m = /release (\d+)\.(\d+)/.exec(out);
+    return m ? { path, major: Number(m[1]), version: `${m[1]}.${m[2]}`, toolkit } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The toolkit that `node scripts/native/cuda-toolkit.mjs install` put into the cache from
+ * PyPI's NVIDIA wheels (`toolkit` is its folder, for cmake's CUDAToolkit_ROOT), or null.
+ */
+function cachedToolkitNvcc() {
+  const pip = installedCudaToolkit(llamaCacheRoot());
+  return pip ? nvccAt(pip.nvcc, pip.dir) : null;
+}
+
+/**
+ * nvcc from CUDACXX, PATH or the usual install folders, else the cached PyPI toolkit's; null
+ * when there is none.
+ */
 export function findNvcc() {
   const candidates = [process.env.CUDACXX, 'nvcc'];
   const roots = process.platform === 'win32' ? [] : ['/usr/local/cuda/bin'];
@@ -40,15 +64,10 @@ export function findNvcc() {
   }
   candidates.push(...roots.map((r) => join(r, 'nvcc')));
   for (const c of candidates.filter(Boolean)) {
-    try {
-      const out = execFileSync(c, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-      const m = /release (\d+)\.(\d+)/.exec(out);
-      if (m) return { path: c, major: Number(m[1]), version: `${m[1]}.${m[2]}` };
-    } catch {
-      // not this one
-    }
+    const found = nvccAt(c);
+    if (found) return found;
   }
-  return null;
+  return cachedToolkitNvcc();
 }
 
 /**
@@ -137,6 +156,15 @@ export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {
     CMAKE_BUILD_WITH_INSTALL_RPATH: 'ON',
     CMAKE_INSTALL_RPATH: '$ORIGIN',
   };
+  if (cuda) {
+    // stated, not left to ggml's defaults: the Flash Attention vector kernels for F16, Q4_0,
+    // Q8_0 and BF16 KV caches only (ALL_QUANTS compiles every K/V type pair, several times
+    // the instances and the build time; the engine's KV cache is llama.cpp's default F16), and
+    // no NCCL (found, it would become a run-time dependency of libggml-cuda: the build must not
+    // depend on what the machine has installed, as RPC without RDMA)
+    defs.GGML_CUDA_FA_ALL_QUANTS = 'OFF';
+    defs.GGML_CUDA_NCCL = 'OFF';
+  }
   if (cuda && cudaArchs) defs.CMAKE_CUDA_ARCHITECTURES = cudaArchs;
   return defs;
 }
@@ -198,14 +226,28 @@ export function llamaCacheRoot() {
  * CUDA details.
  */
 export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVariants = 'native' }) {
-  const nvcc = cuda ? findNvcc() : null;
-  if (cuda && !nvcc) fail('--cuda needs the CUDA toolkit: no nvcc on PATH, in CUDACXX or in /usr/local/cuda*/bin');
+  let nvcc = cuda ? findNvcc() : null;
+  if (cuda && !nvcc) {
+    fail(
+      '--cuda needs the CUDA toolkit: no nvcc on PATH, in CUDACXX or in /usr/local/cuda*/bin ' +
+        "(without one, 'node scripts/native/cuda-toolkit.mjs install' puts CUDA 13.1 from PyPI's NVIDIA wheels into the cache)",
+    );
+  }
   if (nvcc && process.platform !== 'win32') {
-    const { top, missing } = missingCudaPieces(nvcc);
+    let { top, missing } = missingCudaPieces(nvcc);
+    // an incomplete system toolkit found on PATH or in /usr/local (not one CUDACXX names)
+    // gives way to the complete cached one
+    const cached = missing.length && !nvcc.toolkit && nvcc.path !== process.env.CUDACXX ? cachedToolkitNvcc() : null;
+    if (cached) {
+      console.log(`power: the CUDA ${nvcc.version} toolkit in ${top} lacks ${missing.join(', ')}: using ${cached.toolkit}`);
+      nvcc = cached;
+      ({ top, missing } = missingCudaPieces(nvcc));
+    }
     if (missing.length) {
       fail(
         `the CUDA ${nvcc.version} toolkit in ${top} lacks what ggml's CUDA backend links: ${missing.join(', ')} ` +
-          `(install the toolkit's cuBLAS and driver development packages, e.g. libcublas-dev-${nvcc.version.replace('.', '-')} and cuda-driver-dev-${nvcc.version.replace('.', '-')})`,
+          `(install the toolkit's cuBLAS and driver development packages, e.g. libcublas-dev-${nvcc.version.replace('.', '-')} and cuda-driver-dev-${nvcc.version.replace('.', '-')}, ` +
+          "or 'node scripts/native/cuda-toolkit.mjs install' for CUDA 13.1 from PyPI's NVIDIA wheels)",
       );
     }
   }
@@ -221,6 +263,9 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVa
     return { libDir, seconds: 0, builtSeconds: done.seconds, key, defs, ...cudaInfo };
   }
   if (nvcc) defs.CMAKE_CUDA_COMPILER = nvcc.path;
+  // ggml's find_package(CUDAToolkit) runs before the CUDA language is enabled: point it at the
+  // cached toolkit, which is on no search path
+  if (nvcc?.toolkit) defs.CUDAToolkit_ROOT = nvcc.toolkit;
 
   const started = Date.now();
   const generator = hasNinja() ? ['-G', 'Ninja'] : [];

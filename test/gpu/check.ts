@@ -274,6 +274,19 @@ await step(`audit past 256/512/1024 positions on ${device} (Flash Attention on a
   if (bad.length) throw new Error(`${bad.length} crossing audits failed or found a divergence the engine cannot explain (see the table)`);
 });
 
+/** one row of a speed table: medians over the runs of one configuration */
+function speedRow(model: string, config: string, runs: readonly ReturnType<typeof generate>[]): SpeedRow {
+  return {
+    model,
+    config,
+    decode: median(runs.map((r) => r.stats.steadyDecodeTokensPerSecond ?? 0)),
+    request: median(runs.map((r) => r.stats.requestTokensPerSecond ?? 0)),
+    acceptance: runs[0]!.stats.acceptanceRate,
+    replays: runs[0]!.stats.replays,
+    flashAttn: runs[0]!.backend.flashAttn,
+  };
+}
+
 // 5. decode speed: AR vs K7/S7 vs K7/S6 (hybrid) and AR vs the draft (llama), medians of 3
 const speed: SpeedRow[] = [];
 const long = scale === 'full' ? 256 : 64;
@@ -287,15 +300,7 @@ await step(`decode speed on ${device} (${long} tokens, median of 3)`, () => {
   ];
   for (const c of configs) {
     const runs = [0, 1, 2].map(() => generate(models[c.model], device, PROMPTS[0]!, long, c.extra));
-    speed.push({
-      model: c.model,
-      config: c.label,
-      decode: median(runs.map((r) => r.stats.steadyDecodeTokensPerSecond ?? 0)),
-      request: median(runs.map((r) => r.stats.requestTokensPerSecond ?? 0)),
-      acceptance: runs[0]!.stats.acceptanceRate,
-      replays: runs[0]!.stats.replays,
-      flashAttn: runs[0]!.backend.flashAttn,
-    });
+    speed.push(speedRow(c.model, c.label, runs));
   }
 });
 
@@ -358,7 +363,29 @@ if (device === 'cuda' && cardNames.length >= 2) {
 } else {
   skip('several GPUs (layer and row split, tensor split, per-device memory)', device === 'cuda' ? 'needs two or more CUDA devices' : 'needs CUDA devices');
 }
-skip('GPU vs CPU sampling', 'not implemented: every run samples on the CPU (backend.sampling = "cpu"); llama.cpp backend samplers are not wired yet');
+// 6b. the sampling paths (--sampling cpu | backend): AR and draft-model K7 on each, medians of 3;
+// speculative = AR on each path, and greedy the same across the paths (a difference is reported:
+// a GPU's argmax need not take the lowest id on a tie, `power audit --compare-sampling` says which)
+const samplingRows: SpeedRow[] = [];
+const samplingNotes: string[] = [];
+await step(`sampling paths on ${device} (${long} tokens, median of 3)`, () => {
+  const digests = new Map<string, string>();
+  for (const path of ['cpu', 'backend'] as const) {
+    for (const c of [{ label: 'AR', extra: [] as string[] }, { label: 'K7 (draft-model)', extra: draftArgs }]) {
+      const runs = [0, 1, 2].map(() => generate(models['gpu-target.gguf'], device, PROMPTS[0]!, long, [...c.extra, '--sampling', path]));
+      const ran = runs[0]!.backend.sampling;
+      if (ran !== path) throw new Error(`asked for --sampling ${path}, the engine sampled on ${ran}`);
+      digests.set(`${path} ${c.label}`, runs[0]!.digest);
+      samplingRows.push(speedRow(`gpu-target.gguf, ${path} sampling`, c.label, runs));
+    }
+    if (digests.get(`${path} AR`) !== digests.get(`${path} K7 (draft-model)`)) throw new Error(`${path} sampling: draft-model K7 differs from AR`);
+  }
+  samplingNotes.push(
+    digests.get('cpu AR') === digests.get('backend AR')
+      ? '- Greedy AR is identical on the CPU and backend sampling paths.'
+      : '- Greedy AR differs between the CPU and backend sampling paths: run `power audit --compare-sampling` for the cause.',
+  );
+});
 
 // 7. the summary
 const total = (Date.now() - started) / 1000;
@@ -387,6 +414,11 @@ const lines = [
   '',
   ...speedTable(speed),
   '',
+  '## Sampling paths (CPU vs llama.cpp backend samplers)',
+  '',
+  ...speedTable(samplingRows),
+  ...samplingNotes,
+  '',
   ...(cpuVsGpu ? ['## CPU vs CUDA', '', cpuVsGpu, ''] : []),
   ...(splits.length > 0
     ? [
@@ -402,7 +434,7 @@ const lines = [
   '## Notes',
   '',
   '- S applies to the recurrent (hybrid) target only; the MTP proposer is not run by the engine yet, so K/S is exercised with ngram proposals on the hybrid target.',
-  '- Sampling runs on the CPU in every configuration (no GPU sampling yet).',
+  '- Sampling: every run but the sampling-path rows uses --sampling auto (the backend where the target is on a GPU); each JSON says what ran (backend.sampling).',
   '- Raw results: runs/*.json (one per power generate), devices.json, link-check.txt.',
 ];
 writeFileSync(join(outDir, 'summary.md'), lines.join('\n') + '\n');

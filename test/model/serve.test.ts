@@ -127,6 +127,15 @@ describe('power serve', () => {
     assert.equal(draft.power.digest, plain.power.digest);
   });
 
+  test("llama-server's backend_sampling picks the sampling path; greedy is the same on both", async () => {
+    const body = { model: 'target', prompt: 'one two three', max_tokens: 12, draft: 'draft-close', k: 4 };
+    const cpu = await completion('/v1/completions', { ...body, backend_sampling: false });
+    const backend = await completion('/v1/completions', { ...body, backend_sampling: true });
+    assert.equal(backend.power.digest, cpu.power.digest);
+    const bad = await post('/v1/completions', { ...body, backend_sampling: 'yes' });
+    assert.equal(bad.status, 400);
+  });
+
   test('stop sequences end the reply before them with finish_reason stop', async () => {
     const whole = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12 });
     const text = whole.choices[0]!.text!;

@@ -25,6 +25,8 @@ const common = {
   temperature: z.number().min(0).max(100).nullable().optional(),
   top_p: z.number().gt(0).max(1).nullable().optional(),
   seed: z.number().int().min(0).max(0xffffffff).nullable().optional(),
+  /** llama-server's field: true samples on llama.cpp's backend samplers, false on the CPU; absent: auto */
+  backend_sampling: z.boolean().nullable().optional(),
   stop: Stop.optional(),
   stream: z.boolean().nullable().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),

@@ -52,6 +52,7 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
     maxTokens,
     temperature: r.temperature ?? SAMPLING_DEFAULTS.temperature,
     topP: r.top_p ?? SAMPLING_DEFAULTS.topP,
+    samplingPath: r.backend_sampling == null ? 'auto' : r.backend_sampling ? 'backend' : 'cpu',
     ...(r.seed != null ? { seed: r.seed } : {}),
     // ended by the service's one stop-string mechanism (node/service/request.ts)
     stop: typeof stop === 'string' ? [stop] : stop,

@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+// A CUDA toolkit for the cuda-src flavour where none is installed: NVIDIA's own wheels from PyPI
+// (the pieces of the `cuda-toolkit==13.1.1` meta-package that ggml's CUDA build needs), pinned
+// by version and sha256, installed with pip into the cache folder next to the llama.cpp builds
+// ($POWER_CACHE_DIR, else $XDG_CACHE_HOME/power, else ~/.cache/power) as cuda-toolkit-13.1.1/:
+//
+//   bin/       nvcc, ptxas, fatbinary, nvlink, cudafe++ (nvidia-cuda-nvcc)
+//   nvvm/      cicc and libdevice (nvidia-nvvm)
+//   include/   cuda_runtime.h, cuda.h (nvidia-cuda-runtime), crt/ (nvidia-cuda-crt),
+//              cublas_v2.h (nvidia-cublas), cccl/ (nvidia-cuda-cccl: cub, thrust, libcu++)
+//   lib/       libcudart.so.13, libcudart_static.a, libcublas.so.13, libcublasLt.so.13, plus
+//              what the wheels lack and a link needs: the unversioned names libcudart.so,
+//              libcublas.so, libcublasLt.so, and stubs/libcuda.so, a driver API stub generated
+//              from cuda.h (soname libcuda.so.1, as NVIDIA's own stub: the binary then loads
+//              the real driver at run time); lib64 is a link to lib
+//
+// CUDA 13.1 because it is what @node-llama-cpp/linux-x64-cuda@3.21.1 was built with (its
+// libggml-cuda.so says "release 13.1, V13.1.115"), and because PyPI has no CUDA 12 nvcc: the
+// nvidia-cuda-nvcc-cu12 wheels (12.0 to 12.9) hold ptxas and libnvvm only, no nvcc, cicc,
+// fatbinary or nvlink. CUDA 13 needs an NVIDIA driver >= 580 at run time.
+//
+//   node scripts/native/cuda-toolkit.mjs install   # once (≈ 490 MiB download); prints nvcc's path
+//   node scripts/native/cuda-toolkit.mjs info      # what is installed (JSON), or exit 1
+//   node scripts/native/cuda-toolkit.mjs lib-dir   # the folder of libcudart/libcublas, for LD_LIBRARY_PATH
+//
+// `node scripts/build-native.mjs --from-source --cuda` finds this toolkit (findNvcc in
+// llama-from-source.mjs) when CUDACXX, PATH and /usr/local/cuda* have no nvcc. Linux x64 only.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The pinned wheels (Linux x86_64): the versions cuda-toolkit==13.1.1 requires, with their sha256. */
+export const CUDA_TOOLKIT = {
+  version: '13.1.1',
+  nvccRelease: '13.1.115',
+  wheels: [
+    { name: 'nvidia-cuda-nvcc', version: '13.1.115', sha256: 'fe5c0604869dfbc837bdce9e1eef8e4f0e0d103c29e3875014ba3538c70efb74' },
+    { name: 'nvidia-cuda-crt', version: '13.1.115', sha256: '53c9b03f804dc7e539dd11914ec3d3fd0849791d8cd6a73f0d4df984bb339916' },
+    { name: 'nvidia-nvvm', version: '13.1.115', sha256: '6fdf483d85d9903f9cbf84c41d99221a86e0c0511d05de3d237b4ab69c11627e' },
+    { name: 'nvidia-cuda-runtime', version: '13.1.80', sha256: 'dac25b52e69050e5a7a84957e6df470a85b185f8f648a99a1ab1dfce027576cf' },
+    { name: 'nvidia-cuda-cccl', version: '13.1.115', sha256: 'd4a9e0590cd34290cda27f402a67fbf42e3ed043bdd927c6dd52419c860f2f92' },
+    { name: 'nvidia-cublas', version: '13.2.1.1', sha256: '8c13c93cf8be4480b4909905c96d2d31575b4af43fcd3af0e84af94762665e4f' },
+  ],
+};
+
+/** Where the toolkit lives inside a cache root (llamaCacheRoot() of llama-from-source.mjs). */
+export function cudaToolkitDir(cacheRoot) {
+  return join(cacheRoot, `cuda-toolkit-${CUDA_TOOLKIT.version}`);
+}
+
+/** The installed toolkit (its toolkit.json, written last) or null. */
+export function installedCudaToolkit(cacheRoot) {
+  const dir = cudaToolkitDir(cacheRoot);
+  const stamp = join(dir, 'toolkit.json');
+  if (!existsSync(stamp)) return null;
+  const info = JSON.parse(readFileSync(stamp, 'utf8'));
+  const nvcc = join(dir, 'bin', 'nvcc');
+  return existsSync(nvcc) ? { ...info, dir, nvcc, libDir: join(dir, 'lib') } : null;
+}
+
+function fail(message) {
+  throw new Error(message);
+}
+
+/**
+ * The driver API stub: every function cuda.h declares, as it names them after its own
+ * version macros (cuMemGetInfo is cuMemGetInfo_v2, ...), exported by an empty body from a
+ * library whose soname is libcuda.so.1. Only the linker ever sees it; at run time the real
+ * driver is loaded under that soname.
+ */
+function writeDriverStub(dir) {
+  const include = join(dir, 'include');
+  const cc = process.env.CC || 'cc';
+  const pre = execFileSync(cc, ['-E', '-P', '-x', 'c', '-I', include, join(include, 'cuda.h')], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const names = [...new Set([...pre.matchAll(/\bCUresult\s+(cu\w+)\s*\(/g)].map((m) => m[1]))].sort();
+  if (names.length < 300 || !names.includes('cuInit') || !names.includes('cuMemCreate')) {
+    fail(`could not read the driver API from ${join(include, 'cuda.h')} (${names.length} functions)`);
+  }
+  const stubs = join(dir, 'lib', 'stubs');
+  mkdirSync(stubs, { recursive: true });
+  const source = join(stubs, 'libcuda-stub.c');
+  writeFileSync(source, `/* generated by scripts/native/cuda-toolkit.mjs from cuda.h: link-time stand-in for libcuda.so.1 */\n${names.map((n) => `void ${n}(void) {}\n`).join('')}`);
+  execFileSync(cc, ['-shared', '-fPIC', '-O0', '-Wl,-soname,libcuda.so.1', '-o', join(stubs, 'libcuda.so'), source], { stdio: 'inherit' });
+  return names.length;
+}
+
+/** Bytes on disk under a folder, links not followed. */
+function duBytes(path) {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st) return 0;
+  if (!st.isDirectory()) return st.isFile() ? st.size : 0;
+  return readdirSync(path).reduce((sum, f) => sum + duBytes(join(path, f)), 0);
+}
+
+/**
+ * Installs the pinned wheels with pip (`pip install --no-deps --require-hashes --target`) into
+ * a staging folder, moves their shared prefix nvidia/cu13 into place and completes the layout.
+ * A finished toolkit is reused; `force` reinstalls it. Returns installedCudaToolkit().
+ */
+export function installCudaToolkit(cacheRoot, { force = false, log = console.log } = {}) {
+  if (process.platform !== 'linux' || process.arch !== 'x64') fail(`the PyPI CUDA toolkit is pinned for Linux x64 (this is ${process.platform}-${process.arch})`);
+  const dir = cudaToolkitDir(cacheRoot);
+  const done = installedCudaToolkit(cacheRoot);
+  if (done && !force) {
+    log(`power: CUDA ${CUDA_TOOLKIT.version} toolkit already installed in ${dir}`);
+    return done;
+  }
+  const python = process.env.PYTHON || 'python3';
+  const pipCheck = spawnSync(python, ['-m', 'pip', '--version'], { encoding: 'utf8' });
+  if (pipCheck.status !== 0) fail(`the toolkit is installed with pip: '${python} -m pip' does not run (set PYTHON to a Python 3 with pip)`);
+  const staging = `${dir}.staging`;
+  rmSync(staging, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  const requirements = join(staging, 'requirements.txt');
+  writeFileSync(requirements, CUDA_TOOLKIT.wheels.map((w) => `${w.name}==${w.version} --hash=sha256:${w.sha256}\n`).join(''));
+  const started = Date.now();
+  log(`power: installing the CUDA ${CUDA_TOOLKIT.version} toolkit from PyPI (${CUDA_TOOLKIT.wheels.map((w) => `${w.name}==${w.version}`).join(', ')})`);
+  const pip = spawnSync(
+    python,
+    ['-m', 'pip', 'install', '--no-deps', '--only-binary=:all:', '--require-hashes', '--no-cache-dir', '--disable-pip-version-check',
+      '--target', join(staging, 'site'), '-r', requirements],
+    { stdio: 'inherit' },
+  );
+  if (pip.status !== 0) fail(`pip could not install the CUDA toolkit wheels (output above; staging folder ${staging})`);
+  const prefix = join(staging, 'site', 'nvidia', 'cu13');
+  for (const need of ['bin/nvcc', 'bin/ptxas', 'nvvm/bin/cicc', 'nvvm/libdevice/libdevice.10.bc', 'include/crt/host_config.h', 'include/cuda_runtime.h', 'include/cublas_v2.h', 'include/cccl/cub/cub.cuh', 'lib/libcudart.so.13', 'lib/libcublas.so.13', 'lib/libcublasLt.so.13']) {
+    if (!existsSync(join(prefix, need))) fail(`the installed wheels lack ${need} (in ${prefix})`);
+  }
+  renameSync(prefix, dir);
+  // what a link needs and the wheels do not ship
+  for (const lib of ['libcudart', 'libcublas', 'libcublasLt']) symlinkSync(`${lib}.so.13`, join(dir, 'lib', `${lib}.so`));
+  symlinkSync('lib', join(dir, 'lib64'));
+  const driverFunctions = writeDriverStub(dir);
+  const out = spawnSync(join(dir, 'bin', 'nvcc'), ['--version'], { encoding: 'utf8' });
+  const release = /release [\d.]+, V([\d.]+)/.exec(out.stdout ?? '')?.[1];
+  if (release !== CUDA_TOOLKIT.nvccRelease) fail(`nvcc in ${dir}/bin does not run or is not ${CUDA_TOOLKIT.nvccRelease}: ${(out.stdout ?? '') + (out.stderr ?? '')}`);
+  const installed = Object.fromEntries(
+    readdirSync(join(staging, 'site'))
+      .map((d) => /^(nvidia_[\w]+)-([\d.]+)\.dist-info$/.exec(d))
+      .filter(Boolean)
+      .map(([, n, v]) => [n.replace(/_/g, '-'), v]),
+  );
+  rmSync(staging, { recursive: true, force: true });
+  const info = {
+    cudaToolkit: CUDA_TOOLKIT.version,
+    nvccRelease: release,
+    wheels: installed,
+    source: 'PyPI (pip install --no-deps --require-hashes)',
+    driverStub: `lib/stubs/libcuda.so: ${driverFunctions} driver API functions from cuda.h, soname libcuda.so.1`,
+    bytes: duBytes(dir),
+    installSeconds: Math.round((Date.now() - started) / 1000),
+    installedAt: new Date().toISOString(),
+  };
+  // written last: only a complete toolkit is ever found
+  writeFileSync(join(dir, 'toolkit.json'), JSON.stringify(info, null, 2) + '\n');
+  log(`power: CUDA ${CUDA_TOOLKIT.version} toolkit (nvcc ${release}) ready in ${dir} (${Math.round(info.bytes / 2 ** 20)} MiB, ${info.installSeconds} s)`);
+  return installedCudaToolkit(cacheRoot);
+}
+
+async function main(argv) {
+  const { llamaCacheRoot } = await import('./llama-from-source.mjs');
+  const cacheRoot = llamaCacheRoot();
+  const [command, ...rest] = argv;
+  const usage = 'usage: node scripts/native/cuda-toolkit.mjs install [--force] | info | lib-dir';
+  if (command === 'install') {
+    if (rest.some((a) => a !== '--force')) throw new Error(usage);
+    const t = installCudaToolkit(cacheRoot, { force: rest.includes('--force') });
+    console.log(t.nvcc);
+    return 0;
+  }
+  if ((command === 'info' || command === 'lib-dir') && rest.length === 0) {
+    const t = installedCudaToolkit(cacheRoot);
+    if (!t) {
+      console.error(`error: no CUDA ${CUDA_TOOLKIT.version} toolkit in ${cudaToolkitDir(cacheRoot)} (run: node scripts/native/cuda-toolkit.mjs install)`);
+      return 1;
+    }
+    console.log(command === 'info' ? JSON.stringify(t, null, 2) : t.libDir);
+    return 0;
+  }
+  console.error(usage);
+  return 2;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error) => {
+      console.error(`error: ${error.message}`);
+      process.exitCode = 1;
+    },
+  );
+}
