@@ -3,8 +3,8 @@
 // every speculative run emits exactly the tokens of the autoregressive control with the same
 // settings, and its counters are consistent. The full grid runs on the F32 models; the F16, Q8_0
 // and Q4_0 models (llama.cpp's kernels of those types) run a representative grid: every
-// strategy, K ∈ {1, 7}, S ∈ {K, K−1} on the hybrid, greedy and seeded. The F32 grid runs on both
-// sampling paths: the CPU's, and llama.cpp's backend samplers in the graph. Runs through one engine host with the models
+// strategy, K ∈ {1, 7}, S ∈ {K, K−1} on the hybrid, greedy and seeded. Every configuration runs on
+// both sampling paths: the CPU's, and llama.cpp's backend samplers in the graph. Runs through one engine host with the models
 // loaded once; each configuration gets a session of its own and the same prompts in the same
 // order, so prefill batches match and only the verify passes differ from the control.
 import assert from 'node:assert/strict';
@@ -165,13 +165,13 @@ describe('exactness contract', () => {
   });
 
   for (const c of configs()) {
-    // every configuration on the CPU path; the F32 grid and llama.cpp's proposers also with
-    // llama.cpp's backend samplers (on ggml's CPU backend, the same sampler graph a GPU runs)
-    const backendToo = !/-(f16|q8_0|q4_0)\.gguf$/.test(c.target);
+    // every configuration on both sampling paths: the CPU's, and llama.cpp's backend samplers
+    // (on ggml's CPU backend, the same sampler graph a GPU runs)
     const modes = [
       ['greedy', GREEDY],
       ['seeded', STOCHASTIC],
-      ...(backendToo ? ([['greedy-backend', GREEDY_BACKEND], ['seeded-backend', STOCHASTIC_BACKEND]] as const) : []),
+      ['greedy-backend', GREEDY_BACKEND],
+      ['seeded-backend', STOCHASTIC_BACKEND],
     ] as const;
     for (const [mode, sampling] of modes) {
       test(`${label(c)} ${mode} emits the control's tokens`, async () => {
