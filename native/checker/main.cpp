@@ -819,6 +819,19 @@ int main(int argc, char ** argv) {
                 c["model"] = m.name;
                 return c;
             };
+            // a run of this grid, path and sampling on `m`, capturing the audit position's row
+            const auto grid_run = [&](const loaded_model & m) {
+                run_spec r;
+                r.target = &m;
+                r.backend = backend;
+                r.sampling = sp;
+                r.max_tokens = g.tokens;
+                r.threads = g.threads;
+                r.flash_attn = g.flash_attn;
+                r.fa_given = true;
+                r.capture_pos = n_prompt + g_audit;
+                return r;
+            };
             run_result control[2];
             for (int mi = 0; mi < 2; mi++) {
                 if (!needs[mi]) continue;
@@ -831,15 +844,7 @@ int main(int argc, char ** argv) {
                     ex()["controls"].push(c);
                     continue;
                 }
-                run_spec r;
-                r.target = &m;
-                r.backend = backend;
-                r.sampling = sp;
-                r.max_tokens = g.tokens;
-                r.threads = g.threads;
-                r.flash_attn = g.flash_attn;
-                r.fa_given = true;
-                r.capture_pos = n_prompt + g_audit;
+                run_spec r = grid_run(m);
                 const clock_type::time_point t = clock_type::now();
                 control[mi] = run(env, r);
                 const run_result & a = control[mi];
@@ -887,19 +892,11 @@ int main(int argc, char ** argv) {
                     ex()["cases"].push(c);
                     continue;
                 }
-                run_spec r;
-                r.target = &m;
+                run_spec r = grid_run(m);
                 r.draft = cd.strategy == "draft-model" ? &draft : nullptr;
                 r.strategy = cd.strategy;
                 r.k = cd.k;
                 r.s = cd.s;
-                r.backend = backend;
-                r.sampling = sp;
-                r.max_tokens = g.tokens;
-                r.threads = g.threads;
-                r.flash_attn = g.flash_attn;
-                r.fa_given = true;
-                r.capture_pos = n_prompt + g_audit;
                 r.other_row = ar.row;
                 if (opt.perturb_at >= 0) r.perturb_pos = n_prompt + opt.perturb_at;
                 const clock_type::time_point t = clock_type::now();
