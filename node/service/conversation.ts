@@ -1,7 +1,7 @@
 // A chat as the token ids the model sees. The model's own chat template (Jinja from the GGUF,
 // rendered by @huggingface/jinja as `power generate` does) wraps the messages; a model without
-// one gets ChatML, what llama.cpp's server falls back to (CHATML_TEMPLATE_SRC in its
-// common/chat.cpp renders the same text). ChatML's end-of-turn marker `<|im_end|>` is then, for
+// one gets ChatML, what llama.cpp's server falls back to (the same text; docs/app.md "Chat
+// templates"). ChatML's end-of-turn marker `<|im_end|>` is then, for
 // most such models (Gemma 3 270M base), no token of theirs: the model can only write it as text
 // and never ends its turn with an end-of-generation token, so the reply stops where its text
 // reaches the marker (`stops()`: a stop string of runRequest), the marker not shown. Across

@@ -7,7 +7,7 @@
 // common_chat_templates_apply as llama-server calls it). On every model with a template we have:
 // the synthetic target (its Phi-3-style template), the three models on Qwen3.5's real vocabulary
 // (its ChatML template), and the real Gemma 3 270M, which has none: llama.cpp falls back to
-// ChatML (common/chat.cpp, CHATML_TEMPLATE_SRC) and so do we.
+// ChatML and so do we.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 

@@ -61,8 +61,8 @@ export type CompletionRequest = z.infer<typeof CompletionRequest>;
 
 /**
  * The text of a message whose content may be a list of text parts: the parts joined with a line
- * break, as llama-server joins them for a template that takes text content (common/chat.cpp,
- * `concat_content_parts`: a '\n' before a part once there is text).
+ * break, as llama-server joins them for a template that takes text content (a '\n' before a part
+ * once there is text; test/model/chat-prompt-matches-llama-server.test.ts checks it).
  */
 export function messageText(message: OpenAiMessage): string {
   if (message.content === null) return '';
