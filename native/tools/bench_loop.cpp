@@ -13,48 +13,31 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <sstream>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "ggml-backend.h"
 #include "ggml-cpu.h"
-#include "llama.h"
-
-static void quiet(ggml_log_level, const char *, void *) {}
+#include "tool_setup.h"
 
 int main(int argc, char ** argv) {
     if (argc < 6 || argc > 7) {
         std::fprintf(stderr, "usage: %s model.gguf n_predict n_ctx tok,tok,... threads [auto|pool:POLL]\n", argv[0]);
         return 2;
     }
-    const std::string exe = argv[0];
-    const std::string dir = exe.find_last_of('/') == std::string::npos ? "." : exe.substr(0, exe.find_last_of('/'));
-    const int n_predict   = std::atoi(argv[2]);
-    const int n_ctx       = std::atoi(argv[3]);
-    const int n_threads   = std::atoi(argv[5]);
+    const int n_predict    = std::atoi(argv[2]);
+    const int n_ctx        = std::atoi(argv[3]);
+    const int n_threads    = std::atoi(argv[5]);
     const std::string mode = argc > 6 ? argv[6] : "auto";
-    std::vector<llama_token> prompt;
-    std::stringstream ss(argv[4]);
-    for (std::string item; std::getline(ss, item, ',');) {
-        prompt.push_back(std::atoi(item.c_str()));
-    }
+    std::vector<llama_token> prompt = power_tool::parse_tokens(argv[4]);
     if (n_predict < 2 || n_ctx < 16 || n_threads < 1 || prompt.empty() ||
         (mode != "auto" && mode.rfind("pool:", 0) != 0)) {
         std::fprintf(stderr, "bad arguments\n");
         return 2;
     }
 
-    llama_log_set(quiet, nullptr);
-    llama_backend_init();
-    ggml_backend_load_all_from_path(dir.c_str());
-
-    llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers       = 0;
-    llama_model * model   = llama_model_load_from_file(argv[1], mp);
+    llama_model_ptr model = power_tool::load_cpu_model(argv[0], argv[1]);
     if (!model) {
-        std::fprintf(stderr, "load failed\n");
         return 1;
     }
     llama_context_params cp = llama_context_default_params();
@@ -63,31 +46,31 @@ int main(int argc, char ** argv) {
     cp.n_threads            = n_threads;
     cp.n_threads_batch      = n_threads;
     cp.no_perf              = true;
-    llama_context * ctx     = llama_init_from_model(model, cp);
+    // declared before the context, so that it is freed after it
+    using pool_free_fn = void (*)(ggml_threadpool_t);
+    std::unique_ptr<ggml_threadpool, pool_free_fn> pool(nullptr, nullptr);
+    llama_context_ptr ctx(llama_init_from_model(model.get(), cp));
     if (!ctx) {
         std::fprintf(stderr, "context failed\n");
         return 1;
     }
 
-    ggml_threadpool_t pool = nullptr;
-    using pool_free_fn = void (*)(ggml_threadpool_t);
-    pool_free_fn pool_free = nullptr;
     if (mode != "auto") {
         ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
         ggml_backend_reg_t reg = cpu ? ggml_backend_dev_backend_reg(cpu) : nullptr;
         auto * pool_new = reg ? (decltype(ggml_threadpool_new) *) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_new") : nullptr;
-        pool_free = reg ? (pool_free_fn) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_free") : nullptr;
+        auto pool_free  = reg ? (pool_free_fn) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_free") : nullptr;
         if (!pool_new || !pool_free) {
             std::fprintf(stderr, "the CPU backend exports no threadpool functions\n");
             return 1;
         }
         ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
         tpp.poll = static_cast<uint32_t>(std::atoi(mode.c_str() + 5));
-        pool     = pool_new(&tpp);
-        llama_attach_threadpool(ctx, pool, pool);
+        pool     = { pool_new(&tpp), pool_free };
+        llama_attach_threadpool(ctx.get(), pool.get(), pool.get());
     }
-    const llama_vocab * vocab = llama_model_get_vocab(model);
-    llama_sampler * greedy    = llama_sampler_init_greedy();
+    const llama_vocab * vocab = llama_model_get_vocab(model.get());
+    llama_sampler_ptr greedy(llama_sampler_init_greedy());
 
     std::vector<llama_token> out;
     std::vector<double> steps;
@@ -97,11 +80,11 @@ int main(int argc, char ** argv) {
     llama_batch batch = llama_batch_get_one(prompt.data(), static_cast<int32_t>(prompt.size()));
     llama_token next  = 0;
     for (int i = 0; i < n_predict; i++) {
-        if (llama_decode(ctx, batch) != 0) {
+        if (llama_decode(ctx.get(), batch) != 0) {
             std::fprintf(stderr, "decode failed\n");
             return 1;
         }
-        next = llama_sampler_sample(greedy, ctx, -1);
+        next = llama_sampler_sample(greedy.get(), ctx.get(), -1);
         const int64_t now = llama_time_us();
         if (i == 0) {
             t_first = now;
@@ -127,11 +110,5 @@ int main(int argc, char ** argv) {
     }
     std::printf("{\"tokens\":[%s],\"prefillMs\":%.3f,\"decodeMs\":%.3f,\"decodeTokensPerSecond\":%.3f,\"stepMsMedian\":%.4f}\n",
                 ids.c_str(), prefill_ms, decode_ms, decode_ms > 0 ? steps.size() * 1000.0 / decode_ms : 0.0, median);
-    llama_sampler_free(greedy);
-    llama_free(ctx);
-    if (pool) {
-        pool_free(pool);
-    }
-    llama_model_free(model);
     return 0;
 }
