@@ -38,6 +38,12 @@ class proposer {
     virtual void restore() {}
 };
 
+// history + anchor: the sequence a proposer continues, into `seq` (a buffer kept across rounds)
+inline void continued_sequence(const std::vector<llama_token> & history, llama_token anchor, std::vector<llama_token> & seq) {
+    seq.assign(history.begin(), history.end());
+    seq.push_back(anchor);
+}
+
 // proposes nothing: the autoregressive control, through the same transaction
 std::unique_ptr<proposer> make_proposer_none();
 
@@ -49,20 +55,27 @@ std::unique_ptr<proposer> make_proposer_ngram(int n_min, int n_max_ngram);
 
 namespace power {
 
-struct draft_context_params {
-    uint32_t n_ctx     = 4096; // same as the target's
-    uint32_t n_batch   = 512;
-    int32_t  n_threads = 0;
+// How a proposer's own context runs: as the session's target does (its threads, threadpool and
+// flash attention), stoppable by a cancel, and drafting where the target's output lives.
+struct proposer_run_params {
+    int32_t n_threads = 0; // 0: llama.cpp's default
     ggml_threadpool * threadpool = nullptr; // the session's pool (not owned; outlives the proposer)
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's context
-    bool (*abort_callback)(void *) = nullptr; // lets a cancel stop the draft's prompt evaluation
+    bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a proposer's long decode
     void * abort_data = nullptr;
-    bool backend_sampling = false; // greedy drafting in the draft's graph (llama_set_sampler)
+    bool backend_sampling = false; // greedy drafting in the proposer's graph (llama_set_sampler)
 };
 
-// the context a proposer decodes on, with the session's threads and its threadpool attached
-// (throws std::runtime_error naming `what` when llama.cpp refuses)
-context_ptr open_proposer_context(llama_model * model, llama_context_params cp, int32_t n_threads, ggml_threadpool * pool,
+struct draft_context_params {
+    uint32_t n_ctx   = 4096; // same as the target's
+    uint32_t n_batch = 512;
+    proposer_run_params run;
+};
+
+// the context a proposer decodes on, run as `run` says (a `cp` that brings its own abort callback
+// keeps it), with the session's threadpool attached; throws std::runtime_error naming `what` when
+// llama.cpp refuses
+context_ptr open_proposer_context(llama_model * model, llama_context_params cp, const proposer_run_params & run,
                                   const std::string & what);
 
 // a separate small model with the target's vocabulary, decoding greedily in its own context
@@ -73,21 +86,12 @@ std::unique_ptr<proposer> make_proposer_draft(std::shared_ptr<llama_model> draft
 
 namespace power {
 
-struct mtp_context_params {
-    int32_t n_threads = 0; // 0: llama.cpp's default
-    ggml_threadpool * threadpool = nullptr; // the session's pool (not owned; outlives the proposer)
-    llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's
-    bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a long mirrored prompt batch
-    void * abort_data = nullptr;
-    bool backend_sampling = false; // greedy drafting in the draft's graph (llama_set_sampler)
-};
-
 // drafts greedily with the target's own NextN/MTP layers through an MTP context on `model`,
 // which must have NextN layers and have been loaded with load_mtp. `target` is the session's
 // context (not owned; it must outlive the proposer): from now on it also outputs the hidden
 // rows the MTP head reads. Throws std::runtime_error when the context cannot be created.
 std::unique_ptr<proposer> make_proposer_mtp(std::shared_ptr<llama_model> model, llama_context * target,
-                                            const mtp_context_params & params);
+                                            const proposer_run_params & run);
 
 } // namespace power
 
@@ -97,12 +101,7 @@ struct common_proposer_params {
     std::string strategy;           // eagle3 | dflash | dspark | ngram-simple | ngram-map-k | ngram-map-k4v | ngram-mod | ngram-cache
     int32_t     k = 1;              // spec_draft_max: the draft length llama.cpp's proposer is made for
     std::shared_ptr<llama_model> draft; // the artifact (eagle3, dflash, dspark); nullptr for the n-gram families
-    int32_t n_threads = 0;          // 0: llama.cpp's default
-    ggml_threadpool * threadpool = nullptr; // the session's pool (not owned; outlives the proposer)
-    llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's
-    bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a long draft decode
-    void * abort_data = nullptr;
-    bool backend_sampling = false; // greedy drafting in the draft's graph (llama_set_sampler)
+    proposer_run_params run;
 };
 
 // one of llama.cpp's own proposers (common_speculative, libllama-common) on the session's

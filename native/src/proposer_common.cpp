@@ -73,7 +73,7 @@ class proposer_common : public proposer {
         if (is_artifact(type_)) {
             create_draft_context(p);
         }
-        common_params_speculative sp = speculative_params(type_, p.k, target, ctx_.get(), p.backend_sampling);
+        common_params_speculative sp = speculative_params(type_, p.k, target, ctx_.get(), p.run.backend_sampling);
         try {
             spec_.reset(common_speculative_init(sp, 1));
         } catch (const std::exception & e) {
@@ -179,8 +179,6 @@ class proposer_common : public proposer {
         cp.n_ubatch  = llama_n_ubatch(target_);
         cp.n_seq_max = 1;
         cp.n_rs_seq  = 0;
-        cp.no_perf   = true;
-        cp.flash_attn_type = p.flash_attn;
         // a block draft (DFlash, DSpark) reads the anchor and every noise row in one decode,
         // sampled on the backend where it can; EAGLE3 reads one row per step
         const bool block = type_ == COMMON_SPECULATIVE_TYPE_DRAFT_DFLASH || type_ == COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK;
@@ -190,11 +188,11 @@ class proposer_common : public proposer {
         // a cancel may stop a draft (proposals are advisory), never the processing of a target
         // batch: those rows are being committed, and a half-processed batch would leave the
         // draft side out of step with the target for the rest of the conversation
-        user_abort_      = p.abort_callback;
-        user_abort_data_ = p.abort_data;
+        user_abort_      = p.run.abort_callback;
+        user_abort_data_ = p.run.abort_data;
         cp.abort_callback      = [](void * self) { return static_cast<proposer_common *>(self)->draft_aborted(); };
         cp.abort_callback_data = this;
-        ctx_ = open_proposer_context(draft_model_.get(), cp, p.n_threads, p.threadpool, "the " + p.strategy + " draft context");
+        ctx_ = open_proposer_context(draft_model_.get(), cp, p.run, "the " + p.strategy + " draft context");
     }
 
     bool draft_aborted() const { return drafting_ && user_abort_ && user_abort_(user_abort_data_); }

@@ -8,19 +8,25 @@
 
 namespace power {
 
-context_ptr open_proposer_context(llama_model * model, llama_context_params cp, int32_t n_threads, ggml_threadpool * pool,
+context_ptr open_proposer_context(llama_model * model, llama_context_params cp, const proposer_run_params & run,
                                   const std::string & what) {
-    if (n_threads > 0) {
-        cp.n_threads       = n_threads;
-        cp.n_threads_batch = n_threads;
+    if (run.n_threads > 0) {
+        cp.n_threads       = run.n_threads;
+        cp.n_threads_batch = run.n_threads;
+    }
+    cp.no_perf         = true;
+    cp.flash_attn_type = run.flash_attn;
+    if (!cp.abort_callback) {
+        cp.abort_callback      = run.abort_callback;
+        cp.abort_callback_data = run.abort_data;
     }
     llama_context * raw = llama_init_from_model(model, cp);
     if (!raw) {
         throw std::runtime_error("llama.cpp could not create " + what);
     }
     context_ptr ctx = adopt_context(raw);
-    if (pool) {
-        llama_attach_threadpool(raw, pool, pool);
+    if (run.threadpool) {
+        llama_attach_threadpool(raw, run.threadpool, run.threadpool);
     }
     return ctx;
 }

@@ -20,13 +20,9 @@ class proposer_draft : public proposer {
         cp.n_batch   = p.n_batch;
         cp.n_ubatch  = p.n_batch;
         cp.n_seq_max = 1;
-        cp.no_perf   = true;
-        cp.flash_attn_type = p.flash_attn;
-        cp.abort_callback      = p.abort_callback;
-        cp.abort_callback_data = p.abort_data;
-        ctx_ = open_proposer_context(model_.get(), cp, p.n_threads, p.threadpool, "the draft model's context");
+        ctx_ = open_proposer_context(model_.get(), cp, p.run, "the draft model's context");
         greedy_ = make_greedy_chain();
-        if (p.backend_sampling && !llama_set_sampler(ctx_.get(), 0, greedy_.get())) {
+        if (p.run.backend_sampling && !llama_set_sampler(ctx_.get(), 0, greedy_.get())) {
             throw std::runtime_error("llama.cpp could not attach greedy sampling to the draft model's backend");
         }
     }
@@ -42,8 +38,7 @@ class proposer_draft : public proposer {
     void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
                  std::vector<llama_token> & out) override {
         out.clear();
-        seq_.assign(history.begin(), history.end());
-        seq_.push_back(anchor);
+        continued_sequence(history, anchor, seq_);
         if (n_max <= 0 || seq_.size() + n_max > llama_n_ctx(ctx_.get())) {
             return;
         }

@@ -92,7 +92,7 @@ class mtp_batch {
 
 class proposer_mtp : public proposer {
   public:
-    proposer_mtp(model_ref model, llama_context * target, const mtp_context_params & p)
+    proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & p)
         : model_(std::move(model)), target_(target), n_embd_(llama_model_n_embd_out(model_.get())),
           n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(model_.get()))),
           batch_(static_cast<int32_t>(llama_n_batch(target)) + 1, n_embd_) {
@@ -105,11 +105,7 @@ class proposer_mtp : public proposer {
         cp.n_ubatch  = cp.n_batch;
         cp.n_seq_max = 1;
         cp.n_rs_seq  = 0;
-        cp.no_perf   = true;
-        cp.flash_attn_type = p.flash_attn;
-        cp.abort_callback      = p.abort_callback;
-        cp.abort_callback_data = p.abort_data;
-        ctx_ = open_proposer_context(model_.get(), cp, p.n_threads, p.threadpool, "the MTP context");
+        ctx_ = open_proposer_context(model_.get(), cp, p, "the MTP context");
         llama_context * raw = ctx_.get();
         if (llama_get_ctx_other(raw) == target) {
             // a head that reads the target's own KV (Gemma 4 assistants) drafts at one shared
@@ -366,7 +362,7 @@ class proposer_mtp : public proposer {
 
 } // namespace
 
-std::unique_ptr<proposer> make_proposer_mtp(model_ref model, llama_context * target, const mtp_context_params & params) {
+std::unique_ptr<proposer> make_proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & params) {
     return std::make_unique<proposer_mtp>(std::move(model), target, params);
 }
 

@@ -27,8 +27,7 @@ class proposer_ngram : public proposer {
     void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
                  std::vector<llama_token> & out) override {
         out.clear();
-        seq_.assign(history.begin(), history.end());
-        seq_.push_back(anchor);
+        continued_sequence(history, anchor, seq_);
         const int len = static_cast<int>(seq_.size());
         for (int n = std::min(n_max_ngram_, len - 1); n >= n_min_; n--) {
             const llama_token * suffix = seq_.data() + len - n;

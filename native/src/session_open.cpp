@@ -125,39 +125,29 @@ std::string open_session(session_core & core, const model_ref & draft) {
             return e.what() + (why.empty() ? "" : ": " + why);
         }
     };
+    proposer_run_params run;
+    run.n_threads        = core.params.n_threads;
+    run.threadpool       = core.pool.get();
+    run.flash_attn       = core.params.flash_attn;
+    run.abort_callback   = cp.abort_callback;
+    run.abort_data       = &core;
+    run.backend_sampling = core.params.proposer_backend_sampling;
     if (strategy == "ngram") {
         core.prop = make_proposer_ngram(1, 4);
     } else if (strategy == "draft-model") {
         draft_context_params dp;
-        dp.n_ctx          = llama_n_ctx(raw);
-        dp.n_batch        = n_batch;
-        dp.n_threads      = core.params.n_threads;
-        dp.threadpool     = core.pool.get();
-        dp.flash_attn     = core.params.flash_attn;
-        dp.abort_callback = cp.abort_callback;
-        dp.abort_data     = &core;
-        dp.backend_sampling = core.params.proposer_backend_sampling;
-        core.prop        = make_proposer_draft(draft, dp);
+        dp.n_ctx   = llama_n_ctx(raw);
+        dp.n_batch = n_batch;
+        dp.run     = run;
+        core.prop  = make_proposer_draft(draft, dp);
     } else if (strategy == "mtp") {
-        mtp_context_params mp;
-        mp.n_threads      = core.params.n_threads;
-        mp.threadpool     = core.pool.get();
-        mp.flash_attn     = core.params.flash_attn;
-        mp.abort_callback = cp.abort_callback;
-        mp.abort_data     = &core;
-        mp.backend_sampling = core.params.proposer_backend_sampling;
-        return create_proposer([&] { return make_proposer_mtp(core.model, raw, mp); });
+        return create_proposer([&] { return make_proposer_mtp(core.model, raw, run); });
     } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
         common_proposer_params pp;
-        pp.strategy       = strategy;
-        pp.k              = core.spec.k;
-        pp.draft          = draft;
-        pp.n_threads      = core.params.n_threads;
-        pp.threadpool     = core.pool.get();
-        pp.flash_attn     = core.params.flash_attn;
-        pp.abort_callback = cp.abort_callback;
-        pp.abort_data     = &core;
-        pp.backend_sampling = core.params.proposer_backend_sampling;
+        pp.strategy = strategy;
+        pp.k        = core.spec.k;
+        pp.draft    = draft;
+        pp.run      = run;
         return create_proposer([&] { return make_proposer_common(pp, raw); });
     } else {
         core.prop = make_proposer_none();
