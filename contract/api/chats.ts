@@ -78,11 +78,16 @@ export type AssistantMessage = z.infer<typeof AssistantMessage>;
 export const ChatMessage = z.discriminatedUnion('role', [UserMessage, AssistantMessage]);
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
-export const Chat = z.object({
+/** The fields a chat and its summary in the chat list share, so that the two never drift apart. */
+const ChatHeader = {
   id: Id,
   title: z.string(),
   createdAt: Time,
   updatedAt: Time,
+};
+
+export const Chat = z.object({
+  ...ChatHeader,
   systemPrompt: z.string().nullable(),
   messages: z.array(ChatMessage),
   /**
@@ -95,10 +100,7 @@ export const Chat = z.object({
 export type Chat = z.infer<typeof Chat>;
 
 export const ChatSummary = z.object({
-  id: Id,
-  title: z.string(),
-  createdAt: Time,
-  updatedAt: Time,
+  ...ChatHeader,
   messages: z.number().int(),
   streaming: z.boolean(),
 });
