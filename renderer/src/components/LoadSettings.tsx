@@ -6,6 +6,7 @@ import { deviceOptions, type DeviceChoice } from '../logic/devices.js';
 import { bytes } from '../logic/format.js';
 import { checkLoadFields } from '../logic/load-settings.js';
 import type { FlashAttnChoice, MemoryEstimate } from '../api-types.js';
+import { PickerOptions } from './PickerOptions.js';
 import { Popover } from './Popover.js';
 import { usePower } from './store-context.js';
 
@@ -68,11 +69,7 @@ export function LoadSettings() {
         <div className="field span2">
           <label htmlFor="device">Device</label>
           <select id="device" value={s.device} onChange={(e) => s.setDevice(e.target.value as DeviceChoice)}>
-            {devices.map((o) => (
-              <option key={o.value} value={o.value} disabled={o.disabled} title={o.reason}>
-                {o.label}
-              </option>
-            ))}
+            <PickerOptions options={devices} />
           </select>
         </div>
         <div className="field">

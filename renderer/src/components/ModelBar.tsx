@@ -8,6 +8,7 @@ import { modelSummary } from '../logic/format.js';
 import { groupLibrary } from '../logic/library.js';
 import type { Strategy } from '../api-types.js';
 import { LoadSettings } from './LoadSettings.js';
+import { PickerOptions } from './PickerOptions.js';
 import { InfoTip } from './Popover.js';
 import { usePower } from './store-context.js';
 
@@ -47,11 +48,7 @@ function MethodPicker() {
     <div className="field inline">
       <label htmlFor="method">Draft method</label>
       <select id="method" value={method} onChange={(e) => setMethod(e.target.value as Strategy)} disabled={!targetId}>
-        {methods.map((o) => (
-          <option key={o.value} value={o.value} disabled={o.disabled} title={o.reason}>
-            {o.label}
-          </option>
-        ))}
+        <PickerOptions options={methods} />
       </select>
       {reasons.length > 0 && (
         <InfoTip label="Why some draft methods are unavailable">
@@ -77,11 +74,7 @@ function DraftPicker() {
       <select id="draft" className="wide" value={draftId ?? ''} onChange={(e) => setDraft(e.target.value || null)} disabled={!needsDraft(method)}>
         {!needsDraft(method) && <option value="">not needed for {method}</option>}
         {needsDraft(method) && files.length === 0 && <option value="">no draft in the library</option>}
-        {files.map((o) => (
-          <option key={o.value} value={o.value} disabled={o.disabled} title={o.reason}>
-            {o.label}
-          </option>
-        ))}
+        <PickerOptions options={files} />
       </select>
     </div>
   );
