@@ -16,7 +16,7 @@ import { GenerationResult } from '../../contract/generation-result.js';
 import { makeModelFiles } from '../../tools/models/synthetic.js';
 import { ROOT } from '../../node/paths.js';
 import { AUDIT_TYPES, auditPair, gpuModels, type Scale } from './models.js';
-import { auditTable, contractTable, speedTable, stepTable, type AuditRow, type ContractRow, type SpeedRow, type Step } from './report.js';
+import { auditTable, contractTable, section, speedTable, stepTable, type AuditRow, type ContractRow, type SpeedRow, type Step } from './report.js';
 import { estimateSplit } from '../../node/engine/memory-estimate.js';
 import { readGgufInfo } from '../../node/gguf/reader.js';
 
@@ -398,39 +398,20 @@ const lines = [
   `- models: ${scale} scale, F16 (the audit also on Q8_0 and Q4_0 copies of the target and draft); CPU threads: ${threads ?? 'the engine default'}`,
   `- total: ${total.toFixed(0)} s (budget ${BUDGET_S} s)${total > BUDGET_S ? ' — OVER BUDGET' : ''}`,
   '',
-  '## Steps',
-  '',
-  ...stepTable(steps),
-  '',
-  '## Exactness contract (greedy: speculative digest = AR digest)',
-  '',
-  ...contractTable(contract),
-  '',
-  '## Audit: verify rows vs one-row decodes (power audit, draft-model, greedy)',
-  '',
-  ...auditTable(audits),
-  '',
-  '## Decode speed',
-  '',
-  ...speedTable(speed),
-  '',
-  '## Sampling paths (CPU vs llama.cpp backend samplers)',
-  '',
-  ...speedTable(samplingRows),
-  ...samplingNotes,
-  '',
-  ...(cpuVsGpu ? ['## CPU vs CUDA', '', cpuVsGpu, ''] : []),
+  ...section('Steps', stepTable(steps)),
+  ...section('Exactness contract (greedy: speculative digest = AR digest)', contractTable(contract)),
+  ...section('Audit: verify rows vs one-row decodes (power audit, draft-model, greedy)', auditTable(audits)),
+  ...section('Decode speed', speedTable(speed)),
+  ...section('Sampling paths (CPU vs llama.cpp backend samplers)', [...speedTable(samplingRows), ...samplingNotes]),
+  ...(cpuVsGpu ? section('CPU vs CUDA', [cpuVsGpu]) : []),
   ...(splits.length > 0
-    ? [
-        '## Several GPUs (target, AR and draft-model K7 per split)',
-        '',
+    ? section('Several GPUs (target, AR and draft-model K7 per split)', [
         '| split | tensor split | first token unlike one GPU | spec = AR on the split | memory: estimate / llama.cpp per card |',
         '| --- | --- | --- | --- | --- |',
         ...splits.map((r) => `| ${r.mode} | ${r.ratio} | ${r.sameAsOneGpu ?? 'none'} | ${r.specMatch ? 'yes' : 'NO'} | ${r.perDevice} |`),
-        '',
-      ]
+      ])
     : []),
-  ...(memoryLine ? ['## Memory', '', memoryLine, ''] : []),
+  ...(memoryLine ? section('Memory', [memoryLine]) : []),
   '## Notes',
   '',
   '- S applies to the recurrent (hybrid) target only; the MTP proposer is not run by the engine yet, so K/S is exercised with ngram proposals on the hybrid target.',

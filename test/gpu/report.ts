@@ -1,4 +1,4 @@
-// Markdown tables of the GPU check's summary.
+// The sections and Markdown tables of the GPU check's summary.
 export interface Step {
   name: string;
   status: 'ok' | 'FAIL' | 'SKIPPED';
@@ -40,6 +40,11 @@ export interface AuditRow {
   explained: boolean | null;
   flavour: string;
   error: string | null;
+}
+
+/** A summary section: its heading, a blank line, its lines, and the blank line that ends it. */
+export function section(heading: string, lines: readonly string[]): string[] {
+  return [`## ${heading}`, '', ...lines, ''];
 }
 
 const f1 = (x: number | null) => (x === null ? '-' : x.toFixed(1));
