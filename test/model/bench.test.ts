@@ -3,7 +3,6 @@
 // back, the HTML rendered in a real headless Chromium with its charts), the PDF, a user's own
 // task file with a seeded recurrent run, and bad input.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,18 +17,9 @@ import { Report } from '../../contract/report/schema.js';
 import { steadyDecodeTokensPerSecond } from '../../contract/report/stats.js';
 import { findChromium, offlineFlags } from '../../node/report/pdf.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { ROOT } from '../../node/paths.js';
-import { power, type CliRun } from '../fixtures/cli.js';
+import { assertUsageError, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
-
-function oneErrorLine(run: CliRun, pattern: RegExp): void {
-  assert.equal(run.code, 2, run.stderr);
-  const lines = run.stderr.trim().split('\n');
-  assert.equal(lines.length, 1, run.stderr);
-  assert.match(lines[0]!, /^error: /);
-  assert.match(lines[0]!, pattern);
-}
 
 describe('power bench', () => {
   let models: ModelSet;
@@ -182,22 +172,19 @@ describe('power bench', () => {
       ['an unknown format', ['--formats', 'json,docx'], /--formats takes/],
     ];
     for (const [what, args, pattern] of cases) {
-      test(what, () => oneErrorLine(power([...base(), ...args]), pattern));
+      test(what, () => assertUsageError(power([...base(), ...args]), pattern));
     }
 
     test('pdf without a usable Chromium is refused before anything runs', () => {
-      const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'power.js'), ...base(), '--formats', 'json,pdf'], {
-        encoding: 'utf8',
-        env: { ...process.env, POWER_CHROMIUM: '/nonexistent/chromium' },
-      });
-      oneErrorLine({ code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }, /--formats pdf: POWER_CHROMIUM=.* is not an executable/);
+      const refused = power([...base(), '--formats', 'json,pdf'], { env: { POWER_CHROMIUM: '/nonexistent/chromium' } });
+      assertUsageError(refused, /--formats pdf: POWER_CHROMIUM=.* is not an executable/);
       assert.ok(!existsSync(join(dir, 'bad')), 'nothing written');
     });
 
     test('a task file with a bad line names the line', async () => {
       const bad = join(dir, 'bad.jsonl');
       await writeFile(bad, '{"id":"a","category":"coding","prompt":"x"}\n{"id":"b","category":"coding","prompt":""}\n');
-      oneErrorLine(power([...base(), '--tasks', bad]), /bad\.jsonl line 2: prompt/);
+      assertUsageError(power([...base(), '--tasks', bad]), /bad\.jsonl line 2: prompt/);
       assert.ok(!existsSync(join(dir, 'bad')), 'nothing written');
     });
   });

@@ -1,22 +1,12 @@
 // Every bad input exits 2 with one `error:` line that says what was wrong; never a signal.
-import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { power, type CliRun } from '../fixtures/cli.js';
+import { assertUsageError, power } from '../fixtures/cli.js';
 import { makeBadFiles, syntheticModels, type BadFiles } from '../fixtures/models.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-
-function assertUsageError(run: CliRun, pattern: RegExp): void {
-  assert.equal(run.signal, null, `killed by ${run.signal}: ${run.stderr}`);
-  assert.equal(run.code, 2, `exit ${run.code}: ${run.stderr}`);
-  const lines = run.stderr.trimEnd().split('\n');
-  assert.equal(lines.length, 1, `one line on stderr, got:\n${run.stderr}`);
-  assert.match(lines[0]!, /^error: /);
-  assert.match(lines[0]!, pattern);
-}
 
 describe('bad input', () => {
   let dir: string;

@@ -12,19 +12,12 @@ import { availableMemoryBytes } from '../../node/engine/cpu-memory.js';
 import { GIB } from '../../node/engine/memory-estimate.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { ROOT } from '../../node/paths.js';
-import { power, type CliRun } from '../fixtures/cli.js';
+import { assertUsageError, power, type CliRun } from '../fixtures/cli.js';
 import { makeHostileHeaders, makePoisonedModels, type HostileFiles, type PoisonedModels } from '../fixtures/hostile-gguf.js';
 import { syntheticModels } from '../fixtures/models.js';
 
-/** Exit 2, the first stderr line is the error (warnings may follow), within `seconds`. */
-function assertRefused(run: CliRun & { ms?: number }, pattern: RegExp): void {
-  assert.equal(run.signal, null, `killed by ${run.signal}: ${run.stderr}`);
-  assert.equal(run.code, 2, `exit ${run.code}: ${run.stderr}`);
-  const lines = run.stderr.trimEnd().split('\n');
-  assert.match(lines[0]!, /^error: /, run.stderr);
-  assert.match(lines[0]!, pattern);
-  assert.ok(lines.slice(1).every((l) => l.startsWith('warning: ')), `only warnings after the error:\n${run.stderr}`);
-}
+/** Exit 2, the first stderr line is the error (warnings may follow). */
+const assertRefused = (run: CliRun, pattern: RegExp): void => assertUsageError(run, pattern, { warningsAfter: true });
 
 function timed(args: string[]): CliRun & { ms: number } {
   const t0 = performance.now();

@@ -14,7 +14,7 @@ import { EngineClient } from '../../node/engine/client.js';
 import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
 import { LONG_MODELS, makeModelFiles, type ModelSet } from '../../tools/models/synthetic.js';
 import { BENCH_MODELS_CACHE } from '../../node/paths.js';
-import { configLabel, type ContractConfig } from '../fixtures/contract.js';
+import { assertSameAsControl, configLabel, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
@@ -128,12 +128,7 @@ describe('exactness contract past 256, 512 and 1,024 positions', () => {
           if (!controls.has(key)) controls.set(key, await conversation(c, 'none', flashAttn, sampling));
           const control = controls.get(key)!;
           const spec = await conversation(c, c.strategy, flashAttn, sampling);
-          for (const step of ['turn1', 'turn2', 'prompt600'] as const) {
-            const want = control[step].tokens;
-            const got = spec[step].tokens;
-            const at = got.findIndex((t, j) => t !== want[j]);
-            assert.equal(spec[step].digest, control[step].digest, `${step}: diverges from the control at token ${at} (${got[at]} vs ${want[at]})`);
-          }
+          for (const step of ['turn1', 'turn2', 'prompt600'] as const) assertSameAsControl(spec[step], control[step], step);
           assert.equal(control.turn1.tokens.length, c.reply, 'the first reply runs to its length (past 1,024 positions)');
           assert.ok(spec.turn1.stats.proposed > 0, 'the proposer proposed');
         });

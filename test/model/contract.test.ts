@@ -15,7 +15,7 @@ import type { Strategy } from '../../contract/strategies.js';
 import { EngineClient } from '../../node/engine/client.js';
 import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { configLabel, type ContractConfig } from '../fixtures/contract.js';
+import { assertSameAsControl, cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
@@ -107,7 +107,6 @@ describe('exactness contract', () => {
   let models: ModelSet;
   let engine: EngineClient;
   const modelIds = new Map<string, string>();
-  const controls = new Map<string, GenerationOutcome[]>(); // `${target} ${mode}` -> per prompt
   const summary: string[] = [];
 
   async function modelId(name: keyof ModelSet): Promise<string> {
@@ -144,12 +143,7 @@ describe('exactness contract', () => {
     return outcomes;
   }
 
-  /** the autoregressive control of a target, run once per sampling mode */
-  async function control(target: ModelName, mode: string, sampling: SamplingOptions): Promise<GenerationOutcome[]> {
-    const key = `${target} ${mode}`;
-    if (!controls.has(key)) controls.set(key, await runAll({ target, strategy: 'none', k: 0, s: 0 }, sampling));
-    return controls.get(key)!;
-  }
+  const control = cachedControl(runAll);
 
   before(async () => {
     models = await syntheticModels();
@@ -177,17 +171,8 @@ describe('exactness contract', () => {
       test(`${label(c)} ${mode} emits the control's tokens`, async () => {
         const controlRuns = await control(c.target, mode, sampling);
         const runs = await runAll(c, sampling);
-        let proposed = 0;
-        let accepted = 0;
-        let replays = 0;
         for (const [i, run] of runs.entries()) {
-          const want = controlRuns[i]!;
-          const at = run.tokens.findIndex((t, j) => t !== want.tokens[j]);
-          assert.equal(
-            run.digest,
-            want.digest,
-            `prompt ${i}: diverges from the control at token ${at} (${run.tokens[at]} vs ${want.tokens[at]})`,
-          );
+          assertSameAsControl(run, controlRuns[i]!, `prompt ${i}`);
           const s = run.stats;
           assert.ok(s.accepted <= s.proposed);
           assert.ok(s.replays <= 1, 'at most one replay per request');
@@ -201,10 +186,8 @@ describe('exactness contract', () => {
           // after the clamp every round proposes at most S
           const clampAt = run.rounds.findIndex((r) => r.replay);
           if (clampAt >= 0) for (const r of run.rounds.slice(clampAt + 1)) assert.ok(r.proposed <= c.s);
-          proposed += s.proposed;
-          accepted += s.accepted;
-          replays += s.replays;
         }
+        const { proposed, accepted, replays } = counterTotals(runs);
         // the draft proposes its greedy choice, so under greedy sampling the identical draft always agrees
         if (c.draft === 'draft-same.gguf' && mode === 'greedy') assert.equal(accepted, proposed, 'the identical draft is always accepted');
         if (c.draft?.endsWith('-far.gguf') && mode === 'greedy') assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');

@@ -11,7 +11,7 @@ import { GenerationResult } from '../../contract/generation-result.js';
 import { EngineCallError, EngineClient } from '../../node/engine/client.js';
 import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { jsonOf, power, type CliRun } from '../fixtures/cli.js';
+import { assertUsageError, jsonOf, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 
@@ -248,10 +248,6 @@ describe('power generate --strategy mtp', () => {
 
   test('is refused on a model without NextN layers: one error line, exit 2', () => {
     const run = power(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--strategy', 'mtp']);
-    assert.equal(run.signal, null);
-    assert.equal(run.code, 2, run.stderr);
-    const lines = run.stderr.trimEnd().split('\n');
-    assert.equal(lines.length, 1, run.stderr);
-    assert.match(lines[0]!, /^error: strategy 'mtp' is not available for .*target\.gguf: the model has no NextN\/MTP layers/);
+    assertUsageError(run, /^error: strategy 'mtp' is not available for .*target\.gguf: the model has no NextN\/MTP layers/);
   });
 });

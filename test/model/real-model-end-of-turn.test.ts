@@ -89,24 +89,26 @@ describe('Gemma 3 270M under the ChatML fallback stops at the end of its turn', 
     assert.ok(entry, 'the real model is in the library');
     await service.engine.load({ modelId: entry.id, device: 'cpu', threads: 2, contextSize: 1024 });
     const chat = await service.chats.create({ systemPrompt: MESSAGES[0]!.content });
-    const first = await ask(service, chat.id, 'France?', { maxTokens: MAX_TOKENS });
-    assert.equal(first.end.kind, 'done', JSON.stringify(first.end.error));
-    assert.equal(first.end.stopReason, 'stop');
-    const reply = first.chat.messages.at(-1)!;
-    assert.ok(reply.role === 'assistant');
-    clean(reply.content);
+    /** One turn of the chat, whose reply must stop at its end of turn with the marker not shown. */
+    const turnEndingInStop = async (content: string) => {
+      const turn = await ask(service, chat.id, content, { maxTokens: MAX_TOKENS });
+      assert.equal(turn.end.kind, 'done', JSON.stringify(turn.end.error));
+      assert.equal(turn.end.stopReason, 'stop');
+      const reply = turn.chat.messages.at(-1)!;
+      assert.ok(reply.role === 'assistant');
+      clean(reply.content);
+      return { ...turn, reply };
+    };
+
+    const first = await turnEndingInStop('France?');
+    const { reply } = first;
     assert.equal(reply.status, 'done');
     assert.ok(reply.tokens.length < MAX_TOKENS, `${reply.tokens.length} tokens: ${JSON.stringify(reply.content)}`);
     // what streamed is what was saved: every token's text adds up to the reply
     assert.equal(first.end.tokens.map((t) => t.text).join(''), reply.content);
     assert.equal(reply.tokens.map((t) => t.text).join(''), reply.content);
 
-    const second = await ask(service, chat.id, 'Germany?', { maxTokens: MAX_TOKENS });
-    assert.equal(second.end.kind, 'done', JSON.stringify(second.end.error));
-    assert.equal(second.end.stopReason, 'stop');
-    const next = second.chat.messages.at(-1)!;
-    assert.ok(next.role === 'assistant');
-    clean(next.content);
+    const second = await turnEndingInStop('Germany?');
     // the first turn's prompt and reply were found in the engine's state
     assert.ok(second.end.stats!.reusedPromptTokens! > first.end.stats!.promptTokens, JSON.stringify(second.end.stats));
   });

@@ -20,7 +20,7 @@ import { runAudit } from '../../node/service/audit.js';
 import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
 import { BUNDLED_VOCABS, bundledVocabFile, loadBundledVocab, readTokenizerCases, type BundledVocab } from '../../tools/models/real-vocab.js';
 import type { REAL_VOCAB_MODELS } from '../../tools/models/synthetic.js';
-import { configLabel, type ContractConfig } from '../fixtures/contract.js';
+import { assertSameAsControl, cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 import { realVocabModels } from '../fixtures/models.js';
 
@@ -67,7 +67,6 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
   const ids = new Map<ModelName, string>();
   const infos = new Map<ModelName, NativeModelInfo>();
   const prompts = new Map<ModelName, Tokens[]>();
-  const controls = new Map<string, GenerationOutcome[]>();
   const summary: string[] = [];
   const id = (name: ModelName): string => ids.get(name)!;
 
@@ -93,11 +92,7 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
     }
   }
 
-  async function control(target: ModelName, mode: string, sampling: SamplingOptions): Promise<GenerationOutcome[]> {
-    const key = `${target} ${mode}`;
-    if (!controls.has(key)) controls.set(key, await runAll({ target, strategy: 'none', k: 0, s: 0 }, sampling));
-    return controls.get(key)!;
-  }
+  const control = cachedControl(runAll);
 
   before(async () => {
     models = await realVocabModels();
@@ -188,22 +183,15 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
       test(`${configLabel(c)} ${mode}: every ${TOKENS}-token reply emits the control's tokens`, async () => {
         const want = await control(c.target, mode, sampling);
         const runs = await runAll(c, sampling);
-        let proposed = 0;
-        let accepted = 0;
-        let replays = 0;
         for (const [i, run] of runs.entries()) {
-          const control = want[i]!;
-          const at = run.tokens.findIndex((t, j) => t !== control.tokens[j]);
-          assert.equal(run.digest, control.digest, `prompt ${i}: diverges from the control at token ${at} (${run.tokens[at]} vs ${control.tokens[at]})`);
+          assertSameAsControl(run, want[i]!, `prompt ${i}`);
           assert.equal(run.tokens.length, TOKENS, `prompt ${i}: the reply runs to its length, past 256 positions`);
-          assert.equal(run.text, control.text, `prompt ${i}: the same text`);
+          assert.equal(run.text, want[i]!.text, `prompt ${i}: the same text`);
           for (const r of run.rounds) {
             assert.ok(r.proposed <= c.k && r.accepted <= r.proposed && r.tokens.length <= r.accepted + 1, 'round counters are consistent');
           }
-          proposed += run.stats.proposed;
-          accepted += run.stats.accepted;
-          replays += run.stats.replays;
         }
+        const { proposed, accepted, replays } = counterTotals(runs);
         assert.ok(proposed > 0, 'the proposer proposed');
         if (c.s < c.k) assert.ok(replays > 0, 'S < K replays somewhere');
         // the draft agrees often enough that the accepted and bonus paths run (K1 greedy: ~80 %)

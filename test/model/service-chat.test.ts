@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { Report } from '../../contract/report/schema.js';
-import { ask, replyEnd, startService, type ServiceFixture } from '../fixtures/service.js';
+import { ask, startedReply, startService, type ServiceFixture } from '../fixtures/service.js';
 
 describe('service chats', () => {
   let f: ServiceFixture;
@@ -66,9 +66,7 @@ describe('service chats', () => {
       const control = await ask(service, chat.id, 'one two three one two three', { maxTokens: 40, profileId: 'autoregressive' });
       assert.equal(control.end.kind, 'done');
       for (const profileId of ['balanced', 'peak']) {
-        let id = '';
-        const end = replyEnd(service, () => id);
-        id = (await service.chats.regenerate({ chatId: chat.id, profileId, sampling: { maxTokens: 40 } })).assistantMessageId;
+        const { end } = await startedReply(service, service.chats.regenerate({ chatId: chat.id, profileId, sampling: { maxTokens: 40 } }));
         const spec = await end;
         assert.equal(spec.kind, 'done', JSON.stringify(spec.error));
         assert.equal(spec.digest, control.end.digest, `${profileId}: same tokens as the control`);
@@ -86,9 +84,7 @@ describe('service chats', () => {
       // the same profile again, same session: an attention-only target cuts its KV back to the
       // prompt for free; a recurrent state cannot go back 40 tokens (S = 6), so the prompt is
       // evaluated again, and the stats say so
-      let id = '';
-      const end = replyEnd(service, () => id);
-      id = (await service.chats.regenerate({ chatId: chat.id, profileId: 'peak', sampling: { maxTokens: 40 } })).assistantMessageId;
+      const { end } = await startedReply(service, service.chats.regenerate({ chatId: chat.id, profileId: 'peak', sampling: { maxTokens: 40 } }));
       const again = await end;
       assert.equal(again.digest, control.end.digest);
       const recurrent = c.target === 'hybrid-mtp.gguf';
@@ -124,12 +120,10 @@ describe('service chats', () => {
     const { service, models } = f;
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
     const chat = await service.chats.create({});
-    let id = '';
     let stopping: Promise<unknown> | undefined;
-    const end = replyEnd(service, () => id, (_t, n) => {
+    const { end } = await startedReply(service, service.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 1500 } }), (_t, n) => {
       if (n === 20) stopping = service.chats.stop({ chatId: chat.id });
     });
-    id = (await service.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 1500 } })).assistantMessageId;
     await assert.rejects(service.chats.send({ chatId: chat.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
     const other = await service.chats.create({});
     await assert.rejects(service.chats.send({ chatId: other.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
@@ -149,11 +143,9 @@ describe('service chats', () => {
     const { service, models } = f;
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
     const chat = await service.chats.create({});
-    let id = '';
-    const end = replyEnd(service, () => id);
-    const sending = service.chats.send({ chatId: chat.id, content: 'stop me early', sampling: { maxTokens: 1500 } });
+    const sending = startedReply(service, service.chats.send({ chatId: chat.id, content: 'stop me early', sampling: { maxTokens: 1500 } }));
     const stopping = service.chats.stop({ chatId: chat.id }); // before send has answered
-    id = (await sending).assistantMessageId;
+    const { end } = await sending;
     assert.deepEqual(await stopping, { stopped: true });
     const stopped = await end;
     assert.equal(stopped.stopReason, 'cancelled');
@@ -169,14 +161,14 @@ describe('service chats', () => {
     const one = await ask(service, chat.id, 'first question');
     await ask(service, chat.id, 'second question');
     const firstUser = one.chat.messages[0]!;
-    let id = '';
-    const regenerated = replyEnd(service, () => id);
-    id = (await service.chats.regenerate({ chatId: chat.id, sampling: { maxTokens: 16 } })).assistantMessageId;
-    assert.equal((await regenerated).kind, 'done');
+    const regenerated = await startedReply(service, service.chats.regenerate({ chatId: chat.id, sampling: { maxTokens: 16 } }));
+    assert.equal((await regenerated.end).kind, 'done');
     assert.equal((await service.chats.get({ chatId: chat.id })).superseded?.length, 1, 'the replaced reply is kept');
-    const end = replyEnd(service, () => id);
-    id = (await service.chats.editAndContinue({ chatId: chat.id, messageId: firstUser.id, content: 'a different question', sampling: { maxTokens: 16 } })).assistantMessageId;
-    assert.equal((await end).kind, 'done');
+    const edited = await startedReply(
+      service,
+      service.chats.editAndContinue({ chatId: chat.id, messageId: firstUser.id, content: 'a different question', sampling: { maxTokens: 16 } }),
+    );
+    assert.equal((await edited.end).kind, 'done');
     const after = await service.chats.get({ chatId: chat.id });
     assert.deepEqual(after.messages.map((m) => m.role), ['user', 'assistant']);
     assert.equal(after.messages[0]!.content, 'a different question');
@@ -191,9 +183,7 @@ describe('service chats', () => {
     const { service, models } = f;
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
     const chat = await service.chats.create({});
-    let id = '';
-    const end = replyEnd(service, () => id);
-    id = (await service.chats.send({ chatId: chat.id, content: 'long', sampling: { maxTokens: 1500 } })).assistantMessageId;
+    const { end } = await startedReply(service, service.chats.send({ chatId: chat.id, content: 'long', sampling: { maxTokens: 1500 } }));
     await new Promise((r) => setTimeout(r, 200));
     await service.chats.delete({ chatId: chat.id });
     assert.equal((await end).stopReason, 'cancelled');

@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { test } from 'node:test';
 
 import { createPowerService } from '../../node/service/index.js';
-import { ask, replyEnd, startService } from '../fixtures/service.js';
+import { ask, startedReply, startService } from '../fixtures/service.js';
 
 test('the engine host killed mid-reply loses nothing and comes back', async () => {
   const f = await startService();
@@ -19,11 +19,9 @@ test('the engine host killed mid-reply loses nothing and comes back', async () =
 
     const pid = service.enginePid();
     assert.ok(pid);
-    let id = '';
-    const end = replyEnd(service, () => id, (_t, n) => {
+    const { end } = await startedReply(service, service.chats.send({ chatId: chat.id, content: 'this one dies', sampling: { maxTokens: 1500 } }), (_t, n) => {
       if (n === 30) process.kill(pid, 'SIGKILL');
     });
-    id = (await service.chats.send({ chatId: chat.id, content: 'this one dies', sampling: { maxTokens: 1500 } })).assistantMessageId;
     const crashed = await end;
     assert.equal(crashed.kind, 'error');
     assert.equal(crashed.error!.code, 'engine-crashed');

@@ -7,41 +7,42 @@ import { describe, test } from 'node:test';
 import { ClientMessage } from '../../contract/channel/protocol.js';
 import { connectToParent, isParentGone, PARENT_GONE } from '../../engine/host-channel.js';
 
+/** Connects as the engine host does over a stand-in for its process, recording the messages the channel hands on and how often it closes. */
+function connectAndListen(proc: EventEmitter) {
+  const channel = connectToParent(proc as never);
+  const heard = { messages: [] as unknown[], closes: 0 };
+  channel.onMessage((m) => heard.messages.push(m));
+  channel.onClose(() => heard.closes++);
+  return { channel, heard };
+}
+
 describe('host channel', () => {
   test('with a parentPort: messages arrive unwrapped from { data }, replies are posted, PARENT_GONE means leave', () => {
     const port = new EventEmitter() as EventEmitter & { postMessage(m: unknown): void; posted: unknown[] };
     port.posted = [];
     port.postMessage = (m) => void port.posted.push(m);
     const proc = Object.assign(new EventEmitter(), { send: undefined, parentPort: port });
-    const channel = connectToParent(proc as never);
+    const { channel, heard } = connectAndListen(proc);
     assert.equal(channel.kind, 'utility-process');
-    const got: unknown[] = [];
-    let gone = 0;
-    channel.onMessage((m) => got.push(m));
-    channel.onClose(() => gone++);
     port.emit('message', { data: { kind: 'request', id: 1 } });
     port.emit('message', { data: structuredClone(PARENT_GONE) });
     channel.send({ kind: 'response', id: 1 });
     proc.emit('disconnect'); // not how a utility process hears of its parent
-    assert.deepEqual(got, [{ kind: 'request', id: 1 }]);
-    assert.equal(gone, 1);
+    assert.deepEqual(heard.messages, [{ kind: 'request', id: 1 }]);
+    assert.equal(heard.closes, 1);
     assert.deepEqual(port.posted, [{ kind: 'response', id: 1 }]);
   });
 
   test('under fork: process.send and process messages, disconnect means leave', () => {
     const sent: unknown[] = [];
     const proc = Object.assign(new EventEmitter(), { send: (m: unknown) => (sent.push(m), true) });
-    const channel = connectToParent(proc as never);
+    const { channel, heard } = connectAndListen(proc);
     assert.equal(channel.kind, 'fork');
-    const got: unknown[] = [];
-    let gone = 0;
-    channel.onMessage((m) => got.push(m));
-    channel.onClose(() => gone++);
     proc.emit('message', { kind: 'request', id: 2 });
     proc.emit('disconnect');
     channel.send({ kind: 'response', id: 2 });
-    assert.deepEqual(got, [{ kind: 'request', id: 2 }]);
-    assert.equal(gone, 1);
+    assert.deepEqual(heard.messages, [{ kind: 'request', id: 2 }]);
+    assert.equal(heard.closes, 1);
     assert.deepEqual(sent, [{ kind: 'response', id: 2 }]);
   });
 
