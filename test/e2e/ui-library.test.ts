@@ -115,7 +115,12 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
     assertNoViolations('the Models dialog', await seriousAxeViolations(page, 'dialog.models-dialog'));
 
     await group('Draft models').locator('li', { has: page.locator('strong', { hasText: /^draft-far$/ }) }).getByRole('button', { name: 'Remove', exact: true }).click();
-    await page.waitForFunction(() => !Array.from(document.querySelectorAll('dialog li strong')).some((s) => s.textContent === 'draft-far'));
+    // the list and the result line are two renders: wait for both before reading the line
+    await page.waitForFunction(
+      () =>
+        !Array.from(document.querySelectorAll('dialog li strong')).some((s) => s.textContent === 'draft-far') &&
+        (document.querySelector('dialog #add-result')?.textContent ?? '').startsWith('Removed'),
+    );
     assert.match((await dialog().locator('#add-result').textContent())!, /^Removed draft-far from the library \(the file stays where it is\)\.$/);
     assert.ok((await stat(join(MODELS_CACHE, 'draft-far.gguf'))).size > 0, 'the file is still there');
     await closeModels();
