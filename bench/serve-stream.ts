@@ -6,6 +6,12 @@
 // engine, so the windows are counted in rounds, not chunks. Greedy, the autoregressive control, on the synthetic
 // target.gguf; medians over repetitions, the two front doors alternating.
 //
+// Each window also reports what its CPU time per round is made of: the hand-overs (chunks) it
+// holds, their rounds, the CPU time per hand-over and the pace at which the rounds came. The
+// serving work is per hand-over (one IPC message in, one SSE write out); the engine hands over
+// every 16 rounds or every 16 ms, so when decode slows as the context fills, the same work per
+// hand-over is spread over fewer rounds, or comes after a longer idle wait.
+//
 //   node --import tsx bench/serve-stream.ts [--tokens 4000] [--reps 3] [--write]
 //
 // --write appends the table to bench/RESULTS-cpu.md. Needs dist/ and the addon (npm ci).
@@ -52,11 +58,35 @@ async function startServe(): Promise<{ origin: string; token: string; pid: numbe
   return { origin: ready[1]!, token: ready[2]!, pid: child.pid!, stop: () => child.kill('SIGKILL') };
 }
 
+/** One window of a reply: what the serving process spent on it and how the rounds came. */
+interface WindowFigures {
+  cpuPerRound: number;
+  cpuPerChunk: number;
+  roundsPerChunk: number;
+  /** rounds per second over the window, as the client received them */
+  pace: number;
+}
+
 interface StreamRun {
   rate: number;
-  cpuFirst: number;
-  cpuLast: number;
+  first: WindowFigures;
+  last: WindowFigures;
   chunks: number;
+}
+
+interface Seen {
+  at: number;
+  tokens: number;
+  rounds: number;
+  cpu: number | null;
+}
+
+/** The window between two sampled chunks (the first's work is before the window, the second's in it). */
+function windowFigures(seen: readonly Seen[], from: Seen, to: Seen): WindowFigures {
+  const rounds = to.rounds - from.rounds;
+  const chunks = seen.indexOf(to) - seen.indexOf(from);
+  const cpu = to.cpu! - from.cpu!;
+  return { cpuPerRound: (cpu / rounds) * 1e6, cpuPerChunk: (cpu / chunks) * 1e6, roundsPerChunk: rounds / chunks, pace: (rounds * 1000) / (to.at - from.at) };
 }
 
 /** One streamed chat completion; the serving process's CPU time per round over the first and the last WINDOW rounds. */
@@ -74,13 +104,15 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
   });
   if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
   // per chunk with text: when it came and how far the reply had come; the CPU time is read at
-  // the chunks that cross the window edges only (reading /proc at every chunk would take the
-  // cores the server and the engine need)
-  const seen: { at: number; tokens: number; rounds: number; cpu: number | null }[] = [];
+  // the chunks near the two windows only (reading /proc at every chunk would take the cores the
+  // server and the engine need)
+  const seen: Seen[] = [];
   // the last window ends at the last chunk but one: the last text chunk often arrives in one read
   // with the reply's final chunk, after the server's end-of-request work (digest, final stats),
   // which is not work per round; so every chunk of the last WINDOW + 64 rounds is sampled
   const tailFrom = tokens - WINDOW - 64;
+  // the first window's chunks are sampled as often, so that reading /proc weighs on both alike
+  const headTo = WINDOW + 64;
   let buffer = '';
   res.setEncoding('utf8');
   for await (const chunk of res as AsyncIterable<string>) {
@@ -93,9 +125,8 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
       const data = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[]; power?: { tokens?: number; rounds?: number } };
       const progress = data.power;
       if (!data.choices?.[0]?.delta?.content || progress?.rounds === undefined || progress.tokens === undefined) continue;
-      const before = seen.at(-1)?.rounds ?? 0;
-      const crosses = seen.length === 0 || (before < WINDOW && progress.rounds >= WINDOW) || progress.rounds >= tailFrom;
-      seen.push({ at: performance.now(), tokens: progress.tokens, rounds: progress.rounds, cpu: crosses ? cpuSeconds(serve.pid) : null });
+      const sampled = progress.rounds <= headTo || progress.rounds >= tailFrom;
+      seen.push({ at: performance.now(), tokens: progress.tokens, rounds: progress.rounds, cpu: sampled ? cpuSeconds(serve.pid) : null });
     }
   }
   const last = seen.at(-1);
@@ -107,8 +138,8 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
   const tail = at(end.rounds - WINDOW);
   return {
     rate: ((last.tokens - first.tokens) * 1000) / (last.at - first.at),
-    cpuFirst: ((head.cpu! - first.cpu!) / (head.rounds - first.rounds)) * 1e6,
-    cpuLast: ((end.cpu! - tail.cpu!) / (end.rounds - tail.rounds)) * 1e6,
+    first: windowFigures(seen, first, head),
+    last: windowFigures(seen, tail, end),
     chunks: seen.length,
   };
 }
@@ -142,12 +173,19 @@ try {
       generated.push(generateOnce());
       streamed.push(await streamOnce(serve));
     }
-    console.log(`rep ${i + 1}: /v1 ${streamed.at(-1)!.rate.toFixed(0)} tok/s (${streamed.at(-1)!.chunks} chunks), generate ${generated.at(-1)!.toFixed(0)} tok/s`);
+    const run = streamed.at(-1)!;
+    console.log(
+      `rep ${i + 1}: /v1 ${run.rate.toFixed(0)} tok/s (${run.chunks} chunks), generate ${generated.at(-1)!.toFixed(0)} tok/s; ` +
+        `serving CPU ${run.first.cpuPerRound.toFixed(0)} → ${run.last.cpuPerRound.toFixed(0)} µs/round, ${run.first.cpuPerChunk.toFixed(0)} → ${run.last.cpuPerChunk.toFixed(0)} µs/chunk`,
+    );
   }
   const ratio = medianRatio(streamed.map((s, i) => [s.rate, generated[i]] as const));
-  const growth = medianRatio(streamed.map((s) => [s.cpuLast, s.cpuFirst] as const));
+  const growth = medianRatio(streamed.map((s) => [s.last.cpuPerRound, s.first.cpuPerRound] as const));
+  const chunkGrowth = medianRatio(streamed.map((s) => [s.last.cpuPerChunk, s.first.cpuPerChunk] as const));
   const med = (xs: readonly number[]): string => medianOf(xs)?.toFixed(0) ?? '-';
   const two = (x: number | null): string => x?.toFixed(2) ?? '-';
+  const both = (pick: (w: WindowFigures) => number, digits = 0): string =>
+    `${medianOf(streamed.map((s) => pick(s.first)))?.toFixed(digits) ?? '-'} | ${medianOf(streamed.map((s) => pick(s.last)))?.toFixed(digits) ?? '-'}`;
   const table = [
     '',
     `${SERVE_STREAM_HEADING} (bench/serve-stream.ts, ${isoSeconds()})`,
@@ -156,7 +194,13 @@ try {
     '',
     `| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/round, first ${WINDOW} | last ${WINDOW} | last / first |`,
     '| --- | --- | --- | --- | --- | --- |',
-    `| ${med(streamed.map((s) => s.rate))} | ${med(generated)} | ${two(ratio)} | ${med(streamed.map((s) => s.cpuFirst))} | ${med(streamed.map((s) => s.cpuLast))} | ${two(growth)} |`,
+    `| ${med(streamed.map((s) => s.rate))} | ${med(generated)} | ${two(ratio)} | ${both((w) => w.cpuPerRound)} | ${two(growth)} |`,
+    '',
+    `What the windows hold (first ${WINDOW} | last ${WINDOW}, medians):`,
+    '',
+    '| rounds per chunk, first | last | serving CPU µs per chunk, first | last | last / first | rounds/s received, first | last |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    `| ${both((w) => w.roundsPerChunk, 1)} | ${both((w) => w.cpuPerChunk)} | ${two(chunkGrowth)} | ${both((w) => w.pace)} |`,
     '',
   ].join('\n');
   console.log(table);
