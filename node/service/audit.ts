@@ -200,6 +200,50 @@ export interface PathComparison {
  */
 const BOUNDARY_TOLERANCE = 1e-4;
 
+/** What the CPU's rerun kept of the first position where the two paths differ. */
+export interface DivergenceEvidence {
+  cpuToken: number | null;
+  backendToken: number | null;
+  /** the target's row of logits at that position (the CPU path's) */
+  row: Float32Array;
+  /** the candidates the CPU's draw summed over, in its order, with their probabilities */
+  drawnFromIds: Int32Array;
+  drawnFromP: Float64Array;
+  /** the draw's uniform number (null: greedy, or a speculative run, whose draws are not counted) */
+  draw: number | null;
+  seeded: boolean;
+}
+
+/**
+ * Why the paths chose differently, from the CPU's row: a greedy tie (equal top logits: the CPU
+ * takes the lowest id, a GPU's argmax need not), or a seeded draw within rounding of the boundary
+ * between the two tokens, adjacent in the CPU's summing order (the CPU sums probabilities in
+ * double, the backend in f32); anything else is unexplained.
+ */
+export function explainDivergence(e: DivergenceEvidence): Omit<PathDivergence, 'index'> {
+  const { cpuToken, backendToken } = e;
+  const logit = (t: number | null) => (t === null ? null : (e.row[t] ?? null));
+  const ids = Array.from(e.drawnFromIds);
+  const cumulative = (t: number | null) => {
+    const at = t === null ? -1 : ids.indexOf(t);
+    if (at < 0) return null;
+    let before = 0;
+    for (let i = 0; i < at; i++) before += e.drawnFromP[i] ?? 0;
+    return { before, after: before + (e.drawnFromP[at] ?? 0) };
+  };
+  const cpuCumulative = e.seeded ? cumulative(cpuToken) : null;
+  const backendCumulative = e.seeded ? cumulative(backendToken) : null;
+  let cause: PathDivergence['cause'] = 'unexplained';
+  if (!e.seeded && cpuToken !== null && backendToken !== null && logit(cpuToken) === logit(backendToken)) cause = 'greedy-tie';
+  if (e.draw !== null && cpuCumulative && backendCumulative) {
+    // adjacent in the summing order, and the draw within rounding of the edge between them
+    const edge =
+      cpuCumulative.after === backendCumulative.before ? cpuCumulative.after : backendCumulative.after === cpuCumulative.before ? cpuCumulative.before : null;
+    if (edge !== null && Math.abs(edge - e.draw) < BOUNDARY_TOLERANCE) cause = 'draw-at-boundary';
+  }
+  return { cpuToken, backendToken, draw: e.draw, cpuCumulative, backendCumulative, cpuLogit: logit(cpuToken), backendLogit: logit(backendToken), cause };
+}
+
 /**
  * The same request on both sampling paths (autoregressive, or speculative when `speculative`):
  * where the tokens first differ, the CPU run is repeated with the row of that position kept, and
@@ -218,36 +262,20 @@ export async function compareSamplingPaths(engine: EngineClient, req: AuditReque
   const again = await run(engine, on('cpu'), { speculative, capture: { position } });
   const captured = again.captured;
   if (!captured) throw new Error(`the CPU run did not sample position ${position} again`);
-  const cpuToken = cpu.tokens[index] ?? null;
-  const backendToken = backend.tokens[index] ?? null;
-  const logit = (t: number | null) => (t === null ? null : (captured.row[t] ?? null));
-  const seeded = req.sampling.temperature > 0;
-  const ids = Array.from(captured.drawnFromIds);
-  const cumulative = (t: number | null) => {
-    const at = t === null ? -1 : ids.indexOf(t);
-    if (at < 0) return null;
-    let before = 0;
-    for (let i = 0; i < at; i++) before += captured.drawnFromP[i] ?? 0;
-    return { before, after: before + (captured.drawnFromP[at] ?? 0) };
-  };
-  // the autoregressive run draws once per emitted token before this one
-  const draw = seeded && !speculative ? uniformDraw(req.sampling.seed, index) : null;
-  const cpuCum = seeded ? cumulative(cpuToken) : null;
-  const backendCum = seeded ? cumulative(backendToken) : null;
-  let cause: PathDivergence['cause'] = 'unexplained';
-  if (!seeded && cpuToken !== null && backendToken !== null && logit(cpuToken) === logit(backendToken)) cause = 'greedy-tie';
-  if (draw !== null && cpuCum && backendCum) {
-    // adjacent in the summing order, and the draw within rounding of the edge between them
-    const edge = cpuCum.after === backendCum.before ? cpuCum.after : backendCum.after === cpuCum.before ? cpuCum.before : null;
-    if (edge !== null && Math.abs(edge - draw) < BOUNDARY_TOLERANCE) cause = 'draw-at-boundary';
-  }
+  const explained = explainDivergence({
+    cpuToken: cpu.tokens[index] ?? null,
+    backendToken: backend.tokens[index] ?? null,
+    row: captured.row,
+    drawnFromIds: captured.drawnFromIds,
+    drawnFromP: captured.drawnFromP,
+    // the autoregressive run draws once per emitted token before this one
+    draw: req.sampling.temperature > 0 && !speculative ? uniformDraw(req.sampling.seed, index) : null,
+    seeded: req.sampling.temperature > 0,
+  });
   return {
     identical: false,
     cpu,
     backend,
-    firstDivergence: {
-      index, cpuToken, backendToken, draw, cpuCumulative: cpuCum, backendCumulative: backendCum,
-      cpuLogit: logit(cpuToken), backendLogit: logit(backendToken), cause,
-    },
+    firstDivergence: { index, ...explained },
   };
 }
