@@ -324,6 +324,15 @@ weight_scales scaled(int embd) {
 
 int vocab_size() { return static_cast<int>(default_vocab().tokens.size()); }
 
+// scaled(), with the value path and the projections 4x weaker: the target then depends less on
+// the context, which is what a draft that shares its first blocks (or an MTP head) can predict
+static weight_scales context_light(int embd) {
+    weight_scales s = scaled(embd);
+    s.attention_vo /= 4;
+    s.projection /= 4;
+    return s;
+}
+
 model_set gpu_models(const std::string & scale) {
     const bool full = scale == "full";
     model_set m;
@@ -338,9 +347,7 @@ model_set gpu_models(const std::string & scale) {
     t.kv_heads = full ? 4 : 2;
     t.ff = full ? 5632 : 704;
     t.context_length = 4096;
-    t.scales = scaled(t.embd);
-    t.scales.attention_vo /= 4;
-    t.scales.projection /= 4;
+    t.scales = context_light(t.embd);
     m.draft = t;
     m.draft.name = "power-gpu-draft";
     m.draft.layers = 2; // same seed: blocks 0-1, the embedding and the head are the target's own
@@ -365,12 +372,9 @@ model_set gpu_models(const std::string & scale) {
     h.dt_rank = full ? 8 : 4;
     h.inner_size = full ? 1024 : 128;
     // weaker than test/gpu/models.ts's hybrid, as the llama target is: with the plain scales its
-    // MTP head agreed with the trunk on 4 of 2,037 proposals (greedy, 300 tokens); with the value
-    // path and the projections 4x weaker the target depends less on the context, which is what
-    // the NextN block (it sees the next token's embedding and the hidden row) can predict
-    h.scales = scaled(h.embd);
-    h.scales.attention_vo /= 4;
-    h.scales.projection /= 4;
+    // MTP head agreed with the trunk on 4 of 2,037 proposals (greedy, 300 tokens); the NextN block
+    // sees the next token's embedding and the hidden row, not the context
+    h.scales = context_light(h.embd);
     if (full) {
         m.target.name += "-full";
         m.draft.name += "-full";
