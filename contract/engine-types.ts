@@ -85,6 +85,10 @@ export const DeviceInfo = z.object({
   backend: z.string(),
   freeBytes: z.number(),
   totalBytes: z.number(),
+  /** what its backend was compiled for (the CPU's extensions: AVX2, AVX512, ...); absent for a remote device */
+  features: z.array(z.string()).optional(),
+  /** buffer types its weights may be moved into at load (repacked or AMX layouts), each with its own kernels */
+  extraBufferTypes: z.array(z.string()).optional(),
 });
 export type DeviceInfo = z.infer<typeof DeviceInfo>;
 

@@ -195,6 +195,8 @@ function buildFromSource(flavour) {
     llamaBuildKey: built.key,
     llamaBuildSeconds: built.builtSeconds,
     llamaCmakeOptions: built.defs,
+    // what each CPU backend was compiled for, and would be on an AMX Xeon (cpu-features.mjs)
+    cpuBackends: built.cpuBackends,
   });
 }
 

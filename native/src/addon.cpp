@@ -67,8 +67,40 @@ Napi::Value init(const Napi::CallbackInfo & info) {
     return out;
 }
 
-// devices() -> [{ name, description, type, backend, freeBytes, totalBytes }]; a remote device
-// (addRpcServer) reports the memory it had when it was added
+// The features a device's backend was compiled for (ggml_backend_get_features: for the CPU the
+// x86 or ARM extensions of the variant that loaded), "NAME" for a flag, "NAME=value" otherwise.
+Napi::Array backend_features(Napi::Env env, ggml_backend_reg_t reg) {
+    Napi::Array out = Napi::Array::New(env);
+    auto get = reinterpret_cast<ggml_backend_get_features_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features"));
+    if (get == nullptr) {
+        return out;
+    }
+    uint32_t n = 0;
+    for (ggml_backend_feature * f = get(reg); f != nullptr && f->name != nullptr; f++) {
+        std::string value = f->value != nullptr ? f->value : "";
+        out.Set(n++, value == "1" ? std::string(f->name) : std::string(f->name) + "=" + value);
+    }
+    return out;
+}
+
+// The extra buffer types a device offers for weights (the CPU's repacked or AMX layouts): a
+// model's weights may be moved into them at load, and each brings its own matmul kernels.
+Napi::Array extra_buffer_types(Napi::Env env, ggml_backend_dev_t dev) {
+    Napi::Array out = Napi::Array::New(env);
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
+    auto get = reinterpret_cast<ggml_backend_dev_get_extra_bufts_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts"));
+    if (get == nullptr) {
+        return out;
+    }
+    uint32_t n = 0;
+    for (ggml_backend_buffer_type_t * b = get(dev); b != nullptr && *b != nullptr; b++) {
+        out.Set(n++, ggml_backend_buft_name(*b));
+    }
+    return out;
+}
+
+// devices() -> [{ name, description, type, backend, freeBytes, totalBytes, features,
+// extraBufferTypes }]; a remote device (addRpcServer) reports the memory it had when it was added
 Napi::Value devices(const Napi::CallbackInfo & info) {
     Napi::Env env = info.Env();
     Napi::Array out = Napi::Array::New(env);
@@ -83,6 +115,8 @@ Napi::Value devices(const Napi::CallbackInfo & info) {
         d.Set("backend", ggml_backend_reg_name(ggml_backend_dev_backend_reg(dev)));
         d.Set("freeBytes", static_cast<double>(free_bytes));
         d.Set("totalBytes", static_cast<double>(total_bytes));
+        d.Set("features", backend_features(env, ggml_backend_dev_backend_reg(dev)));
+        d.Set("extraBufferTypes", extra_buffer_types(env, dev));
         out.Set(static_cast<uint32_t>(i), d);
     }
     return out;

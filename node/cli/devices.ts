@@ -8,7 +8,8 @@ import { parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
 
 export const DEVICES_USAGE = `power devices [--rpc HOST:PORT,...] [--json]
-  Lists the devices each built flavour of the addon loads (name, description, type, memory),
+  Lists the devices each built flavour of the addon loads (name, description, type, memory;
+  for the CPU the extensions its llama.cpp was compiled for and the weight buffers it uses),
   why CUDA does not load when it does not, and what --device auto and --device cuda would use.
   --rpc: also the devices of those remote machines (power rpc), with their memory.`;
 
@@ -22,6 +23,11 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string): stri
     lines.push(`flavour ${f.flavour} (${f.dir})`);
     for (const d of f.devices) {
       lines.push(`  ${d.name.padEnd(8)}${d.type.padEnd(6)}${d.description.padEnd(32)}${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free`);
+      if (d.type === 'cpu' && d.features) {
+        lines.push(`          compiled for: ${d.features.length ? d.features.join(' ') : 'no optional extensions'}`);
+        const extra = d.extraBufferTypes ?? [];
+        lines.push(`          weight buffers: ${extra.length ? `${extra.join(', ')} (other kernels for these weights)` : 'plain (every matrix in one kernel family)'}`);
+      }
     }
     if (f.cuda && f.cuda.reason) {
       lines.push(`  CUDA    not available: ${f.cuda.reason}`);

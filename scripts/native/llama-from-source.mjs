@@ -12,6 +12,7 @@ import { cpus, homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { cpuBackendFeatures, putsWeightsInAmx } from './cpu-features.mjs';
 import { installedCudaToolkit } from './cuda-toolkit.mjs';
 import { fail } from './flavours.mjs';
 
@@ -134,6 +135,13 @@ export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {
     // greedy output left the control at token 25 (docs/exactness.md). Off, every quantized
     // matmul output is one vec_dot again; measured there: prompts 0.92x, decode 1.01x
     GGML_CPU_REPACK: cuda ? 'ON' : 'OFF',
+    // AMX (our patch's option): with it compiled in (-march=native on a Xeon with AMX, the
+    // sapphirerapids variant), ggml-cpu moves quantized weights into its AMX buffer, whose
+    // kernels crashed there and multiply a batch and one row differently (docs/exactness.md).
+    // Checked after the build on the compiler's own view of each CPU backend (cpu-features.mjs)
+    GGML_CPU_AMX: 'OFF',
+    // the compile commands let cpu-features.mjs ask the compiler what each CPU backend targets
+    CMAKE_EXPORT_COMPILE_COMMANDS: 'ON',
     GGML_OPENMP: 'OFF',
     GGML_CUDA: cuda ? 'ON' : 'OFF',
     LLAMA_BUILD_TESTS: 'OFF',
@@ -260,7 +268,7 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVa
   if (existsSync(stamp)) {
     const done = JSON.parse(readFileSync(stamp, 'utf8'));
     console.log(`power: llama.cpp build ${key} is cached (${libDir}; built in ${done.seconds} s)`);
-    return { libDir, seconds: 0, builtSeconds: done.seconds, key, defs, ...cudaInfo };
+    return { libDir, seconds: 0, builtSeconds: done.seconds, key, defs, cpuBackends: checkedCpuBackends(buildDir), ...cudaInfo };
   }
   if (nvcc) defs.CMAKE_CUDA_COMPILER = nvcc.path;
   // ggml's find_package(CUDAToolkit) runs before the CUDA language is enabled: point it at the
@@ -283,8 +291,26 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVa
   cmake('configuration', ['-S', srcDir, '-B', buildDir, ...generator, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)]);
   cmake('build', ['--build', buildDir, '--config', 'Release', '--parallel', String(Math.max(1, cpus().length))]);
   const seconds = Math.round((Date.now() - started) / 1000);
+  const cpuBackends = checkedCpuBackends(buildDir);
   // written last: only a finished build is ever reused
   writeFileSync(stamp, JSON.stringify({ key, srcCommit, patches: sourcePatches().names, defs, seconds, builtAt: new Date().toISOString() }, null, 2) + '\n');
   console.log(`power: llama.cpp built in ${seconds} s (${libDir})`);
-  return { libDir, seconds, builtSeconds: seconds, key, defs, ...cudaInfo };
+  return { libDir, seconds, builtSeconds: seconds, key, defs, cpuBackends, ...cudaInfo };
+}
+
+/**
+ * The features each CPU backend of a build was compiled for (cpu-features.mjs). A build one of
+ * whose backends would put weights in ggml's AMX buffer, here or on an AMX Xeon, is refused: its
+ * kernels crashed there and are not batch-invariant (docs/exactness.md).
+ */
+function checkedCpuBackends(buildDir) {
+  const backends = cpuBackendFeatures(buildDir);
+  const amx = (backends ?? []).filter((b) => putsWeightsInAmx(b.compiledFor) || putsWeightsInAmx(b.onAmxXeon));
+  if (amx.length) {
+    fail(
+      `the llama.cpp build in ${buildDir} compiles AMX into ${amx.map((b) => b.name).join(', ')} ` +
+        '(GGML_CPU_AMX=OFF and scripts/native/patches/ggml-cpu-no-amx.patch keep it out): remove the folder and build again',
+    );
+  }
+  return backends;
 }
