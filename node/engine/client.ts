@@ -45,6 +45,25 @@ export interface EngineOptions {
 }
 
 const STDERR_TAIL_LINES = 20;
+
+/** What the host was doing when it died, where that tells a broken build from a broken request. */
+export type CrashStage = 'loading a model' | 'at its first decode' | null;
+
+/**
+ * What a user can do about a host that died of a signal a build for another CPU (or kernels the
+ * CPU refuses) dies of: SIGILL at any time, SIGSEGV or SIGBUS while loading or at the first
+ * decode. Names the flavour that died and the way around it; null for any other end.
+ */
+export function crashAdvice(flavour: string, signal: NodeJS.Signals | null, stage: CrashStage): string | null {
+  const fault = signal === 'SIGILL' || ((signal === 'SIGSEGV' || signal === 'SIGBUS') && stage !== null);
+  if (!fault) return null;
+  const what =
+    signal === 'SIGILL'
+      ? `the ${flavour} flavour's llama.cpp ran an instruction this CPU does not execute${stage ? ` (${stage})` : ''}`
+      : `the ${flavour} flavour's llama.cpp crashed ${stage === 'loading a model' ? 'while loading a model' : stage}`;
+  const other = flavour === 'cpu-prebuilt' ? 'POWER_FLAVOUR=cpu (llama.cpp built here)' : "POWER_FLAVOUR=cpu-prebuilt (llama.cpp's prebuilt libraries)";
+  return `${what}; if every model does this, try ${other}, or rebuild the engine for this CPU with npm run build:native`;
+}
 /** what ggml-rpc aborts with when a server it uses fails (ggml-rpc.cpp, RPC_STATUS_ASSERT) */
 const RPC_LOST = /Remote RPC server crashed or returned malformed response|Failed to connect to .*:\d+/;
 
@@ -59,10 +78,14 @@ export class EngineClient {
   private closing = false;
 
   private readonly exitListeners: (() => void)[] = [];
+  /** calls in flight, by method, and whether a generation has finished (crashAdvice's stage) */
+  private readonly inFlight = new Map<EngineMethod, number>();
+  private decoded = false;
 
   private constructor(
     private readonly child: EngineHostProcess,
     private readonly echoLog: boolean,
+    readonly flavour: string,
   ) {
     this.channel = connectChannel(
       engineApi,
@@ -98,13 +121,27 @@ export class EngineClient {
     return new EngineClient(
       launch({ hostFile: fileURLToPath(hostFile), env }),
       options.verbose === true || Boolean(process.env.POWER_LLAMA_LOG),
+      env.POWER_ADDON_FLAVOUR!,
     );
   }
 
   /** Calls one engine method; params and result are validated against engineApi. */
-  call<M extends EngineMethod>(method: M, params: EngineParams<M>): Promise<EngineResult<M>> {
+  async call<M extends EngineMethod>(method: M, params: EngineParams<M>): Promise<EngineResult<M>> {
     const invoke = this.channel.api.engine[method] as unknown as (input: EngineParams<M>) => Promise<EngineResult<M>>;
-    return invoke(params);
+    this.inFlight.set(method, (this.inFlight.get(method) ?? 0) + 1);
+    try {
+      const result = await invoke(params);
+      if (method === 'generate') this.decoded = true;
+      return result;
+    } finally {
+      this.inFlight.set(method, this.inFlight.get(method)! - 1);
+    }
+  }
+
+  private crashStage(): CrashStage {
+    if (this.inFlight.get('loadModel')) return 'loading a model';
+    if (this.inFlight.get('generate') && !this.decoded) return 'at its first decode';
+    return null;
   }
 
   /** Receives the rounds of generation request `requestId` until the returned function is called. */
@@ -168,7 +205,8 @@ export class EngineClient {
     const said = this.broken ?? this.stderrTail.filter((l) => !l.startsWith('WARNING')).slice(-3).join(' | ');
     // ggml-rpc aborts the host when a server it uses goes away mid-request (RPC_STATUS_ASSERT)
     const remote = !this.broken && this.stderrTail.some((l) => RPC_LOST.test(l)) ? 'a remote machine (RPC server) went away or answered malformed data: ' : '';
-    this.exited = new EngineCrashedError(`the engine process stopped (${how})${said ? `: ${remote}${said}` : ''}`, { code, signal });
+    const advice = this.broken ? null : crashAdvice(this.flavour, signal, this.crashStage());
+    this.exited = new EngineCrashedError(`the engine process stopped (${how})${advice ? `: ${advice}` : ''}${said ? `: ${remote}${said}` : ''}`, { code, signal });
     this.channel.close(this.exited);
   }
 }

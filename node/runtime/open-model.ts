@@ -202,6 +202,10 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
     if (error instanceof EngineCrashedError && error.exit.signal === 'SIGKILL') {
       throw new PowerError('engine-crashed', `the engine was killed while loading ${path}: ${error.message}`);
     }
+    // an instruction the CPU does not execute is the build's fault, never the file's
+    if (error instanceof EngineCrashedError && error.exit.signal === 'SIGILL') {
+      throw new PowerError('engine-crashed', `the engine crashed while loading ${path}: ${error.message}`);
+    }
     if (error instanceof EngineCrashedError) {
       throw new PowerError('bad-input', `llama.cpp crashed while loading ${path} (the file is not a usable model): ${error.message}`);
     }

@@ -167,6 +167,20 @@ describe('engine host', () => {
     assert.ok(doomed.crash instanceof EngineCrashedError);
     await assert.rejects(doomed.call('liveHandles', {}), EngineCrashedError);
   });
+
+  test('a host that dies of SIGILL at its first decode names the flavour and what to try', async () => {
+    const doomed = EngineClient.start({ flavour: 'cpu' });
+    const { modelId } = await doomed.call('loadModel', { path: models['target-q8_0.gguf'], gpuLayers: 0 });
+    const { sessionId } = await doomed.call('createSession', { modelId, contextSize: 2048, threads: 1 });
+    const pending = generate(doomed, sessionId, [1, 300], 2000, (_r, rounds) => {
+      if (rounds.length === 1) process.kill(doomed.pid!, 'SIGILL');
+    });
+    await assert.rejects(pending, (e: unknown) => {
+      assert.ok(e instanceof EngineCrashedError);
+      assert.match(e.message, /signal SIGILL\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute \(at its first decode\); .*POWER_FLAVOUR=cpu-prebuilt.*npm run build:native/);
+      return true;
+    });
+  });
 });
 
 describe('speculative requests: cancel and failure inside a round', () => {

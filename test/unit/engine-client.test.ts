@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { PowerError } from '../../contract/api/errors.js';
 import { serveChannel, type ImplementationOf } from '../../contract/channel/serve.js';
 import { engineApi, ENGINE_CHECKS, type EngineApi } from '../../engine/protocol.js';
-import { EngineCallError, EngineClient, EngineCrashedError } from '../../node/engine/client.js';
+import { crashAdvice, EngineCallError, EngineClient, EngineCrashedError } from '../../node/engine/client.js';
 import type { EngineHostProcess, EngineLauncher } from '../../node/engine/launcher.js';
 import { twoRounds } from '../fixtures/round-batch.js';
 
@@ -61,7 +61,7 @@ function inMemoryHost(host: Partial<Host>) {
     emitRounds: (payload: unknown) => rounds.forEach((l) => l(payload)),
     /** a message no channel server would send */
     injectToClient: (message: unknown) => deliver(toClient, message),
-    die: () => exit(null, 'SIGKILL'),
+    die: (signal: NodeJS.Signals = 'SIGKILL') => exit(null, signal),
   };
 }
 
@@ -154,6 +154,49 @@ describe('EngineClient over the channel', () => {
     assert.ok((await exited) instanceof EngineCrashedError);
     assert.ok(engine.crash instanceof EngineCrashedError);
     await assert.rejects(engine.call('liveHandles', {}), EngineCrashedError);
+  });
+
+  test('a host that dies of SIGILL while loading says which flavour died and what to try', async () => {
+    const host = inMemoryHost({ loadModel: () => new Promise(() => {}) });
+    const engine = EngineClient.start({ launcher: host.launcher, flavour: 'cpu' });
+    const pending = engine.call('loadModel', { path: '/models/m.gguf', gpuLayers: 0 });
+    await settle();
+    host.die('SIGILL');
+    await assert.rejects(pending, (e: unknown) => {
+      assert.ok(e instanceof EngineCrashedError);
+      assert.match(e.message, /signal SIGILL\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute \(loading a model\)/);
+      assert.match(e.message, /POWER_FLAVOUR=cpu-prebuilt/);
+      assert.match(e.message, /npm run build:native/);
+      return true;
+    });
+  });
+
+  test('a SIGSEGV at the first decode gets the advice, one after a finished generation does not', async () => {
+    const first = inMemoryHost({ generate: () => new Promise(() => {}) });
+    const fresh = EngineClient.start({ launcher: first.launcher, flavour: 'cpu-prebuilt' });
+    const pending = fresh.call('generate', { sessionId: 's1', requestId: 'r1', prompt: Int32Array.from([1]), maxTokens: 4, sampling: {} });
+    await settle();
+    first.die('SIGSEGV');
+    await assert.rejects(pending, /the cpu-prebuilt flavour's llama\.cpp crashed at its first decode; .*try POWER_FLAVOUR=cpu \(llama\.cpp built here\)/);
+
+    let calls = 0;
+    const done = { stopReason: 'max-tokens' as const, replays: 0, clampedTo: null, promptTokens: 1, reusedTokens: 0, prefillUs: 1, totalUs: 2, generated: 4, sampling: { path: 'cpu' as const, reason: null } };
+    const later = inMemoryHost({ generate: () => (++calls === 1 ? Promise.resolve(done) : new Promise(() => {})) });
+    const used = EngineClient.start({ launcher: later.launcher, flavour: 'cpu' });
+    const request = { sessionId: 's1', requestId: 'r1', prompt: Int32Array.from([1]), maxTokens: 4, sampling: {} };
+    await used.call('generate', request);
+    const second = used.call('generate', { ...request, requestId: 'r2' });
+    await settle();
+    later.die('SIGSEGV');
+    await assert.rejects(second, (e: unknown) => e instanceof EngineCrashedError && /signal SIGSEGV/.test(e.message) && !/POWER_FLAVOUR/.test(e.message));
+  });
+
+  test('crashAdvice: SIGILL always, SIGSEGV and SIGBUS only while loading or at the first decode, nothing for a kill', () => {
+    assert.match(crashAdvice('cpu', 'SIGILL', null)!, /^the cpu flavour's llama\.cpp ran an instruction this CPU does not execute; /);
+    assert.match(crashAdvice('cuda', 'SIGBUS', 'loading a model')!, /crashed while loading a model; .*POWER_FLAVOUR=cpu-prebuilt/);
+    assert.equal(crashAdvice('cpu', 'SIGSEGV', null), null);
+    assert.equal(crashAdvice('cpu', 'SIGKILL', 'loading a model'), null);
+    assert.equal(crashAdvice('cpu', null, 'at its first decode'), null);
   });
 
   test('a message that breaks the protocol or a payload that breaks engineApi counts as a crash', async () => {
