@@ -5,14 +5,18 @@
 //   - prefill tok/s of a long prompt and AR decode tok/s (power generate --strategy none);
 //   - power audit of the draft-model pair (greedy, K 4 and 7) on each flavour: identical, or
 //     where the verify row differs from the one-row decode and by how much.
+// With --model, the same on a model of your own (e.g. the real Gemma 3 270M): a text prompt
+// (--prompt-file, else a built-in article) and the audit of `ngram` on it; --write puts that
+// section into bench/RESULTS-real.md.
 //
 //   node --import tsx bench/engines.ts [--reps R] [--threads T] [--tokens N] [--prompt-tokens P]
 //                                      [--audit-k 4,7] [--audit-prompts N] [--audit-tokens N] [--write]
+//                                      [--model PATH [--prompt-file FILE]]
 //
 // Needs dist/ (npm run build: bin/power.js runs the compiled CLI) and both flavours built (npm install builds them).
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import type { GenerationResult } from '../contract/generation-result.js';
@@ -20,7 +24,7 @@ import type { AuditReport } from '../node/cli/audit.js';
 import { BENCH_MODELS_CACHE, ROOT } from '../node/paths.js';
 import { makeModelFiles, type LlamaModelParams } from '../tools/models/synthetic.js';
 import { cpuModel, load1 } from './lib/machine.js';
-import { RESULTS_EXACT_MD, writeTail } from './lib/results.js';
+import { RESULTS_EXACT_MD, RESULTS_REAL_MD, writeBetweenMarkers, writeTail } from './lib/results.js';
 import { failer, powerSync, requireDist } from './lib/run.js';
 import { medianOf } from './lib/stats.js';
 
@@ -38,6 +42,8 @@ const { values } = parseArgs({
     'audit-prompts': { type: 'string', default: '3' },
     'audit-tokens': { type: 'string', default: '128' },
     write: { type: 'boolean', default: false },
+    model: { type: 'string' },
+    'prompt-file': { type: 'string' },
   },
 });
 const reps = Number(values.reps);
@@ -67,6 +73,19 @@ const models = await makeModelFiles(BENCH_MODELS_CACHE, {
   'engines-f16-draft.gguf': { params: { ...target, name: 'power-bench-f16-draft', layers: 2 } },
 }, { onLog: (l) => console.log(`bench: ${l}`) });
 
+const userModel = values.model;
+if (userModel && !existsSync(userModel)) fail(`--model ${userModel}: no such file`);
+if (values['prompt-file'] && !userModel) fail('--prompt-file goes with --model (the synthetic model takes token ids)');
+// a text to continue, for a model with a real vocabulary: prefill of a few hundred tokens
+const ARTICLE =
+  'The history of the lighthouse is a history of coasts, ships and the people who kept the lamps burning. ' +
+  'Before electric light, keepers climbed the tower several times a night to trim wicks, wind the clockwork ' +
+  'that turned the lens and polish the glass, because a single dark night could mean a wreck on the rocks below. ' +
+  'The first towers burned wood or coal in open braziers; later came oil lamps with reflectors, and then the ' +
+  'Fresnel lens, whose rings of prisms bent the light of one flame into a beam visible for twenty miles. ';
+const textPrompt = values['prompt-file'] ? readFileSync(values['prompt-file'], 'utf8') : ARTICLE.repeat(Math.max(1, Math.round(promptLength / 90)));
+const speedModel = userModel ?? models['engines-f16.gguf'];
+
 function power<T>(flavour: Flavour, argv: string[]): T {
   const r = powerSync(argv, { env: { ...process.env, POWER_FLAVOUR: flavour } });
   if (r.status !== 0 && !(argv[0] === 'audit' && r.status === 1)) fail(`${flavour}: power ${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
@@ -80,12 +99,15 @@ const samples: Record<Flavour, { prefill: (number | null)[]; decode: (number | n
   'cpu-prebuilt': { prefill: [], decode: [], digest: new Set() },
 };
 const load = [load1()];
+let promptTokens = promptLength;
 for (let rep = 0; rep < reps; rep++) {
   // alternate which flavour goes first, so a drift in machine load hits both alike
   for (const f of rep % 2 ? [...FLAVOURS].reverse() : FLAVOURS) {
+    const input = userModel ? ['--prompt', textPrompt] : ['--prompt-tokens', prompt];
     const r = power<GenerationResult & { stats: { decodeTokensPerSecondMedian?: number | null } }>(f, [
-      'generate', '--json', '--threads', threads, '--model', models['engines-f16.gguf'], '--prompt-tokens', prompt, '--max-tokens', String(tokens),
+      'generate', '--json', '--threads', threads, '--model', speedModel, ...input, '--max-tokens', String(tokens),
     ]);
+    promptTokens = r.stats.promptTokens;
     samples[f].prefill.push(r.stats.prefillTokensPerSecond);
     samples[f].decode.push(r.stats.steadyDecodeTokensPerSecond ?? r.stats.decodeTokensPerSecondMedian ?? null);
     samples[f].digest.add(r.digest);
@@ -97,9 +119,12 @@ for (let rep = 0; rep < reps; rep++) {
 const audits: (AuditReport & { k: number; prompt: string })[] = [];
 for (const f of FLAVOURS) {
   for (const kk of auditKs) {
-    for (const p of ['1,300,301,302,303', '1,263,400,500,600,700', '1,42,43,44'].slice(0, Number(values['audit-prompts']))) {
-      const a = power<AuditReport>(f, ['audit', '--json', '--threads', threads, '--model', models['engines-f16.gguf'], '--draft', models['engines-f16-draft.gguf'],
-        '--strategy', 'draft-model', '--k', String(kk), '--prompt-tokens', p, '--max-tokens', auditTokens]);
+    const auditPrompts = userModel ? ['article'] : ['1,300,301,302,303', '1,263,400,500,600,700', '1,42,43,44'].slice(0, Number(values['audit-prompts']));
+    for (const p of auditPrompts) {
+      const how = userModel
+        ? ['--model', userModel, '--strategy', 'ngram', '--prompt', textPrompt]
+        : ['--model', models['engines-f16.gguf'], '--draft', models['engines-f16-draft.gguf'], '--strategy', 'draft-model', '--prompt-tokens', p];
+      const a = power<AuditReport>(f, ['audit', '--json', '--threads', threads, ...how, '--k', String(kk), '--max-tokens', auditTokens]);
       audits.push({ k: kk, prompt: p, ...a });
       const d = a.firstDivergence;
       console.log(`bench: audit ${f} K${kk} [${p}]: ${a.identical || !d ? 'identical' : `diverges at ${d.index} (margin ${d.controlMargin.toPrecision(3)}, row diff ${d.rowMaxAbsDiff.toPrecision(3)}, explained ${d.explained})`}`);
@@ -120,8 +145,10 @@ const lines = [
   `${HEADING}: default \`cpu\` (from source, GGML_LLAMAFILE=OFF, GGML_NATIVE) vs \`cpu-prebuilt\``,
   '',
   `- date: ${new Date().toISOString()}; ${cpuModel()}, ${cpus().length} cores shared with other jobs (load average ${load.map((x) => x.toFixed(1)).join(' → ')})`,
-  `- model: F16 llama, E=1024, 8 blocks, 16/4 heads, F=2816 (${(statSync(models['engines-f16.gguf']).size / 1e6).toFixed(0)} MB), written by our GGUF writer; draft: its first 2 blocks`,
-  `- ${reps} interleaved requests per flavour (order alternating), ${threads} thread(s), prompt ${promptLength} tokens, ${tokens} generated tokens; medians`,
+  userModel
+    ? `- model: ${basename(userModel)} (${(statSync(userModel).size / 1e6).toFixed(0)} MB); audits: \`ngram\` on the same prompt`
+    : `- model: F16 llama, E=1024, 8 blocks, 16/4 heads, F=2816 (${(statSync(models['engines-f16.gguf']).size / 1e6).toFixed(0)} MB), written by our GGUF writer; draft: its first 2 blocks`,
+  `- ${reps} interleaved requests per flavour (order alternating), ${threads} thread(s), prompt ${promptTokens} tokens, ${tokens} generated tokens; medians`,
   '',
   '| flavour | prefill tok/s | AR decode tok/s | same digest every run |',
   '| --- | ---: | ---: | --- |',
@@ -130,7 +157,7 @@ const lines = [
   '',
   `cpu / cpu-prebuilt: prefill ${ratio('prefill')}×, AR decode ${ratio('decode')}×. Greedy AR digests ${[...samples.cpu.digest][0] === [...samples['cpu-prebuilt'].digest][0] ? 'equal' : 'differ'} between the flavours.`,
   '',
-  `\`power audit\` (draft-model, greedy, ${auditTokens} tokens) on the same pair:`,
+  `\`power audit\` (${userModel ? 'ngram' : 'draft-model'}, greedy, ${auditTokens} tokens) on the same ${userModel ? 'model' : 'pair'}:`,
   '',
   '| flavour | K | prompt | identical | first divergence | control margin | verify row max abs diff | explained |',
   '| --- | ---: | --- | --- | ---: | ---: | ---: | --- |',
@@ -141,7 +168,14 @@ const lines = [
   '',
 ];
 console.log(lines.join('\n'));
-if (values.write) {
+if (values.write && userModel) {
+  // a model of one's own goes between its own markers, so the synthetic section's rewrite keeps it
+  const name = basename(userModel);
+  writeBetweenMarkers(RESULTS_REAL_MD, `<!-- engines.ts ${name} -->`, `<!-- /engines.ts ${name} -->`,
+    [`<!-- engines.ts ${name} -->`, ...lines.map((l) => (l === lines[0] ? `${HEADING} on ${name}: \`cpu\` vs \`cpu-prebuilt\`` : l)), `<!-- /engines.ts ${name} -->`].join('\n'),
+    '# Results: real vocabularies\n');
+  console.log(`bench: wrote ${RESULTS_REAL_MD}`);
+} else if (values.write) {
   writeTail(RESULTS_EXACT_MD, HEADING, lines.join('\n'), '# Exactness on real weights: measured results\n\n');
   console.log(`bench: wrote ${RESULTS_EXACT_MD}`);
 }

@@ -25,7 +25,7 @@ import { EngineClient } from '../node/engine/client.js';
 import { runRequest } from '../node/service/request.js';
 import { ROOT } from '../node/paths.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
-import { benchCommand, writeBetweenMarkers } from './lib/results.js';
+import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';
 import { run } from './lib/run.js';
 
 const { values } = parseArgs({
@@ -46,7 +46,6 @@ for (const [name, v] of [['tokens', tokens], ['k', k], ['threads', threads]] as 
 }
 
 const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
-const RESULTS_REAL_MD = join(ROOT, 'bench', 'RESULTS-real.md');
 const BEGIN = '<!-- real-ngram: begin -->';
 const END = '<!-- real-ngram: end -->';
 const STRATEGIES: readonly Strategy[] = ['ngram', 'ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'];
