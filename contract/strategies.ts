@@ -99,3 +99,14 @@ export function strategyAvailability(facts: StrategyFacts): Record<Strategy, Str
   }
   return out;
 }
+
+/**
+ * What a finished reply's evidence says when its proposer drafted nothing (the CLI's summary,
+ * the Acceptance panel): a speculative strategy that proposed no token ran as the autoregressive
+ * control, and that is worth saying rather than showing an empty acceptance. Null otherwise.
+ */
+export function noProposalsNote(strategy: Strategy, proposed: number): string | null {
+  if (strategy === 'none' || proposed > 0) return null;
+  const why = NGRAM_STRATEGIES.has(strategy) ? 'no earlier passage of the prompt or reply matched' : 'the proposer drafted no token';
+  return `${strategy} proposed nothing (${why}): this reply ran as the autoregressive control`;
+}

@@ -43,7 +43,10 @@ using common_spec_ptr = std::unique_ptr<common_speculative, common_spec_deleter>
 
 // llama.cpp's defaults for the type, with the draft length set to K: a proposal is up to K
 // tokens. p_min = 0: llama.cpp's default, no confidence cut (a DSpark confidence head is not
-// read); n_min = 0 except where the family has its own minimum, clamped to K.
+// read); n_min = 0 except where the family has its own minimum, clamped to K. ngram-simple keeps
+// its m-gram length, as llama-server does: it drafts only a match followed by at least its key
+// length (size_n) of tokens, so an m-gram shorter than the key never drafts; its draft is cut to
+// the round's n_max (dp.n_max) like any other.
 common_params_speculative speculative_params(common_speculative_type type, int32_t k, llama_context * target,
                                              llama_context * draft, bool backend_sampling) {
     common_params_speculative p;
@@ -55,7 +58,6 @@ common_params_speculative speculative_params(common_speculative_type type, int32
     p.draft.ctx_tgt = target;
     p.draft.ctx_dft = draft;
     const uint16_t m = static_cast<uint16_t>(k);
-    p.ngram_simple.size_m  = m;
     p.ngram_map_k.size_m   = m;
     p.ngram_map_k4v.size_m = m;
     p.ngram_mod.n_max = k;

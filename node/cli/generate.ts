@@ -7,7 +7,7 @@ import { GenerationResult } from '../../contract/generation-result.js';
 import { FR_UNSUPPORTED, K_MAX, resolveKS } from '../../contract/profile.js';
 import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
 import { capThreads } from '../runtime/resource-limits.js';
-import { STRATEGIES, type Strategy } from '../../contract/strategies.js';
+import { noProposalsNote, STRATEGIES, type Strategy } from '../../contract/strategies.js';
 import { CancelledError } from '../engine/cancellation.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { ModelLoadCancelled } from '../runtime/open-model.js';
@@ -238,12 +238,15 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     io.out(JSON.stringify({ ...result, ...rounds }) + '\n');
   } else {
     const s = result.stats;
+    const acceptance = c.strategy === 'none' || s.proposed === 0 ? '' : `accepted ${s.accepted} of ${s.proposed} proposed in ${s.rounds} rounds, `;
     io.out('\n');
     io.err(
       `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
-        `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.steadyDecodeTokensPerSecond?.toFixed(1) ?? '-'} tok/s, ` +
+        `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.steadyDecodeTokensPerSecond?.toFixed(1) ?? '-'} tok/s, ${acceptance}` +
         `on ${result.backend.device}]\n`,
     );
+    const silent = result.stopReason === 'cancelled' ? null : noProposalsNote(c.strategy, s.proposed);
+    if (silent) io.err(`note: ${silent}\n`);
   }
   return result.stopReason === 'cancelled' ? 130 : 0;
 }

@@ -114,6 +114,31 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
     }
   }
 
+  test("llama.cpp's n-gram families draft on a passage the reply repeats, as in llama-server, and emit the control's tokens", async () => {
+    // ngram-simple drafts only a match followed by at least its 12-token key: the passage is
+    // long enough for that, and the continuation of a passage said three times repeats it
+    const passage =
+      'The history of the lighthouse is a history of coasts, ships and the people who kept the lamps burning. ' +
+      'Before electric light, keepers climbed the tower several times a night to trim wicks, wind the clockwork ' +
+      'that turned the lens and polish the glass. ';
+    const prompt = await engine.call('tokenize', { modelId, text: passage.repeat(3), addSpecial: true, parseSpecial: false });
+    const runOne = async (strategy: Strategy, k: number) => {
+      const { sessionId } = await engine.call('createSession', { modelId, contextSize: 2048, threads: 2, strategy, k, s: 0 });
+      try {
+        return await runRequest(engine, { sessionId, prompt, maxTokens: 96, sampling: { ...GREEDY, seed: 1 } });
+      } finally {
+        await engine.call('disposeSession', { sessionId });
+      }
+    };
+    const control = await runOne('none', 0);
+    for (const strategy of ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const) {
+      const run = await runOne(strategy, 4);
+      assert.equal(run.digest, control.digest, strategy);
+      assert.ok(run.stats.proposed > 0 && run.stats.accepted > 0, `${strategy} drafted: ${run.stats.proposed} proposed, ${run.stats.accepted} accepted`);
+      assert.ok(run.rounds.every((r) => r.proposed <= 4), `${strategy}: at most K per round`);
+    }
+  });
+
   test('power audit: identical past the 512-cell sliding window, Flash Attention off and on', () => {
     for (const fa of ['off', 'on']) {
       const run = power([

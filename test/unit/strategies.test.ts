@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ENGINE_STRATEGIES, STRATEGIES, strategyAvailability } from '../../contract/strategies.js';
+import { ENGINE_STRATEGIES, noProposalsNote, STRATEGIES, strategyAvailability } from '../../contract/strategies.js';
 
 test('every strategy has an answer, and every refusal a reason', () => {
   for (const facts of [{ nextnLayers: 0 }, { nextnLayers: 1 }, { nextnLayers: 1, draft: { architecture: 'llama', compatible: true } }]) {
@@ -38,4 +38,14 @@ test("llama.cpp's n-gram families are strategies of their own, available on ever
     assert.ok(STRATEGIES.includes(s));
     assert.deepEqual(strategyAvailability({ nextnLayers: 0 })[s], { available: true });
   }
+});
+
+test('a speculative reply that proposed nothing says it ran as the control; the control and a drafting reply say nothing', () => {
+  assert.equal(
+    noProposalsNote('ngram-simple', 0),
+    'ngram-simple proposed nothing (no earlier passage of the prompt or reply matched): this reply ran as the autoregressive control',
+  );
+  assert.match(noProposalsNote('draft-model', 0)!, /^draft-model proposed nothing \(the proposer drafted no token\)/);
+  assert.equal(noProposalsNote('none', 0), null);
+  assert.equal(noProposalsNote('ngram', 3), null);
 });

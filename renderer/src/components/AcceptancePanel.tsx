@@ -3,6 +3,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { abPairs } from '../logic/ab.js';
 import { decodeRate, duration, engineEvidence, fixed, percent, tokensPerSecond } from '../logic/format.js';
 import { decodeSeries, emptyReply, pickReply, positionBars, rollingAcceptance, rollingForModel, stopReasonLabel, type ReplyView } from '../logic/reply.js';
+import { noProposalsNote } from '../../../contract/strategies.js';
 import type { AssistantMessage } from '../api-types.js';
 import type { Store } from '../store/types.js';
 import { PositionBars, Sparkline } from './Charts.js';
@@ -42,10 +43,14 @@ function Figure({ label, value }: { label: string; value: string }) {
 
 function Headline({ reply, message }: Followed) {
   const noProposals = message?.strategy === 'none';
+  // a finished reply whose proposer drafted nothing says so instead of an empty acceptance
+  const silent = message && reply.status === 'done' && reply.stats ? noProposalsNote(message.strategy, reply.stats.proposed) : null;
   return (
     <p className="headline" data-status={reply.status}>
       {noProposals ? (
         <span>No proposals: the autoregressive control</span>
+      ) : silent ? (
+        <span className="silent-proposer">{silent}</span>
       ) : (
         <>
           <span className="big">{percent(reply.stats?.acceptanceRate)}</span> accepted this reply
