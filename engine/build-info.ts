@@ -30,6 +30,8 @@ export interface BuildInfo {
   gpu?: 'cuda' | null;
   /** major version of the CUDA runtime the flavour's libggml-cuda needs */
   cudaMajor?: number | null;
+  /** the targets whose graph hands its layer inputs to a draft artifact (read from the source; compiled into the addon too) */
+  layerInputArchitectures?: string[];
 }
 
 /** The folder of a built addon flavour (power.node, its libraries, build-info.json). */

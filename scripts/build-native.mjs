@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 
 import { FLAVOURS, fail, packageDir, platformKey, prebuiltLibDir } from './native/flavours.mjs';
 import { buildLlamaFromSource, sourcePatches } from './native/llama-from-source.mjs';
+import { knownArchitectures, layerInputArchitectures } from './native/llama-source-facts.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -81,17 +82,6 @@ function llamaSource() {
   }
   const commit = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
   return { dir, tag: info.tag, commit, patches: patches.names };
-}
-
-/** The architectures this llama.cpp release can load, read from its own name table. */
-function knownArchitectures(srcDir) {
-  const text = readFileSync(join(srcDir, 'src', 'llama-arch.cpp'), 'utf8');
-  const table = text.slice(text.indexOf('LLM_ARCH_NAMES'), text.indexOf('};', text.indexOf('LLM_ARCH_NAMES')));
-  const names = [...table.matchAll(/\{\s*LLM_ARCH_(\w+),\s*"([^"]+)"\s*\}/g)]
-    .filter(([, id]) => id !== 'CLIP' && id !== 'UNKNOWN') // clip is a quantizer-only dummy
-    .map(([, , name]) => name);
-  if (names.length < 10) fail('could not read the architecture table from llama-arch.cpp');
-  return names;
 }
 
 /**
@@ -157,6 +147,7 @@ function buildAddon(flavour, libDir, src, extraInfo) {
       `--CDLLAMA_LIB_DIR=${libDir}`,
       `--CDLLAMA_LIB_SUFFIX=${f.libSuffix}`,
       `--CDPOWER_OUT_DIR=${outDir}`,
+      `--CDPOWER_LAYER_INPUT_ARCHS=${layerInputArchitectures(src.dir).join(',')}`,
       `--CDNODE_ADDON_API_DIR=${resolve(root, addonApi)}`,
     ],
     { stdio: 'inherit', cwd: root, env },
@@ -178,6 +169,8 @@ function buildAddon(flavour, libDir, src, extraInfo) {
     ...(cudaBackend ? { cudaBackend } : {}),
     ...extraInfo,
     architectures: knownArchitectures(src.dir),
+    // the targets a draft artifact can read (also compiled into the addon)
+    layerInputArchitectures: layerInputArchitectures(src.dir),
   };
   writeFileSync(join(outDir, 'build-info.json'), JSON.stringify(info, null, 2) + '\n');
   console.log(`power: native addon (${flavour}) ready in ${outDir}${cudaBackend ? ` (ggml-cuda: ${cudaBackend})` : ''}`);

@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 
 import { packageDir } from './native/flavours.mjs';
 import { sourcePatches } from './native/llama-from-source.mjs';
+import { layerInputArchitectures } from './native/llama-source-facts.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -279,6 +280,8 @@ export function pack({ out = join(root, 'gpu-check'), allCudaKernels = false, so
       cudaInstances: allCudaKernels ? 'all' : { keptHeadSizes: KEPT_HEAD_SIZES, families: cuda.map((f) => ({ family: f.family, kept: f.kept, stubbed: f.stubbed.length })) },
     };
     writeFileSync(join(out, 'MANIFEST.json'), JSON.stringify(manifest, null, 2) + '\n');
+    // the checker compiles the engine's artifact check with the list the addon gets (native-check.sh)
+    writeFileSync(join(out, 'layer-input-archs.txt'), layerInputArchitectures(src.dir).join(','));
     return { ...manifest, bytes: dirBytes(out) };
   } finally {
     if (!source) src.cleanup();

@@ -28,8 +28,12 @@ constexpr strategy_type strategy_types[] = {
 };
 
 // target architectures whose graph in this release stores every layer's input for extraction
-// (res->t_layer_inp in src/models/*.cpp); on any other, enabling it aborts while building the graph
-constexpr const char * layer_input_archs[] = {"llama", "qwen35", "qwen3next", "qwen3moe", "lfm2", "gpt-oss"};
+// (res->t_layer_inp); on any other, enabling it aborts while building the graph. Read from the
+// llama.cpp source at build time, the same list the library's check uses (build-info.json)
+bool exposes_layer_inputs(const std::string & arch) {
+    const std::string list = std::string(",") + POWER_LAYER_INPUT_ARCHS + ",";
+    return !arch.empty() && list.find("," + arch + ",") != std::string::npos;
+}
 
 std::string meta(const llama_model * model, const char * key) {
     char buf[256] = {};
@@ -66,11 +70,7 @@ std::string artifact_problem(const std::string & strategy, int32_t k, const llam
         return "the draft is a '" + arch + "' model, not " + std::string(strategy == "eagle3" ? "an " : "a ") + strategy + " artifact";
     }
     const std::string target_arch = meta(target, "general.architecture");
-    bool extracts = false;
-    for (const char * a : layer_input_archs) {
-        extracts = extracts || target_arch == a;
-    }
-    if (!extracts) {
+    if (!exposes_layer_inputs(target_arch)) {
         return "llama.cpp cannot hand the hidden states of a '" + target_arch + "' target to a draft artifact";
     }
     std::string vocab = vocab_problem(target, draft);

@@ -4,6 +4,7 @@
 // DFlash, DSpark) must also match what llama.cpp feeds them; where it would abort (GGML_ABORT on
 // a target layer it cannot extract) or read garbage (features of another width), the check
 // refuses first, with the reason.
+import { readBuildInfo } from '../../engine/build-info.js';
 import type { GgufInfo, GgufValue } from '../gguf/types.js';
 
 /** What a draft file is, told apart as llama.cpp does (common_speculative_types_from_gguf). */
@@ -46,13 +47,15 @@ export interface DraftCompatibility {
 
 /**
  * Target architectures whose llama.cpp graph exposes its layer inputs (t_layer_inp, read by
- * llama_get_embeddings_layer_inp): the only ones an EAGLE-3/DFlash artifact can read. Taken from
- * the model graphs of the release we build on (src/models/*.cpp).
+ * llama_get_embeddings_layer_inp): the only ones an EAGLE-3/DFlash artifact can read. Read from
+ * the release's source when the addon is built (build-info.json): the engine's own check is
+ * compiled with the same list.
  */
-export const FEATURE_TARGETS: ReadonlySet<string> = new Set([
-  'llama', 'qwen3', 'qwen3moe', 'qwen35', 'qwen35moe', 'qwen3next', 'qwen4exp', 'gemma4', 'gpt-oss', 'lfm2', 'deepseek4',
-  'minimax-01', 'minimax-m2', 'nemotron_h', 'bailingmoe3', 'nanbeige', 'muse-glimmer',
-]);
+export function layerInputTargets(): ReadonlySet<string> {
+  const list = readBuildInfo().layerInputArchitectures;
+  if (!list) throw new Error('the native addon was built before it recorded layerInputArchitectures: run npm install');
+  return new Set(list);
+}
 
 function meta(info: GgufInfo, key: string): GgufValue | undefined {
   return info.metadata.get(key);
@@ -160,7 +163,7 @@ export function checkDraftK(compat: DraftCompatibility, k: number): string | und
 
 function checkArtifact(target: GgufInfo, draft: GgufInfo, kind: Exclude<DraftKind, 'draft-model'>, facts: ArtifactFacts): string | undefined {
   const t = targetShape(target);
-  if (!FEATURE_TARGETS.has(t.arch)) return `llama.cpp does not expose the layer inputs of '${t.arch}' targets, which a ${kind} artifact reads`;
+  if (!layerInputTargets().has(t.arch)) return `llama.cpp does not expose the layer inputs of '${t.arch}' targets, which a ${kind} artifact reads`;
   if (t.hidden === undefined || t.layers === undefined) return 'the target header lacks its embedding length or block count';
   if (kind === 'eagle3' && facts.targetLayers.length !== 3) {
     return `an eagle3 artifact reads exactly 3 target layers (it declares ${facts.targetLayers.length})`;

@@ -66,7 +66,8 @@ command -v c++ >/dev/null || command -v g++ >/dev/null || fail "no C++ compiler 
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); else log "ninja not found: using make"; fi
 
-cmake_args=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_SRC_DIR="$src")
+[[ -f "$root/gpu-check/layer-input-archs.txt" ]] || fail "gpu-check/layer-input-archs.txt is missing: pack again with 'node scripts/pack-gpu-check.mjs'"
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_SRC_DIR="$src" -DPOWER_LAYER_INPUT_ARCHS="$(cat "$root/gpu-check/layer-input-archs.txt")")
 if [[ "$device" == cuda ]]; then
   nvcc=${CUDACXX:-}
   if [[ -z "$nvcc" ]]; then

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { ROOT } from '../../node/paths.js';
@@ -177,7 +177,10 @@ describe('the borrowed-machine GPU check pack', () => {
 
   test('native/checker configures against the pack', { skip: !hasCommand('cmake') && 'cmake is not installed' }, () => {
     const build = join(dir, 'build');
-    const r = spawnSync('cmake', ['-S', join(ROOT, 'native', 'checker'), '-B', build, `-DLLAMA_SRC_DIR=${llama}`, ...(hasCommand('ninja') ? ['-G', 'Ninja'] : [])], {
+    // as test/gpu/native-check.sh configures it: the layer-input targets come with the pack
+    const archs = readFileSync(join(dirname(llama), 'layer-input-archs.txt'), 'utf8');
+    assert.match(archs, /^(?:[\w.-]+,)*llama(?:,[\w.-]+)*$/);
+    const r = spawnSync('cmake', ['-S', join(ROOT, 'native', 'checker'), '-B', build, `-DLLAMA_SRC_DIR=${llama}`, `-DPOWER_LAYER_INPUT_ARCHS=${archs}`, ...(hasCommand('ninja') ? ['-G', 'Ninja'] : [])], {
       encoding: 'utf8',
     });
     assert.equal(r.status, 0, r.stdout + r.stderr);
