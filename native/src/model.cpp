@@ -7,6 +7,7 @@
 #include "addon_data.h"
 #include "background_job.h"
 #include "common.h" // LLM_FFN_EXPS_REGEX: the expert tensors of --cpu-moe
+#include "js_options.h"
 #include "log_capture.h"
 #include "sampling.h"
 
@@ -64,49 +65,28 @@ struct load_request {
 // list), cpuMoe (every expert tensor in host memory), nCpuMoe (those of blocks 0..N-1): llama.cpp's
 // --split-mode, --main-gpu, --tensor-split, --cpu-moe and --n-cpu-moe
 void read_split_options(Napi::Env env, const Napi::Object & opts, load_request & req) {
-    if (opts.Has("splitMode") && opts.Get("splitMode").IsString()) {
-        const std::string mode = opts.Get("splitMode").As<Napi::String>().Utf8Value();
-        if (mode == "layer") {
-            req.split_mode = LLAMA_SPLIT_MODE_LAYER;
-        } else if (mode == "row") {
-            req.split_mode = LLAMA_SPLIT_MODE_ROW;
-        } else if (mode == "none") {
-            req.split_mode = LLAMA_SPLIT_MODE_NONE;
-        } else {
-            throw Napi::RangeError::New(env, "splitMode must be layer, row or none (got '" + mode + "')");
-        }
+    if (std::optional<std::string> mode = choice_option(opts, "splitMode", {"layer", "row", "none"})) {
+        req.split_mode = *mode == "layer" ? LLAMA_SPLIT_MODE_LAYER : *mode == "row" ? LLAMA_SPLIT_MODE_ROW : LLAMA_SPLIT_MODE_NONE;
     }
-    if (opts.Has("mainGpu") && opts.Get("mainGpu").IsNumber()) {
-        const double n = opts.Get("mainGpu").As<Napi::Number>().DoubleValue();
-        if (n != std::floor(n) || n < 0 || n >= static_cast<double>(llama_max_devices())) {
-            throw Napi::RangeError::New(env, "mainGpu must be a device index from 0 to " + std::to_string(llama_max_devices() - 1));
-        }
-        req.main_gpu = static_cast<int32_t>(n);
-    }
-    if (opts.Has("tensorSplit") && opts.Get("tensorSplit").IsArray()) {
-        Napi::Array parts = opts.Get("tensorSplit").As<Napi::Array>();
+    req.main_gpu = static_cast<int32_t>(integer_option(opts, "mainGpu", req.main_gpu, 0, static_cast<int64_t>(llama_max_devices()) - 1));
+    if (std::optional<Napi::Array> split = array_option(opts, "tensorSplit")) {
+        Napi::Array parts = *split;
         if (parts.Length() > llama_max_devices()) {
             throw Napi::RangeError::New(env, "tensorSplit has " + std::to_string(parts.Length()) + " entries; llama.cpp takes at most " +
                                                  std::to_string(llama_max_devices()));
         }
         req.tensor_split.assign(llama_max_devices(), 0.0f);
         for (uint32_t i = 0; i < parts.Length(); i++) {
-            const double v = parts.Get(i).ToNumber().DoubleValue();
+            Napi::Value entry = parts.Get(i);
+            const double v    = entry.IsNumber() ? entry.As<Napi::Number>().DoubleValue() : -1;
             if (!std::isfinite(v) || v < 0) {
                 throw Napi::RangeError::New(env, "tensorSplit entries must be finite and not negative");
             }
             req.tensor_split[i] = static_cast<float>(v);
         }
     }
-    const bool cpu_moe = opts.Has("cpuMoe") && opts.Get("cpuMoe").ToBoolean();
-    int32_t n_cpu_moe  = 0;
-    if (opts.Has("nCpuMoe") && opts.Get("nCpuMoe").IsNumber()) {
-        const double n = opts.Get("nCpuMoe").As<Napi::Number>().DoubleValue();
-        if (n != std::floor(n) || n < 0 || n > 100000) {
-            throw Napi::RangeError::New(env, "nCpuMoe must be a block count from 0");
-        }
-        n_cpu_moe = static_cast<int32_t>(n);
-    }
+    const bool cpu_moe      = bool_option(opts, "cpuMoe", false);
+    const int32_t n_cpu_moe = static_cast<int32_t>(integer_option(opts, "nCpuMoe", 0, 0, 100000));
     if (!cpu_moe && n_cpu_moe == 0) {
         return;
     }
@@ -224,16 +204,13 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
     req->path = info[0].As<Napi::String>().Utf8Value();
     if (info.Length() > 1 && info[1].IsObject()) {
         Napi::Object opts = info[1].As<Napi::Object>();
-        if (opts.Has("gpuLayers") && opts.Get("gpuLayers").IsNumber()) {
-            req->gpu_layers = opts.Get("gpuLayers").As<Napi::Number>().Int32Value();
-        }
-        req->load_mtp   = opts.Has("loadMtp") && opts.Get("loadMtp").ToBoolean();
-        if (opts.Has("devices") && opts.Get("devices").IsArray()) {
+        // -1: every layer (llama.cpp's default)
+        req->gpu_layers = static_cast<int32_t>(integer_option(opts, "gpuLayers", req->gpu_layers, -1, 100000));
+        req->load_mtp   = bool_option(opts, "loadMtp", false);
+        if (std::optional<Napi::Array> names = array_option(opts, "devices")) {
             // by name (CUDA0, ...); [] keeps every layer and every op on the CPU
-            Napi::Array names = opts.Get("devices").As<Napi::Array>();
             req->pick_devices = true;
-            for (uint32_t i = 0; i < names.Length(); i++) {
-                std::string name = names.Get(i).ToString().Utf8Value();
+            for (const std::string & name : string_list(*names, "devices")) {
                 ggml_backend_dev_t dev = ggml_backend_dev_by_name(name.c_str());
                 if (!dev) {
                     throw Napi::Error::New(env, "no device named '" + name + "' is loaded");
@@ -243,8 +220,8 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
             req->devices.push_back(nullptr);
         }
         read_split_options(env, opts, *req);
-        if (opts.Has("onProgress") && opts.Get("onProgress").IsFunction()) {
-            req->on_progress  = Napi::Persistent(opts.Get("onProgress").As<Napi::Function>());
+        if (std::optional<Napi::Function> progress = function_option(opts, "onProgress")) {
+            req->on_progress  = Napi::Persistent(*progress);
             req->has_progress = true;
         }
     }

@@ -10,6 +10,7 @@
 #include "background_job.h"
 #include "cpu_threads.h"
 #include "guard.h"
+#include "js_options.h"
 #include "log_capture.h"
 
 namespace power {
@@ -151,14 +152,13 @@ Napi::Value rpc_serve(const Napi::CallbackInfo & info) {
     }
     Napi::Object opts = info[0].As<Napi::Object>();
     auto req          = std::make_shared<serve_request>();
-    if (!opts.Get("endpoint").IsString()) {
+    std::optional<std::string> endpoint = string_option(opts, "endpoint");
+    if (!endpoint) {
         throw Napi::TypeError::New(env, "rpcServe: endpoint must be a string 'host:port'");
     }
-    req->endpoint = opts.Get("endpoint").As<Napi::String>().Utf8Value();
-    if (opts.Has("devices") && opts.Get("devices").IsArray()) {
-        Napi::Array names = opts.Get("devices").As<Napi::Array>();
-        for (uint32_t i = 0; i < names.Length(); i++) {
-            std::string name       = names.Get(i).ToString().Utf8Value();
+    req->endpoint = *endpoint;
+    if (std::optional<Napi::Array> names = array_option(opts, "devices")) {
+        for (const std::string & name : string_list(*names, "devices")) {
             ggml_backend_dev_t dev = ggml_backend_dev_by_name(name.c_str());
             if (!dev) {
                 throw Napi::Error::New(env, "no device named '" + name + "' is loaded");
@@ -175,10 +175,7 @@ Napi::Value rpc_serve(const Napi::CallbackInfo & info) {
     if (req->devices.empty()) {
         throw Napi::Error::New(env, "no device to serve");
     }
-    int32_t threads = 0;
-    if (opts.Has("threads") && opts.Get("threads").IsNumber()) {
-        threads = opts.Get("threads").As<Napi::Number>().Int32Value();
-    }
+    const int64_t threads = integer_option(opts, "threads", 0, 0, 1024);
     req->threads = static_cast<size_t>(threads > 0 ? threads : default_thread_count());
     // ggml_backend_rpc_start_server accepts one client after another until the process ends; it
     // returns only when it cannot start (a bad endpoint, a port it cannot bind)

@@ -7,6 +7,7 @@
 #include "addon_data.h"
 #include "background_job.h"
 #include "generate.h"
+#include "js_options.h"
 #include "model.h"
 #include "proposer_common_checks.h"
 #include "round_stream.h"
@@ -15,75 +16,51 @@
 namespace power {
 namespace {
 
-double number_or(Napi::Object opts, const char * key, double fallback) {
-    if (!opts.Has(key) || opts.Get(key).IsUndefined() || opts.Get(key).IsNull()) {
-        return fallback;
-    }
-    Napi::Value v = opts.Get(key);
-    if (!v.IsNumber() || !std::isfinite(v.As<Napi::Number>().DoubleValue())) {
-        throw Napi::TypeError::New(opts.Env(), std::string(key) + " must be a finite number");
-    }
-    return v.As<Napi::Number>().DoubleValue();
-}
-
 session_params read_session_params(Napi::Object opts) {
     session_params p;
-    double n_ctx   = number_or(opts, "contextSize", p.n_ctx);
-    double n_batch = number_or(opts, "batchSize", p.n_batch);
-    double threads = number_or(opts, "threads", p.n_threads);
+    double n_ctx   = number_option(opts, "contextSize", p.n_ctx);
+    double n_batch = number_option(opts, "batchSize", p.n_batch);
+    double threads = number_option(opts, "threads", p.n_threads);
     if (n_ctx < 16 || n_ctx > (1 << 24)) throw Napi::RangeError::New(opts.Env(), "contextSize must be in [16, 16777216]");
     if (n_batch < 1 || n_batch > 65536) throw Napi::RangeError::New(opts.Env(), "batchSize must be in [1, 65536]");
     if (threads < 0 || threads > 1024) throw Napi::RangeError::New(opts.Env(), "threads must be in [0, 1024]");
     p.n_ctx     = static_cast<uint32_t>(n_ctx);
     p.n_batch   = static_cast<uint32_t>(n_batch);
     p.n_threads = static_cast<int32_t>(threads);
-    double poll = number_or(opts, "threadpoolPoll", p.poll);
+    double poll = number_option(opts, "threadpoolPoll", p.poll);
     if (poll < 0 || poll > 100 || poll != std::floor(poll)) throw Napi::RangeError::New(opts.Env(), "threadpoolPoll must be an integer in [0, 100]");
     p.poll = static_cast<uint32_t>(poll);
-    double k = number_or(opts, "k", 0);
-    double s = number_or(opts, "s", k);
+    double k = number_option(opts, "k", 0);
+    double s = number_option(opts, "s", k);
     if (k < 0 || k > 16 || k != std::floor(k)) throw Napi::RangeError::New(opts.Env(), "k must be an integer in [0, 16]");
     if (s < 0 || s > k || s != std::floor(s)) throw Napi::RangeError::New(opts.Env(), "s must be an integer in [0, k]");
     p.k = static_cast<int32_t>(k);
     p.s = static_cast<int32_t>(s);
-    if (opts.Has("strategy") && opts.Get("strategy").IsString()) {
-        p.strategy = opts.Get("strategy").As<Napi::String>().Utf8Value();
+    if (std::optional<std::string> strategy = string_option(opts, "strategy")) {
+        p.strategy = *strategy;
     }
-    if (opts.Has("flashAttn") && opts.Get("flashAttn").IsString()) {
-        std::string fa = opts.Get("flashAttn").As<Napi::String>().Utf8Value();
-        if (fa == "on") p.flash_attn = LLAMA_FLASH_ATTN_TYPE_ENABLED;
-        else if (fa == "off") p.flash_attn = LLAMA_FLASH_ATTN_TYPE_DISABLED;
-        else if (fa == "auto") p.flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO;
-        else throw Napi::RangeError::New(opts.Env(), "flashAttn must be 'on', 'off' or 'auto'");
+    if (std::optional<std::string> fa = choice_option(opts, "flashAttn", {"on", "off", "auto"})) {
+        p.flash_attn = *fa == "on" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : *fa == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_AUTO;
     }
-    if (opts.Has("proposerSampling") && !opts.Get("proposerSampling").IsUndefined()) {
-        const Napi::Value v = opts.Get("proposerSampling");
-        const std::string path = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-        if (path != "cpu" && path != "backend") {
-            throw Napi::RangeError::New(opts.Env(), "proposerSampling must be 'cpu' or 'backend'");
-        }
-        p.proposer_backend_sampling = path == "backend";
+    if (std::optional<std::string> path = choice_option(opts, "proposerSampling", {"cpu", "backend"})) {
+        p.proposer_backend_sampling = *path == "backend";
     }
     return p;
 }
 
 sampling_params read_sampling(Napi::Object opts) {
     sampling_params s;
-    s.temperature       = static_cast<float>(number_or(opts, "temperature", s.temperature));
-    s.seed              = static_cast<uint32_t>(number_or(opts, "seed", s.seed));
-    s.top_k             = static_cast<int32_t>(number_or(opts, "topK", s.top_k));
-    s.top_p             = static_cast<float>(number_or(opts, "topP", s.top_p));
-    s.min_p             = static_cast<float>(number_or(opts, "minP", s.min_p));
-    s.repeat_penalty    = static_cast<float>(number_or(opts, "repeatPenalty", s.repeat_penalty));
-    s.repeat_last_n     = static_cast<int32_t>(number_or(opts, "repeatLastN", s.repeat_last_n));
-    s.presence_penalty  = static_cast<float>(number_or(opts, "presencePenalty", s.presence_penalty));
-    s.frequency_penalty = static_cast<float>(number_or(opts, "frequencyPenalty", s.frequency_penalty));
-    if (opts.Has("path") && !opts.Get("path").IsUndefined()) {
-        const std::string path = opts.Get("path").IsString() ? opts.Get("path").As<Napi::String>().Utf8Value() : "";
-        if (path != "cpu" && path != "backend") {
-            throw Napi::RangeError::New(opts.Env(), "sampling path must be 'cpu' or 'backend'");
-        }
-        s.backend = path == "backend";
+    s.temperature       = static_cast<float>(number_option(opts, "temperature", s.temperature));
+    s.seed              = static_cast<uint32_t>(number_option(opts, "seed", s.seed));
+    s.top_k             = static_cast<int32_t>(number_option(opts, "topK", s.top_k));
+    s.top_p             = static_cast<float>(number_option(opts, "topP", s.top_p));
+    s.min_p             = static_cast<float>(number_option(opts, "minP", s.min_p));
+    s.repeat_penalty    = static_cast<float>(number_option(opts, "repeatPenalty", s.repeat_penalty));
+    s.repeat_last_n     = static_cast<int32_t>(number_option(opts, "repeatLastN", s.repeat_last_n));
+    s.presence_penalty  = static_cast<float>(number_option(opts, "presencePenalty", s.presence_penalty));
+    s.frequency_penalty = static_cast<float>(number_option(opts, "frequencyPenalty", s.frequency_penalty));
+    if (std::optional<std::string> path = choice_option(opts, "path", {"cpu", "backend"})) {
+        s.backend = *path == "backend";
     }
     std::string invalid = validate(s);
     if (!invalid.empty()) {
@@ -228,7 +205,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
                                                  std::to_string(n_vocab) + ")");
         }
     }
-    double max_tokens = number_or(opts, "maxTokens", req->max_tokens);
+    double max_tokens = number_option(opts, "maxTokens", req->max_tokens);
     if (max_tokens < 1 || max_tokens > (1 << 24) || max_tokens != std::floor(max_tokens)) {
         throw Napi::RangeError::New(env, "maxTokens must be an integer in [1, 16777216]");
     }
