@@ -1,6 +1,6 @@
 // llama.cpp's own chat template application, for the test suite: the prompt llama-server would
 // build for a list of chat messages, and its tokens. Power renders templates with
-// @huggingface/jinja; test/model/chat-template-tokens.test.ts compares its tokens with these.
+// @huggingface/jinja; test/model/chat-prompt-matches-llama-server.test.ts compares its tokens with these.
 //
 //   power-chat-template <model.gguf> <messages.json | ->
 //

@@ -1,5 +1,5 @@
 // The text formats of a report, each a pure function of the checked JSON (the PDF is printed
-// from the HTML by node/report/pdf.ts). The list of formats is the contract's (api/reports.ts).
+// from the HTML by node/report/pdf.ts). The list of formats is the contract's (contract/api/reports.ts).
 import { reportToCsv } from './csv.js';
 import { reportToHtml } from './html.js';
 import { reportToMarkdown } from './markdown.js';
