@@ -22,10 +22,30 @@ export function citingText(file, text) {
   if (file.endsWith('.md')) return text;
   if (file.endsWith('.sh')) return text.split('\n').filter((l) => l.includes('#')).map((l) => l.slice(l.indexOf('#'))).join('\n');
   if (!CODE.test(file)) return '';
+  return comments(text);
+}
+
+/** The comments of C-like source: string literals ('…', "…", `…`) are stepped over, not read. */
+function comments(text) {
   const out = [];
-  for (const m of text.matchAll(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g)) {
-    // a `//` inside a string such as 'https://…' is not a comment: URLs are skipped below anyway
-    out.push(m[0]);
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '/' && text[i + 1] === '/') {
+      const end = text.indexOf('\n', i);
+      out.push(text.slice(i, end < 0 ? text.length : end));
+      i = end < 0 ? text.length : end;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      out.push(text.slice(i, end < 0 ? text.length : end + 2));
+      i = end < 0 ? text.length : end + 2;
+    } else if (c === "'" || c === '"' || c === '`') {
+      i++;
+      while (i < text.length && text[i] !== c && !(c !== '`' && text[i] === '\n')) i += text[i] === '\\' ? 2 : 1;
+      i++;
+    } else {
+      i++;
+    }
   }
   return out.join('\n');
 }
