@@ -1,8 +1,7 @@
 // The sampling flags of the commands that generate (generate, audit, bench): one parser, the
 // defaults from the protocol's schema (SamplingOptions), so no command writes them again.
-import { randomInt } from 'node:crypto';
-
 import { SamplingOptions, SamplingPath } from '../../contract/engine-types.js';
+import { drawSeed } from '../service/reply-steps.js';
 import { choice, int, num, type Parsed } from './args.js';
 
 export const SAMPLING_FLAGS = {
@@ -23,7 +22,7 @@ export function samplingFromFlags(values: Parsed['values']): { sampling: Samplin
   const given = {
     temperature,
     // a sampled run without --seed draws one (the JSON reports it); greedy needs none
-    seed: seed ?? ((temperature ?? 0) > 0 ? randomInt(0, 0xffffffff) : undefined),
+    seed: drawSeed(seed, temperature ?? 0) ?? undefined,
     topK: int(values, 'top-k', { min: 0, max: 1_000_000 }),
     topP: num(values, 'top-p', { min: 0, max: 1, minExclusive: true }),
     minP: num(values, 'min-p', { min: 0, max: 1 }),

@@ -2,14 +2,13 @@
 // copy of the chat, creates the assistant message, runs the request (node/service/request.ts)
 // with a sink that fills the message and streams its rounds, and saves how it ended. A reply
 // that fails keeps every token committed before the failure.
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 import type { z } from 'zod';
 
 import { ChatSampling, type AssistantMessage, type Chat, type ReplyRuntime } from '../../contract/api/chats.js';
 import { PowerError, toApiError } from '../../contract/api/errors.js';
 import type { ProfileEntry } from '../../contract/api/profiles.js';
-import { SAMPLING_DEFAULTS } from '../../contract/engine-types.js';
 import { tokenDigest } from '../../contract/generation-result.js';
 import { batchInvariance } from '../../engine/build-info.js';
 import { EngineCrashedError } from '../engine/client.js';
@@ -19,7 +18,8 @@ import { Conversation, promptMessages } from './conversation.js';
 import type { EngineSupervisor, ActiveSession } from './engine-supervisor.js';
 import type { ServiceEvents } from './events.js';
 import type { ModelLibrary } from './library.js';
-import { resolveProfile, type Profiles } from './profiles.js';
+import type { Profiles } from './profiles.js';
+import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
 import type { ReplySlot, SlotLease } from './reply-slot.js';
 import { runRequest, type RoundsBatch } from './request.js';
 
@@ -111,8 +111,7 @@ export class ChatReplies {
       const loadedOptions = supervisor.loadedOptions();
       if (!loadedOptions) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
       const profile: ProfileEntry = opts.profileId ? profiles.get(opts.profileId) : profiles.active();
-      const resolved = resolveProfile(profile, loadedOptions.method.strategy);
-      const { target, session } = await supervisor.sessionFor(resolved.strategy, resolved.k, resolved.s);
+      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.method.strategy);
       if (!this.conversation || this.conversation.target !== target) {
         this.conversation = { target, conv: new Conversation(target.engine, target.modelId, target.info) };
       }
@@ -121,19 +120,14 @@ export class ChatReplies {
       const staged = structuredClone(chat);
       change(staged);
       const prompt = await conv.prompt(promptMessages(staged, staged.messages.length));
-      if (prompt.tokens.length + 1 > target.contextSize) {
-        throw new PowerError(
-          'bad-input',
-          `the conversation is ${prompt.tokens.length} tokens but the context holds ${target.contextSize}: start a new chat or load the model with a larger context`,
-        );
-      }
+      checkPromptFits(prompt.tokens.length, target.contextSize, 'conversation', 'start a new chat or load the model with a larger context');
       // a model without a chat template: the fallback's end of turn, where the model has no token for it
       const stops = await conv.stops();
       change(chat);
       applied = true;
 
       const sampling = ChatSampling.parse(opts.sampling ?? {});
-      const seed = sampling.seed ?? (sampling.temperature > 0 ? randomInt(0, 0xffffffff) : null);
+      const seed = drawSeed(sampling.seed, sampling.temperature);
       const entry = library.get(loadedOptions.modelId);
       const draftEntry = loadedOptions.method.draftId ? library.get(loadedOptions.method.draftId) : null;
       const speculative = resolved.strategy !== 'none';
@@ -170,16 +164,10 @@ export class ChatReplies {
         prompt: prompt.tokens,
         maxTokens: sampling.maxTokens,
         // the chat's settings over the engine's defaults (penalty window, presence, frequency)
-        sampling: {
-          ...SAMPLING_DEFAULTS,
-          temperature: sampling.temperature,
-          seed: seed ?? 0,
-          topK: sampling.topK,
-          topP: sampling.topP,
-          minP: sampling.minP,
-          repeatPenalty: sampling.repeatPenalty,
-          path: sampling.path,
-        },
+        sampling: engineSampling(
+          { temperature: sampling.temperature, topK: sampling.topK, topP: sampling.topP, minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, path: sampling.path },
+          seed,
+        ),
         stops,
       };
       void this.run(lease, chat, message, conv, prompt, request, target);
@@ -205,16 +193,17 @@ export class ChatReplies {
   ): Promise<void> {
     const { supervisor, store, events } = this.deps;
     const ids = { chatId: chat.id, messageId: message.id };
-    supervisor.setStatus('generating');
     try {
-      const outcome = await runRequest(target.engine, request, {
-        lease,
-        keepRounds: false,
-        sink: (batch) => {
-          appendRounds(message, batch);
-          events.rounds.emit({ ...ids, ...batch });
-        },
-      });
+      const outcome = await whileGenerating(supervisor, () =>
+        runRequest(target.engine, request, {
+          lease,
+          keepRounds: false,
+          sink: (batch) => {
+            appendRounds(message, batch);
+            events.rounds.emit({ ...ids, ...batch });
+          },
+        }),
+      );
       message.digest = outcome.digest;
       message.stats = outcome.replyStats;
       message.stopReason = outcome.stopReason;
@@ -223,22 +212,15 @@ export class ChatReplies {
       conv.remember(prompt, { text: outcome.tokensText, tokens: outcome.tokens });
       chat.updatedAt = now();
       await store.save(chat);
-      if (supervisor.loaded()) supervisor.setStatus('ready');
       events.done.emit({ ...ids, stopReason: outcome.stopReason, digest: outcome.digest, stats: outcome.replyStats });
     } catch (error) {
-      const apiError = toApiError(asPowerError(error));
-      if (error instanceof EngineCrashedError) {
-        supervisor.crashed(error.message);
-        apiError.code = 'engine-crashed';
-        apiError.message = `the engine stopped during this reply; the ${message.tokens.length} tokens before it are kept, and the model reloads on the next request (${error.message})`;
-      }
+      const apiError = toApiError(error instanceof EngineCrashedError ? crashDuringReply(supervisor, error, message.tokens.length, true) : asPowerError(error));
       message.status = 'error';
       message.error = apiError;
       message.digest = await tokenDigest(message.tokens.map((t) => t.id));
       conv.remember(prompt, null);
       chat.updatedAt = now();
       await store.save(chat).catch(() => {});
-      if (supervisor.loaded()) supervisor.setStatus('ready');
       events.error.emit({ ...ids, error: apiError });
     } finally {
       lease.release();

@@ -4,12 +4,10 @@
 // place (one model set at a time); while a chat reply or another completion runs, it waits its
 // turn. Strategy, K and S come from the request, else from the profile (the request's or the
 // active one), with the same refusals as every other front door.
-import { randomInt } from 'node:crypto';
-
 import { LoadOptions } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
 import type { ReplyStats } from '../../contract/api/generation.js';
-import { SAMPLING_DEFAULTS, type SamplingPath, type StopReason } from '../../contract/engine-types.js';
+import type { SamplingPath, StopReason } from '../../contract/engine-types.js';
 import type { Strategy } from '../../contract/strategies.js';
 import type { ChatMessage } from '../chat/template.js';
 import { EngineCrashedError } from '../engine/client.js';
@@ -17,7 +15,8 @@ import { Conversation } from './conversation.js';
 import type { EngineSupervisor } from './engine-supervisor.js';
 import type { ModelLibrary } from './library.js';
 import { DEFAULT_K } from '../../contract/profile.js';
-import { resolveProfile, type Profiles } from './profiles.js';
+import type { Profiles } from './profiles.js';
+import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
 import type { ReplySlot } from './reply-slot.js';
 import { runRequest } from './request.js';
 import { asPowerError } from '../runtime/target.js';
@@ -132,12 +131,11 @@ export function createCompletions(deps: CompletionDeps): Completions {
       const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
       // the request's own strategy, K and S over the profile's
       const strategy = request.strategy ?? (request.draft !== undefined ? 'draft-model' : null);
-      const resolved = resolveProfile(strategy ? { ...profile, strategy, k: profile.k ?? DEFAULT_K } : profile, loadedStrategy, {
+      const { resolved, target, session } = await sessionForProfile(supervisor, strategy ? { ...profile, strategy, k: profile.k ?? DEFAULT_K } : profile, loadedStrategy, {
         ...(request.k !== undefined ? { k: request.k } : {}),
         ...(request.s !== undefined ? { s: request.s } : {}),
       });
       const speculative = resolved.strategy !== 'none';
-      const { target, session } = await supervisor.sessionFor(resolved.strategy, resolved.k, resolved.s);
       if (request.s !== undefined && speculative && !target.info.recurrent) {
         throw new PowerError('bad-input', 's (recurrent rollback snapshots) does not apply to this attention-only model: leave it out');
       }
@@ -155,21 +153,18 @@ export function createCompletions(deps: CompletionDeps): Completions {
           await target.engine.call('tokenize', { modelId: target.modelId, text: request.prompt.text, addSpecial: target.info.addBos, parseSpecial: false }),
         );
       }
-      if (prompt.length + 1 > target.contextSize) {
-        throw new PowerError('bad-input', `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize}`);
-      }
+      checkPromptFits(prompt.length, target.contextSize, 'prompt');
 
-      const seed = request.seed ?? (request.temperature > 0 ? randomInt(0, 0xffffffff) : null);
-      supervisor.setStatus('generating');
-      try {
-        const outcome = await runRequest(
+      const seed = drawSeed(request.seed, request.temperature);
+      const outcome = await whileGenerating(supervisor, () =>
+        runRequest(
           target.engine,
           {
             sessionId: session.sessionId,
             prompt,
             maxTokens: request.maxTokens,
             // OpenAI's temperature and top_p, every other setting at its default
-            sampling: { ...SAMPLING_DEFAULTS, temperature: request.temperature, seed: seed ?? 0, topP: request.topP, path: request.samplingPath },
+            sampling: engineSampling({ temperature: request.temperature, topP: request.topP, path: request.samplingPath }, seed),
             stops,
           },
           {
@@ -181,32 +176,24 @@ export function createCompletions(deps: CompletionDeps): Completions {
               if (batch.text) onText(batch.text, { tokens: streamed, rounds });
             },
           },
-        );
-        return {
-          model: modelName,
-          promptTokens: prompt.length,
-          completionTokens: outcome.tokens.length,
-          tokens: outcome.tokens,
-          text: outcome.text,
-          stopReason: outcome.stopReason,
-          digest: outcome.digest,
-          stats: outcome.replyStats,
-          strategy: resolved.strategy,
-          k: speculative ? session.k : null,
-          s: speculative ? session.s : null,
-          seed,
-        };
-      } finally {
-        if (supervisor.loaded()) supervisor.setStatus('ready');
-      }
+        ),
+      );
+      return {
+        model: modelName,
+        promptTokens: prompt.length,
+        completionTokens: outcome.tokens.length,
+        tokens: outcome.tokens,
+        text: outcome.text,
+        stopReason: outcome.stopReason,
+        digest: outcome.digest,
+        stats: outcome.replyStats,
+        strategy: resolved.strategy,
+        k: speculative ? session.k : null,
+        s: speculative ? session.s : null,
+        seed,
+      };
     } catch (error) {
-      if (error instanceof EngineCrashedError) {
-        supervisor.crashed(error.message);
-        throw new PowerError(
-          'engine-crashed',
-          `the engine stopped during this reply after ${streamed} tokens; the model reloads on the next request (${error.message})`,
-        );
-      }
+      if (error instanceof EngineCrashedError) throw crashDuringReply(supervisor, error, streamed, false);
       // a close() of the service while the request was being set up or ran
       if (lease.stopRequested && !signal.aborted && !(error instanceof PowerError)) throw new PowerError('cancelled', 'Power is stopping');
       throw asPowerError(error);
