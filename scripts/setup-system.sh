@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The system packages Power's build and tests need on Debian or Ubuntu, installed where missing:
 # a C++ toolchain, cmake, ninja and git (llama.cpp and the addon are built here from the bundle),
+# clang-format (npm run lint checks the C++ formatting),
 # and Debian's Chromium (power bench prints its PDF with it; the report and UI tests drive it;
 # playwright-core never downloads a browser). Run as root (or with sudo); .ci/run calls it.
 set -euo pipefail
@@ -10,6 +11,7 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v g++ >/dev/null || need+=(g++)
 command -v git >/dev/null || need+=(git)
 command -v ninja >/dev/null || need+=(ninja-build)
+command -v clang-format >/dev/null || need+=(clang-format)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
   echo "setup-system: everything is installed"
