@@ -34,86 +34,159 @@ export default tseslint.config(
   {
     files: ['contract/**/*.ts'],
     rules: layer('Bad layering: contract/ is pure and imports nothing of ours outside it, of Node or of Electron.', [
-      '**/engine/**', '**/node/**', '**/electron/**', '**/tools/**', '**/renderer/**', '**/native/**', 'electron', ...NODE_BUILTINS,
+      '**/engine/**',
+      '**/node/**',
+      '**/electron/**',
+      '**/tools/**',
+      '**/renderer/**',
+      '**/native/**',
+      'electron',
+      ...NODE_BUILTINS,
     ]),
   },
   {
     files: ['renderer/**/*.ts', 'renderer/**/*.tsx'],
     rules: layer('Bad layering: renderer/ imports contract/ only (no Node, no Electron, no engine/, node/, electron/ or tools/).', [
-      '**/engine/**', '**/node/**', '**/electron/**', '**/tools/**', '**/native/**', '**/test/**', '**/scripts/**', '**/bin/**', 'electron', ...NODE_BUILTINS,
+      '**/engine/**',
+      '**/node/**',
+      '**/electron/**',
+      '**/tools/**',
+      '**/native/**',
+      '**/test/**',
+      '**/scripts/**',
+      '**/bin/**',
+      'electron',
+      ...NODE_BUILTINS,
     ]),
   },
   {
     files: ['engine/**/*.ts'],
     ignores: ['engine/host.ts', 'engine/binding.ts'],
-    rules: layer('Bad layering: in the engine host only host.ts and binding.ts load the native binding; engine/ imports contract/ and node/paths.ts only.', [
-      ...NATIVE_BINDING, './binding.js', './host.js', ['**/node/**', '!**/node/paths.js'], '**/electron/**', '**/tools/**', '**/renderer/**', 'electron',
-    ]),
+    rules: layer(
+      'Bad layering: in the engine host only host.ts and binding.ts load the native binding; engine/ imports contract/ and node/paths.ts only.',
+      [
+        ...NATIVE_BINDING,
+        './binding.js',
+        './host.js',
+        ['**/node/**', '!**/node/paths.js'],
+        '**/electron/**',
+        '**/tools/**',
+        '**/renderer/**',
+        'electron',
+      ],
+    ),
   },
   {
     files: ['engine/host.ts', 'engine/binding.ts'],
     rules: layer('Bad layering: the engine host imports contract/, engine/ and node/paths.ts only.', [
-      ['**/node/**', '!**/node/paths.js'], '**/electron/**', '**/tools/**', '**/renderer/**', 'electron',
+      ['**/node/**', '!**/node/paths.js'],
+      '**/electron/**',
+      '**/tools/**',
+      '**/renderer/**',
+      'electron',
     ]),
   },
   {
     files: ['node/**/*.ts'],
     ignores: ['node/cli/make-models.ts'],
-    rules: layer('Bad layering: node/ never imports electron, renderer/, electron/ or tools/, and only the engine host loads the native binding.', [
-      ...NATIVE_BINDING, 'electron', '**/renderer/**', '**/electron/**', '**/tools/**',
-    ]),
+    rules: layer(
+      'Bad layering: node/ never imports electron, renderer/, electron/ or tools/, and only the engine host loads the native binding.',
+      [...NATIVE_BINDING, 'electron', '**/renderer/**', '**/electron/**', '**/tools/**'],
+    ),
   },
   {
     files: ['node/cli/make-models.ts'],
     rules: layer('Bad layering: make-models is the front door of tools/models; it imports no electron, renderer/ or native binding.', [
-      ...NATIVE_BINDING, 'electron', '**/renderer/**', '**/electron/**',
+      ...NATIVE_BINDING,
+      'electron',
+      '**/renderer/**',
+      '**/electron/**',
     ]),
   },
   {
     // inside the Node side: front doors → service → runtime → engine client, never back up
     files: ['node/service/**/*.ts'],
     rules: layer('Bad layering: node/service/ is called by the front doors (cli/, serve/), never the other way.', [
-      ...NATIVE_BINDING, 'electron', '**/renderer/**', '**/electron/**', '**/tools/**', '**/cli/**', '**/serve/**',
+      ...NATIVE_BINDING,
+      'electron',
+      '**/renderer/**',
+      '**/electron/**',
+      '**/tools/**',
+      '**/cli/**',
+      '**/serve/**',
     ]),
   },
   {
     files: ['node/runtime/**/*.ts'],
     rules: layer('Bad layering: node/runtime/ is used by the service; it imports neither the service nor a front door.', [
-      ...NATIVE_BINDING, 'electron', '**/renderer/**', '**/electron/**', '**/tools/**', '**/cli/**', '**/serve/**', '**/service/**',
+      ...NATIVE_BINDING,
+      'electron',
+      '**/renderer/**',
+      '**/electron/**',
+      '**/tools/**',
+      '**/cli/**',
+      '**/serve/**',
+      '**/service/**',
     ]),
   },
   {
     files: ['node/engine/**/*.ts'],
     rules: layer('Bad layering: node/engine/ (the engine client) imports neither runtime/, the service nor a front door.', [
-      ...NATIVE_BINDING, 'electron', '**/renderer/**', '**/electron/**', '**/tools/**', '**/cli/**', '**/serve/**', '**/service/**', '**/runtime/**',
+      ...NATIVE_BINDING,
+      'electron',
+      '**/renderer/**',
+      '**/electron/**',
+      '**/tools/**',
+      '**/cli/**',
+      '**/serve/**',
+      '**/service/**',
+      '**/runtime/**',
     ]),
   },
   {
     files: ['electron/**/*.ts'],
     rules: layer('Bad layering: the shell never loads the native binding, imports renderer/ or tools/.', [
-      ...NATIVE_BINDING, '**/renderer/**', '**/tools/**',
+      ...NATIVE_BINDING,
+      '**/renderer/**',
+      '**/tools/**',
     ]),
   },
   {
     // the shell's decisions are plain functions that the tests run under Node: types only
     files: ['electron/policy/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: [{ name: 'electron', allowTypeImports: true, message: 'Shell policies are pure and tested under Node: import Electron types only (import type).' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'electron',
+              allowTypeImports: true,
+              message: 'Shell policies are pure and tested under Node: import Electron types only (import type).',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     // the IPC client runs in the sandboxed preload, the dispatcher under Node in tests
     files: ['electron/ipc/**/*.ts'],
     rules: layer('Bad layering: electron/ipc/ is Electron-free (the preload bundles the client; tests run the dispatcher under Node).', [
-      ...NATIVE_BINDING, 'electron', '**/renderer/**', '**/tools/**', ...NODE_BUILTINS,
+      ...NATIVE_BINDING,
+      'electron',
+      '**/renderer/**',
+      '**/tools/**',
+      ...NODE_BUILTINS,
     ]),
   },
   {
     files: ['tools/**/*.ts', 'bench/**/*.ts'],
     rules: layer('Bad layering: tools/ and bench/ run under Node: no electron, no renderer/, no native binding.', [
-      ...NATIVE_BINDING, 'electron', '**/renderer/**', '**/electron/**',
+      ...NATIVE_BINDING,
+      'electron',
+      '**/renderer/**',
+      '**/electron/**',
     ]),
   },
 );

@@ -56,7 +56,8 @@ const auditTokens = values['audit-tokens'];
 const fail: (message: string) => never = failer('bench');
 
 for (const f of FLAVOURS) {
-  if (!existsSync(join(ROOT, 'build', `addon-${f}`, 'power.node'))) fail(`flavour ${f} is not built (npm run build:native -- --flavour ${f})`);
+  if (!existsSync(join(ROOT, 'build', `addon-${f}`, 'power.node')))
+    fail(`flavour ${f} is not built (npm run build:native -- --flavour ${f})`);
 }
 requireDist(fail);
 
@@ -64,14 +65,27 @@ requireDist(fail);
 // made of its first 2 blocks (same seed: same embedding, head and first blocks)
 const k = Math.sqrt(128 / 1024);
 const target: LlamaModelParams = {
-  arch: 'llama', name: 'power-bench-f16', vocab: 'default', seed: 21, dtype: 'f16',
-  embd: 1024, layers: 8, heads: 16, kvHeads: 4, ff: 2816, contextLength: 4096,
+  arch: 'llama',
+  name: 'power-bench-f16',
+  vocab: 'default',
+  seed: 21,
+  dtype: 'f16',
+  embd: 1024,
+  layers: 8,
+  heads: 16,
+  kvHeads: 4,
+  ff: 2816,
+  contextLength: 4096,
   scales: { embedding: 1, output: 0.5, attentionQK: 0.1 * k, attentionVO: 0.05 * k, projection: 0.1 * k },
 };
-const models = await makeModelFiles(BENCH_MODELS_CACHE, {
-  'engines-f16.gguf': { params: target },
-  'engines-f16-draft.gguf': { params: { ...target, name: 'power-bench-f16-draft', layers: 2 } },
-}, { onLog: (l) => console.log(`bench: ${l}`) });
+const models = await makeModelFiles(
+  BENCH_MODELS_CACHE,
+  {
+    'engines-f16.gguf': { params: target },
+    'engines-f16-draft.gguf': { params: { ...target, name: 'power-bench-f16-draft', layers: 2 } },
+  },
+  { onLog: (l) => console.log(`bench: ${l}`) },
+);
 
 const userModel = values.model;
 if (userModel && !existsSync(userModel)) fail(`--model ${userModel}: no such file`);
@@ -83,12 +97,15 @@ const ARTICLE =
   'that turned the lens and polish the glass, because a single dark night could mean a wreck on the rocks below. ' +
   'The first towers burned wood or coal in open braziers; later came oil lamps with reflectors, and then the ' +
   'Fresnel lens, whose rings of prisms bent the light of one flame into a beam visible for twenty miles. ';
-const textPrompt = values['prompt-file'] ? readFileSync(values['prompt-file'], 'utf8') : ARTICLE.repeat(Math.max(1, Math.round(promptLength / 90)));
+const textPrompt = values['prompt-file']
+  ? readFileSync(values['prompt-file'], 'utf8')
+  : ARTICLE.repeat(Math.max(1, Math.round(promptLength / 90)));
 const speedModel = userModel ?? models['engines-f16.gguf'];
 
 function power<T>(flavour: Flavour, argv: string[]): T {
   const r = powerSync(argv, { env: { ...process.env, POWER_FLAVOUR: flavour } });
-  if (r.status !== 0 && !(argv[0] === 'audit' && r.status === 1)) fail(`${flavour}: power ${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
+  if (r.status !== 0 && !(argv[0] === 'audit' && r.status === 1))
+    fail(`${flavour}: power ${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
   return JSON.parse(r.stdout) as T;
 }
 
@@ -105,13 +122,23 @@ for (let rep = 0; rep < reps; rep++) {
   for (const f of rep % 2 ? [...FLAVOURS].reverse() : FLAVOURS) {
     const input = userModel ? ['--prompt', textPrompt] : ['--prompt-tokens', prompt];
     const r = power<GenerationResult & { stats: { decodeTokensPerSecondMedian?: number | null } }>(f, [
-      'generate', '--json', '--threads', threads, '--model', speedModel, ...input, '--max-tokens', String(tokens),
+      'generate',
+      '--json',
+      '--threads',
+      threads,
+      '--model',
+      speedModel,
+      ...input,
+      '--max-tokens',
+      String(tokens),
     ]);
     promptTokens = r.stats.promptTokens;
     samples[f].prefill.push(r.stats.prefillTokensPerSecond);
     samples[f].decode.push(r.stats.steadyDecodeTokensPerSecond ?? r.stats.decodeTokensPerSecondMedian ?? null);
     samples[f].digest.add(r.digest);
-    console.log(`bench: rep ${rep + 1} ${f}: prefill ${r.stats.prefillTokensPerSecond?.toFixed(1)} tok/s, decode ${samples[f].decode.at(-1)?.toFixed(2)} tok/s`);
+    console.log(
+      `bench: rep ${rep + 1} ${f}: prefill ${r.stats.prefillTokensPerSecond?.toFixed(1)} tok/s, decode ${samples[f].decode.at(-1)?.toFixed(2)} tok/s`,
+    );
   }
   load.push(load1());
 }
@@ -119,15 +146,28 @@ for (let rep = 0; rep < reps; rep++) {
 const audits: (AuditReport & { k: number; prompt: string })[] = [];
 for (const f of FLAVOURS) {
   for (const kk of auditKs) {
-    const auditPrompts = userModel ? ['article'] : ['1,300,301,302,303', '1,263,400,500,600,700', '1,42,43,44'].slice(0, Number(values['audit-prompts']));
+    const auditPrompts = userModel
+      ? ['article']
+      : ['1,300,301,302,303', '1,263,400,500,600,700', '1,42,43,44'].slice(0, Number(values['audit-prompts']));
     for (const p of auditPrompts) {
       const how = userModel
         ? ['--model', userModel, '--strategy', 'ngram', '--prompt', textPrompt]
-        : ['--model', models['engines-f16.gguf'], '--draft', models['engines-f16-draft.gguf'], '--strategy', 'draft-model', '--prompt-tokens', p];
+        : [
+            '--model',
+            models['engines-f16.gguf'],
+            '--draft',
+            models['engines-f16-draft.gguf'],
+            '--strategy',
+            'draft-model',
+            '--prompt-tokens',
+            p,
+          ];
       const a = power<AuditReport>(f, ['audit', '--json', '--threads', threads, ...how, '--k', String(kk), '--max-tokens', auditTokens]);
       audits.push({ k: kk, prompt: p, ...a });
       const d = a.firstDivergence;
-      console.log(`bench: audit ${f} K${kk} [${p}]: ${a.identical || !d ? 'identical' : `diverges at ${d.index} (margin ${d.controlMargin.toPrecision(3)}, row diff ${d.rowMaxAbsDiff.toPrecision(3)}, explained ${d.explained})`}`);
+      console.log(
+        `bench: audit ${f} K${kk} [${p}]: ${a.identical || !d ? 'identical' : `diverges at ${d.index} (margin ${d.controlMargin.toPrecision(3)}, row diff ${d.rowMaxAbsDiff.toPrecision(3)}, explained ${d.explained})`}`,
+      );
     }
   }
 }
@@ -171,9 +211,17 @@ console.log(lines.join('\n'));
 if (values.write && userModel) {
   // a model of one's own goes between its own markers, so the synthetic section's rewrite keeps it
   const name = basename(userModel);
-  writeBetweenMarkers(RESULTS_REAL_MD, `<!-- engines.ts ${name} -->`, `<!-- /engines.ts ${name} -->`,
-    [`<!-- engines.ts ${name} -->`, ...lines.map((l) => (l === lines[0] ? `${HEADING} on ${name}: \`cpu\` vs \`cpu-prebuilt\`` : l)), `<!-- /engines.ts ${name} -->`].join('\n'),
-    '# Results: real vocabularies\n');
+  writeBetweenMarkers(
+    RESULTS_REAL_MD,
+    `<!-- engines.ts ${name} -->`,
+    `<!-- /engines.ts ${name} -->`,
+    [
+      `<!-- engines.ts ${name} -->`,
+      ...lines.map((l) => (l === lines[0] ? `${HEADING} on ${name}: \`cpu\` vs \`cpu-prebuilt\`` : l)),
+      `<!-- /engines.ts ${name} -->`,
+    ].join('\n'),
+    '# Results: real vocabularies\n',
+  );
   console.log(`bench: wrote ${RESULTS_REAL_MD}`);
 } else if (values.write) {
   writeTail(RESULTS_EXACT_MD, HEADING, lines.join('\n'), '# Exactness on real weights: measured results\n\n');

@@ -56,14 +56,28 @@ function generate(fa: Setting, position: number, speculative: boolean): Run {
   // the reply ends at `position`: the prompt fills the rest
   const prompt = promptTokens(Math.max(8, position - decodeTokens));
   const args = [
-    'generate', '--model', models['long-f16-target.gguf'], '--device', 'cpu',
-    '--prompt-tokens', prompt, '--max-tokens', String(decodeTokens), '--ctx', String(position + 256),
-    '--flash-attn', fa, '--json',
+    'generate',
+    '--model',
+    models['long-f16-target.gguf'],
+    '--device',
+    'cpu',
+    '--prompt-tokens',
+    prompt,
+    '--max-tokens',
+    String(decodeTokens),
+    '--ctx',
+    String(position + 256),
+    '--flash-attn',
+    fa,
+    '--json',
     ...(speculative ? ['--strategy', 'draft-model', '--draft', models['long-f16-draft.gguf'], '--k', '4'] : []),
   ];
   const r = powerSync(args);
   if (r.status !== 0) throw new Error(`power generate failed (${r.status}): ${r.stderr}`);
-  const out = JSON.parse(r.stdout) as { digest: string; stats: { prefillTokensPerSecond: number; steadyDecodeTokensPerSecond: number | null } };
+  const out = JSON.parse(r.stdout) as {
+    digest: string;
+    stats: { prefillTokensPerSecond: number; steadyDecodeTokensPerSecond: number | null };
+  };
   return { prefill: out.stats.prefillTokensPerSecond, decode: out.stats.steadyDecodeTokensPerSecond ?? NaN, digest: out.digest };
 }
 

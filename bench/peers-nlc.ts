@@ -7,9 +7,7 @@
 // after the first / time after the first) and the predictor's validated/refuted counts.
 import { performance } from 'node:perf_hooks';
 
-import {
-  DraftSequenceTokenPredictor, getLlama, getModuleVersion, LlamaLogLevel, type LlamaContext, type Token,
-} from 'node-llama-cpp';
+import { DraftSequenceTokenPredictor, getLlama, getModuleVersion, LlamaLogLevel, type LlamaContext, type Token } from 'node-llama-cpp';
 
 /** What bench/peers.ts asks for. */
 export interface NlcJob {

@@ -26,7 +26,12 @@ import { BENCH_MODELS, makeModelFiles, makeModels } from '../tools/models/synthe
 import type { NlcJob, NlcResult } from './peers-nlc.js';
 import { fixed, percent, times } from './lib/format.js';
 import {
-  compileAgainstPrebuilt, ensureLlamaSource, LLAMA_SRC, parseSpeculativeSimple, SPECULATIVE_SIMPLE_SRC, speculativeSimpleArgs,
+  compileAgainstPrebuilt,
+  ensureLlamaSource,
+  LLAMA_SRC,
+  parseSpeculativeSimple,
+  SPECULATIVE_SIMPLE_SRC,
+  speculativeSimpleArgs,
 } from './lib/llama.js';
 import { load1, machineLine } from './lib/machine.js';
 import { PROMPTS as ALL_PROMPTS } from './lib/prompts.js';
@@ -130,8 +135,21 @@ async function powerReference(m: Pair, prompts: readonly number[][]): Promise<Re
   const out: Reference[] = [];
   for (const p of prompts) {
     const r = await runPeer(process.execPath, [
-      POWER_BIN, 'generate', '--model', m.target, '--prompt-tokens', p.join(','), '--max-tokens', String(TOKENS),
-      '--ctx', String(CTX), '--threads', String(THREADS), '--device', 'cpu', '--json',
+      POWER_BIN,
+      'generate',
+      '--model',
+      m.target,
+      '--prompt-tokens',
+      p.join(','),
+      '--max-tokens',
+      String(TOKENS),
+      '--ctx',
+      String(CTX),
+      '--threads',
+      String(THREADS),
+      '--device',
+      'cpu',
+      '--json',
     ]);
     if (r.code !== 0) fail(`power generate failed: ${r.stderr.trim()}`);
     const j = JSON.parse(r.stdout) as GenerationResult;
@@ -161,9 +179,31 @@ async function powerBench(m: Pair, texts: readonly string[]): Promise<{ ar: Powe
   await writeFile(tasks, texts.map((t, i) => JSON.stringify({ id: `p${i + 1}`, category: 'peers', prompt: t })).join('\n') + '\n');
   const dir = join(OUT, 'power-report');
   const args = [
-    POWER_BIN, 'bench', '--model', m.target, '--draft', m.draft, '--strategy', 'draft-model', '--profiles', `k${K}`,
-    '--tasks', tasks, '--raw', '--max-tokens', String(TOKENS), '--ctx', String(CTX), '--threads', String(THREADS), '--device', 'cpu',
-    '--out', dir, '--formats', 'json,md',
+    POWER_BIN,
+    'bench',
+    '--model',
+    m.target,
+    '--draft',
+    m.draft,
+    '--strategy',
+    'draft-model',
+    '--profiles',
+    `k${K}`,
+    '--tasks',
+    tasks,
+    '--raw',
+    '--max-tokens',
+    String(TOKENS),
+    '--ctx',
+    String(CTX),
+    '--threads',
+    String(THREADS),
+    '--device',
+    'cpu',
+    '--out',
+    dir,
+    '--formats',
+    'json,md',
   ];
   const r = await runPeer(process.execPath, args);
   if (r.code !== 0) fail(`power bench failed: ${r.stderr.trim()}`);
@@ -177,7 +217,14 @@ async function powerBench(m: Pair, texts: readonly string[]): Promise<{ ar: Powe
     report.requests
       .filter((q) => q.profile === profile)
       .map((q) => ({ decode: decode(q), digest: q.digest, acceptance: q.acceptanceRate, promptTokens: q.promptTokens }));
-  return { ar: pick('control'), spec: pick(`k${K}`), command: `power ${args.slice(1).map((a) => relative(ROOT, a) || a).join(' ')}` };
+  return {
+    ar: pick('control'),
+    spec: pick(`k${K}`),
+    command: `power ${args
+      .slice(1)
+      .map((a) => relative(ROOT, a) || a)
+      .join(' ')}`,
+  };
 }
 
 // ---------------------------------------------------------------- llama.cpp from the bundle
@@ -186,8 +233,19 @@ async function powerBench(m: Pair, texts: readonly string[]): Promise<{ ar: Powe
 function buildWithCmake(targets: readonly string[]): void {
   ensureLlamaSource('CMakeLists.txt', fail);
   const configure = [
-    '-S', LLAMA_SRC, '-B', LLAMA_BUILD, '-DCMAKE_BUILD_TYPE=Release', '-DBUILD_SHARED_LIBS=OFF', '-DGGML_NATIVE=ON', '-DGGML_OPENMP=OFF',
-    '-DLLAMA_CURL=OFF', '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_UI=OFF', '-DLLAMA_USE_PREBUILT_UI=OFF',
+    '-S',
+    LLAMA_SRC,
+    '-B',
+    LLAMA_BUILD,
+    '-DCMAKE_BUILD_TYPE=Release',
+    '-DBUILD_SHARED_LIBS=OFF',
+    '-DGGML_NATIVE=ON',
+    '-DGGML_OPENMP=OFF',
+    '-DLLAMA_CURL=OFF',
+    '-DLLAMA_OPENSSL=OFF',
+    '-DLLAMA_BUILD_TESTS=OFF',
+    '-DLLAMA_BUILD_UI=OFF',
+    '-DLLAMA_USE_PREBUILT_UI=OFF',
   ];
   if (spawnSync('ninja', ['--version']).status === 0) configure.push('-G', 'Ninja');
   const started = performance.now();
@@ -215,7 +273,12 @@ function speculativeSimple(): Tool {
   return { exe, cwd: ADDON_DIR, build: "the example's source compiled against Power's prebuilt libraries (same release)" };
 }
 
-async function runSpeculativeSimple(tool: Tool, m: Pair, text: string, poll0: boolean): Promise<{ decode: number | null; acceptance: number | null; text: string; timedOut?: boolean }> {
+async function runSpeculativeSimple(
+  tool: Tool,
+  m: Pair,
+  text: string,
+  poll0: boolean,
+): Promise<{ decode: number | null; acceptance: number | null; text: string; timedOut?: boolean }> {
   const args = speculativeSimpleArgs({ target: m.target, draft: m.draft, text, tokens: TOKENS, ctx: CTX, threads: THREADS, k: K, poll0 });
   const r = await runPeer(tool.exe, args, { cwd: tool.cwd, timeoutMs: RUN_TIMEOUT_MS });
   if (r.timedOut) return { decode: null, acceptance: null, text: '', timedOut: true };
@@ -243,9 +306,29 @@ interface ServerRow {
 }
 
 /** One llama-server process for a configuration; every prompt through POST /completion. */
-async function runServer(exe: string, m: Pair, prompts: readonly number[][], { spec, poll0 }: { spec: boolean; poll0: boolean }): Promise<ServerRow[]> {
+async function runServer(
+  exe: string,
+  m: Pair,
+  prompts: readonly number[][],
+  { spec, poll0 }: { spec: boolean; poll0: boolean },
+): Promise<ServerRow[]> {
   const port = await freePort();
-  const args = ['-m', m.target, '-c', String(CTX), '-t', String(THREADS), '-tb', String(THREADS), '-np', '1', '--host', '127.0.0.1', '--port', String(port)];
+  const args = [
+    '-m',
+    m.target,
+    '-c',
+    String(CTX),
+    '-t',
+    String(THREADS),
+    '-tb',
+    String(THREADS),
+    '-np',
+    '1',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+  ];
   if (spec) args.push('-md', m.draft, '-td', String(THREADS), '--spec-draft-n-max', String(K), '--spec-draft-n-min', '0');
   if (poll0) args.push('--poll', '0', '--poll-batch', '0', ...(spec ? ['--poll-draft', '0', '--poll-batch-draft', '0'] : []));
   const child = spawn(exe, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -256,7 +339,10 @@ async function runServer(exe: string, m: Pair, prompts: readonly number[][], { s
     const deadline = Date.now() + 120_000;
     for (;;) {
       if (child.exitCode !== null) fail(`llama-server exited (${child.exitCode}): ${log.slice(-800)}`);
-      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) fail(`llama-server did not come up: ${log.slice(-800)}`);
       await new Promise((r) => setTimeout(r, 250));
@@ -266,10 +352,21 @@ async function runServer(exe: string, m: Pair, prompts: readonly number[][], { s
       const res = await fetch(`${base}/completion`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt: p, n_predict: TOKENS, temperature: 0, top_k: 1, cache_prompt: false, return_tokens: true, ignore_eos: false }),
+        body: JSON.stringify({
+          prompt: p,
+          n_predict: TOKENS,
+          temperature: 0,
+          top_k: 1,
+          cache_prompt: false,
+          return_tokens: true,
+          ignore_eos: false,
+        }),
       });
       if (!res.ok) fail(`llama-server /completion: HTTP ${res.status} ${await res.text()}`);
-      const j = (await res.json()) as { tokens?: number[]; timings?: { predicted_per_second?: number; draft_n?: number; draft_n_accepted?: number } };
+      const j = (await res.json()) as {
+        tokens?: number[];
+        timings?: { predicted_per_second?: number; draft_n?: number; draft_n_accepted?: number };
+      };
       const t = j.timings ?? {};
       out.push({
         decode: t.predicted_per_second ?? null,
@@ -292,10 +389,22 @@ interface NlcRow {
 }
 
 /** settings: { minTokens, minConfidence } of DraftSequenceTokenPredictor (absent: its default) */
-async function runNlc(m: Pair, prompts: number[][], spec: boolean, settings: { minTokens?: number; minConfidence?: number } = {}): Promise<{ version: string; rows: NlcRow[] }> {
+async function runNlc(
+  m: Pair,
+  prompts: number[][],
+  spec: boolean,
+  settings: { minTokens?: number; minConfidence?: number } = {},
+): Promise<{ version: string; rows: NlcRow[] }> {
   const job: NlcJob = {
-    target: m.target, draft: spec ? m.draft : null, k: K, threads: THREADS, ctx: CTX, tokens: TOKENS, prompts,
-    minTokens: settings.minTokens ?? 0, minConfidence: settings.minConfidence ?? null,
+    target: m.target,
+    draft: spec ? m.draft : null,
+    k: K,
+    threads: THREADS,
+    ctx: CTX,
+    tokens: TOKENS,
+    prompts,
+    minTokens: settings.minTokens ?? 0,
+    minConfidence: settings.minConfidence ?? null,
   };
   const r = await runPeer(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/peers-nlc.ts'), JSON.stringify(job)]);
   if (r.code !== 0) fail(`node-llama-cpp run failed: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`);
@@ -335,13 +444,25 @@ const sameTokens = (a: readonly number[] | null, i: number): boolean | null =>
 console.log('Power (power bench: control and k' + K + ' interleaved)');
 const power = await powerBench(m, texts);
 power.ar.forEach((q, i) => {
-  if (q.promptTokens !== prompts[i]!.length) fail(`power bench tokenized prompt ${i + 1} differently (${q.promptTokens} vs ${prompts[i]!.length})`);
+  if (q.promptTokens !== prompts[i]!.length)
+    fail(`power bench tokenized prompt ${i + 1} differently (${q.promptTokens} vs ${prompts[i]!.length})`);
 });
-rows.push({ peer: 'Power', mode: 'autoregressive', settings: '', perPrompt: power.ar.map((q, i) => ({ ...q, same: q.digest === reference[i]!.digest })) });
-rows.push({ peer: 'Power', mode: `draft-model K${K}`, settings: '', perPrompt: power.spec.map((q, i) => ({ ...q, same: q.digest === reference[i]!.digest })) });
+rows.push({
+  peer: 'Power',
+  mode: 'autoregressive',
+  settings: '',
+  perPrompt: power.ar.map((q, i) => ({ ...q, same: q.digest === reference[i]!.digest })),
+});
+rows.push({
+  peer: 'Power',
+  mode: `draft-model K${K}`,
+  settings: '',
+  perPrompt: power.spec.map((q, i) => ({ ...q, same: q.digest === reference[i]!.digest })),
+});
 
 /** The faster of two variants of a peer (median decode; a missing median counts as 0). */
-const best = <T extends { decode: number | null }>(a: T[], b: T[]): T[] => ((medianOf(a.map((x) => x.decode)) ?? 0) >= (medianOf(b.map((x) => x.decode)) ?? 0) ? a : b);
+const best = <T extends { decode: number | null }>(a: T[], b: T[]): T[] =>
+  (medianOf(a.map((x) => x.decode)) ?? 0) >= (medianOf(b.map((x) => x.decode)) ?? 0) ? a : b;
 const notes: string[] = [];
 
 if (!opt['no-speculative-simple']) {
@@ -352,14 +473,24 @@ if (!opt['no-speculative-simple']) {
     const per: PerPrompt[] = [];
     for (const [i, text] of texts.entries()) {
       const r = await runSpeculativeSimple(tool, m, text, poll0);
-      if (r.timedOut) notes.push(`llama-speculative-simple (${poll0 ? '--poll 0' : 'default poll'}) on prompt ${i + 1}: gave up after ${RUN_TIMEOUT_MS / 1000} s`);
+      if (r.timedOut)
+        notes.push(
+          `llama-speculative-simple (${poll0 ? '--poll 0' : 'default poll'}) on prompt ${i + 1}: gave up after ${RUN_TIMEOUT_MS / 1000} s`,
+        );
       per.push({ decode: r.decode, acceptance: r.acceptance, same: r.timedOut ? null : r.text.includes(reference[i]!.text) });
     }
     variants.push({ poll0, per });
   }
   const chosen = variants.reduce((a, b) => (best(a.per, b.per) === a.per ? a : b));
-  rows.push({ peer: 'llama-speculative-simple', mode: `draft K${K}`, settings: chosen.poll0 ? '--poll 0' : 'default poll', perPrompt: chosen.per });
-  notes.push(`llama-speculative-simple: ${tool.build}; decode = its own "decoded N tokens in X s"; output checked as text containing Power's.`);
+  rows.push({
+    peer: 'llama-speculative-simple',
+    mode: `draft K${K}`,
+    settings: chosen.poll0 ? '--poll 0' : 'default poll',
+    perPrompt: chosen.per,
+  });
+  notes.push(
+    `llama-speculative-simple: ${tool.build}; decode = its own "decoded N tokens in X s"; output checked as text containing Power's.`,
+  );
 }
 
 const serverExe = join(LLAMA_BUILD, 'bin/llama-server');
@@ -371,7 +502,8 @@ if (!opt['no-server']) {
     for (const spec of [false, true]) {
       console.log(`llama-server (${spec ? 'speculative' : 'autoregressive'})`);
       const variants: { poll0: boolean; per: ServerRow[] }[] = [];
-      for (const poll0 of THREADS > 1 ? [false, true] : [false]) variants.push({ poll0, per: await runServer(serverExe, m, prompts, { spec, poll0 }) });
+      for (const poll0 of THREADS > 1 ? [false, true] : [false])
+        variants.push({ poll0, per: await runServer(serverExe, m, prompts, { spec, poll0 }) });
       const chosen = variants.reduce((a, b) => (best(a.per, b.per) === a.per ? a : b));
       rows.push({
         peer: 'llama-server',
@@ -380,7 +512,9 @@ if (!opt['no-server']) {
         perPrompt: chosen.per.map((x, i) => ({ ...x, same: sameTokens(x.tokens, i) })),
       });
     }
-    notes.push('llama-server: cmake build from the bundle (GGML_NATIVE=ON, static); POST /completion with prompt token ids, greedy, cache_prompt false; decode = its timings.predicted_per_second.');
+    notes.push(
+      'llama-server: cmake build from the bundle (GGML_NATIVE=ON, static); POST /completion with prompt token ids, greedy, cache_prompt false; decode = its timings.predicted_per_second.',
+    );
   }
 }
 
@@ -407,7 +541,9 @@ if (!opt['no-nlc']) {
     settings: chosen.settings.minTokens ? `minTokens ${K}, minConfidence 0` : 'defaults (minTokens 0, minConfidence 0.6)',
     perPrompt: chosen.per.map((x, i) => ({ ...x, same: sameTokens(x.tokens, i) })),
   });
-  notes.push("node-llama-cpp: its prebuilt CPU libraries (@node-llama-cpp/linux-x64), LlamaContextSequence.evaluate greedy; the draft predictor's better of its defaults and minTokens K / minConfidence 0; decode = tokens after the first / time after the first; acceptance = validated / (validated + refuted).");
+  notes.push(
+    "node-llama-cpp: its prebuilt CPU libraries (@node-llama-cpp/linux-x64), LlamaContextSequence.evaluate greedy; the draft predictor's better of its defaults and minTokens K / minConfidence 0; decode = tokens after the first / time after the first; acceptance = validated / (validated + refuted).",
+  );
 }
 
 // ratios: per prompt (runs of one prompt happened close together), then the median
@@ -433,7 +569,7 @@ const lines = [
     `${machineLine()}; 1-min load average ${load0.toFixed(2)} before, ${load1().toFixed(2)} after (the after figure includes the run's own ${THREADS} thread(s)).`,
   '',
   (SMALL
-    ? 'Models: the test set\'s target.gguf and draft-close.gguf (3 MB each): a check that every peer runs, not a measurement. '
+    ? "Models: the test set's target.gguf and draft-close.gguf (3 MB each): a check that every peer runs, not a measurement. "
     : 'Models: `BENCH_MODELS` (tools/models/synthetic.js): target 435 MB F32 llama (12 blocks), draft = its first 3 blocks (114 MB). ') +
     `${NPROMPTS} prompts × ${TOKENS} tokens, greedy, context ${CTX}, ${THREADS} thread(s) for every engine, K = ${K}.`,
   `Power: \`${power.command}\`.`,
@@ -448,7 +584,10 @@ const lines = [
     : []),
   '| peer | mode | settings | decode tok/s (median) | Power / peer (median of per-prompt ratios) | acceptance | output = Power AR |',
   '| --- | --- | --- | --- | --- | --- | --- |',
-  ...table.map((r) => `| ${r.peer} | ${r.mode} | ${r.settings || '-'} | ${fixed(r.decode, 1)} | ${r.peer === 'Power' ? '-' : times(r.ratio)} | ${percent(r.acceptance)} | ${r.same} |`),
+  ...table.map(
+    (r) =>
+      `| ${r.peer} | ${r.mode} | ${r.settings || '-'} | ${fixed(r.decode, 1)} | ${r.peer === 'Power' ? '-' : times(r.ratio)} | ${percent(r.acceptance)} | ${r.same} |`,
+  ),
   '',
   `Power draft-model K${K} / Power autoregressive: ${times(medianRatio(powerSpec.map((x, i) => [x.decode, powerAr[i]?.decode] as const)))} (median of per-prompt ratios).`,
   '"Power / peer" compares like with like: Power autoregressive against a peer\'s autoregressive mode, Power speculative against a peer\'s speculative mode.',

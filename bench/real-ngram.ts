@@ -41,7 +41,11 @@ if (!['all', 'ngram', 'ar'].includes(values.part)) throw new Error('--part must 
 const tokens = Number(values.tokens);
 const k = Number(values.k);
 const threads = Number(values.threads);
-for (const [name, v] of [['tokens', tokens], ['k', k], ['threads', threads]] as const) {
+for (const [name, v] of [
+  ['tokens', tokens],
+  ['k', k],
+  ['threads', threads],
+] as const) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
 }
 
@@ -62,60 +66,81 @@ const session = async (strategy: Strategy) =>
   (await engine.call('createSession', { modelId, contextSize: 1024, threads, strategy, k: strategy === 'none' ? 0 : k, s: 0 })).sessionId;
 
 if (values.part !== 'ar') {
-interface Cell { accepted: number; proposed: number; rounds: number; verifying: number; same: boolean }
-const cells = new Map<string, Cell>(); // `${category}/${strategy}`
-const sessions = new Map<Strategy, string>();
-for (const s of ['none', ...STRATEGIES] as const) sessions.set(s, await session(s));
-for (const task of TASKS) {
-  const prompt = await engine.call('tokenize', { modelId, text: task.prompt, addSpecial: true, parseSpecial: false });
-  const control = await runRequest(engine, { sessionId: sessions.get('none')!, prompt, maxTokens: tokens, sampling: SAMPLING_DEFAULTS });
-  for (const strategy of STRATEGIES) {
-    const run = await runRequest(engine, { sessionId: sessions.get(strategy)!, prompt, maxTokens: tokens, sampling: SAMPLING_DEFAULTS });
-    const proposed = run.rounds.reduce((n, r) => n + r.proposed, 0);
-    const accepted = run.rounds.reduce((n, r) => n + r.accepted, 0);
-    cells.set(`${task.category}/${strategy}`, {
-      accepted, proposed, rounds: run.rounds.length, verifying: run.rounds.filter((r) => r.proposed > 0).length, same: run.digest === control.digest,
-    });
+  interface Cell {
+    accepted: number;
+    proposed: number;
+    rounds: number;
+    verifying: number;
+    same: boolean;
   }
-  console.error(`${task.category} done`);
-}
-for (const id of sessions.values()) await engine.call('disposeSession', { sessionId: id });
+  const cells = new Map<string, Cell>(); // `${category}/${strategy}`
+  const sessions = new Map<Strategy, string>();
+  for (const s of ['none', ...STRATEGIES] as const) sessions.set(s, await session(s));
+  for (const task of TASKS) {
+    const prompt = await engine.call('tokenize', { modelId, text: task.prompt, addSpecial: true, parseSpecial: false });
+    const control = await runRequest(engine, { sessionId: sessions.get('none')!, prompt, maxTokens: tokens, sampling: SAMPLING_DEFAULTS });
+    for (const strategy of STRATEGIES) {
+      const run = await runRequest(engine, { sessionId: sessions.get(strategy)!, prompt, maxTokens: tokens, sampling: SAMPLING_DEFAULTS });
+      const proposed = run.rounds.reduce((n, r) => n + r.proposed, 0);
+      const accepted = run.rounds.reduce((n, r) => n + r.accepted, 0);
+      cells.set(`${task.category}/${strategy}`, {
+        accepted,
+        proposed,
+        rounds: run.rounds.length,
+        verifying: run.rounds.filter((r) => r.proposed > 0).length,
+        same: run.digest === control.digest,
+      });
+    }
+    console.error(`${task.category} done`);
+  }
+  for (const id of sessions.values()) await engine.call('disposeSession', { sessionId: id });
 
-const pct = (a: number, b: number) => (b === 0 ? '–' : `${((100 * a) / b).toFixed(0)} %`);
-const rows = TASKS.map((t) => {
-  const cs = STRATEGIES.map((s) => cells.get(`${t.category}/${s}`)!);
-  return `| ${t.category} | ${cs.map((c) => `${pct(c.accepted, c.proposed)} (${c.proposed})`).join(' | ')} |`;
-});
-const total = STRATEGIES.map((s) => {
-  const cs = TASKS.map((t) => cells.get(`${t.category}/${s}`)!);
-  const sum = (f: (c: Cell) => number) => cs.reduce((n, c) => n + f(c), 0);
-  return { s, acc: pct(sum((c) => c.accepted), sum((c) => c.proposed)), proposed: sum((c) => c.proposed), share: pct(sum((c) => c.verifying), sum((c) => c.rounds)), same: cs.every((c) => c.same) };
-});
-const info = readBuildInfo('cpu');
-const md = [
-  BEGIN,
-  `## n-gram acceptance per category on the real model (bench/real-ngram.ts, ${isoSeconds()})`,
-  '',
-  `${machineLine()}, load ${loadAtStart.toFixed(1)} at the start and ${load1().toFixed(1)} at the end (a shared machine); flavour cpu ` +
-    `(llama.cpp ${info.llamaCppRelease}); Gemma 3 270M Q4_K_M; ${threads} threads; context 1024; the 12 calibration tasks ` +
-    `(bench/tasks/calibration.jsonl) as raw prompts; greedy; ${tokens} tokens per request; K${k}; one run; run time ` +
-    `${((Date.now() - started) / 60000).toFixed(1)} min. Rerun: \`${benchCommand('real-ngram', ['--tokens', String(tokens), '--k', String(k), '--threads', String(threads), '--write'])}\`.`,
-  '',
-  'Acceptance: accepted / proposed tokens of the task\'s request, in brackets the proposed tokens (0: the strategy found nothing to propose).',
-  '',
-  `| category | ${STRATEGIES.join(' | ')} |`,
-  `| --- | ${STRATEGIES.map(() => '---').join(' | ')} |`,
-  ...rows,
-  `| **all** | ${total.map((t) => `**${t.acc}** (${t.proposed})`).join(' | ')} |`,
-  `| rounds with proposals | ${total.map((t) => t.share).join(' | ')} |`,
-  `| = AR | ${total.map((t) => (t.same ? 'yes' : '**no**')).join(' | ')} |`,
-  '',
-  END,
-].join('\n');
-console.log(md);
-if (values.write) writeBetweenMarkers(RESULTS_REAL_MD, BEGIN, END, md, '# Results: real vocabularies\n');
+  const pct = (a: number, b: number) => (b === 0 ? '–' : `${((100 * a) / b).toFixed(0)} %`);
+  const rows = TASKS.map((t) => {
+    const cs = STRATEGIES.map((s) => cells.get(`${t.category}/${s}`)!);
+    return `| ${t.category} | ${cs.map((c) => `${pct(c.accepted, c.proposed)} (${c.proposed})`).join(' | ')} |`;
+  });
+  const total = STRATEGIES.map((s) => {
+    const cs = TASKS.map((t) => cells.get(`${t.category}/${s}`)!);
+    const sum = (f: (c: Cell) => number) => cs.reduce((n, c) => n + f(c), 0);
+    return {
+      s,
+      acc: pct(
+        sum((c) => c.accepted),
+        sum((c) => c.proposed),
+      ),
+      proposed: sum((c) => c.proposed),
+      share: pct(
+        sum((c) => c.verifying),
+        sum((c) => c.rounds),
+      ),
+      same: cs.every((c) => c.same),
+    };
+  });
+  const info = readBuildInfo('cpu');
+  const md = [
+    BEGIN,
+    `## n-gram acceptance per category on the real model (bench/real-ngram.ts, ${isoSeconds()})`,
+    '',
+    `${machineLine()}, load ${loadAtStart.toFixed(1)} at the start and ${load1().toFixed(1)} at the end (a shared machine); flavour cpu ` +
+      `(llama.cpp ${info.llamaCppRelease}); Gemma 3 270M Q4_K_M; ${threads} threads; context 1024; the 12 calibration tasks ` +
+      `(bench/tasks/calibration.jsonl) as raw prompts; greedy; ${tokens} tokens per request; K${k}; one run; run time ` +
+      `${((Date.now() - started) / 60000).toFixed(1)} min. Rerun: \`${benchCommand('real-ngram', ['--tokens', String(tokens), '--k', String(k), '--threads', String(threads), '--write'])}\`.`,
+    '',
+    "Acceptance: accepted / proposed tokens of the task's request, in brackets the proposed tokens (0: the strategy found nothing to propose).",
+    '',
+    `| category | ${STRATEGIES.join(' | ')} |`,
+    `| --- | ${STRATEGIES.map(() => '---').join(' | ')} |`,
+    ...rows,
+    `| **all** | ${total.map((t) => `**${t.acc}** (${t.proposed})`).join(' | ')} |`,
+    `| rounds with proposals | ${total.map((t) => t.share).join(' | ')} |`,
+    `| = AR | ${total.map((t) => (t.same ? 'yes' : '**no**')).join(' | ')} |`,
+    '',
+    END,
+  ].join('\n');
+  console.log(md);
+  if (values.write) writeBetweenMarkers(RESULTS_REAL_MD, BEGIN, END, md, '# Results: real vocabularies\n');
 }
-
 
 if (values.part !== 'ngram') {
   // Power AR against the bare C-API loop: the same prompt tokens, 128 tokens, three repetitions
@@ -133,7 +158,12 @@ if (values.part !== 'ngram') {
     let same = true;
     for (let r = 0; r < REPS; r++) {
       const out = await runRequest(engine, { sessionId, prompt, maxTokens: AR_TOKENS, sampling: SAMPLING_DEFAULTS });
-      power.push(steadyDecodeTokensPerSecond(out.rounds.map((r) => ({ emitted: r.tokens.length, endUs: r.endUs })), 2) ?? 0);
+      power.push(
+        steadyDecodeTokensPerSecond(
+          out.rounds.map((r) => ({ emitted: r.tokens.length, endUs: r.endUs })),
+          2,
+        ) ?? 0,
+      );
       const b = await run(exe, [MODEL, String(AR_TOKENS), '1024', [...prompt].join(','), String(threads), 'auto'], { cwd: dirname(exe) });
       if (b.code !== 0) throw new Error(`power-bench-loop failed (${b.code}): ${b.stderr.trim()}`);
       const j = JSON.parse(b.stdout) as { tokens: number[]; decodeTokensPerSecond: number };
@@ -142,7 +172,9 @@ if (values.part !== 'ngram') {
     }
     const p = median(power) ?? 0;
     const q = median(bare) ?? 0;
-    rowsAr.push(`| ${TASKS[i]!.category} (${prompt.length} tokens) | ${p.toFixed(1)} | ${q.toFixed(1)} | ${(p / q).toFixed(2)} | ${same ? 'yes' : '**no**'} |`);
+    rowsAr.push(
+      `| ${TASKS[i]!.category} (${prompt.length} tokens) | ${p.toFixed(1)} | ${q.toFixed(1)} | ${(p / q).toFixed(2)} | ${same ? 'yes' : '**no**'} |`,
+    );
   }
   await engine.call('disposeSession', { sessionId });
   const BEGIN_AR = '<!-- real-ar: begin -->';

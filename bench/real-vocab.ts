@@ -41,7 +41,12 @@ const reps = Number(values.reps);
 const tokens = Number(values.tokens);
 const promptCount = Number(values.prompts);
 const threads = Number(values.threads);
-for (const [name, v] of [['reps', reps], ['tokens', tokens], ['prompts', promptCount], ['threads', threads]] as const) {
+for (const [name, v] of [
+  ['reps', reps],
+  ['tokens', tokens],
+  ['prompts', promptCount],
+  ['threads', threads],
+] as const) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
 }
 
@@ -118,14 +123,29 @@ try {
       for (const [mode, sampling] of MODES) {
         for (const k of [0, ...KS]) {
           const { sessionId } = await engine.call('createSession', {
-            modelId: pair.target, contextSize: CONTEXT, threads, strategy: k === 0 ? 'none' : 'draft-model', k, s: k,
+            modelId: pair.target,
+            contextSize: CONTEXT,
+            threads,
+            strategy: k === 0 ? 'none' : 'draft-model',
+            k,
+            s: k,
             ...(k > 0 ? { draftModelId: pair.draft } : {}),
           });
           try {
             for (const [i, prompt] of pair.prompts.entries()) {
-              const r = await runRequest(engine, { sessionId, prompt, maxTokens: tokens, sampling: { ...sampling, seed: sampling.seed + i } });
+              const r = await runRequest(engine, {
+                sessionId,
+                prompt,
+                maxTokens: tokens,
+                sampling: { ...sampling, seed: sampling.seed + i },
+              });
               const timed = r.rounds.map((x) => ({ emitted: x.tokens.length, endUs: x.endUs }));
-              const run: Run = { digest: r.digest, steady: steadyDecodeTokensPerSecond(timed, 2), acceptance: r.stats.acceptanceRate, ...perRound(r.rounds) };
+              const run: Run = {
+                digest: r.digest,
+                steady: steadyDecodeTokensPerSecond(timed, 2),
+                acceptance: r.stats.acceptanceRate,
+                ...perRound(r.rounds),
+              };
               const key: Key = `${p} ${mode} ${k}`;
               runs.set(key, [...(runs.get(key) ?? []), run]);
             }
@@ -155,7 +175,12 @@ for (const [p, pair] of PAIRS.entries()) {
     const exact = spec.every((s) => s.every((r, i) => r.digest === ar[i]!.digest)) ? 'yes' : 'no';
     rowsSpeed.push(
       `| ${pair.label} | ${mode} | ${fixed(medianOf(ar.map((r) => r.steady)), 1)} | ` +
-        spec.map((s) => `${times(medianRatio(s.map((r, i) => [r.steady, ar[i]!.steady] as const)))} (${percent(medianOf(s.map((r) => r.acceptance)))})`).join(' | ') +
+        spec
+          .map(
+            (s) =>
+              `${times(medianRatio(s.map((r, i) => [r.steady, ar[i]!.steady] as const)))} (${percent(medianOf(s.map((r) => r.acceptance)))})`,
+          )
+          .join(' | ') +
         ` | ${exact} |`,
     );
     for (const [k, rs] of [[0, ar], ...KS.map((k, j) => [k, spec[j]!] as const)] as const) {
@@ -188,7 +213,7 @@ const md = [
   '',
   'Per steady round (means per request, then the median), ms: wall = end of the round to the end of the previous one; ' +
     'propose (step 2), verify (step 3: the target decode of K + 1 rows with every logits row), sample + commit (steps 4–5: the ' +
-    'sampler over each row, up to 151,936 candidates); host = wall − the three, the engine\'s own work between steps ' +
+    "sampler over each row, up to 151,936 candidates); host = wall − the three, the engine's own work between steps " +
     '(checkpoint, round record and hand-over), with its share of the wall.',
   '',
   '| pair | sampling | run | wall | propose | verify | sample + commit | host (share) |',

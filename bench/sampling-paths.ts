@@ -20,7 +20,11 @@ const synthetic = await syntheticModels();
 const real = await realVocabModels();
 const pairs = [
   { name: 'small vocabulary (target.gguf + draft-close.gguf)', target: synthetic['target.gguf'], draft: synthetic['draft-close.gguf'] },
-  { name: 'real vocabulary, 151,936 tokens (real-vocab-target + real-vocab-draft)', target: real['real-vocab-target.gguf'], draft: real['real-vocab-draft.gguf'] },
+  {
+    name: 'real vocabulary, 151,936 tokens (real-vocab-target + real-vocab-draft)',
+    target: real['real-vocab-target.gguf'],
+    draft: real['real-vocab-draft.gguf'],
+  },
 ];
 const engine = EngineClient.start();
 const prompt = Int32Array.from([1, 300, 301, 302, 303, 304]);
@@ -32,8 +36,14 @@ try {
     lines.push(`\n${pair.name}, ${TOKENS} tokens, median of ${REPEAT}`);
     lines.push('| run | sampling | cpu tok/s | backend tok/s | backend / cpu | host time per round, cpu → backend (µs) |');
     lines.push('|---|---|---|---|---|---|');
-    for (const [label, strategy, k] of [['AR', 'none', 0], ['draft K7', 'draft-model', 7]] as const) {
-      for (const [mode, sampling] of [['greedy', SAMPLING_DEFAULTS], ['seeded', SEEDED]] as const) {
+    for (const [label, strategy, k] of [
+      ['AR', 'none', 0],
+      ['draft K7', 'draft-model', 7],
+    ] as const) {
+      for (const [mode, sampling] of [
+        ['greedy', SAMPLING_DEFAULTS],
+        ['seeded', SEEDED],
+      ] as const) {
         const rate: Record<string, number> = {};
         const perRound: Record<string, number> = {};
         for (const path of ['cpu', 'backend'] as const) {
@@ -41,7 +51,13 @@ try {
           const commits: number[] = [];
           for (let r = 0; r < REPEAT; r++) {
             const s = await engine.call('createSession', {
-              modelId: target, contextSize: 1024, threads: 0, strategy, k, s: k, proposerSampling: path,
+              modelId: target,
+              contextSize: 1024,
+              threads: 0,
+              strategy,
+              k,
+              s: k,
+              proposerSampling: path,
               ...(k > 0 ? { draftModelId: draft } : {}),
             });
             const out = await runRequest(engine, { sessionId: s.sessionId, prompt, maxTokens: TOKENS, sampling: { ...sampling, path } });
@@ -53,7 +69,9 @@ try {
           rate[path] = medianOf(rates) ?? 0;
           perRound[path] = medianOf(commits) ?? 0;
         }
-        lines.push(`| ${label} | ${mode} | ${rate.cpu!.toFixed(1)} | ${rate.backend!.toFixed(1)} | ${(rate.backend! / rate.cpu!).toFixed(2)}× | ${perRound.cpu!.toFixed(0)} → ${perRound.backend!.toFixed(0)} |`);
+        lines.push(
+          `| ${label} | ${mode} | ${rate.cpu!.toFixed(1)} | ${rate.backend!.toFixed(1)} | ${(rate.backend! / rate.cpu!).toFixed(2)}× | ${perRound.cpu!.toFixed(0)} → ${perRound.backend!.toFixed(0)} |`,
+        );
       }
     }
     await engine.call('disposeModel', { modelId: draft });

@@ -32,7 +32,11 @@ import { failer, POWER_BIN, powerSync, requireDist } from './lib/run.js';
 import { medianOf, medianRatio } from './lib/stats.js';
 
 const { values } = parseArgs({
-  options: { tokens: { type: 'string', default: '4000' }, reps: { type: 'string', default: '3' }, write: { type: 'boolean', default: false } },
+  options: {
+    tokens: { type: 'string', default: '4000' },
+    reps: { type: 'string', default: '3' },
+    write: { type: 'boolean', default: false },
+  },
 });
 const tokens = Number(values.tokens);
 const reps = Number(values.reps);
@@ -43,9 +47,13 @@ const WINDOW = Number(process.env.POWER_BENCH_WINDOW ?? 100);
 requireDist(failer('serve-stream'));
 
 async function startServe(): Promise<{ origin: string; token: string; pid: number; stop: () => void }> {
-  const child = spawn(process.execPath, [POWER_BIN, 'serve', '--port', '0', '--models-dir', MODELS_CACHE, '--data-dir', join(ROOT, '.cache', 'bench-serve-data')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [POWER_BIN, 'serve', '--port', '0', '--models-dir', MODELS_CACHE, '--data-dir', join(ROOT, '.cache', 'bench-serve-data')],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
     child.stdout!.setEncoding('utf8').on('data', (c: string) => {
@@ -86,13 +94,24 @@ function windowFigures(seen: readonly Seen[], from: Seen, to: Seen): WindowFigur
   const rounds = to.rounds - from.rounds;
   const chunks = seen.indexOf(to) - seen.indexOf(from);
   const cpu = to.cpu! - from.cpu!;
-  return { cpuPerRound: (cpu / rounds) * 1e6, cpuPerChunk: (cpu / chunks) * 1e6, roundsPerChunk: rounds / chunks, pace: (rounds * 1000) / (to.at - from.at) };
+  return {
+    cpuPerRound: (cpu / rounds) * 1e6,
+    cpuPerChunk: (cpu / chunks) * 1e6,
+    roundsPerChunk: rounds / chunks,
+    pace: (rounds * 1000) / (to.at - from.at),
+  };
 }
 
 /** One streamed chat completion; the serving process's CPU time per round over the first and the last WINDOW rounds. */
 async function streamOnce(serve: { origin: string; token: string; pid: number }): Promise<StreamRun> {
   // a connection of its own (no keep-alive): the generate runs in between outlast the server's idle timeout
-  const body = JSON.stringify({ model: 'target', messages: [{ role: 'user', content: PROMPT }], max_tokens: tokens, temperature: 0, stream: true });
+  const body = JSON.stringify({
+    model: 'target',
+    messages: [{ role: 'user', content: PROMPT }],
+    max_tokens: tokens,
+    temperature: 0,
+    stream: true,
+  });
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = request(`${serve.origin}/v1/chat/completions`, {
       method: 'POST',
@@ -122,7 +141,10 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
       const event = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
-      const data = JSON.parse(event.slice(6)) as { choices?: { delta?: { content?: string } }[]; power?: { tokens?: number; rounds?: number } };
+      const data = JSON.parse(event.slice(6)) as {
+        choices?: { delta?: { content?: string } }[];
+        power?: { tokens?: number; rounds?: number };
+      };
       const progress = data.power;
       if (!data.choices?.[0]?.delta?.content || progress?.rounds === undefined || progress.tokens === undefined) continue;
       const sampled = progress.rounds <= headTo || progress.rounds >= tailFrom;
@@ -146,7 +168,18 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
 
 function generateOnce(): number {
   const r = powerSync(
-    ['generate', '--model', join(MODELS_CACHE, 'target.gguf'), '--prompt', PROMPT, '--max-tokens', String(tokens), '--ctx', String(CONTEXT), '--json'],
+    [
+      'generate',
+      '--model',
+      join(MODELS_CACHE, 'target.gguf'),
+      '--prompt',
+      PROMPT,
+      '--max-tokens',
+      String(tokens),
+      '--ctx',
+      String(CONTEXT),
+      '--json',
+    ],
     { maxBuffer: 1 << 28 },
   );
   if (r.status !== 0) throw new Error(`power generate: ${r.stderr}`);

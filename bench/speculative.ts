@@ -33,7 +33,14 @@ import { writeGguf } from '../tools/gguf/writer.js';
 import { BENCH_MODELS, GENERATOR_VERSION, makeModelSpec, specHash } from '../tools/models/synthetic.js';
 import { childPid, mainThreadCpuMs } from './lib/cpu-time.js';
 import { fixed, percent, times } from './lib/format.js';
-import { compileAgainstPrebuilt, ensureLlamaSource, LLAMA_SRC, parseSpeculativeSimple, SPECULATIVE_SIMPLE_SRC, speculativeSimpleArgs } from './lib/llama.js';
+import {
+  compileAgainstPrebuilt,
+  ensureLlamaSource,
+  LLAMA_SRC,
+  parseSpeculativeSimple,
+  SPECULATIVE_SIMPLE_SRC,
+  speculativeSimpleArgs,
+} from './lib/llama.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { PROMPTS } from './lib/prompts.js';
 import { benchCommand, FLASH_ATTN_HEADING, RESULTS_CPU_MD, SERVE_STREAM_HEADING, writeHead } from './lib/results.js';
@@ -74,7 +81,9 @@ Environment: POWER_FLAVOUR picks the addon flavour (default cpu-prebuilt, the li
 const fail: (message: string) => never = failer('bench');
 
 function intList(text: string, name: string): number[] {
-  const list = String(text).split(',').map((x) => Number(x.trim()));
+  const list = String(text)
+    .split(',')
+    .map((x) => Number(x.trim()));
   if (list.length === 0 || list.some((x) => !Number.isInteger(x) || x < 1 || x > 64)) fail(`--${name}: bad list "${text}"`);
   return list;
 }
@@ -86,7 +95,10 @@ function ensureQuantize(): void {
   const dir = join(LLAMA_SRC, 'tools/quantize');
   const srcs = [join(dir, 'main.cpp'), join(dir, 'quantize.cpp')];
   if (!srcs.every((s) => existsSync(s))) fail(`no ${relative(ROOT, dir)} sources (clone the release bundle into build/llama.cpp)`);
-  const built = compileAgainstPrebuilt({ sources: srcs, exe: QUANTIZE_EXE, libDir: ADDON_DIR, includes: ['tools/quantize'], opt: '-O1' }, fail);
+  const built = compileAgainstPrebuilt(
+    { sources: srcs, exe: QUANTIZE_EXE, libDir: ADDON_DIR, includes: ['tools/quantize'], opt: '-O1' },
+    fail,
+  );
   if (built !== null) console.log(`  built     ${relative(ROOT, QUANTIZE_EXE)} (g++, linked to the prebuilt libraries)`);
 }
 
@@ -128,7 +140,8 @@ async function ensureModels(outDir: string, types: readonly ModelType[], force: 
     manifest.files[file] = { key, size: sizeOf(join(outDir, file)) };
     await writeFile(manifestPath, JSON.stringify(manifest, null, 2) + '\n');
   };
-  const fresh = (file: string, key: string): boolean => !force && manifest.files[file]?.key === key && manifest.files[file].size === sizeOf(join(outDir, file));
+  const fresh = (file: string, key: string): boolean =>
+    !force && manifest.files[file]?.key === key && manifest.files[file].size === sizeOf(join(outDir, file));
   const out: Partial<Record<ModelType, TypeModels>> = {};
   for (const role of ['target', 'draft'] as const satisfies readonly Role[]) {
     const { params } = BENCH_MODELS[`bench-${role}.gguf`];
@@ -185,7 +198,10 @@ function ensureLlamaSpeculative(): void {
   ensureLlamaSource(relative(LLAMA_SRC, SPECULATIVE_SIMPLE_SRC), fail, (line) => console.log(`  ${line}`));
   const builtMs = compileAgainstPrebuilt({ sources: [SPECULATIVE_SIMPLE_SRC], exe: LLAMA_EXE, libDir: ADDON_DIR }, fail);
   if (builtMs === null) console.log(`  up to date ${relative(ROOT, LLAMA_EXE)}`);
-  else console.log(`  built     ${relative(ROOT, LLAMA_EXE)} in ${(builtMs / 1000).toFixed(1)} s (g++, linked to the prebuilt libllama-common.so)`);
+  else
+    console.log(
+      `  built     ${relative(ROOT, LLAMA_EXE)} in ${(builtMs / 1000).toFixed(1)} s (g++, linked to the prebuilt libllama-common.so)`,
+    );
 }
 
 // ---------------------------------------------------------------- 3. one measurement
@@ -231,11 +247,24 @@ type JsonRound = { endUs: number; proposeUs: number; verifyUs: number; commitUs:
  * `power generate --json --rounds` once (threads: null = the engine's default). Decode rate over
  * everything after the first token, as for the peers; host overhead from the round records.
  */
-async function runPower(pair: Pair, promptTokens: readonly number[], { tokens, threads, k }: { tokens: number; threads: number | null; k: number }): Promise<PowerFigures> {
+async function runPower(
+  pair: Pair,
+  promptTokens: readonly number[],
+  { tokens, threads, k }: { tokens: number; threads: number | null; k: number },
+): Promise<PowerFigures> {
   const args = [
-    POWER_BIN, 'generate', '--model', pair.target,
-    '--prompt-tokens', promptTokens.join(','), '--max-tokens', String(tokens),
-    '--ctx', String(CTX), '--json', '--rounds',
+    POWER_BIN,
+    'generate',
+    '--model',
+    pair.target,
+    '--prompt-tokens',
+    promptTokens.join(','),
+    '--max-tokens',
+    String(tokens),
+    '--ctx',
+    String(CTX),
+    '--json',
+    '--rounds',
   ];
   if (threads) args.push('--threads', String(threads));
   if (k) args.push('--strategy', 'draft-model', '--draft', pair.draft, '--k', String(k));
@@ -279,15 +308,25 @@ function hostOverhead(rounds: readonly JsonRound[]): Overhead | null {
 }
 
 /** The bare C-API loop once (native/tools/bench_loop.cpp). */
-async function runBare(pair: Pair, promptTokens: readonly number[], { tokens, threads, mode }: { tokens: number; threads: number; mode: string }): Promise<BareFigures> {
-  const r = await run(BARE_EXE, [pair.target, String(tokens), String(CTX), promptTokens.join(','), String(threads), mode], { cwd: ADDON_DIR });
+async function runBare(
+  pair: Pair,
+  promptTokens: readonly number[],
+  { tokens, threads, mode }: { tokens: number; threads: number; mode: string },
+): Promise<BareFigures> {
+  const r = await run(BARE_EXE, [pair.target, String(tokens), String(CTX), promptTokens.join(','), String(threads), mode], {
+    cwd: ADDON_DIR,
+  });
   if (r.code !== 0) fail(`power-bench-loop failed (${r.code}): ${r.stderr.trim()}`);
   const j = JSON.parse(r.stdout) as { tokens: number[]; decodeTokensPerSecond: number; stepMsMedian: number };
   return { tokens: j.tokens, decode: j.decodeTokensPerSecond, stepMs: j.stepMsMedian };
 }
 
 /** llama-speculative-simple once, from the folder of the prebuilt libraries (ggml finds its CPU backends there). */
-async function runLlama(models: Pair, text: string, { tokens, threads, k, poll0 }: { tokens: number; threads: number; k: number; poll0: boolean }): Promise<LlamaFigures> {
+async function runLlama(
+  models: Pair,
+  text: string,
+  { tokens, threads, k, poll0 }: { tokens: number; threads: number; k: number; poll0: boolean },
+): Promise<LlamaFigures> {
   const args = speculativeSimpleArgs({ target: models.target, draft: models.draft, text, tokens, ctx: CTX, threads, k, poll0 });
   const r = await run(LLAMA_EXE, args, { cwd: ADDON_DIR });
   if (r.code !== 0) fail(`llama-speculative-simple failed (${r.code}): ${r.stderr.trim().split('\n').slice(-5).join('\n')}`);
@@ -322,9 +361,24 @@ interface Profile {
  * process, while draft-model requests run at default settings) and the steady rate of the
  * session threadpool's polling levels at the highest thread count.
  */
-async function profile(pair: Pair, promptTexts: readonly string[], { tokens, k, pollThreads, generate }: { tokens: number; k: number; pollThreads: number; generate: boolean }): Promise<Profile> {
+async function profile(
+  pair: Pair,
+  promptTexts: readonly string[],
+  { tokens, k, pollThreads, generate }: { tokens: number; k: number; pollThreads: number; generate: boolean },
+): Promise<Profile> {
   const engine = EngineClient.start({ flavour: FLAVOUR });
-  const sampling: SamplingOptions = { temperature: 0, seed: 0, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0, path: 'cpu' };
+  const sampling: SamplingOptions = {
+    temperature: 0,
+    seed: 0,
+    topK: 40,
+    topP: 0.95,
+    minP: 0.05,
+    repeatPenalty: 1,
+    repeatLastN: 64,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    path: 'cpu',
+  };
   try {
     await engine.call('hello', {});
     const target = await engine.call('loadModel', { path: pair.target });
@@ -334,7 +388,14 @@ async function profile(pair: Pair, promptTexts: readonly string[], { tokens, k, 
       const ids = await engine.call('tokenize', { modelId: target.modelId, text, addSpecial: true, parseSpecial: true });
       prompts.push(Int32Array.from(ids));
     }
-    const spec = await engine.call('createSession', { modelId: target.modelId, contextSize: CTX, strategy: 'draft-model', k, s: k, draftModelId: draft.modelId });
+    const spec = await engine.call('createSession', {
+      modelId: target.modelId,
+      contextSize: CTX,
+      strategy: 'draft-model',
+      k,
+      s: k,
+      draftModelId: draft.modelId,
+    });
     const out: Profile = { promptTokens: prompts.map((p) => Array.from(p)), defaultThreads: spec.threads };
     if (!generate) return out;
 
@@ -362,8 +423,11 @@ async function profile(pair: Pair, promptTexts: readonly string[], { tokens, k, 
     }
     counting = false;
     out.js = {
-      hostPerRound: hostPid ? js.hostMs / js.rounds : null, callerPerRound: js.benchMs / js.rounds,
-      roundMs: js.wallMs / js.rounds, rounds: js.rounds, roundsPerMessage: js.messages ? js.rounds / js.messages : null,
+      hostPerRound: hostPid ? js.hostMs / js.rounds : null,
+      callerPerRound: js.benchMs / js.rounds,
+      roundMs: js.wallMs / js.rounds,
+      rounds: js.rounds,
+      roundsPerMessage: js.messages ? js.rounds / js.messages : null,
     };
     await engine.call('disposeSession', { sessionId: spec.sessionId });
 
@@ -374,7 +438,14 @@ async function profile(pair: Pair, promptTexts: readonly string[], { tokens, k, 
     out.poll = poll;
     for (const level of POLL_LEVELS) {
       const s = await engine.call('createSession', {
-        modelId: target.modelId, contextSize: CTX, strategy: 'draft-model', k, s: k, draftModelId: draft.modelId, threads: pollThreads, threadpoolPoll: level,
+        modelId: target.modelId,
+        contextSize: CTX,
+        strategy: 'draft-model',
+        k,
+        s: k,
+        draftModelId: draft.modelId,
+        threads: pollThreads,
+        threadpoolPoll: level,
       });
       const rates: (number | null)[] = [];
       for (const prompt of prompts) {
@@ -403,29 +474,85 @@ type Config =
   | { key: string; runner: 'llama'; threads: number; poll0: boolean; label: string; settings: string };
 
 /** The configurations run for each prompt of each type, back to back (order rotated per prompt). */
-function configsFor({ threadList, k, defaultThreads, withLlama }: { threadList: readonly number[]; k: number; defaultThreads: number; withLlama: boolean }): Config[] {
+function configsFor({
+  threadList,
+  k,
+  defaultThreads,
+  withLlama,
+}: {
+  threadList: readonly number[];
+  k: number;
+  defaultThreads: number;
+  withLlama: boolean;
+}): Config[] {
   const list: Config[] = [];
   for (const t of threadList) {
-    list.push({ key: `bare-t${t}`, runner: 'bare', threads: t, mode: 'auto', label: 'bare C-API loop', settings: `${t} thr, llama.cpp's per-graph threads` });
-    if (t > 1) list.push({ key: `bare-t${t}-pool`, runner: 'bare', threads: t, mode: 'pool:1', label: 'bare C-API loop', settings: `${t} thr, persistent pool, poll 1` });
+    list.push({
+      key: `bare-t${t}`,
+      runner: 'bare',
+      threads: t,
+      mode: 'auto',
+      label: 'bare C-API loop',
+      settings: `${t} thr, llama.cpp's per-graph threads`,
+    });
+    if (t > 1)
+      list.push({
+        key: `bare-t${t}-pool`,
+        runner: 'bare',
+        threads: t,
+        mode: 'pool:1',
+        label: 'bare C-API loop',
+        settings: `${t} thr, persistent pool, poll 1`,
+      });
   }
-  list.push({ key: 'ar', runner: 'power', threads: null, k: 0, label: 'Power autoregressive', settings: `default (${defaultThreads} thr)` });
-  for (const t of threadList) if (t !== defaultThreads) list.push({ key: `ar-t${t}`, runner: 'power', threads: t, k: 0, label: 'Power autoregressive', settings: `--threads ${t}` });
-  list.push({ key: 'spec', runner: 'power', threads: null, k, label: `Power draft-model K${k}`, settings: `default (${defaultThreads} thr)` });
-  for (const t of threadList) if (t !== defaultThreads) list.push({ key: `spec-t${t}`, runner: 'power', threads: t, k, label: `Power draft-model K${k}`, settings: `--threads ${t}` });
+  list.push({
+    key: 'ar',
+    runner: 'power',
+    threads: null,
+    k: 0,
+    label: 'Power autoregressive',
+    settings: `default (${defaultThreads} thr)`,
+  });
+  for (const t of threadList)
+    if (t !== defaultThreads)
+      list.push({ key: `ar-t${t}`, runner: 'power', threads: t, k: 0, label: 'Power autoregressive', settings: `--threads ${t}` });
+  list.push({
+    key: 'spec',
+    runner: 'power',
+    threads: null,
+    k,
+    label: `Power draft-model K${k}`,
+    settings: `default (${defaultThreads} thr)`,
+  });
+  for (const t of threadList)
+    if (t !== defaultThreads)
+      list.push({ key: `spec-t${t}`, runner: 'power', threads: t, k, label: `Power draft-model K${k}`, settings: `--threads ${t}` });
   if (withLlama) {
     for (const t of threadList) {
-      list.push({ key: `llama-t${t}`, runner: 'llama', threads: t, poll0: false, label: `llama-speculative-simple K${k}`, settings: `-t ${t}${t > 1 ? ', default --poll 50' : ''}` });
-      if (t > 1) list.push({ key: `llama-t${t}-p0`, runner: 'llama', threads: t, poll0: true, label: `llama-speculative-simple K${k}`, settings: `-t ${t}, --poll 0` });
+      list.push({
+        key: `llama-t${t}`,
+        runner: 'llama',
+        threads: t,
+        poll0: false,
+        label: `llama-speculative-simple K${k}`,
+        settings: `-t ${t}${t > 1 ? ', default --poll 50' : ''}`,
+      });
+      if (t > 1)
+        list.push({
+          key: `llama-t${t}-p0`,
+          runner: 'llama',
+          threads: t,
+          poll0: true,
+          label: `llama-speculative-simple K${k}`,
+          settings: `-t ${t}, --poll 0`,
+        });
     }
   }
   return list;
 }
 
 type Entry = { type: ModelType; prompt: number; key: string; load: number; matchesAr?: boolean } & (
-  | ({ runner: 'power' } & PowerFigures)
-  | ({ runner: 'bare' } & BareFigures)
-  | ({ runner: 'llama' } & LlamaFigures)
+  ({ runner: 'power' } & PowerFigures) | ({ runner: 'bare' } & BareFigures) | ({ runner: 'llama' } & LlamaFigures)
 );
 
 async function main(): Promise<void> {
@@ -491,7 +618,11 @@ async function main(): Promise<void> {
   const head = types[0]!;
   const generate = !values['no-profile'];
   const pollThreads = Math.max(...threadList);
-  console.log(generate ? `engine driven directly (${head}: JS work per round${pollThreads > 1 ? `, threadpool polling at ${pollThreads} threads` : ''})...` : 'tokenizing the prompts...');
+  console.log(
+    generate
+      ? `engine driven directly (${head}: JS work per round${pollThreads > 1 ? `, threadpool polling at ${pollThreads} threads` : ''})...`
+      : 'tokenizing the prompts...',
+  );
   const prof = await profile(models[head], texts, { tokens, k, pollThreads, generate });
   const configs = configsFor({ threadList, k, defaultThreads: prof.defaultThreads, withLlama });
 
@@ -517,7 +648,9 @@ async function main(): Promise<void> {
           }
           const kept = best.get(c.key);
           if (!kept || (entry.decode ?? 0) > (kept.decode ?? 0)) best.set(c.key, entry);
-          process.stdout.write(`  ${type} prompt ${p + 1}/${texts.length}${reps > 1 ? ` rep ${rep + 1}` : ''} ${c.label} [${c.settings}]: ${fixed(entry.decode, 1)} tok/s\n`);
+          process.stdout.write(
+            `  ${type} prompt ${p + 1}/${texts.length}${reps > 1 ? ` rep ${rep + 1}` : ''} ${c.label} [${c.settings}]: ${fixed(entry.decode, 1)} tok/s\n`,
+          );
         }
       }
       for (const c of configs) results.push(best.get(c.key)!);
@@ -526,18 +659,22 @@ async function main(): Promise<void> {
 
   // checks: Power's draft-model tokens equal Power AR's (digest), the bare loop's tokens equal
   // Power AR's, and llama-speculative-simple's text contains Power AR's
-  const find = (type: ModelType, prompt: number, key: string): Entry | undefined => results.find((r) => r.type === type && r.prompt === prompt && r.key === key);
+  const find = (type: ModelType, prompt: number, key: string): Entry | undefined =>
+    results.find((r) => r.type === type && r.prompt === prompt && r.key === key);
   for (const r of results) {
     const ar = find(r.type, r.prompt, 'ar');
     if (ar?.runner !== 'power') fail(`no Power autoregressive run for ${r.type} prompt ${r.prompt + 1}`);
     r.matchesAr =
-      r.runner === 'power' ? r.digest === ar.digest
-      : r.runner === 'bare' ? r.tokens.join(',') === ar.tokens.join(',')
-      : r.stdout.includes(ar.text);
+      r.runner === 'power'
+        ? r.digest === ar.digest
+        : r.runner === 'bare'
+          ? r.tokens.join(',') === ar.tokens.join(',')
+          : r.stdout.includes(ar.text);
   }
   const byKey = (type: ModelType, key: string): Entry[] => results.filter((r) => r.type === type && r.key === key);
   const steady = (r: Entry): number | null => (r.runner === 'power' ? r.steady : null);
-  const medianFor = (type: ModelType, key: string, field: (r: Entry) => number | null = (r) => r.decode): number | null => medianOf(byKey(type, key).map(field));
+  const medianFor = (type: ModelType, key: string, field: (r: Entry) => number | null = (r) => r.decode): number | null =>
+    medianOf(byKey(type, key).map(field));
   const perPromptRatio = (type: ModelType, a: string, b: string): number | null =>
     medianRatio(texts.map((_, p) => [find(type, p, a)?.decode, find(type, p, b)?.decode] as const));
   const bestOf = (type: ModelType, runner: Config['runner']): string => {
@@ -547,19 +684,38 @@ async function main(): Promise<void> {
   const overhead = (r: Entry): Overhead | null | undefined => (r.runner === 'power' ? r.overhead : undefined);
 
   const rows: string[][] = [];
-  const summary: Partial<Record<ModelType, {
-    bareBest: string; arVsBare: number | null; llamaBest: string | null; specVsLlama: number | null; specVsAr: number | null;
-    overheadAr: number | null; overheadSpec: number | null; overheadSpecMs: number | null; specRoundMs: number | null;
-    poolVsAuto: { t: number; r: number | null }[]; arThreads: { t: number; r: number | null; s: number | null }[]; llamaPoll: { t: number; r: number | null }[];
-  }>> = {};
+  const summary: Partial<
+    Record<
+      ModelType,
+      {
+        bareBest: string;
+        arVsBare: number | null;
+        llamaBest: string | null;
+        specVsLlama: number | null;
+        specVsAr: number | null;
+        overheadAr: number | null;
+        overheadSpec: number | null;
+        overheadSpecMs: number | null;
+        specRoundMs: number | null;
+        poolVsAuto: { t: number; r: number | null }[];
+        arThreads: { t: number; r: number | null; s: number | null }[];
+        llamaPoll: { t: number; r: number | null }[];
+      }
+    >
+  > = {};
   for (const type of types) {
     for (const c of configs) {
       const rs = byKey(type, c.key);
       rows.push([
-        type, c.label, c.settings, fixed(medianFor(type, c.key), 1),
+        type,
+        c.label,
+        c.settings,
+        fixed(medianFor(type, c.key), 1),
         c.runner === 'power' ? fixed(medianFor(type, c.key, steady), 1) : '-',
         c.runner === 'power' ? percent(medianOf(rs.map((r) => overhead(r)?.share))) : '-',
-        (c.runner === 'power' && c.k) || c.runner === 'llama' ? percent(medianFor(type, c.key, (r) => (r.runner === 'bare' ? null : r.acceptance))) : '-',
+        (c.runner === 'power' && c.k) || c.runner === 'llama'
+          ? percent(medianFor(type, c.key, (r) => (r.runner === 'bare' ? null : r.acceptance)))
+          : '-',
         c.key === 'ar' ? 'control' : `${rs.filter((r) => r.matchesAr).length}/${rs.length}`,
       ]);
     }
@@ -577,11 +733,18 @@ async function main(): Promise<void> {
       overheadSpecMs: medianOf(byKey(type, 'spec').map((r) => overhead(r)?.perRoundMs)),
       specRoundMs: medianOf(byKey(type, 'spec').map((r) => overhead(r)?.roundMs)),
       poolVsAuto: threadList.filter((t) => t > 1).map((t) => ({ t, r: perPromptRatio(type, `bare-t${t}-pool`, `bare-t${t}`) })),
-      arThreads: threadList.filter((t) => t !== prof.defaultThreads).map((t) => ({ t, r: perPromptRatio(type, `ar-t${t}`, 'ar'), s: perPromptRatio(type, `spec-t${t}`, 'spec') })),
-      llamaPoll: withLlama ? threadList.filter((t) => t > 1).map((t) => ({ t, r: perPromptRatio(type, `llama-t${t}`, `llama-t${t}-p0`) })) : [],
+      arThreads: threadList
+        .filter((t) => t !== prof.defaultThreads)
+        .map((t) => ({ t, r: perPromptRatio(type, `ar-t${t}`, 'ar'), s: perPromptRatio(type, `spec-t${t}`, 'spec') })),
+      llamaPoll: withLlama
+        ? threadList.filter((t) => t > 1).map((t) => ({ t, r: perPromptRatio(type, `llama-t${t}`, `llama-t${t}-p0`) }))
+        : [],
     };
   }
-  const mainTable = table(['type', 'runner', 'settings', 'decode tok/s', 'steady tok/s', 'host overhead / round', 'acceptance', 'tokens = Power AR'], rows);
+  const mainTable = table(
+    ['type', 'runner', 'settings', 'decode tok/s', 'steady tok/s', 'host overhead / round', 'acceptance', 'tokens = Power AR'],
+    rows,
+  );
 
   const verdict = (x: number | null | undefined, target: number, more = true): string =>
     x === null || x === undefined ? 'not measured' : (more ? x >= target : x <= target) ? 'met' : 'NOT met';
@@ -595,17 +758,32 @@ async function main(): Promise<void> {
       `${percent(s.overheadAr)} / ${percent(s.overheadSpec)} (${fixed(s.overheadSpecMs, 3)} of ${fixed(s.specRoundMs, 2)} ms)`,
     ];
   });
-  const ratioTable = table(['type', 'Power AR default / bare loop at its best', `Power K${k} default / llama-speculative-simple at its best`, `Power K${k} / Power AR (defaults)`, 'host overhead per round, AR / K (median)'], ratioRows);
+  const ratioTable = table(
+    [
+      'type',
+      'Power AR default / bare loop at its best',
+      `Power K${k} default / llama-speculative-simple at its best`,
+      `Power K${k} / Power AR (defaults)`,
+      'host overhead per round, AR / K (median)',
+    ],
+    ratioRows,
+  );
   const h = summary[head]!;
   const verdicts = [
     `Power AR default ≥ 0.95× the bare loop at its best (${head}): ${times(h.arVsBare)}: ${verdict(h.arVsBare, 0.95)}`,
-    ...(withLlama ? [`Power draft-model K${k} default ≥ 1.15× llama-speculative-simple at its best (${head}): ${times(h.specVsLlama)}: ${verdict(h.specVsLlama, 1.15)}`] : []),
+    ...(withLlama
+      ? [
+          `Power draft-model K${k} default ≥ 1.15× llama-speculative-simple at its best (${head}): ${times(h.specVsLlama)}: ${verdict(h.specVsLlama, 1.15)}`,
+        ]
+      : []),
     `Power draft-model K${k} ≥ 1.3× Power AR (${head}): ${times(h.specVsAr)}: ${verdict(h.specVsAr, 1.3)}`,
     `host overhead ≤ 3% of a round (${head}, K${k}): ${percent(h.overheadSpec)}: ${verdict(h.overheadSpec, 0.03, false)}`,
   ];
   const powerSpec = results.filter((r) => r.runner === 'power' && r.key.startsWith('spec'));
-  verdicts.push(`Power draft-model tokens = Power AR tokens (digest): ${powerSpec.filter((r) => r.matchesAr).length}/${powerSpec.length}` +
-    ' (the prebuilt CPU libraries are not batch-invariant, docs/exactness.md: a verify row can round differently from a one-row decode and flip a near tie)');
+  verdicts.push(
+    `Power draft-model tokens = Power AR tokens (digest): ${powerSpec.filter((r) => r.matchesAr).length}/${powerSpec.length}` +
+      ' (the prebuilt CPU libraries are not batch-invariant, docs/exactness.md: a verify row can round differently from a one-row decode and flip a near tie)',
+  );
   const runLoads = results.map((r) => r.load);
   const medianLoad = medianOf(runLoads);
   if (medianLoad !== null && medianLoad > cpus().length) {
@@ -633,7 +811,8 @@ async function main(): Promise<void> {
     const parts: string[] = [];
     for (const { t, r } of s.poolVsAuto) parts.push(`bare loop at ${t} threads, persistent pool / per-graph threads ${times(r)}`);
     for (const { t, r, s: sr } of s.arThreads) parts.push(`Power at --threads ${t} / default: AR ${times(r)}, K${k} ${times(sr)}`);
-    for (const { t, r } of s.llamaPoll) parts.push(`llama-speculative-simple at ${t} threads, two pools polling (default) / --poll 0 ${times(r)}`);
+    for (const { t, r } of s.llamaPoll)
+      parts.push(`llama-speculative-simple at ${t} threads, two pools polling (default) / --poll 0 ${times(r)}`);
     if (parts.length) suspects.push(`- ${type}: ${parts.join('; ')}.`);
   }
   if (prof.poll) {
@@ -643,7 +822,9 @@ async function main(): Promise<void> {
       const rel = medianRatio(rates.map((x, i) => [x, base[i]] as const));
       return `poll ${level}: ${fixed(medianOf(rates), 1)} tok/s (${times(rel)} of poll 1)`;
     });
-    suspects.push(`- Power's shared session pool, draft-model K${k} on ${head} at ${prof.poll.threads} threads, steady decode by polling level: ${cells.join('; ')}.`);
+    suspects.push(
+      `- Power's shared session pool, draft-model K${k} on ${head} at ${prof.poll.threads} threads, steady decode by polling level: ${cells.join('; ')}.`,
+    );
   }
 
   const uptimeAfter = uptime();
@@ -657,7 +838,13 @@ async function main(): Promise<void> {
     `Load: \`${uptimeBefore}\` before, \`${uptimeAfter}\` after; 1-min load average at the end of each run: median ${fixed(medianLoad, 2)}, max ${fixed(Math.max(...runLoads), 2)} (this run's own processes included). CPU priority ${priority}.`,
     '',
     `Models (synthetic, \`BENCH_MODELS\` in tools/models/synthetic.ts written as F16, then llama-quantize): ` +
-      types.map((t) => `${t}: target ${size(models[t].targetBytes)} (${models[t].layers.target} blocks), draft ${size(models[t].draftBytes)} (its first ${models[t].layers.draft} blocks)`).join('; ') + '.',
+      types
+        .map(
+          (t) =>
+            `${t}: target ${size(models[t].targetBytes)} (${models[t].layers.target} blocks), draft ${size(models[t].draftBytes)} (its first ${models[t].layers.draft} blocks)`,
+        )
+        .join('; ') +
+      '.',
     `${texts.length} prompts × ${tokens} tokens, greedy, context ${CTX}, K = ${k}; every configuration of a prompt runs back to back (order rotated per prompt)` +
       `${reps > 1 ? `, ${reps} times, its fastest run counts` : ''}. Power's default thread count here: ${prof.defaultThreads}.`,
     '',

@@ -19,9 +19,13 @@ export const Profile = z
     spec_mtp_fr_vocab_size: z.number().int().positive().optional(),
   })
   .strict()
-  .refine((p) => p.spec_mtp_recurrent_snapshots === undefined || p.spec_draft_max === undefined || p.spec_mtp_recurrent_snapshots <= p.spec_draft_max, {
-    message: 'spec_mtp_recurrent_snapshots must not exceed spec_draft_max',
-  });
+  .refine(
+    (p) =>
+      p.spec_mtp_recurrent_snapshots === undefined || p.spec_draft_max === undefined || p.spec_mtp_recurrent_snapshots <= p.spec_draft_max,
+    {
+      message: 'spec_mtp_recurrent_snapshots must not exceed spec_draft_max',
+    },
+  );
 export type Profile = z.infer<typeof Profile>;
 
 /** The balanced default: a rollback point for every proposal. */
@@ -50,7 +54,10 @@ export function resolveKS(layers: readonly KSLayer[], defaultK = DEFAULT_K): { k
   const s = sLayer?.s ?? k;
   if (s > k) {
     const kFrom = kLayer ? kLayer.kName : 'the default K';
-    throw new PowerError('bad-input', `${sLayer!.sName} must be from 0 to K (${k}) (got ${s})${kLayer === layers[0] ? '' : `; K is from ${kFrom}`}`);
+    throw new PowerError(
+      'bad-input',
+      `${sLayer!.sName} must be from 0 to K (${k}) (got ${s})${kLayer === layers[0] ? '' : `; K is from ${kFrom}`}`,
+    );
   }
   return { k, s };
 }

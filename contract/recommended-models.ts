@@ -13,7 +13,10 @@ export const RecommendedFile = z.object({
   url: z.url({ protocol: /^https$/ }),
   /** approximate size, for the UI before the download starts */
   approxBytes: z.number().int().positive(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
 });
 export type RecommendedFile = z.infer<typeof RecommendedFile>;
 

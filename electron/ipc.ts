@@ -16,7 +16,11 @@ function senderOf(event: IpcMainEvent): SenderInfo {
 }
 
 /** Listens on POWER_CHANNEL; returns the function that stops, ending every subscription. */
-export function servePowerApiOverIpc<D extends Record<string, ConcernSpec>>(description: D, api: ImplementationOf<D> | ApiOf<D>, log: (line: string) => void): () => void {
+export function servePowerApiOverIpc<D extends Record<string, ConcernSpec>>(
+  description: D,
+  api: ImplementationOf<D> | ApiOf<D>,
+  log: (line: string) => void,
+): () => void {
   const dispatcher = createIpcDispatcher(description, api, { isTrustedSender, log });
   const watched = new Set<number>();
 

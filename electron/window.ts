@@ -15,7 +15,9 @@ const SAVE_DELAY_MS = 500;
 
 /** Session-wide refusals: permissions and device pickers. */
 export function lockDownSession(session: Session): void {
-  session.setPermissionRequestHandler((contents, permission, callback) => callback(permissionRequestDecision(permission, contents.getURL())));
+  session.setPermissionRequestHandler((contents, permission, callback) =>
+    callback(permissionRequestDecision(permission, contents.getURL())),
+  );
   session.setPermissionCheckHandler((_contents, permission, origin) => permissionCheckDecision(permission, origin));
   session.setDevicePermissionHandler(() => devicePermissionDecision());
 }
@@ -45,8 +47,13 @@ export function lockDownContents(contents: WebContents): void {
 export async function createMainWindow(options: { dataDir: string; preload: string; icon?: string }): Promise<BrowserWindow> {
   const stateFile = join(options.dataDir, 'window.json');
   const saved = await loadWindowState(stateFile);
-  const { bounds, maximized } = restoredBounds(saved, screen.getAllDisplays().map((d) => d.workArea));
-  const window = new BrowserWindow(mainWindowOptions({ bounds, preload: options.preload, ...(options.icon ? { icon: options.icon } : {}) }));
+  const { bounds, maximized } = restoredBounds(
+    saved,
+    screen.getAllDisplays().map((d) => d.workArea),
+  );
+  const window = new BrowserWindow(
+    mainWindowOptions({ bounds, preload: options.preload, ...(options.icon ? { icon: options.icon } : {}) }),
+  );
   if (maximized) window.maximize();
   window.once('ready-to-show', () => window.show());
 

@@ -117,7 +117,7 @@ export interface NativeBinding {
         k?: number;
         s?: number;
         draft?: NativeModel;
-    proposerSampling?: 'cpu' | 'backend';
+        proposerSampling?: 'cpu' | 'backend';
       },
     ): Promise<NativeSession>;
   };

@@ -45,9 +45,7 @@ function infoFile(flavour: string): string {
 
 /** The flavours that are built, in FLAVOUR_NAMES order. */
 export function builtFlavours(): BuildInfo[] {
-  return FLAVOUR_NAMES.filter((f) => existsSync(infoFile(f)) && existsSync(join(addonDir(f), 'power.node'))).map((f) =>
-    readBuildInfo(f),
-  );
+  return FLAVOUR_NAMES.filter((f) => existsSync(infoFile(f)) && existsSync(join(addonDir(f), 'power.node'))).map((f) => readBuildInfo(f));
 }
 
 /** A flavour's build info; without a flavour, the first one built (they share one release). */

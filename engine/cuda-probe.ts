@@ -73,9 +73,7 @@ export function probeCuda(input: CudaProbeInput): CudaStatus {
     reason = `${backendFile} cannot be loaded: ${backendError}`;
   } else {
     // it loads, so ggml initialised it and found nothing; its log says why when it knows
-    const said = input.loadLog
-      .split('; ')
-      .find((l) => /cuda/i.test(l));
+    const said = input.loadLog.split('; ').find((l) => /cuda/i.test(l));
     reason = `the CUDA backend loads but reports no CUDA device${said ? ` (${said})` : ''}`;
   }
   return { devices, reason, backendError, libraries };

@@ -124,7 +124,8 @@ function rpcAvailable(): boolean {
  */
 async function serveRpc(p: { host: string; port: number; devices: string[]; threads: number }) {
   if (serving) throw new PowerError('bad-input', `this engine already serves ${serving}`);
-  if (!rpcAvailable()) throw new PowerError('unsupported', `the ${flavour} flavour's llama.cpp has no RPC backend (the from-source builds have it)`);
+  if (!rpcAvailable())
+    throw new PowerError('unsupported', `the ${flavour} flavour's llama.cpp has no RPC backend (the from-source builds have it)`);
   const port = await bindablePort(p.host, p.port);
   const endpoint = `${p.host}:${port}`;
   let stopped: Error | null = null;
@@ -169,11 +170,20 @@ function testHooksOn(): void {
 }
 
 const host: Host = {
-  hello: () => ({ llamaCppRelease: buildInfo.llamaCppRelease, flavour: buildInfo.flavour, devices: binding.devices(), cuda, rpc: rpcAvailable() }),
+  hello: () => ({
+    llamaCppRelease: buildInfo.llamaCppRelease,
+    flavour: buildInfo.flavour,
+    devices: binding.devices(),
+    cuda,
+    rpc: rpcAvailable(),
+  }),
 
   addRpcServers: async (p) => {
     if (!rpcAvailable()) {
-      throw new PowerError('unsupported', `the ${flavour} flavour's llama.cpp has no RPC backend (the from-source builds have it: npm run build:native -- --flavour cpu)`);
+      throw new PowerError(
+        'unsupported',
+        `the ${flavour} flavour's llama.cpp has no RPC backend (the from-source builds have it: npm run build:native -- --flavour cpu)`,
+      );
     }
     const out = [];
     // one after another: the devices are numbered RPC0, RPC1, ... in this order
@@ -193,9 +203,7 @@ const host: Host = {
       ...(p.tensorSplit ? { tensorSplit: p.tensorSplit } : {}),
       ...(p.cpuMoe ? { cpuMoe: true } : {}),
       ...(p.nCpuMoe ? { nCpuMoe: p.nCpuMoe } : {}),
-      ...(p.requestId
-        ? { onProgress: (value: number) => progress.emit({ requestId: p.requestId!, progress: value }) }
-        : {}),
+      ...(p.requestId ? { onProgress: (value: number) => progress.emit({ requestId: p.requestId!, progress: value }) } : {}),
     });
     const modelId = `m${nextId++}`;
     models.set(modelId, loaded);
@@ -203,8 +211,10 @@ const host: Host = {
     return { modelId, info: loaded.info() };
   },
 
-  tokenize: (p) => withContext('the model\'s vocabulary cannot tokenize this text', () => model(p.modelId).tokenize(p.text, p.addSpecial, p.parseSpecial)),
-  detokenize: (p) => withContext('the model\'s vocabulary cannot detokenize these tokens', () => model(p.modelId).detokenize(p.tokens, p.renderSpecial)),
+  tokenize: (p) =>
+    withContext("the model's vocabulary cannot tokenize this text", () => model(p.modelId).tokenize(p.text, p.addSpecial, p.parseSpecial)),
+  detokenize: (p) =>
+    withContext("the model's vocabulary cannot detokenize these tokens", () => model(p.modelId).detokenize(p.tokens, p.renderSpecial)),
 
   createSession: async (p) => {
     const onGpu = modelOnGpu.get(p.modelId) ?? false;
@@ -224,7 +234,15 @@ const host: Host = {
     sessions.set(sessionId, created);
     sessionPlace.set(sessionId, { onGpu, k: created.info().k });
     const info = created.info();
-    return { sessionId, contextSize: info.contextSize, threads: info.threads, k: info.k, s: info.s, recurrent: info.recurrent, flashAttn: info.flashAttn };
+    return {
+      sessionId,
+      contextSize: info.contextSize,
+      threads: info.threads,
+      k: info.k,
+      s: info.s,
+      recurrent: info.recurrent,
+      flashAttn: info.flashAttn,
+    };
   },
 
   generate: async (p) => {
@@ -234,10 +252,8 @@ const host: Host = {
     if (resolved.problem !== undefined) throw new PowerError('bad-input', resolved.problem);
     // the addon hands rounds over in coalesced batches (native/src/round_stream.h); they are
     // forwarded as they are, one IPC message per batch, and expanded by the receiver
-    const result = await native.generate(
-      p.prompt,
-      { maxTokens: p.maxTokens, ...p.sampling, path: resolved.path },
-      (batch) => rounds.emit({ requestId: p.requestId, batch }),
+    const result = await native.generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling, path: resolved.path }, (batch) =>
+      rounds.emit({ requestId: p.requestId, batch }),
     );
     return { ...result, sampling: { path: resolved.path, reason: resolved.reason } };
   },

@@ -7,8 +7,7 @@ import { z } from 'zod';
 import { concern } from '../contract/api/describe.js';
 import { CHECKED_BY_CLIENT } from '../contract/channel/checks.js';
 
-import type {
-  EmittedToken} from '../contract/engine-types.js';
+import type { EmittedToken } from '../contract/engine-types.js';
 import {
   CudaStatus,
   DeviceInfo,
@@ -52,7 +51,18 @@ export type NativeModelInfo = z.infer<typeof NativeModelInfo>;
 
 const ORIGINS = TokenOrigin.options;
 /** fields per round in RoundBatch.numbers, in this order (native/src/generate.h, round_batch) */
-const BATCH_FIELDS = ['proposed', 'accepted', 'replay', 'clampedTo', 'startUs', 'endUs', 'proposeUs', 'verifyUs', 'commitUs', 'tokens'] as const;
+const BATCH_FIELDS = [
+  'proposed',
+  'accepted',
+  'replay',
+  'clampedTo',
+  'startUs',
+  'endUs',
+  'proposeUs',
+  'verifyUs',
+  'commitUs',
+  'tokens',
+] as const;
 const NF = BATCH_FIELDS.length;
 
 /**

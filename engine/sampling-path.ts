@@ -10,9 +10,7 @@ export interface SamplingPlace {
   k: number;
 }
 
-export type ResolvedSampling =
-  | { path: 'cpu' | 'backend'; reason: string | null; problem?: undefined }
-  | { problem: string };
+export type ResolvedSampling = { path: 'cpu' | 'backend'; reason: string | null; problem?: undefined } | { problem: string };
 
 /** what keeps the chain from running whole on the backend, or null */
 export function backendChainProblem(sampling: SamplingOptions, k: number): string | null {
@@ -30,7 +28,10 @@ export function backendChainProblem(sampling: SamplingOptions, k: number): strin
 export function resolveSamplingPath(requested: SamplingPath, sampling: SamplingOptions, place: SamplingPlace): ResolvedSampling {
   if (requested === 'cpu') return { path: 'cpu', reason: null };
   const problem = backendChainProblem(sampling, place.k);
-  if (requested === 'backend') return problem ? { problem: `backend sampling cannot run this chain: ${problem} (use --sampling cpu)` } : { path: 'backend', reason: null };
+  if (requested === 'backend')
+    return problem
+      ? { problem: `backend sampling cannot run this chain: ${problem} (use --sampling cpu)` }
+      : { path: 'backend', reason: null };
   if (!place.onGpu) return { path: 'cpu', reason: 'auto: the target runs on the CPU, where its own sampling is as fast' };
   if (problem) return { path: 'cpu', reason: `auto: ${problem}` };
   return { path: 'backend', reason: null };

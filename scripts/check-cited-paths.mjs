@@ -20,7 +20,12 @@ const NOT_OURS = new Set(['gpu-check', 'include']);
 /** The text a file's citations live in: comments for source files, all of a Markdown file. */
 export function citingText(file, text) {
   if (file.endsWith('.md')) return text;
-  if (file.endsWith('.sh')) return text.split('\n').filter((l) => l.includes('#')).map((l) => l.slice(l.indexOf('#'))).join('\n');
+  if (file.endsWith('.sh'))
+    return text
+      .split('\n')
+      .filter((l) => l.includes('#'))
+      .map((l) => l.slice(l.indexOf('#')))
+      .join('\n');
   if (!CODE.test(file)) return '';
   return comments(text);
 }
@@ -69,7 +74,9 @@ export function resolves(root, file, path, llamaDir) {
   const bases = [root];
   for (let d = dirname(file); d !== '.' && d !== '/' && d !== ''; d = dirname(d)) bases.push(join(root, d));
   if (llamaDir) bases.push(llamaDir);
-  const names = path.endsWith('.js') ? [path, path.replace(/\.js$/, '.ts'), path.replace(/\.js$/, '.tsx'), path.replace(/\.js$/, '.mjs')] : [path];
+  const names = path.endsWith('.js')
+    ? [path, path.replace(/\.js$/, '.ts'), path.replace(/\.js$/, '.tsx'), path.replace(/\.js$/, '.mjs')]
+    : [path];
   return bases.some((b) => names.some((n) => existsSync(normalize(join(b, n)))));
 }
 

@@ -25,7 +25,9 @@ function ldd(file: string): string {
 
 function binaries(dir: string): string[] {
   return readdirSync(dir)
-    .filter((f) => f.endsWith('.so') || f.endsWith('.node') || f === 'power-reference' || f === 'power-bench-loop' || f === 'power-chat-template')
+    .filter(
+      (f) => f.endsWith('.so') || f.endsWith('.node') || f === 'power-reference' || f === 'power-bench-loop' || f === 'power-chat-template',
+    )
     .sort()
     .map((f) => join(dir, f));
 }

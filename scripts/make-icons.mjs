@@ -6,7 +6,15 @@ import { Buffer } from 'node:buffer';
 import { writeFileSync } from 'node:fs';
 import { deflateSync } from 'node:zlib';
 
-const BOLT = [[0.58, 0.1], [0.26, 0.56], [0.47, 0.56], [0.4, 0.9], [0.74, 0.42], [0.53, 0.42], [0.62, 0.1]];
+const BOLT = [
+  [0.58, 0.1],
+  [0.26, 0.56],
+  [0.47, 0.56],
+  [0.4, 0.9],
+  [0.74, 0.42],
+  [0.53, 0.42],
+  [0.62, 0.1],
+];
 const BACK = [0x11, 0x13, 0x18];
 const BOLT_COLOUR = [0xff, 0xc8, 0x2e];
 const SS = 4; // supersampling per axis
@@ -77,7 +85,12 @@ function png(size) {
   header.writeUInt32BE(size, 0);
   header.writeUInt32BE(size, 4);
   header.set([8, 6, 0, 0, 0], 8); // 8-bit RGBA
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows, { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 function ico(sizes) {
   const images = sizes.map(png);

@@ -74,7 +74,8 @@ const FAMILIES = [
   {
     prefix: 'fattn-mma-f16-instance-',
     macro: 'DECL_FATTN_MMA_F16_CASE',
-    template: 'template <int DKQ, int DV, int ncols1, int ncols2>\nvoid ggml_cuda_flash_attn_ext_mma_f16_case(ggml_backend_cuda_context & ctx, ggml_tensor * dst);',
+    template:
+      'template <int DKQ, int DV, int ncols1, int ncols2>\nvoid ggml_cuda_flash_attn_ext_mma_f16_case(ggml_backend_cuda_context & ctx, ggml_tensor * dst);',
     fn: 'ggml_cuda_flash_attn_ext_mma_f16_case',
     params: 'ggml_backend_cuda_context &, ggml_tensor *',
     keep: (a) => KEPT_HEAD_SIZES.includes(Number(a[0])) && a[0] === a[1],
@@ -94,18 +95,25 @@ const FAMILIES = [
     // stubs go into one of them (q4_0-q4_0), the other two unneeded ones are emptied
     prefix: 'fattn-vec-instance-',
     macro: 'DECL_FATTN_VEC_CASE',
-    template: 'template <int D, ggml_type type_K, ggml_type type_V>\nvoid ggml_cuda_flash_attn_ext_vec_case(ggml_backend_cuda_context & ctx, ggml_tensor * dst);',
+    template:
+      'template <int D, ggml_type type_K, ggml_type type_V>\nvoid ggml_cuda_flash_attn_ext_vec_case(ggml_backend_cuda_context & ctx, ggml_tensor * dst);',
     fn: 'ggml_cuda_flash_attn_ext_vec_case',
     params: 'ggml_backend_cuda_context &, ggml_tensor *',
     keep: (a) => KEPT_HEAD_SIZES.includes(Number(a[0])) && a[1] === 'GGML_TYPE_F16' && a[2] === 'GGML_TYPE_F16',
-    only: ['fattn-vec-instance-f16-f16.cu', 'fattn-vec-instance-q4_0-q4_0.cu', 'fattn-vec-instance-q8_0-q8_0.cu', 'fattn-vec-instance-bf16-bf16.cu'],
+    only: [
+      'fattn-vec-instance-f16-f16.cu',
+      'fattn-vec-instance-q4_0-q4_0.cu',
+      'fattn-vec-instance-q8_0-q8_0.cu',
+      'fattn-vec-instance-bf16-bf16.cu',
+    ],
     stubFile: 'fattn-vec-instance-q4_0-q4_0.cu',
   },
   {
     // quantized matmuls: the check's models are F16 (no MMQ call can happen)
     prefix: 'mmq-instance-',
     macro: 'DECL_MMQ_CASE',
-    template: 'struct mmq_args;\ntemplate <ggml_type type>\nvoid mul_mat_q_case(ggml_backend_cuda_context & ctx, const mmq_args & args, cudaStream_t stream);',
+    template:
+      'struct mmq_args;\ntemplate <ggml_type type>\nvoid mul_mat_q_case(ggml_backend_cuda_context & ctx, const mmq_args & args, cudaStream_t stream);',
     fn: 'mul_mat_q_case',
     params: 'ggml_backend_cuda_context &, const mmq_args &, cudaStream_t',
     keep: () => false,
@@ -115,7 +123,10 @@ const FAMILIES = [
 
 /** The DECL_… cases of one instance file's text: [{ macro, args: [...] }]. */
 export function instanceCases(text) {
-  return [...text.matchAll(/^\s*(DECL_[A-Z0-9_]+)\(([^)]*)\);/gm)].map((m) => ({ macro: m[1], args: m[2].split(',').map((s) => s.trim()) }));
+  return [...text.matchAll(/^\s*(DECL_[A-Z0-9_]+)\(([^)]*)\);/gm)].map((m) => ({
+    macro: m[1],
+    args: m[2].split(',').map((s) => s.trim()),
+  }));
 }
 
 function stubText(family, cases) {
@@ -149,7 +160,9 @@ function stubText(family, cases) {
  */
 export function trimCudaInstances(dir) {
   const instDir = join(dir, INSTANCE_DIR);
-  const files = readdirSync(instDir).filter((f) => f.endsWith('.cu')).sort();
+  const files = readdirSync(instDir)
+    .filter((f) => f.endsWith('.cu'))
+    .sort();
   const report = [];
   for (const family of FAMILIES) {
     // files of the family that ggml's CMake never compiles (the other fattn-vec combinations)
@@ -179,7 +192,8 @@ export function trimCudaInstances(dir) {
     }
     for (const [f, text] of rewrites) {
       if (text === null) {
-        if (family.only) writeFileSync(join(instDir, f), '// emptied by scripts/pack-gpu-check.mjs: no case of this file is reachable by the check\n');
+        if (family.only)
+          writeFileSync(join(instDir, f), '// emptied by scripts/pack-gpu-check.mjs: no case of this file is reachable by the check\n');
         else rmSync(join(instDir, f));
       } else {
         writeFileSync(join(instDir, f), text);
@@ -214,7 +228,9 @@ export function patchedSource() {
   }
   const tmp = mkdtempSync(join(tmpdir(), 'power-pack-'));
   const dir = join(tmp, 'llama.cpp');
-  execFileSync('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', join(pkgDir, 'llama', 'gitRelease.bundle'), dir], { stdio: 'inherit' });
+  execFileSync('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', join(pkgDir, 'llama', 'gitRelease.bundle'), dir], {
+    stdio: 'inherit',
+  });
   for (const patch of patches.paths) execFileSync('git', ['-C', dir, 'apply', '--whitespace=nowarn', patch], { stdio: 'inherit' });
   const commit = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
   return { dir, commit, cleanup: () => rmSync(tmp, { recursive: true, force: true }), from: 'gitRelease.bundle', ...meta };
@@ -237,7 +253,10 @@ export function dirBytes(dir) {
 
 /** Bytes of the files git tracks plus the untracked ones it does not ignore: what the device tool copies. */
 export function workingTreeBytes(repo = root) {
-  const out = execFileSync('git', ['-C', repo, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = execFileSync('git', ['-C', repo, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   let n = 0;
   for (const rel of out.split('\0').filter(Boolean)) {
     try {
@@ -277,7 +296,9 @@ export function pack({ out = join(root, 'gpu-check'), allCudaKernels = false, so
       patches: src.patches,
       patchesHash: src.patchesHash,
       files: files.length,
-      cudaInstances: allCudaKernels ? 'all' : { keptHeadSizes: KEPT_HEAD_SIZES, families: cuda.map((f) => ({ family: f.family, kept: f.kept, stubbed: f.stubbed.length })) },
+      cudaInstances: allCudaKernels
+        ? 'all'
+        : { keptHeadSizes: KEPT_HEAD_SIZES, families: cuda.map((f) => ({ family: f.family, kept: f.kept, stubbed: f.stubbed.length })) },
     };
     writeFileSync(join(out, 'MANIFEST.json'), JSON.stringify(manifest, null, 2) + '\n');
     // the checker compiles the engine's artifact check with the list the addon gets (native-check.sh)
@@ -299,7 +320,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const tree = workingTreeBytes();
   const total = tree + m.bytes;
   console.log(`power: packed llama.cpp ${m.release} (${m.commit.slice(0, 12)}, patches ${m.patches.join(', ') || 'none'}) from ${m.from}`);
-  console.log(`power: ${out}: ${m.files} files, ${mib(m.bytes)}; the working tree the device tool copies: ${mib(tree)}; together ${mib(total)} of ${mib(DEVICE_LIMIT_BYTES)} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(
+    `power: ${out}: ${m.files} files, ${mib(m.bytes)}; the working tree the device tool copies: ${mib(tree)}; together ${mib(total)} of ${mib(DEVICE_LIMIT_BYTES)} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
   if (typeof m.cudaInstances === 'object') {
     for (const f of m.cudaInstances.families) console.log(`power:   CUDA ${f.family}: ${f.kept} cases kept, ${f.stubbed} stubbed`);
   }

@@ -59,7 +59,9 @@ async function main(): Promise<void> {
     const threads = host ? Number(/Threads:\s+(\d+)/.exec(readStatus(host))![1]) : 0;
     const s = Math.round((Date.now() - started) / 1000);
     curve.push({ s, rss, hostRss, threads });
-    console.log(`${String(s).padStart(5)} s  server ${mb(rss).padStart(7)} MB  host ${mb(hostRss).padStart(7)} MB  host threads ${threads}  replies ${replies}  tokens ${tokens}  errors ${errors}`);
+    console.log(
+      `${String(s).padStart(5)} s  server ${mb(rss).padStart(7)} MB  host ${mb(hostRss).padStart(7)} MB  host threads ${threads}  replies ${replies}  tokens ${tokens}  errors ${errors}`,
+    );
   };
   console.log(`soak: ${minutes} min on ${name}, a sample every ${everyS} s (pid ${serve.child.pid})`);
   sample();
@@ -126,7 +128,10 @@ async function chatReply(client: ReturnType<typeof connect>, chatId: string, n: 
   try {
     const sampling = { maxTokens: 256 };
     const chat = await api.chats.get({ chatId });
-    const start = n % 3 === 2 && chat.messages.length > 0 ? api.chats.regenerate({ chatId, sampling }) : api.chats.send({ chatId, content: `soak message ${n}`, sampling });
+    const start =
+      n % 3 === 2 && chat.messages.length > 0
+        ? api.chats.regenerate({ chatId, sampling })
+        : api.chats.send({ chatId, content: `soak message ${n}`, sampling });
     id = (await start).assistantMessageId;
     count += early.filter((e) => e.messageId === id).reduce((s, e) => s + e.n, 0);
     const error = await ended;
@@ -142,7 +147,13 @@ async function v1(serve: PowerServe, model: string): Promise<number> {
   const res = await fetch(`${serve.origin}/v1/completions`, {
     method: 'POST',
     headers: { ...serve.auth, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model, prompt: 'the cat sat on the mat', max_tokens: 128, stream: true, stream_options: { include_usage: true } }),
+    body: JSON.stringify({
+      model,
+      prompt: 'the cat sat on the mat',
+      max_tokens: 128,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
   });
   const body = await res.text();
   if (res.status !== 200 || !body.includes('data: [DONE]')) throw new Error(`/v1: ${res.status} ${body.slice(-200)}`);

@@ -8,7 +8,9 @@ import { electronBinary } from './electron-binary.mjs';
 
 const electron = electronBinary();
 if (!electron.path) {
-  console.error(`power: cannot start the desktop app: ${electron.reason}; run the same app in your browser with \`npx power serve\` (with internet access, \`node node_modules/electron/install.js\` installs Electron)`);
+  console.error(
+    `power: cannot start the desktop app: ${electron.reason}; run the same app in your browser with \`npx power serve\` (with internet access, \`node node_modules/electron/install.js\` installs Electron)`,
+  );
   process.exit(1);
 }
 

@@ -36,7 +36,8 @@ export function childPid(text: string): number | null {
   try {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
-      if (Number(statFields(`/proc/${entry}/stat`)[1]) === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) return Number(entry);
+      if (Number(statFields(`/proc/${entry}/stat`)[1]) === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text))
+        return Number(entry);
     }
   } catch {
     // not Linux, or the process went away

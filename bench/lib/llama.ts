@@ -46,16 +46,31 @@ export interface PrebuiltTool {
  * sources and the libraries. Returns the build time in ms, or null when it was up to date.
  */
 export function compileAgainstPrebuilt(tool: PrebuiltTool, fail: (message: string) => never): number | null {
-  for (const lib of PREBUILT_LIBS) if (!existsSync(join(tool.libDir, lib))) fail(`${lib} is missing in ${tool.libDir} (build the addon first)`);
-  const newest = Math.max(...tool.sources.map((s) => statSync(s).mtimeMs), ...PREBUILT_LIBS.map((l) => statSync(join(tool.libDir, l)).mtimeMs));
+  for (const lib of PREBUILT_LIBS)
+    if (!existsSync(join(tool.libDir, lib))) fail(`${lib} is missing in ${tool.libDir} (build the addon first)`);
+  const newest = Math.max(
+    ...tool.sources.map((s) => statSync(s).mtimeMs),
+    ...PREBUILT_LIBS.map((l) => statSync(join(tool.libDir, l)).mtimeMs),
+  );
   if (existsSync(tool.exe) && statSync(tool.exe).mtimeMs >= newest) return null;
   mkdirSync(dirname(tool.exe), { recursive: true });
   const rpath = tool.rpath === 'absolute' ? tool.libDir : `$ORIGIN/${relative(dirname(tool.exe), tool.libDir)}`;
   const started = performance.now();
-  const r = spawnSync('g++', [
-    '-std=c++17', tool.opt ?? '-O2', ...[...LLAMA_INCLUDES, ...(tool.includes ?? [])].map((d) => `-I${join(LLAMA_SRC, d)}`),
-    ...tool.sources, '-o', tool.exe, `-L${tool.libDir}`, ...PREBUILT_LIBS.map((l) => `-l:${l}`), `-Wl,-rpath,${rpath}`,
-  ], { encoding: 'utf8' });
+  const r = spawnSync(
+    'g++',
+    [
+      '-std=c++17',
+      tool.opt ?? '-O2',
+      ...[...LLAMA_INCLUDES, ...(tool.includes ?? [])].map((d) => `-I${join(LLAMA_SRC, d)}`),
+      ...tool.sources,
+      '-o',
+      tool.exe,
+      `-L${tool.libDir}`,
+      ...PREBUILT_LIBS.map((l) => `-l:${l}`),
+      `-Wl,-rpath,${rpath}`,
+    ],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) fail(`building ${basename(tool.exe)} failed:\n${r.stderr}`);
   return performance.now() - started;
 }
@@ -64,11 +79,39 @@ export function compileAgainstPrebuilt(tool: PrebuiltTool, fail: (message: strin
 export const SPECULATIVE_SIMPLE_SRC = join(LLAMA_SRC, 'examples', 'speculative-simple', 'speculative-simple.cpp');
 
 /** llama-speculative-simple's arguments: greedy, the draft-simple speculator at `k`, both models on `threads`. */
-export function speculativeSimpleArgs(o: { target: string; draft: string; text: string; tokens: number; ctx: number; threads: number; k: number; poll0: boolean }): string[] {
+export function speculativeSimpleArgs(o: {
+  target: string;
+  draft: string;
+  text: string;
+  tokens: number;
+  ctx: number;
+  threads: number;
+  k: number;
+  poll0: boolean;
+}): string[] {
   const args = [
-    '-m', o.target, '-md', o.draft, '-p', o.text, '-n', String(o.tokens), '-c', String(o.ctx),
-    '-t', String(o.threads), '-td', String(o.threads), '--spec-type', 'draft-simple',
-    '--spec-draft-n-max', String(o.k), '--temp', '0', '--seed', '0',
+    '-m',
+    o.target,
+    '-md',
+    o.draft,
+    '-p',
+    o.text,
+    '-n',
+    String(o.tokens),
+    '-c',
+    String(o.ctx),
+    '-t',
+    String(o.threads),
+    '-td',
+    String(o.threads),
+    '--spec-type',
+    'draft-simple',
+    '--spec-draft-n-max',
+    String(o.k),
+    '--temp',
+    '0',
+    '--seed',
+    '0',
   ];
   // its default threadpools busy-wait (poll 50) between graphs; with a target and a draft pool
   // that leaves an idle pool spinning on a core the busy one needs

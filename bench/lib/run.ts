@@ -20,12 +20,20 @@ export function failer(prefix: string): (message: string) => never {
 
 /** bin/power.js runs the compiled CLI: fails when dist/ has none. */
 export function requireDist(fail: (message: string) => never): void {
-  if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'power.js'))) fail('dist/ is missing (npm run build): bin/power.js runs the compiled CLI');
+  if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'power.js')))
+    fail('dist/ is missing (npm run build): bin/power.js runs the compiled CLI');
 }
 
 /** `power <args>` to completion, output as text (never throws for a non-zero exit). */
-export function powerSync(args: readonly string[], options: { env?: NodeJS.ProcessEnv; maxBuffer?: number } = {}): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [POWER_BIN, ...args], { encoding: 'utf8', maxBuffer: options.maxBuffer ?? 1 << 26, env: options.env ?? process.env });
+export function powerSync(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; maxBuffer?: number } = {},
+): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [POWER_BIN, ...args], {
+    encoding: 'utf8',
+    maxBuffer: options.maxBuffer ?? 1 << 26,
+    env: options.env ?? process.env,
+  });
 }
 
 export interface RunResult {
@@ -39,7 +47,11 @@ export interface RunResult {
 }
 
 /** Runs a command to completion; never throws for a non-zero exit. With `timeoutMs`, kills it (SIGKILL) after that long. */
-export function run(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+export function run(
+  cmd: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((done) => {
     const started = performance.now();
     const child = spawn(cmd, args, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });

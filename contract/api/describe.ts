@@ -14,10 +14,7 @@ export interface ConcernSpec {
 }
 
 /** Declares one concern; the identity function keeps the literal types for ApiOf. */
-export function concern<M extends Record<string, MethodSpec>, E extends Record<string, z.ZodType>>(c: {
-  methods: M;
-  events: E;
-}) {
+export function concern<M extends Record<string, MethodSpec>, E extends Record<string, z.ZodType>>(c: { methods: M; events: E }) {
   return c;
 }
 
@@ -28,9 +25,7 @@ export function concern<M extends Record<string, MethodSpec>, E extends Record<s
  */
 export type ApiOf<D extends Record<string, ConcernSpec>> = {
   [C in keyof D]: {
-    [M in keyof D[C]['methods']]: (
-      input: z.input<D[C]['methods'][M]['input']>,
-    ) => Promise<z.output<D[C]['methods'][M]['output']>>;
+    [M in keyof D[C]['methods']]: (input: z.input<D[C]['methods'][M]['input']>) => Promise<z.output<D[C]['methods'][M]['output']>>;
   } & {
     [E in keyof D[C]['events']]: (listener: (payload: z.output<D[C]['events'][E]>) => void) => () => void;
   };

@@ -63,7 +63,10 @@ export const downloads = concern({
         url: z.url({ protocol: /^https?$/ }),
         /** absent: the URL's last path segment */
         fileName: FileName.optional(),
-        sha256: z.string().regex(/^[0-9a-fA-F]{64}$/).optional(),
+        sha256: z
+          .string()
+          .regex(/^[0-9a-fA-F]{64}$/)
+          .optional(),
         sizeBytes: z.number().int().positive().optional(),
       }),
       output: DownloadEntry,

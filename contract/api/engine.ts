@@ -64,7 +64,13 @@ export type EngineState = z.infer<typeof EngineState>;
 
 export const DevicesReport = z.object({
   flavours: z.array(
-    z.object({ flavour: z.string(), dir: z.string(), gpu: z.string().nullable(), devices: z.array(DeviceInfo), cuda: CudaStatus.nullable() }),
+    z.object({
+      flavour: z.string(),
+      dir: z.string(),
+      gpu: z.string().nullable(),
+      devices: z.array(DeviceInfo),
+      cuda: CudaStatus.nullable(),
+    }),
   ),
   /** what --device auto uses, with the reason when it is the CPU */
   auto: z.string(),

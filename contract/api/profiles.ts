@@ -26,7 +26,15 @@ export type ProfileEntry = z.infer<typeof ProfileEntry>;
  */
 export const PROFILE_PRESETS: readonly ProfileEntry[] = [
   // S null: S = K, whatever K a request asks for
-  { id: 'balanced', name: 'Balanced K7/S7', preset: true, strategy: null, k: DEFAULT_K, s: null, note: 'the default: a rollback point for every proposal' },
+  {
+    id: 'balanced',
+    name: 'Balanced K7/S7',
+    preset: true,
+    strategy: null,
+    k: DEFAULT_K,
+    s: null,
+    note: 'the default: a rollback point for every proposal',
+  },
   {
     id: 'peak',
     name: 'Peak K7/S6 (guarded)',
@@ -36,7 +44,15 @@ export const PROFILE_PRESETS: readonly ProfileEntry[] = [
     s: DEFAULT_K - 1,
     note: 'a rejection deeper than 6 restores the checkpoint and replays once; later rounds clamp to 6 proposals (S matters only for recurrent/hybrid targets)',
   },
-  { id: 'autoregressive', name: 'Autoregressive control', preset: true, strategy: 'none', k: null, s: null, note: 'no proposals: the reference every profile is compared with' },
+  {
+    id: 'autoregressive',
+    name: 'Autoregressive control',
+    preset: true,
+    strategy: 'none',
+    k: null,
+    s: null,
+    note: 'no proposals: the reference every profile is compared with',
+  },
 ];
 
 export const ProfileList = z.object({ profiles: z.array(ProfileEntry), activeId: Id });

@@ -115,7 +115,8 @@ export function connectChannel<D extends Record<string, ConcernSpec>>(
     let value: unknown = input ?? {};
     if (checkInputs) {
       const checked = spec.input.safeParse(value);
-      if (!checked.success) return Promise.reject(toError({ code: 'bad-input', message: `${what}: ${describeIssues(checked.error)}` }, concern, method));
+      if (!checked.success)
+        return Promise.reject(toError({ code: 'bad-input', message: `${what}: ${describeIssues(checked.error)}` }, concern, method));
       value = checked.data;
     }
     return new Promise((resolve, reject) => {
@@ -126,7 +127,17 @@ export function connectChannel<D extends Record<string, ConcernSpec>>(
             if (!checkOutputs) return resolve(result);
             const out = spec.output.safeParse(result);
             if (out.success) resolve(out.data);
-            else reject(toError({ code: 'internal', message: `${what} answered with a result that does not match the description: ${describeIssues(out.error)}` }, concern, method));
+            else
+              reject(
+                toError(
+                  {
+                    code: 'internal',
+                    message: `${what} answered with a result that does not match the description: ${describeIssues(out.error)}`,
+                  },
+                  concern,
+                  method,
+                ),
+              );
           },
           error: (error) => reject(toError(error, concern, method)),
           abandon: (reason) => reject(reason ?? toError(CLOSED, concern, method)),
@@ -169,7 +180,8 @@ export function connectChannel<D extends Record<string, ConcernSpec>>(
   for (const [concern, spec] of Object.entries(description)) {
     const members: Record<string, unknown> = {};
     for (const method of Object.keys(spec.methods)) members[method] = (input: unknown) => call(concern, method, input);
-    for (const event of Object.keys(spec.events)) members[event] = (listener: (payload: unknown) => void) => subscribe(`${concern}.${event}`, listener);
+    for (const event of Object.keys(spec.events))
+      members[event] = (listener: (payload: unknown) => void) => subscribe(`${concern}.${event}`, listener);
     api[concern] = members;
   }
 

@@ -11,7 +11,9 @@ function pairKey(r: Pick<RequestRecord, 'task' | 'repeat'>): string {
 }
 
 /** Fills `matchesControl`: whether each non-control digest equals the control's for the same task and repeat. */
-export function compareWithControl<T extends Omit<RequestRecord, 'matchesControl'>>(requests: readonly T[]): (T & { matchesControl: boolean | null })[] {
+export function compareWithControl<T extends Omit<RequestRecord, 'matchesControl'>>(
+  requests: readonly T[],
+): (T & { matchesControl: boolean | null })[] {
   const control = new Map<string, string>();
   for (const r of requests) if (r.profile === CONTROL) control.set(pairKey(r), r.digest);
   return requests.map((r) => {

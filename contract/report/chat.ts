@@ -154,7 +154,8 @@ function recorded(list: readonly ChatReplyRef[]): Pick<Environment, 'backend' | 
   if (runtimes.length < list.length) notes.push(`${list.length - runtimes.length} of ${list.length} replies do not record what ran them`);
   const describe = (r: ReplyRuntime) => `${r.backend.device} (${r.backend.flavour})`;
   const backends = [...new Set(runtimes.map(describe))];
-  if (backends.length > 1) notes.push(`the replies ran on ${backends.length} backends (${backends.join('; ')}): the environment shows the first`);
+  if (backends.length > 1)
+    notes.push(`the replies ran on ${backends.length} backends (${backends.join('; ')}): the environment shows the first`);
   const settingsOf = (r: ReplyRuntime) => ({
     gpuLayers: r.backend.gpuLayers,
     flashAttn: r.backend.flashAttn,
@@ -162,7 +163,8 @@ function recorded(list: readonly ChatReplyRef[]): Pick<Environment, 'backend' | 
     threads: r.threads,
     batchSize: r.batchSize,
   });
-  if (new Set(runtimes.map((r) => JSON.stringify(settingsOf(r)))).size > 1) notes.push('the replies ran with different settings: the environment shows the first reply\'s');
+  if (new Set(runtimes.map((r) => JSON.stringify(settingsOf(r)))).size > 1)
+    notes.push("the replies ran with different settings: the environment shows the first reply's");
   const b = first.backend;
   return {
     backend: { device: b.device, kind: b.kind, flavour: b.flavour, note: b.choice },
@@ -184,7 +186,9 @@ export function chatReport(input: ChatReportInput): Report {
   });
   if (list.length === 0) {
     throw new ChatReportError(
-      all.length === 0 ? 'the chat has no reply yet: send a message first' : 'the chat has no completed reply to report (they are streaming or failed)',
+      all.length === 0
+        ? 'the chat has no reply yet: send a message first'
+        : 'the chat has no completed reply to report (they are streaming or failed)',
     );
   }
   const tasks = taskNames(list);

@@ -36,7 +36,10 @@ export interface RequestOutcome {
 }
 
 /** The timing and counts of one round, as the engine reports them and as a saved reply keeps them. */
-export type RoundFigures = Pick<RoundRecord, 'proposed' | 'accepted' | 'replay' | 'clampedTo' | 'endUs' | 'proposeUs' | 'verifyUs' | 'commitUs'>;
+export type RoundFigures = Pick<
+  RoundRecord,
+  'proposed' | 'accepted' | 'replay' | 'clampedTo' | 'endUs' | 'proposeUs' | 'verifyUs' | 'commitUs'
+>;
 
 export function roundSample(r: RoundFigures, emitted: number): RoundSample {
   return {

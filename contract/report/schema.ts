@@ -127,7 +127,10 @@ export const ModelFile = z.object({
   name: z.string(),
   sizeBytes: Count,
   /** always present in a bench report; null in a chat report while the library is still hashing the file */
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   architecture: z.string(),
   /** GGUF file type (F32, F16, Q8_0, Q4_0, MOSTLY_Q4_K_M ...) */
   quantization: z.string(),

@@ -17,4 +17,3 @@ export function decodeFrame(data: string): { message: unknown } | null {
     return null;
   }
 }
-

@@ -56,7 +56,11 @@ export function createIpcDispatcher<D extends Record<string, ConcernSpec>>(
     const page: Page = { reply: () => {}, deliver: () => {} };
     // every trusted message of a page comes from its main frame, so its latest reply reaches the
     // page; the port never closes by itself: a page's going is news from Electron (dropSender)
-    const port = { send: (message: unknown) => page.reply(message), onMessage: (listener: Page['deliver']) => (page.deliver = listener), onClose: () => {} };
+    const port = {
+      send: (message: unknown) => page.reply(message),
+      onMessage: (listener: Page['deliver']) => (page.deliver = listener),
+      onClose: () => {},
+    };
     page.server = serveChannel(description, api, port, { checks: CHECKED_BY_SERVER, log });
     pages.set(senderId, page);
     return page;

@@ -4,7 +4,11 @@ import type { BrowserWindowConstructorOptions, Rectangle } from 'electron';
 
 import { MIN_SIZE } from './window-state.js';
 
-export function mainWindowOptions(options: { bounds: Partial<Rectangle> & { width: number; height: number }; preload: string; icon?: string }): BrowserWindowConstructorOptions {
+export function mainWindowOptions(options: {
+  bounds: Partial<Rectangle> & { width: number; height: number };
+  preload: string;
+  icon?: string;
+}): BrowserWindowConstructorOptions {
   return {
     ...options.bounds,
     minWidth: MIN_SIZE.width,

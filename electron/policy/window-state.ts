@@ -49,12 +49,19 @@ function overlap(a: Rect, b: Rect): { width: number; height: number } {
 }
 
 /** The bounds to open with: the saved ones when they still show on a display, else the default size. */
-export function restoredBounds(saved: WindowState | null, workAreas: Rect[]): { bounds: Partial<Rect> & { width: number; height: number }; maximized: boolean } {
+export function restoredBounds(
+  saved: WindowState | null,
+  workAreas: Rect[],
+): { bounds: Partial<Rect> & { width: number; height: number }; maximized: boolean } {
   if (!saved) return { bounds: { ...DEFAULT_SIZE }, maximized: false };
   const visible = workAreas.some((area) => {
     const o = overlap(saved, area);
     return o.width >= MIN_VISIBLE && o.height >= MIN_VISIBLE;
   });
-  if (!visible) return { bounds: { width: Math.max(MIN_SIZE.width, saved.width), height: Math.max(MIN_SIZE.height, saved.height) }, maximized: saved.maximized };
+  if (!visible)
+    return {
+      bounds: { width: Math.max(MIN_SIZE.width, saved.width), height: Math.max(MIN_SIZE.height, saved.height) },
+      maximized: saved.maximized,
+    };
   return { bounds: { x: saved.x, y: saved.y, width: saved.width, height: saved.height }, maximized: saved.maximized };
 }

@@ -15,23 +15,31 @@ template <class T> auto set_backend(T & p, bool on, int) -> decltype(p.backend =
     p.backend = on;
     return true;
 }
-template <class T> bool set_backend(T &, bool, long) { return false; }
+template <class T> bool set_backend(T &, bool, long) {
+    return false;
+}
 
 template <class T> auto set_proposer_backend(T & p, bool on, int) -> decltype(p.proposer_backend_sampling = on, bool()) {
     p.proposer_backend_sampling = on;
     return true;
 }
-template <class T> bool set_proposer_backend(T &, bool, long) { return false; }
+template <class T> bool set_proposer_backend(T &, bool, long) {
+    return false;
+}
 
-template <class T> auto drawn_on_backend(const T & c, int) -> decltype(bool(c.backend)) { return c.backend; }
-template <class T> bool drawn_on_backend(const T &, long) { return false; }
+template <class T> auto drawn_on_backend(const T & c, int) -> decltype(bool(c.backend)) {
+    return c.backend;
+}
+template <class T> bool drawn_on_backend(const T &, long) {
+    return false;
+}
 } // namespace detail
 
 // sampling_params: draw the target's tokens with llama.cpp's backend samplers (false: on the CPU).
 // Returns whether the engine has that path.
 template <class SamplingParams> bool set_backend_sampling(SamplingParams & p, bool on) {
 #ifdef POWER_CHECK_NO_BACKEND_SAMPLING
-    (void) p;
+    (void)p;
     return !on;
 #else
     return detail::set_backend(p, on, 0) || !on;
@@ -43,12 +51,14 @@ template <class SessionParams> void set_proposer_backend_sampling(SessionParams 
 #ifndef POWER_CHECK_NO_BACKEND_SAMPLING
     detail::set_proposer_backend(p, on, 0);
 #else
-    (void) p;
-    (void) on;
+    (void)p;
+    (void)on;
 #endif
 }
 
 // row_capture: the captured token was drawn on the backend, so no logits row was kept
-template <class RowCapture> bool capture_drawn_on_backend(const RowCapture & c) { return detail::drawn_on_backend(c, 0); }
+template <class RowCapture> bool capture_drawn_on_backend(const RowCapture & c) {
+    return detail::drawn_on_backend(c, 0);
+}
 
 } // namespace power_check::adapt

@@ -40,7 +40,8 @@ class json {
     }
     template <class T> static json array_of(const std::vector<T> & v) {
         json j = array();
-        for (const T & x : v) j.push(json(x));
+        for (const T & x : v)
+            j.push(json(x));
         return j;
     }
 
@@ -77,19 +78,29 @@ class json {
         out += '"';
         for (unsigned char c : s) {
             switch (c) {
-                case '"': out += "\\\""; break;
-                case '\\': out += "\\\\"; break;
-                case '\n': out += "\\n"; break;
-                case '\r': out += "\\r"; break;
-                case '\t': out += "\\t"; break;
-                default:
-                    if (c < 0x20) {
-                        char buf[8];
-                        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                        out += buf;
-                    } else {
-                        out += static_cast<char>(c);
-                    }
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += static_cast<char>(c);
+                }
             }
         }
         out += '"';
@@ -98,57 +109,65 @@ class json {
         const std::string pad = indent > 0 ? "\n" + std::string(static_cast<size_t>(indent * (depth + 1)), ' ') : "";
         const std::string end = indent > 0 ? "\n" + std::string(static_cast<size_t>(indent * depth), ' ') : "";
         switch (kind_) {
-            case k_null: out += "null"; break;
-            case k_bool: out += b_ ? "true" : "false"; break;
-            case k_number: {
-                if (!std::isfinite(n_)) {
-                    out += "null";
-                } else if (n_ == std::floor(n_) && std::fabs(n_) < 9e15) {
-                    out += std::to_string(static_cast<long long>(n_));
-                } else {
-                    char buf[32];
-                    std::snprintf(buf, sizeof buf, "%.6g", n_);
-                    out += buf;
-                }
-                break;
+        case k_null:
+            out += "null";
+            break;
+        case k_bool:
+            out += b_ ? "true" : "false";
+            break;
+        case k_number: {
+            if (!std::isfinite(n_)) {
+                out += "null";
+            } else if (n_ == std::floor(n_) && std::fabs(n_) < 9e15) {
+                out += std::to_string(static_cast<long long>(n_));
+            } else {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%.6g", n_);
+                out += buf;
             }
-            case k_string: write_string(out, s_); break;
-            case k_array: {
-                // arrays of plain values stay on one line
-                bool flat = true;
-                for (const auto & v : items_) flat = flat && v.kind_ != k_array && v.kind_ != k_object;
-                out += '[';
-                for (size_t i = 0; i < items_.size(); i++) {
-                    if (i) out += flat ? ", " : ",";
-                    if (!flat) out += pad;
-                    items_[i].write(out, indent, depth + 1);
-                }
-                if (!flat && !items_.empty()) out += end;
-                out += ']';
-                break;
+            break;
+        }
+        case k_string:
+            write_string(out, s_);
+            break;
+        case k_array: {
+            // arrays of plain values stay on one line
+            bool flat = true;
+            for (const auto & v : items_)
+                flat = flat && v.kind_ != k_array && v.kind_ != k_object;
+            out += '[';
+            for (size_t i = 0; i < items_.size(); i++) {
+                if (i) out += flat ? ", " : ",";
+                if (!flat) out += pad;
+                items_[i].write(out, indent, depth + 1);
             }
-            case k_object: {
-                // objects of plain values (a case's audit, a speed row) stay on one line
-                bool flat = members_.size() <= 24;
-                for (const auto & kv : members_) flat = flat && kv.second.kind_ != k_array && kv.second.kind_ != k_object;
-                out += '{';
-                for (size_t i = 0; i < members_.size(); i++) {
-                    if (i) out += flat ? ", " : ",";
-                    if (!flat) out += pad;
-                    write_string(out, members_[i].first);
-                    out += indent > 0 ? ": " : ":";
-                    members_[i].second.write(out, indent, depth + 1);
-                }
-                if (!flat && !members_.empty()) out += end;
-                out += '}';
-                break;
+            if (!flat && !items_.empty()) out += end;
+            out += ']';
+            break;
+        }
+        case k_object: {
+            // objects of plain values (a case's audit, a speed row) stay on one line
+            bool flat = members_.size() <= 24;
+            for (const auto & kv : members_)
+                flat = flat && kv.second.kind_ != k_array && kv.second.kind_ != k_object;
+            out += '{';
+            for (size_t i = 0; i < members_.size(); i++) {
+                if (i) out += flat ? ", " : ",";
+                if (!flat) out += pad;
+                write_string(out, members_[i].first);
+                out += indent > 0 ? ": " : ":";
+                members_[i].second.write(out, indent, depth + 1);
             }
+            if (!flat && !members_.empty()) out += end;
+            out += '}';
+            break;
+        }
         }
     }
 
     kind_t kind_ = k_null;
-    bool b_ = false;
-    double n_ = 0;
+    bool b_      = false;
+    double n_    = 0;
     std::string s_;
     std::vector<json> items_;
     std::vector<std::pair<std::string, json>> members_;

@@ -38,7 +38,7 @@ struct mulberry32 {
     double next() {
         a += 0x6d2b79f5u;
         uint32_t t = (a ^ (a >> 15)) * (1u | a);
-        t = (t + ((t ^ (t >> 7)) * (61u | t))) ^ t;
+        t          = (t + ((t ^ (t >> 7)) * (61u | t))) ^ t;
         return static_cast<double>(t ^ (t >> 14)) / 4294967296.0;
     }
 };
@@ -50,7 +50,7 @@ void add_gaussian(std::vector<float> & out, double std_dev, const std::string & 
     for (size_t i = 0; i < out.size(); i += 2) {
         const double r     = std::sqrt(-2 * std::log(1 - rng.next())) * std_dev;
         const double theta = two_pi * rng.next();
-        out[i] = static_cast<float>(static_cast<double>(out[i]) + r * std::cos(theta));
+        out[i]             = static_cast<float>(static_cast<double>(out[i]) + r * std::cos(theta));
         if (i + 1 < out.size()) {
             out[i + 1] = static_cast<float>(static_cast<double>(out[i + 1]) + r * std::sin(theta));
         }
@@ -64,16 +64,15 @@ enum token_type : int32_t { NORMAL = 1, UNKNOWN = 2, CONTROL = 3, BYTE = 6 };
 const char * const SPACE = "\xe2\x96\x81"; // U+2581, SentencePiece's leading-space marker
 
 const char * const DEFAULT_WORDS[] = {
-    "the", "and", "of", "to", "a", "in", "is", "it", "you", "that", "he", "was", "for", "on", "are",
-    "with", "as", "I", "his", "they", "be", "at", "one", "have", "this", "from", "or", "had", "by",
-    "not", "but", "what", "all", "were", "we", "when", "your", "can", "said", "there", "use", "an",
-    "each", "which", "she", "do", "how", "their", "if", "will", "up", "other", "about", "out", "many",
-    "then", "them", "these", "so", "some", "her", "would", "make", "like", "him", "into", "time",
-    "has", "look", "two", "more", "write", "go", "see", "number", "no", "way", "could", "people",
-    "my", "than", "first", "water", "been", "call", "who", "now", "find", "long", "down", "day",
-    "did", "get", "come", "made", "may", "part", "hello", "world", "power", "model", "token", "fast",
-    "speed", "draft", "target", "test", "chat", "answer", "question", "yes", "story", "quick",
-    "brown", "fox", "jumps", "over", "lazy", "dog",
+    "the",   "and",   "of",    "to",    "a",      "in",    "is",    "it",     "you",    "that",  "he",     "was",      "for",   "on",
+    "are",   "with",  "as",    "I",     "his",    "they",  "be",    "at",     "one",    "have",  "this",   "from",     "or",    "had",
+    "by",    "not",   "but",   "what",  "all",    "were",  "we",    "when",   "your",   "can",   "said",   "there",    "use",   "an",
+    "each",  "which", "she",   "do",    "how",    "their", "if",    "will",   "up",     "other", "about",  "out",      "many",  "then",
+    "them",  "these", "so",    "some",  "her",    "would", "make",  "like",   "him",    "into",  "time",   "has",      "look",  "two",
+    "more",  "write", "go",    "see",   "number", "no",    "way",   "could",  "people", "my",    "than",   "first",    "water", "been",
+    "call",  "who",   "now",   "find",  "long",   "down",  "day",   "did",    "get",    "come",  "made",   "may",      "part",  "hello",
+    "world", "power", "model", "token", "fast",   "speed", "draft", "target", "test",   "chat",  "answer", "question", "yes",   "story",
+    "quick", "brown", "fox",   "jumps", "over",   "lazy",  "dog",
 };
 
 const char * const CHAT_TEMPLATE =
@@ -88,7 +87,7 @@ std::vector<std::string> code_points(const std::string & s) {
     std::vector<std::string> out;
     for (size_t i = 0; i < s.size();) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
-        const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;
+        const size_t n        = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;
         out.push_back(s.substr(i, n));
         i += n;
     }
@@ -97,8 +96,8 @@ std::vector<std::string> code_points(const std::string & s) {
 
 struct vocab {
     std::vector<std::string> tokens;
-    std::vector<float>       scores;
-    std::vector<int32_t>     types;
+    std::vector<float> scores;
+    std::vector<int32_t> types;
     uint32_t unk = 0, bos = 1, eos = 2, eot = 0;
 };
 
@@ -129,11 +128,16 @@ const vocab & default_vocab() {
         out.eot = static_cast<uint32_t>(out.tokens.size() - 1);
 
         std::vector<std::string> normal = {SPACE};
-        for (char c = 'a'; c <= 'z'; c++) normal.emplace_back(1, c);
-        for (char c = 'A'; c <= 'Z'; c++) normal.emplace_back(1, c);
-        for (char c = '0'; c <= '9'; c++) normal.emplace_back(1, c);
-        for (const char * p : {".", ",", "!", "?", ":", ";", "'", "\"", "-", "(", ")"}) normal.emplace_back(p);
-        for (char c = 'a'; c <= 'z'; c++) normal.push_back(std::string(SPACE) + c);
+        for (char c = 'a'; c <= 'z'; c++)
+            normal.emplace_back(1, c);
+        for (char c = 'A'; c <= 'Z'; c++)
+            normal.emplace_back(1, c);
+        for (char c = '0'; c <= '9'; c++)
+            normal.emplace_back(1, c);
+        for (const char * p : {".", ",", "!", "?", ":", ";", "'", "\"", "-", "(", ")"})
+            normal.emplace_back(p);
+        for (char c = 'a'; c <= 'z'; c++)
+            normal.push_back(std::string(SPACE) + c);
         const auto prefixes_from_second = [&](const std::string & word) {
             const std::vector<std::string> chars = code_points(word);
             std::string acc;
@@ -163,7 +167,7 @@ struct tensor_def {
     std::string name;
     std::vector<int64_t> shape; // ggml order: shape[0] is the fastest dimension
     init_kind kind = init_kind::normal;
-    double value = 0; // std (normal, negexp) or the constant
+    double value   = 0; // std (normal, negexp) or the constant
     std::function<void(std::vector<float> &)> post;
     ggml_type type = GGML_TYPE_F32;
 };
@@ -180,7 +184,7 @@ class model_writer {
         tensor_def t{name, std::move(shape), kind, value, std::move(post), GGML_TYPE_F32};
         // as tools/models/synthetic.ts matrixType(): vectors and ssm_conv1d stay F32
         const bool matrix = t.shape.size() >= 2 && name.find("ssm_conv1d") == std::string::npos;
-        t.type = matrix && dtype_ == dtype::f16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+        t.type            = matrix && dtype_ == dtype::f16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
         defs_.push_back(std::move(t));
     }
     void normal(const std::string & name, std::vector<int64_t> shape, double std_dev,
@@ -208,7 +212,7 @@ class model_writer {
         }
         // draws `threads` tensors at a time, writes them in order
         const size_t align = gguf_get_alignment(gguf_);
-        size_t written = 0;
+        size_t written     = 0;
         std::vector<std::vector<uint8_t>> bytes(defs_.size());
         for (size_t first = 0; first < defs_.size(); first += static_cast<size_t>(threads)) {
             const size_t last = std::min(defs_.size(), first + static_cast<size_t>(threads));
@@ -216,7 +220,8 @@ class model_writer {
             for (size_t i = first; i < last; i++) {
                 pool.emplace_back([this, i, &bytes] { bytes[i] = draw(defs_[i]); });
             }
-            for (auto & th : pool) th.join();
+            for (auto & th : pool)
+                th.join();
             for (size_t i = first; i < last; i++) {
                 const size_t offset = gguf_get_tensor_offset(gguf_, static_cast<int64_t>(i));
                 if (offset < written) {
@@ -243,7 +248,8 @@ class model_writer {
   private:
     std::vector<uint8_t> draw(const tensor_def & d) const {
         int64_t n = 1;
-        for (int64_t x : d.shape) n *= x;
+        for (int64_t x : d.shape)
+            n *= x;
         std::vector<float> data(static_cast<size_t>(n), 0.0f);
         if (d.kind == init_kind::constant) {
             std::fill(data.begin(), data.end(), static_cast<float>(d.value));
@@ -251,7 +257,8 @@ class model_writer {
             add_gaussian(data, d.value, std::to_string(seed_) + "/" + d.name);
         }
         if (d.kind == init_kind::negexp) {
-            for (float & x : data) x = static_cast<float>(-std::exp(static_cast<double>(x)));
+            for (float & x : data)
+                x = static_cast<float>(-std::exp(static_cast<double>(x)));
         }
         if (d.post) d.post(data);
         std::vector<uint8_t> out;
@@ -281,7 +288,8 @@ void general_metadata(gguf_context * kv, const char * arch, const std::string & 
 void vocab_metadata(gguf_context * kv) {
     const vocab & v = default_vocab();
     std::vector<const char *> texts;
-    for (const auto & t : v.tokens) texts.push_back(t.c_str());
+    for (const auto & t : v.tokens)
+        texts.push_back(t.c_str());
     gguf_set_val_str(kv, "tokenizer.ggml.model", "llama");
     gguf_set_arr_str(kv, "tokenizer.ggml.tokens", texts.data(), texts.size());
     gguf_set_arr_data(kv, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, v.scores.data(), v.scores.size());
@@ -322,7 +330,9 @@ weight_scales scaled(int embd) {
     return {d.embedding, d.output * k, d.attention_qk * k, d.attention_vo * k, d.projection * k};
 }
 
-int vocab_size() { return static_cast<int>(default_vocab().tokens.size()); }
+int vocab_size() {
+    return static_cast<int>(default_vocab().tokens.size());
+}
 
 // scaled(), with the value path and the projections 4x weaker: the target then depends less on
 // the context, which is what a draft that shares its first blocks (or an MTP head) can predict
@@ -338,39 +348,39 @@ model_set gpu_models(const std::string & scale) {
     model_set m;
     // test/gpu/models.ts: the llama target's blocks are 4x weaker in their value path and FFN,
     // so the 2-block draft that shares its first blocks agrees with it most of the time
-    llama_spec & t = m.target;
-    t.name = "power-gpu-target";
-    t.seed = 11;
-    t.embd = full ? 2048 : 256;
-    t.layers = full ? 16 : 6;
-    t.heads = full ? 16 : 4;
-    t.kv_heads = full ? 4 : 2;
-    t.ff = full ? 5632 : 704;
+    llama_spec & t   = m.target;
+    t.name           = "power-gpu-target";
+    t.seed           = 11;
+    t.embd           = full ? 2048 : 256;
+    t.layers         = full ? 16 : 6;
+    t.heads          = full ? 16 : 4;
+    t.kv_heads       = full ? 4 : 2;
+    t.ff             = full ? 5632 : 704;
     t.context_length = 4096;
-    t.scales = context_light(t.embd);
-    m.draft = t;
-    m.draft.name = "power-gpu-draft";
-    m.draft.layers = 2; // same seed: blocks 0-1, the embedding and the head are the target's own
+    t.scales         = context_light(t.embd);
+    m.draft          = t;
+    m.draft.name     = "power-gpu-draft";
+    m.draft.layers   = 2; // same seed: blocks 0-1, the embedding and the head are the target's own
 
-    qwen35_spec & h = m.hybrid;
-    h.name = "power-gpu-hybrid";
-    h.seed = 12;
-    h.embd = full ? 1024 : 256;
-    h.trunk_layers = full ? 16 : 8;
-    h.heads = full ? 8 : 4;
-    h.kv_heads = 2;
-    h.head_dim = full ? 128 : 64;
-    h.ff = full ? 3072 : 768;
-    h.context_length = 4096;
-    h.full_attention_interval = 4; // 3 GatedDeltaNet blocks per attention block, as Qwen3.5
-    h.rope_dims = full ? 64 : 32;
+    qwen35_spec & h            = m.hybrid;
+    h.name                     = "power-gpu-hybrid";
+    h.seed                     = 12;
+    h.embd                     = full ? 1024 : 256;
+    h.trunk_layers             = full ? 16 : 8;
+    h.heads                    = full ? 8 : 4;
+    h.kv_heads                 = 2;
+    h.head_dim                 = full ? 128 : 64;
+    h.ff                       = full ? 3072 : 768;
+    h.context_length           = 4096;
+    h.full_attention_interval  = 4; // 3 GatedDeltaNet blocks per attention block, as Qwen3.5
+    h.rope_dims                = full ? 64 : 32;
     const int sections_full[4] = {11, 11, 10, 0}, sections_small[4] = {6, 5, 5, 0};
     std::copy(full ? sections_full : sections_small, (full ? sections_full : sections_small) + 4, h.rope_sections);
     h.conv_kernel = 4;
-    h.state_size = full ? 128 : 32;
+    h.state_size  = full ? 128 : 32;
     h.group_count = full ? 4 : 2;
-    h.dt_rank = full ? 8 : 4;
-    h.inner_size = full ? 1024 : 128;
+    h.dt_rank     = full ? 8 : 4;
+    h.inner_size  = full ? 1024 : 128;
     // weaker than test/gpu/models.ts's hybrid, as the llama target is: with the plain scales its
     // MTP head agreed with the trunk on 4 of 2,037 proposals (greedy, 300 tokens); the NextN block
     // sees the next token's embedding and the hidden row, not the context
@@ -385,20 +395,19 @@ model_set gpu_models(const std::string & scale) {
 
 std::string describe(const llama_spec & s) {
     std::ostringstream o;
-    o << "llama v1 " << s.name << " seed " << s.seed << " " << (s.type == dtype::f16 ? "f16" : "f32") << " E" << s.embd << " L"
-      << s.layers << " H" << s.heads << "/" << s.kv_heads << " F" << s.ff << " C" << s.context_length << " V" << vocab_size()
-      << " scales " << scales_text(s.scales);
+    o << "llama v1 " << s.name << " seed " << s.seed << " " << (s.type == dtype::f16 ? "f16" : "f32") << " E" << s.embd << " L" << s.layers
+      << " H" << s.heads << "/" << s.kv_heads << " F" << s.ff << " C" << s.context_length << " V" << vocab_size() << " scales "
+      << scales_text(s.scales);
     return o.str();
 }
 
 std::string describe(const qwen35_spec & s) {
     std::ostringstream o;
     o << "qwen35 v1 " << s.name << " seed " << s.seed << " " << (s.type == dtype::f16 ? "f16" : "f32") << " E" << s.embd << " L"
-      << s.trunk_layers << "+1 H" << s.heads << "/" << s.kv_heads << "x" << s.head_dim << " F" << s.ff << " C" << s.context_length
-      << " fai" << s.full_attention_interval << " rope" << s.rope_dims << "[" << s.rope_sections[0] << "," << s.rope_sections[1]
-      << "," << s.rope_sections[2] << "," << s.rope_sections[3] << "] ssm " << s.conv_kernel << "/" << s.state_size << "/"
-      << s.group_count << "/" << s.dt_rank << "/" << s.inner_size << " mtp " << s.mtp_block_scale << " V" << vocab_size()
-      << " scales " << scales_text(s.scales);
+      << s.trunk_layers << "+1 H" << s.heads << "/" << s.kv_heads << "x" << s.head_dim << " F" << s.ff << " C" << s.context_length << " fai"
+      << s.full_attention_interval << " rope" << s.rope_dims << "[" << s.rope_sections[0] << "," << s.rope_sections[1] << ","
+      << s.rope_sections[2] << "," << s.rope_sections[3] << "] ssm " << s.conv_kernel << "/" << s.state_size << "/" << s.group_count << "/"
+      << s.dt_rank << "/" << s.inner_size << " mtp " << s.mtp_block_scale << " V" << vocab_size() << " scales " << scales_text(s.scales);
     return o.str();
 }
 
@@ -446,9 +455,9 @@ void write_model(const llama_spec & p, const std::string & path, int threads) {
 // block every full_attention_interval-th, and one NextN (MTP) block after the trunk
 void write_model(const qwen35_spec & p, const std::string & path, int threads) {
     const int64_t E = p.embd, V = vocab_size(), D = p.head_dim;
-    const int64_t key_dim = static_cast<int64_t>(p.state_size) * p.group_count;
+    const int64_t key_dim   = static_cast<int64_t>(p.state_size) * p.group_count;
     const int64_t value_dim = static_cast<int64_t>(p.state_size) * p.dt_rank;
-    const int64_t conv_dim = 2 * key_dim + value_dim;
+    const int64_t conv_dim  = 2 * key_dim + value_dim;
     if (p.inner_size != value_dim) {
         throw std::runtime_error(p.name + ": ssm inner size must equal state * rank");
     }
@@ -478,7 +487,7 @@ void write_model(const qwen35_spec & p, const std::string & path, int threads) {
     vocab_metadata(kv);
 
     const weight_scales & s = p.scales;
-    const auto attention = [&](const std::string & b, double k) {
+    const auto attention    = [&](const std::string & b, double k) {
         w.normal(b + "attn_q.weight", {E, 2 * p.heads * D}, k * s.attention_qk); // query and output gate
         w.normal(b + "attn_k.weight", {E, p.kv_heads * D}, k * s.attention_qk);
         w.normal(b + "attn_v.weight", {E, p.kv_heads * D}, k * s.attention_vo);
@@ -520,7 +529,8 @@ void write_model(const qwen35_spec & p, const std::string & path, int threads) {
     attention(m, k);
     ffn(m, k);
     w.normal(m + "nextn.eh_proj.weight", {2 * E, E}, k * s.projection, [E](std::vector<float> & data) {
-        for (int64_t i = 0; i < E; i++) data[i * 2 * E + i] += 1.0f;
+        for (int64_t i = 0; i < E; i++)
+            data[i * 2 * E + i] += 1.0f;
     });
     w.ones(m + "nextn.enorm.weight", {E});
     w.ones(m + "nextn.hnorm.weight", {E});

@@ -12,11 +12,11 @@
 namespace power_check {
 
 struct weight_scales {
-    double embedding   = 1.0;
-    double output      = 0.5;
+    double embedding    = 1.0;
+    double output       = 0.5;
     double attention_qk = 0.1;
     double attention_vo = 0.05;
-    double projection  = 0.1;
+    double projection   = 0.1;
 };
 
 // test/gpu/models.ts scaled(): weights shrink with sqrt(128 / E), so logits keep the spread of
@@ -28,7 +28,7 @@ enum class dtype { f32, f16 };
 struct llama_spec {
     std::string name;
     uint32_t seed = 1;
-    dtype type = dtype::f16;
+    dtype type    = dtype::f16;
     int embd = 128, layers = 4, heads = 4, kv_heads = 2, ff = 256, context_length = 4096;
     weight_scales scales;
 };
@@ -36,7 +36,7 @@ struct llama_spec {
 struct qwen35_spec {
     std::string name;
     uint32_t seed = 4;
-    dtype type = dtype::f16;
+    dtype type    = dtype::f16;
     int embd = 128, trunk_layers = 4, heads = 4, kv_heads = 2, head_dim = 32, ff = 256, context_length = 4096;
     int full_attention_interval = 2, rope_dims = 16;
     int rope_sections[4] = {3, 3, 2, 0};
@@ -47,7 +47,7 @@ struct qwen35_spec {
 
 // the pair and the hybrid of one scale (test/gpu/models.ts gpuModels): "small" or "full"
 struct model_set {
-    llama_spec  target, draft;
+    llama_spec target, draft;
     qwen35_spec hybrid;
 };
 model_set gpu_models(const std::string & scale);

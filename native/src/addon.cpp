@@ -37,7 +37,7 @@ void abort_in_one_line(const char * message) {
 }
 
 std::once_flag backends_once;
-std::string    backends_log; // warnings and errors logged while the backends loaded (set once)
+std::string backends_log; // warnings and errors logged while the backends loaded (set once)
 
 // init(libDir) -> { loadLog }: loads the ggml backends that sit next to the addon (the prebuilt
 // packages use dynamic backends: plain ggml_backend_load_all() would find no device).
@@ -71,7 +71,7 @@ Napi::Value init(const Napi::CallbackInfo & info) {
 // x86 or ARM extensions of the variant that loaded), "NAME" for a flag, "NAME=value" otherwise.
 Napi::Array backend_features(Napi::Env env, ggml_backend_reg_t reg) {
     Napi::Array out = Napi::Array::New(env);
-    auto get = reinterpret_cast<ggml_backend_get_features_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features"));
+    auto get        = reinterpret_cast<ggml_backend_get_features_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features"));
     if (get == nullptr) {
         return out;
     }
@@ -86,9 +86,10 @@ Napi::Array backend_features(Napi::Env env, ggml_backend_reg_t reg) {
 // The extra buffer types a device offers for weights (the CPU's repacked or AMX layouts): a
 // model's weights may be moved into them at load, and each brings its own matmul kernels.
 Napi::Array extra_buffer_types(Napi::Env env, ggml_backend_dev_t dev) {
-    Napi::Array out = Napi::Array::New(env);
+    Napi::Array out        = Napi::Array::New(env);
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
-    auto get = reinterpret_cast<ggml_backend_dev_get_extra_bufts_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts"));
+    auto get =
+        reinterpret_cast<ggml_backend_dev_get_extra_bufts_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts"));
     if (get == nullptr) {
         return out;
     }
@@ -102,7 +103,7 @@ Napi::Array extra_buffer_types(Napi::Env env, ggml_backend_dev_t dev) {
 // devices() -> [{ name, description, type, backend, freeBytes, totalBytes, features,
 // extraBufferTypes }]; a remote device (addRpcServer) reports the memory it had when it was added
 Napi::Value devices(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env   = info.Env();
     Napi::Array out = Napi::Array::New(env);
     for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
         ggml_backend_dev_t dev = ggml_backend_dev_get(i);
@@ -135,7 +136,7 @@ Napi::Value try_load(const Napi::CallbackInfo & info) {
 
 // liveHandles() -> { models, contexts, jobs }: what native state is still alive
 Napi::Value live_handles(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env    = info.Env();
     Napi::Object out = Napi::Object::New(env);
     out.Set("models", live().models.load());
     out.Set("contexts", live().contexts.load());

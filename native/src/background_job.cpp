@@ -10,11 +10,11 @@ background_job::background_job(Napi::Env env) : deferred_(Napi::Promise::Deferre
 
 Napi::Promise background_job::start(Napi::Env env, const char * name, work_fn work) {
     auto * job = new background_job(env);
-    job->tsfn_ = Napi::TypedThreadSafeFunction<background_job, js_step, call_js>::New(
-        env, name, 0, 1, job, finalize, static_cast<void *>(nullptr));
+    job->tsfn_ =
+        Napi::TypedThreadSafeFunction<background_job, js_step, call_js>::New(env, name, 0, 1, job, finalize, static_cast<void *>(nullptr));
     live().jobs++;
     Napi::Promise promise = job->deferred_.Promise();
-    job->thread_ = std::thread([job, work = std::move(work)]() {
+    job->thread_          = std::thread([job, work = std::move(work)]() {
         try {
             work(*job);
         } catch (const std::exception & e) {

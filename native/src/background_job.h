@@ -43,7 +43,7 @@ class background_job {
     Napi::Promise::Deferred deferred_;
     Napi::TypedThreadSafeFunction<background_job, js_step, call_js> tsfn_;
     std::thread thread_;
-    bool        settled_ = false;
+    bool settled_ = false;
 };
 
 } // namespace power

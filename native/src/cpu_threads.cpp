@@ -69,8 +69,8 @@ int32_t physical_cores() {
     return logical_cpus();
 }
 
-using pool_new_fn   = ggml_threadpool * (*) (ggml_threadpool_params *);
-using pool_free_fn  = void (*)(ggml_threadpool *);
+using pool_new_fn  = ggml_threadpool * (*)(ggml_threadpool_params *);
+using pool_free_fn = void (*)(ggml_threadpool *);
 
 // the CPU backend is loaded dynamically (ggml_backend_load_all_from_path): its threadpool
 // functions are reached through the registry, as llama.cpp's own tools do
@@ -108,7 +108,7 @@ threadpool_ptr make_threadpool(int32_t n_threads, uint32_t poll) {
         return nullptr;
     }
     ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
-    tpp.poll = std::min<uint32_t>(poll, 100);
+    tpp.poll                   = std::min<uint32_t>(poll, 100);
     return threadpool_ptr(pool_new(&tpp));
 }
 

@@ -23,7 +23,7 @@ size_t common_prefix(const std::vector<llama_token> & a, const std::vector<llama
 // within the last decode's snapshots, see cut_target); then the sequence is cleared and the
 // prompt is evaluated from the start.
 void rollback_to(session_core & core, size_t keep) {
-    keep = std::min(keep, core.committed.size());
+    keep               = std::min(keep, core.committed.size());
     const int32_t back = static_cast<int32_t>(core.committed.size() - keep);
     if (!cut_target(core, static_cast<llama_pos>(keep), back)) {
         forget_target(core);
@@ -50,7 +50,7 @@ bool prefill(session_core & core, const std::vector<llama_token> & prompt, int32
     if (keep < core.committed.size()) {
         rollback_to(core, keep);
     }
-    reused = static_cast<int32_t>(core.committed.size());
+    reused              = static_cast<int32_t>(core.committed.size());
     batch_owner & batch = *core.batch;
     while (core.committed.size() < prompt.size()) {
         size_t from = core.committed.size();
@@ -60,7 +60,7 @@ bool prefill(session_core & core, const std::vector<llama_token> & prompt, int32
             batch.add(prompt[i], static_cast<llama_pos>(i), i + 1 == prompt.size());
         }
         core.rs_room = 0; // until this decode succeeds, no snapshot is known to be good
-        int32_t rc = llama_decode(core.ctx.get(), batch.get());
+        int32_t rc   = llama_decode(core.ctx.get(), batch.get());
         if (rc != 0) {
             if (core.spec.recurrent) {
                 // an aborted graph may have written some layers' recurrent state: only a
@@ -113,19 +113,19 @@ void round_batch::add_token(const llama_vocab * vocab, llama_token id, origin o)
     piece_ends.push_back(static_cast<uint32_t>(bytes.size()));
 }
 
-void round_batch::add_round(int32_t n_proposed, int32_t n_accepted, bool replayed, int32_t clamp_to, int64_t start,
-                            int64_t end, int64_t propose, int64_t verify, int64_t commit, int32_t n_tok) {
+void round_batch::add_round(int32_t n_proposed, int32_t n_accepted, bool replayed, int32_t clamp_to, int64_t start, int64_t end,
+                            int64_t propose, int64_t verify, int64_t commit, int32_t n_tok) {
     const double row[n_fields] = {
         double(n_proposed), double(n_accepted), replayed ? 1.0 : 0.0, double(clamp_to), double(start),
-        double(end),        double(propose),    double(verify),      double(commit),   double(n_tok),
+        double(end),        double(propose),    double(verify),       double(commit),   double(n_tok),
     };
     numbers.insert(numbers.end(), row, row + n_fields);
 }
 
 generate_result run_generation(session_core & core, const generate_request & req, round_sink & sink) {
     const llama_vocab * vocab = llama_model_get_vocab(core.model.get());
-    const int64_t t0 = llama_time_us();
-    const uint32_t n_ctx = llama_n_ctx(core.ctx.get());
+    const int64_t t0          = llama_time_us();
+    const uint32_t n_ctx      = llama_n_ctx(core.ctx.get());
 
     generate_result result;
     result.prompt_tokens = static_cast<int32_t>(req.prompt.size());
@@ -133,9 +133,8 @@ generate_result run_generation(session_core & core, const generate_request & req
         throw std::runtime_error("the prompt is empty");
     }
     if (req.prompt.size() + 1 > n_ctx) {
-        throw std::runtime_error("the prompt is " + std::to_string(req.prompt.size()) +
-                                 " tokens but the context holds " + std::to_string(n_ctx) +
-                                 " (with room for at least one generated token)");
+        throw std::runtime_error("the prompt is " + std::to_string(req.prompt.size()) + " tokens but the context holds " +
+                                 std::to_string(n_ctx) + " (with room for at least one generated token)");
     }
     std::string invalid = validate(req.sampling);
     if (!invalid.empty()) {
@@ -152,7 +151,7 @@ generate_result run_generation(session_core & core, const generate_request & req
     backend_sampler_scope attached(core.ctx.get(), sampler.get(), req.sampling.backend);
 
     core.prop->begin(core.committed);
-    bool completed = prefill(core, req.prompt, result.reused_tokens);
+    bool completed    = prefill(core, req.prompt, result.reused_tokens);
     result.prefill_us = llama_time_us() - t0;
     if (!completed) {
         result.stop_reason = "cancelled";
@@ -162,8 +161,7 @@ generate_result run_generation(session_core & core, const generate_request & req
 
     // the first token comes from the prompt's last row: an autoregressive step, no proposals
     round_state st;
-    llama_token first = draw_target_row(core, sampler.get(), req.sampling.backend, -1,
-                                        static_cast<llama_pos>(req.prompt.size()));
+    llama_token first = draw_target_row(core, sampler.get(), req.sampling.backend, -1, static_cast<llama_pos>(req.prompt.size()));
     if (llama_vocab_is_eog(vocab, first)) {
         result.stop_reason = "eos";
         result.total_us    = llama_time_us() - t0;
@@ -175,7 +173,7 @@ generate_result run_generation(session_core & core, const generate_request & req
     first_batch.add_round(0, 0, false, -1, 0, round_start, 0, 0, 0, 1);
     sink.close(true);
     result.generated = 1;
-    st.anchor = first;
+    st.anchor        = first;
 
     transaction tx(core, sampler.get(), req.sampling.backend, st);
     while (true) {

@@ -14,9 +14,9 @@
 namespace power {
 
 struct generate_request {
-    std::vector<llama_token> prompt;   // the whole conversation so far, as tokens
-    int32_t         max_tokens = 256;  // emitted tokens at most
-    sampling_params sampling;          // target sampler settings
+    std::vector<llama_token> prompt; // the whole conversation so far, as tokens
+    int32_t max_tokens = 256;        // emitted tokens at most
+    sampling_params sampling;        // target sampler settings
 };
 
 // Rounds as the generation thread records them: a flat layout whose buffers grow during the
@@ -28,10 +28,10 @@ struct round_batch {
     // token origins in `origins`
     enum origin : uint8_t { target, accepted_proposal, correction, bonus };
 
-    std::vector<double>   numbers;    // n_fields per round (replay 0/1, clamp -1: none, times in µs)
-    std::vector<int32_t>  ids;        // emitted token ids of every round, in order
-    std::vector<uint8_t>  origins;    // per token
-    std::vector<uint8_t>  bytes;      // the tokens' pieces (a piece may be part of a UTF-8 character)
+    std::vector<double> numbers;      // n_fields per round (replay 0/1, clamp -1: none, times in µs)
+    std::vector<int32_t> ids;         // emitted token ids of every round, in order
+    std::vector<uint8_t> origins;     // per token
+    std::vector<uint8_t> bytes;       // the tokens' pieces (a piece may be part of a UTF-8 character)
     std::vector<uint32_t> piece_ends; // per token: where its piece ends in `bytes`
 
     size_t rounds() const { return numbers.size() / n_fields; }
@@ -41,8 +41,8 @@ struct round_batch {
     // drops tokens no recorded round names (a round that failed halfway through recording)
     void drop_partial_round();
     // appends a round's record; its tokens must have been added just before (n_tok of them)
-    void add_round(int32_t proposed, int32_t accepted, bool replay, int32_t clamp, int64_t start_us, int64_t end_us,
-                   int64_t propose_us, int64_t verify_us, int64_t commit_us, int32_t n_tok);
+    void add_round(int32_t proposed, int32_t accepted, bool replay, int32_t clamp, int64_t start_us, int64_t end_us, int64_t propose_us,
+                   int64_t verify_us, int64_t commit_us, int32_t n_tok);
 };
 
 // receives each round as soon as it is committed (generation thread)
@@ -56,14 +56,14 @@ class round_sink {
 };
 
 struct generate_result {
-    std::string stop_reason;       // "eos" | "max-tokens" | "cancelled" | "context-full"
-    int32_t prompt_tokens  = 0;    // tokens in the prompt
-    int32_t reused_tokens  = 0;    // prompt tokens whose state was already in the context
-    int64_t prefill_us     = 0;    // time to evaluate the rest of the prompt
-    int64_t total_us       = 0;    // whole request
-    int32_t generated      = 0;    // tokens emitted
-    int32_t replays        = 0;    // guarded replays (at most one per request)
-    int32_t clamp          = -1;   // the clamp in force at the end (-1: none)
+    std::string stop_reason;    // "eos" | "max-tokens" | "cancelled" | "context-full"
+    int32_t prompt_tokens = 0;  // tokens in the prompt
+    int32_t reused_tokens = 0;  // prompt tokens whose state was already in the context
+    int64_t prefill_us    = 0;  // time to evaluate the rest of the prompt
+    int64_t total_us      = 0;  // whole request
+    int32_t generated     = 0;  // tokens emitted
+    int32_t replays       = 0;  // guarded replays (at most one per request)
+    int32_t clamp         = -1; // the clamp in force at the end (-1: none)
 };
 
 // runs the request; throws std::runtime_error with a readable message on failure, after

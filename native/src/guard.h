@@ -13,8 +13,7 @@
 namespace power {
 
 // Runs one entry point's body; a C++ exception other than a Napi::Error becomes an Error.
-template <typename F>
-Napi::Value guard_llama(Napi::Env env, F && body) {
+template <typename F> Napi::Value guard_llama(Napi::Env env, F && body) {
     try {
         return body();
     } catch (const Napi::Error &) {
@@ -27,8 +26,7 @@ Napi::Value guard_llama(Napi::Env env, F && body) {
 }
 
 // A free or static entry point through guard_llama: register guarded_fn<&f>.
-template <Napi::Value (*F)(const Napi::CallbackInfo &)>
-Napi::Value guarded_fn(const Napi::CallbackInfo & info) {
+template <Napi::Value (*F)(const Napi::CallbackInfo &)> Napi::Value guarded_fn(const Napi::CallbackInfo & info) {
     return guard_llama(info.Env(), [&] { return F(info); });
 }
 

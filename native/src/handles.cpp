@@ -31,18 +31,20 @@ context_ptr adopt_context(llama_context * c) {
     return context_ptr(c);
 }
 
-batch_owner::batch_owner(int32_t n_tokens_max, int32_t n_seq_max)
-    : batch_(llama_batch_init(n_tokens_max, 0, n_seq_max)), capacity_(n_tokens_max) {}
+batch_owner::batch_owner(int32_t n_tokens_max, int32_t n_seq_max) :
+    batch_(llama_batch_init(n_tokens_max, 0, n_seq_max)), capacity_(n_tokens_max) {}
 
-batch_owner::~batch_owner() { llama_batch_free(batch_); }
+batch_owner::~batch_owner() {
+    llama_batch_free(batch_);
+}
 
 void batch_owner::add(llama_token token, llama_pos pos, bool want_logits) {
-    const int32_t i    = batch_.n_tokens;
-    batch_.token[i]    = token;
-    batch_.pos[i]      = pos;
-    batch_.n_seq_id[i] = 1;
+    const int32_t i     = batch_.n_tokens;
+    batch_.token[i]     = token;
+    batch_.pos[i]       = pos;
+    batch_.n_seq_id[i]  = 1;
     batch_.seq_id[i][0] = 0;
-    batch_.logits[i]   = want_logits;
+    batch_.logits[i]    = want_logits;
     batch_.n_tokens++;
 }
 

@@ -58,7 +58,7 @@ class batch_owner {
 
   private:
     llama_batch batch_;
-    int32_t     capacity_;
+    int32_t capacity_;
 };
 
 } // namespace power

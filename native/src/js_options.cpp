@@ -32,7 +32,8 @@ int64_t integer_option(const Napi::Object & opts, const char * key, int64_t fall
     }
     const double n = number_option(opts, key, 0);
     if (n != std::floor(n) || n < static_cast<double>(lo) || n > static_cast<double>(hi)) {
-        throw Napi::RangeError::New(opts.Env(), std::string(key) + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        throw Napi::RangeError::New(opts.Env(),
+                                    std::string(key) + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     }
     return static_cast<int64_t>(n);
 }

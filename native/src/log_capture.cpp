@@ -13,18 +13,18 @@ namespace power {
 namespace {
 
 struct captured_line {
-    uint64_t       seq;
+    uint64_t seq;
     ggml_log_level level;
-    std::string    text;
+    std::string text;
 };
 
 struct capture_state {
-    std::mutex                mutex;
-    std::deque<captured_line> lines;   // most recent lines, bounded
-    std::string               partial; // a line still being written (ggml logs in pieces)
-    ggml_log_level            partial_level = GGML_LOG_LEVEL_NONE;
-    uint64_t                  next_seq = 0;
-    bool                      echo     = false;
+    std::mutex mutex;
+    std::deque<captured_line> lines; // most recent lines, bounded
+    std::string partial;             // a line still being written (ggml logs in pieces)
+    ggml_log_level partial_level = GGML_LOG_LEVEL_NONE;
+    uint64_t next_seq            = 0;
+    bool echo                    = false;
 };
 
 capture_state & state() {
@@ -59,7 +59,7 @@ void on_log(ggml_log_level level, const char * text, void * /*user_data*/) {
 
 void log_capture_install() {
     const char * echo = std::getenv("POWER_LLAMA_LOG");
-    state().echo = echo != nullptr && *echo != '\0' && std::string(echo) != "0";
+    state().echo      = echo != nullptr && *echo != '\0' && std::string(echo) != "0";
     llama_log_set(on_log, nullptr);
     // libllama-common (llama.cpp's own proposers) logs through its own logger, INFO to stdout:
     // that would mix with the CLI's output, so it is silent unless POWER_LLAMA_LOG asks for it

@@ -17,13 +17,20 @@ namespace {
 
 const char * vocab_type_name(enum llama_vocab_type type) {
     switch (type) {
-        case LLAMA_VOCAB_TYPE_NONE:   return "none";
-        case LLAMA_VOCAB_TYPE_SPM:    return "spm";
-        case LLAMA_VOCAB_TYPE_BPE:    return "bpe";
-        case LLAMA_VOCAB_TYPE_WPM:    return "wpm";
-        case LLAMA_VOCAB_TYPE_UGM:    return "ugm";
-        case LLAMA_VOCAB_TYPE_RWKV:   return "rwkv";
-        case LLAMA_VOCAB_TYPE_PLAMO2: return "plamo2";
+    case LLAMA_VOCAB_TYPE_NONE:
+        return "none";
+    case LLAMA_VOCAB_TYPE_SPM:
+        return "spm";
+    case LLAMA_VOCAB_TYPE_BPE:
+        return "bpe";
+    case LLAMA_VOCAB_TYPE_WPM:
+        return "wpm";
+    case LLAMA_VOCAB_TYPE_UGM:
+        return "ugm";
+    case LLAMA_VOCAB_TYPE_RWKV:
+        return "rwkv";
+    case LLAMA_VOCAB_TYPE_PLAMO2:
+        return "plamo2";
     }
     return "unknown";
 }
@@ -44,20 +51,20 @@ std::string meta_string(const llama_model * model, const char * key) {
 // what the load worker needs, copied out of JS before the thread starts
 struct load_request {
     std::string path;
-    int32_t     gpu_layers = -1; // negative: all
-    bool        load_mtp   = false;
-    bool        pick_devices = false; // false: llama.cpp picks (every GPU); true: exactly `devices`
+    int32_t gpu_layers = -1; // negative: all
+    bool load_mtp      = false;
+    bool pick_devices  = false;              // false: llama.cpp picks (every GPU); true: exactly `devices`
     std::vector<ggml_backend_dev_t> devices; // nullptr-terminated when pick_devices; empty list = CPU only
     llama_split_mode split_mode = LLAMA_SPLIT_MODE_LAYER;
-    int32_t          main_gpu   = 0;
+    int32_t main_gpu            = 0;
     std::vector<float> tensor_split; // llama_max_devices() entries when given; empty: by free memory
     // tensor buffer overrides (the experts kept in host memory): the patterns live here, the
     // list points into them and ends with a null pattern
     std::vector<std::string> override_patterns;
     std::vector<llama_model_tensor_buft_override> overrides;
-    bool        has_progress = false;
+    bool has_progress = false;
     Napi::FunctionReference on_progress; // touched only on the JS thread
-    int last_percent = -1;               // touched only on the load thread
+    int last_percent     = -1;           // touched only on the load thread
     background_job * job = nullptr;
 };
 
@@ -110,7 +117,7 @@ void read_split_options(Napi::Env env, const Napi::Object & opts, load_request &
 }
 
 bool report_progress(float progress, void * user_data) {
-    auto * req = static_cast<load_request *>(user_data);
+    auto * req  = static_cast<load_request *>(user_data);
     int percent = static_cast<int>(std::floor(progress * 100.0f));
     if (req->has_progress && percent != req->last_percent) {
         req->last_percent = percent;
@@ -125,15 +132,16 @@ bool report_progress(float progress, void * user_data) {
 } // namespace
 
 void Model::init(Napi::Env env, Napi::Object exports) {
-    Napi::Function ctor = DefineClass(env, "Model", {
-        StaticMethod<&guarded_fn<&Model::load>>("load"),
-        InstanceMethod<&Model::guarded<&Model::info>>("info"),
-        InstanceMethod<&Model::guarded<&Model::tokenize>>("tokenize"),
-        InstanceMethod<&Model::guarded<&Model::detokenize>>("detokenize"),
-        InstanceMethod<&Model::guarded<&Model::dispose>>("dispose"),
-        InstanceMethod<&Model::guarded<&Model::sampling_order_check>>("samplingOrderCheckForTest"),
-        InstanceAccessor<&Model::disposed>("disposed"),
-    });
+    Napi::Function ctor     = DefineClass(env, "Model",
+                                          {
+                                              StaticMethod<&guarded_fn<&Model::load>>("load"),
+                                              InstanceMethod<&Model::guarded<&Model::info>>("info"),
+                                              InstanceMethod<&Model::guarded<&Model::tokenize>>("tokenize"),
+                                              InstanceMethod<&Model::guarded<&Model::detokenize>>("detokenize"),
+                                              InstanceMethod<&Model::guarded<&Model::dispose>>("dispose"),
+                                              InstanceMethod<&Model::guarded<&Model::sampling_order_check>>("samplingOrderCheckForTest"),
+                                              InstanceAccessor<&Model::disposed>("disposed"),
+                                      });
     data_of(env).model_ctor = Napi::Persistent(ctor);
     exports.Set("Model", ctor);
 }
@@ -142,7 +150,7 @@ namespace {
 // what Model::wrap hands the constructor
 struct model_handle {
     model_ref model;
-    bool      mtp_loaded = false;
+    bool mtp_loaded = false;
 };
 } // namespace
 
@@ -151,8 +159,8 @@ Model::Model(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Model>(info) {
         throw Napi::TypeError::New(info.Env(), "use Model.load(path, options) to load a model");
     }
     const model_handle & handle = *info[0].As<Napi::External<model_handle>>().Data();
-    model_      = handle.model;
-    mtp_loaded_ = handle.mtp_loaded;
+    model_                      = handle.model;
+    mtp_loaded_                 = handle.mtp_loaded;
 }
 
 Napi::Object Model::wrap(Napi::Env env, model_ref model, bool mtp_loaded) {
@@ -227,19 +235,19 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
     }
 
     return background_job::start(env, "power.Model.load", [req](background_job & job) {
-        req->job = &job;
-        llama_model_params params        = llama_model_default_params();
-        params.n_gpu_layers              = req->gpu_layers;
-        params.load_mtp                  = req->load_mtp;
-        params.devices                   = req->pick_devices ? req->devices.data() : nullptr;
-        params.split_mode                = req->split_mode;
-        params.main_gpu                  = req->main_gpu;
-        params.tensor_split              = req->tensor_split.empty() ? nullptr : req->tensor_split.data();
-        params.tensor_buft_overrides     = req->overrides.empty() ? nullptr : req->overrides.data();
-        params.progress_callback         = report_progress;
+        req->job                           = &job;
+        llama_model_params params          = llama_model_default_params();
+        params.n_gpu_layers                = req->gpu_layers;
+        params.load_mtp                    = req->load_mtp;
+        params.devices                     = req->pick_devices ? req->devices.data() : nullptr;
+        params.split_mode                  = req->split_mode;
+        params.main_gpu                    = req->main_gpu;
+        params.tensor_split                = req->tensor_split.empty() ? nullptr : req->tensor_split.data();
+        params.tensor_buft_overrides       = req->overrides.empty() ? nullptr : req->overrides.data();
+        params.progress_callback           = report_progress;
         params.progress_callback_user_data = req.get();
 
-        uint64_t mark = log_capture_mark();
+        uint64_t mark     = log_capture_mark();
         llama_model * raw = llama_model_load_from_file(req->path.c_str(), params);
         // the JS progress callback is released on the JS thread, whatever the outcome
         job.post([req](Napi::Env) { req->on_progress.Reset(); });
@@ -256,7 +264,7 @@ Napi::Value Model::load(const Napi::CallbackInfo & info) {
 }
 
 Napi::Value Model::info(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env             = info.Env();
     const llama_model & model = live_model(env);
     const llama_vocab * vocab = llama_model_get_vocab(&model);
 
@@ -291,7 +299,7 @@ Napi::Value Model::info(const Napi::CallbackInfo & info) {
 
 // tokenize(text, addSpecial, parseSpecial) -> Int32Array
 Napi::Value Model::tokenize(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env             = info.Env();
     const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
     if (info.Length() < 1 || !info[0].IsString()) {
         throw Napi::TypeError::New(env, "tokenize(text, addSpecial, parseSpecial): text must be a string");
@@ -301,12 +309,12 @@ Napi::Value Model::tokenize(const Napi::CallbackInfo & info) {
     bool parse_special = info.Length() > 2 && info[2].ToBoolean();
 
     std::vector<llama_token> tokens(text.size() + 4);
-    int32_t n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                               static_cast<int32_t>(tokens.size()), add_special, parse_special);
+    int32_t n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(), static_cast<int32_t>(tokens.size()),
+                               add_special, parse_special);
     if (n < 0 && n != INT32_MIN) {
         tokens.resize(-n);
-        n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                           static_cast<int32_t>(tokens.size()), add_special, parse_special);
+        n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(), static_cast<int32_t>(tokens.size()),
+                           add_special, parse_special);
     }
     if (n < 0) {
         throw Napi::Error::New(env, "tokenization failed");
@@ -318,10 +326,9 @@ Napi::Value Model::tokenize(const Napi::CallbackInfo & info) {
 
 // detokenize(tokens: Int32Array, renderSpecial) -> string
 Napi::Value Model::detokenize(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env             = info.Env();
     const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
-    if (info.Length() < 1 || !info[0].IsTypedArray() ||
-        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
+    if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
         throw Napi::TypeError::New(env, "detokenize(tokens, renderSpecial): tokens must be an Int32Array");
     }
     Napi::Int32Array tokens = info[0].As<Napi::Int32Array>();
@@ -362,9 +369,9 @@ Napi::Value Model::disposed(const Napi::CallbackInfo & info) {
 // plus `extraDraws` rows to show the probe notices), then draws once more from row 0 with each
 // sampler: equal probes mean equal random state.
 Napi::Value Model::sampling_order_check(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env             = info.Env();
     const llama_vocab * vocab = llama_model_get_vocab(&live_model(env));
-    const int32_t n_vocab = llama_vocab_n_tokens(vocab);
+    const int32_t n_vocab     = llama_vocab_n_tokens(vocab);
     if (info.Length() < 4 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsObject()) {
         throw Napi::TypeError::New(env, "samplingOrderCheckForTest(rows, proposals, sampling, extraDraws)");
     }
@@ -377,14 +384,16 @@ Napi::Value Model::sampling_order_check(const Napi::CallbackInfo & info) {
     }
     Napi::Object o = info[2].As<Napi::Object>();
     sampling_params sp;
-    sp.temperature    = o.Get("temperature").As<Napi::Number>().FloatValue();
-    sp.seed           = o.Get("seed").As<Napi::Number>().Uint32Value();
-    sp.top_k          = o.Get("topK").As<Napi::Number>().Int32Value();
-    sp.top_p          = o.Get("topP").As<Napi::Number>().FloatValue();
-    sp.min_p          = o.Get("minP").As<Napi::Number>().FloatValue();
-    sp.repeat_penalty = o.Get("repeatPenalty").As<Napi::Number>().FloatValue();
+    sp.temperature     = o.Get("temperature").As<Napi::Number>().FloatValue();
+    sp.seed            = o.Get("seed").As<Napi::Number>().Uint32Value();
+    sp.top_k           = o.Get("topK").As<Napi::Number>().Int32Value();
+    sp.top_p           = o.Get("topP").As<Napi::Number>().FloatValue();
+    sp.min_p           = o.Get("minP").As<Napi::Number>().FloatValue();
+    sp.repeat_penalty  = o.Get("repeatPenalty").As<Napi::Number>().FloatValue();
     const float * data = rows.Data();
-    auto row = [data, n_vocab](int32_t i) { return data + static_cast<size_t>(i) * n_vocab; };
+    auto row           = [data, n_vocab](int32_t i) {
+        return data + static_cast<size_t>(i) * n_vocab;
+    };
     std::vector<llama_token> proposals(props.Data(), props.Data() + props.ElementLength());
 
     sampler_ptr spec = make_sampler(vocab, sp);
@@ -392,7 +401,9 @@ Napi::Value Model::sampling_order_check(const Napi::CallbackInfo & info) {
     std::vector<llama_token_data> cur;
     std::vector<llama_token> emitted;
     std::vector<const char *> origins;
-    const auto draw = [&](int32_t i) { return sample_row(spec.get(), row(i), n_vocab, cur); };
+    const auto draw = [&](int32_t i) {
+        return sample_row(spec.get(), row(i), n_vocab, cur);
+    };
     const row_decision d = sample_through_first_mismatch(vocab, draw, proposals, n_rows, emitted, origins);
 
     std::vector<llama_token> ar_tokens;
@@ -405,7 +416,8 @@ Napi::Value Model::sampling_order_check(const Napi::CallbackInfo & info) {
 
     auto to_js = [&env](const std::vector<llama_token> & v) {
         Napi::Array a = Napi::Array::New(env, v.size());
-        for (size_t i = 0; i < v.size(); i++) a.Set(static_cast<uint32_t>(i), v[i]);
+        for (size_t i = 0; i < v.size(); i++)
+            a.Set(static_cast<uint32_t>(i), v[i]);
         return a;
     };
     Napi::Object out = Napi::Object::New(env);

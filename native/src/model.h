@@ -26,8 +26,7 @@ class Model : public Napi::ObjectWrap<Model> {
 
   private:
     // an instance method through guard_llama (guard.h): registered as guarded<&Model::method>
-    template <Napi::Value (Model::*M)(const Napi::CallbackInfo &)>
-    Napi::Value guarded(const Napi::CallbackInfo & info) {
+    template <Napi::Value (Model::*M)(const Napi::CallbackInfo &)> Napi::Value guarded(const Napi::CallbackInfo & info) {
         return guard_llama(info.Env(), [&] { return (this->*M)(info); });
     }
 
@@ -43,7 +42,7 @@ class Model : public Napi::ObjectWrap<Model> {
     llama_token checked_token(Napi::Env env, Napi::Value value) const;
 
     model_ref model_;
-    bool      mtp_loaded_ = false;
+    bool mtp_loaded_ = false;
 };
 
 } // namespace power

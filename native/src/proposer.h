@@ -24,15 +24,14 @@ class proposer {
 
     // up to n_max tokens to follow history + anchor (anchor: the last emitted token, not yet
     // evaluated by the target). Writes into `out` (cleared first); may propose fewer.
-    virtual void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
-                         std::vector<llama_token> & out) = 0;
+    virtual void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max, std::vector<llama_token> & out) = 0;
 
     // the target evaluated `batch` (prefill or verify); proposers that read the target's
     // hidden rows (MTP) take them here
-    virtual void observe_target(const llama_batch & batch) { (void) batch; }
+    virtual void observe_target(const llama_batch & batch) { (void)batch; }
 
     // the round kept the first `n_accepted` proposals
-    virtual void accept(int n_accepted) { (void) n_accepted; }
+    virtual void accept(int n_accepted) { (void)n_accepted; }
 
     // the transaction failed or was replayed: drop any state derived after the last commit
     virtual void restore() {}
@@ -58,12 +57,12 @@ namespace power {
 // How a proposer's own context runs: as the session's target does (its threads, threadpool and
 // flash attention), stoppable by a cancel, and drafting where the target's output lives.
 struct proposer_run_params {
-    int32_t n_threads = 0; // 0: llama.cpp's default
-    ggml_threadpool * threadpool = nullptr; // the session's pool (not owned; outlives the proposer)
+    int32_t n_threads                = 0;                          // 0: llama.cpp's default
+    ggml_threadpool * threadpool     = nullptr;                    // the session's pool (not owned; outlives the proposer)
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // as the target's context
-    bool (*abort_callback)(void *) = nullptr; // lets a cancel stop a proposer's long decode
-    void * abort_data = nullptr;
-    bool backend_sampling = false; // greedy drafting in the proposer's graph (llama_set_sampler)
+    bool (*abort_callback)(void *)   = nullptr;                    // lets a cancel stop a proposer's long decode
+    void * abort_data                = nullptr;
+    bool backend_sampling            = false; // greedy drafting in the proposer's graph (llama_set_sampler)
 };
 
 struct draft_context_params {
@@ -75,8 +74,7 @@ struct draft_context_params {
 // the context a proposer decodes on, run as `run` says (a `cp` that brings its own abort callback
 // keeps it), with the session's threadpool attached; throws std::runtime_error naming `what` when
 // llama.cpp refuses
-context_ptr open_proposer_context(llama_model * model, llama_context_params cp, const proposer_run_params & run,
-                                  const std::string & what);
+context_ptr open_proposer_context(llama_model * model, llama_context_params cp, const proposer_run_params & run, const std::string & what);
 
 // a separate small model with the target's vocabulary, decoding greedily in its own context
 // (throws std::runtime_error when the context cannot be created)
@@ -90,16 +88,15 @@ namespace power {
 // which must have NextN layers and have been loaded with load_mtp. `target` is the session's
 // context (not owned; it must outlive the proposer): from now on it also outputs the hidden
 // rows the MTP head reads. Throws std::runtime_error when the context cannot be created.
-std::unique_ptr<proposer> make_proposer_mtp(std::shared_ptr<llama_model> model, llama_context * target,
-                                            const proposer_run_params & run);
+std::unique_ptr<proposer> make_proposer_mtp(std::shared_ptr<llama_model> model, llama_context * target, const proposer_run_params & run);
 
 } // namespace power
 
 namespace power {
 
 struct common_proposer_params {
-    std::string strategy;           // eagle3 | dflash | dspark | ngram-simple | ngram-map-k | ngram-map-k4v | ngram-mod | ngram-cache
-    int32_t     k = 1;              // spec_draft_max: the draft length llama.cpp's proposer is made for
+    std::string strategy;               // eagle3 | dflash | dspark | ngram-simple | ngram-map-k | ngram-map-k4v | ngram-mod | ngram-cache
+    int32_t k = 1;                      // spec_draft_max: the draft length llama.cpp's proposer is made for
     std::shared_ptr<llama_model> draft; // the artifact (eagle3, dflash, dspark); nullptr for the n-gram families
     proposer_run_params run;
 };

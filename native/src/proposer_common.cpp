@@ -47,28 +47,28 @@ using common_spec_ptr = std::unique_ptr<common_speculative, common_spec_deleter>
 // its m-gram length, as llama-server does: it drafts only a match followed by at least its key
 // length (size_n) of tokens, so an m-gram shorter than the key never drafts; its draft is cut to
 // the round's n_max (dp.n_max) like any other.
-common_params_speculative speculative_params(common_speculative_type type, int32_t k, llama_context * target,
-                                             llama_context * draft, bool backend_sampling) {
+common_params_speculative speculative_params(common_speculative_type type, int32_t k, llama_context * target, llama_context * draft,
+                                             bool backend_sampling) {
     common_params_speculative p;
     p.draft.backend_sampling = backend_sampling;
-    p.types = {type};
-    p.draft.n_max   = k;
-    p.draft.n_min   = 0;
-    p.draft.p_min   = 0.0f;
-    p.draft.ctx_tgt = target;
-    p.draft.ctx_dft = draft;
-    const uint16_t m = static_cast<uint16_t>(k);
-    p.ngram_map_k.size_m   = m;
-    p.ngram_map_k4v.size_m = m;
-    p.ngram_mod.n_max = k;
-    p.ngram_mod.n_min = std::min(p.ngram_mod.n_min, k);
+    p.types                  = {type};
+    p.draft.n_max            = k;
+    p.draft.n_min            = 0;
+    p.draft.p_min            = 0.0f;
+    p.draft.ctx_tgt          = target;
+    p.draft.ctx_dft          = draft;
+    const uint16_t m         = static_cast<uint16_t>(k);
+    p.ngram_map_k.size_m     = m;
+    p.ngram_map_k4v.size_m   = m;
+    p.ngram_mod.n_max        = k;
+    p.ngram_mod.n_min        = std::min(p.ngram_mod.n_min, k);
     return p;
 }
 
 class proposer_common : public proposer {
   public:
-    proposer_common(const common_proposer_params & p, llama_context * target)
-        : name_(p.strategy), type_(common_type_of(p.strategy)), k_(p.k), draft_model_(p.draft), target_(target) {
+    proposer_common(const common_proposer_params & p, llama_context * target) :
+        name_(p.strategy), type_(common_type_of(p.strategy)), k_(p.k), draft_model_(p.draft), target_(target) {
         if (type_ == COMMON_SPECULATIVE_TYPE_COUNT) {
             throw std::runtime_error("strategy '" + p.strategy + "' is not one of llama.cpp's proposers");
         }
@@ -96,7 +96,7 @@ class proposer_common : public proposer {
     const char * name() const override { return name_.c_str(); }
 
     void begin(const std::vector<llama_token> &) override {
-        begun_ = false;
+        begun_      = false;
         last_draft_ = 0;
     }
 
@@ -112,10 +112,9 @@ class proposer_common : public proposer {
         }
     }
 
-    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
-                 std::vector<llama_token> & out) override {
+    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max, std::vector<llama_token> & out) override {
         out.clear();
-        last_draft_ = 0;
+        last_draft_            = 0;
         const llama_pos n_past = static_cast<llama_pos>(history.size());
         // a block draft decodes K + 1 rows whatever this round schedules; they must fit
         if (n_max <= 0 || anchor < 0 || (ctx_ && static_cast<size_t>(n_past) + std::max(n_max, k_) + 1 > llama_n_ctx(ctx_.get()))) {
@@ -130,12 +129,12 @@ class proposer_common : public proposer {
         }
         drop_draft_rows_from(n_past);
         common_speculative_draft_params & dp = common_speculative_get_draft_params(spec_.get(), 0);
-        dp.drafting = true;
-        dp.n_max    = n_max;
-        dp.n_past   = n_past;
-        dp.id_last  = anchor;
-        dp.prompt   = &history;
-        dp.result   = &draft_;
+        dp.drafting                          = true;
+        dp.n_max                             = n_max;
+        dp.n_past                            = n_past;
+        dp.id_last                           = anchor;
+        dp.prompt                            = &history;
+        dp.result                            = &draft_;
         draft_.clear();
         drafting_ = true;
         common_speculative_draft(spec_.get());
@@ -175,26 +174,28 @@ class proposer_common : public proposer {
             throw std::runtime_error("strategy '" + p.strategy + "' needs a draft artifact");
         }
         llama_context_params cp = llama_context_default_params();
-        cp.ctx_other = target_;
-        cp.n_ctx     = llama_n_ctx(target_);
-        cp.n_batch   = llama_n_batch(target_);
-        cp.n_ubatch  = llama_n_ubatch(target_);
-        cp.n_seq_max = 1;
-        cp.n_rs_seq  = 0;
+        cp.ctx_other            = target_;
+        cp.n_ctx                = llama_n_ctx(target_);
+        cp.n_batch              = llama_n_batch(target_);
+        cp.n_ubatch             = llama_n_ubatch(target_);
+        cp.n_seq_max            = 1;
+        cp.n_rs_seq             = 0;
         // a block draft (DFlash, DSpark) reads the anchor and every noise row in one decode,
         // sampled on the backend where it can; EAGLE3 reads one row per step
-        const bool block = type_ == COMMON_SPECULATIVE_TYPE_DRAFT_DFLASH || type_ == COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK;
-        const uint32_t per_seq = block ? static_cast<uint32_t>(std::max(1, p.k + 1)) : 1u;
+        const bool block         = type_ == COMMON_SPECULATIVE_TYPE_DRAFT_DFLASH || type_ == COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK;
+        const uint32_t per_seq   = block ? static_cast<uint32_t>(std::max(1, p.k + 1)) : 1u;
         cp.n_outputs_max         = per_seq;
         cp.n_outputs_max_per_seq = per_seq;
         // a cancel may stop a draft (proposals are advisory), never the processing of a target
         // batch: those rows are being committed, and a half-processed batch would leave the
         // draft side out of step with the target for the rest of the conversation
-        user_abort_      = p.run.abort_callback;
-        user_abort_data_ = p.run.abort_data;
-        cp.abort_callback      = [](void * self) { return static_cast<proposer_common *>(self)->draft_aborted(); };
+        user_abort_       = p.run.abort_callback;
+        user_abort_data_  = p.run.abort_data;
+        cp.abort_callback = [](void * self) {
+            return static_cast<proposer_common *>(self)->draft_aborted();
+        };
         cp.abort_callback_data = this;
-        ctx_ = open_proposer_context(draft_model_.get(), cp, p.run, "the " + p.strategy + " draft context");
+        ctx_                   = open_proposer_context(draft_model_.get(), cp, p.run, "the " + p.strategy + " draft context");
     }
 
     bool draft_aborted() const { return drafting_ && user_abort_ && user_abort_(user_abort_data_); }
@@ -209,24 +210,24 @@ class proposer_common : public proposer {
         }
     }
 
-    std::string             name_;
+    std::string name_;
     common_speculative_type type_;
-    int32_t                 k_;           // K, the draft length the implementation was made for
-    model_ref               draft_model_; // keeps the artifact alive as long as its context
-    llama_context *         target_;      // not owned: the session's context outlives the proposer
-    context_ptr             ctx_;         // the artifact's context (none for the n-gram families)
-    common_spec_ptr         spec_;
+    int32_t k_;              // K, the draft length the implementation was made for
+    model_ref draft_model_;  // keeps the artifact alive as long as its context
+    llama_context * target_; // not owned: the session's context outlives the proposer
+    context_ptr ctx_;        // the artifact's context (none for the n-gram families)
+    common_spec_ptr spec_;
 
     bool (*user_abort_)(void *) = nullptr; // the session's cancel check
     void * user_abort_data_     = nullptr;
-    bool   drafting_            = false;   // inside common_speculative_draft: a cancel may stop it
+    bool drafting_              = false; // inside common_speculative_draft: a cancel may stop it
 
     bool recurrent_target_ = false;
     bool begun_            = false;
-    int  last_draft_       = 0; // tokens proposed this round (0: nothing to accept)
+    int last_draft_        = 0; // tokens proposed this round (0: nothing to accept)
     std::vector<llama_token> draft_;
-    std::vector<uint8_t>     saved_state_;
-    bool                     saved_state_ok_ = false;
+    std::vector<uint8_t> saved_state_;
+    bool saved_state_ok_ = false;
 };
 
 } // namespace

@@ -10,21 +10,17 @@ namespace power {
 namespace {
 
 struct strategy_type {
-    const char *            strategy;
+    const char * strategy;
     common_speculative_type type;
 };
 
 // our strategy names: the artifact strategies by their family, llama.cpp's n-gram families by
 // llama.cpp's own names (our `ngram` is a different algorithm and stays separate)
 constexpr strategy_type strategy_types[] = {
-    {"eagle3", COMMON_SPECULATIVE_TYPE_DRAFT_EAGLE3},
-    {"dflash", COMMON_SPECULATIVE_TYPE_DRAFT_DFLASH},
-    {"dspark", COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK},
-    {"ngram-simple", COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE},
-    {"ngram-map-k", COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K},
-    {"ngram-map-k4v", COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V},
-    {"ngram-mod", COMMON_SPECULATIVE_TYPE_NGRAM_MOD},
-    {"ngram-cache", COMMON_SPECULATIVE_TYPE_NGRAM_CACHE},
+    {"eagle3", COMMON_SPECULATIVE_TYPE_DRAFT_EAGLE3},     {"dflash", COMMON_SPECULATIVE_TYPE_DRAFT_DFLASH},
+    {"dspark", COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK},     {"ngram-simple", COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE},
+    {"ngram-map-k", COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K}, {"ngram-map-k4v", COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V},
+    {"ngram-mod", COMMON_SPECULATIVE_TYPE_NGRAM_MOD},     {"ngram-cache", COMMON_SPECULATIVE_TYPE_NGRAM_CACHE},
 };
 
 // target architectures whose graph in this release stores every layer's input for extraction
@@ -101,8 +97,8 @@ std::string artifact_problem(const std::string & strategy, int32_t k, const llam
         }
         // without its own token embeddings the decoder reads the target's, which must then fit it
         if (llama_model_get_tok_embd(draft, nullptr) == 0 && llama_model_n_embd(draft) != n_embd_tgt) {
-            return "the artifact has no token embeddings of its own and its hidden size (" +
-                   std::to_string(llama_model_n_embd(draft)) + ") differs from the target's (" + std::to_string(n_embd_tgt) + ")";
+            return "the artifact has no token embeddings of its own and its hidden size (" + std::to_string(llama_model_n_embd(draft)) +
+                   ") differs from the target's (" + std::to_string(n_embd_tgt) + ")";
         }
     } else {
         // DFlash sizes the target features by its own hidden size
@@ -115,8 +111,8 @@ std::string artifact_problem(const std::string & strategy, int32_t k, const llam
         }
         const int32_t max_k = common_strategy_max_k(strategy, draft);
         if (k > max_k) {
-            return "K = " + std::to_string(k) + " is more than this " + strategy + " artifact drafts per block (" +
-                   std::to_string(max_k) + ", from dflash.block_size " + meta(draft, "dflash.block_size") + "): lower K";
+            return "K = " + std::to_string(k) + " is more than this " + strategy + " artifact drafts per block (" + std::to_string(max_k) +
+                   ", from dflash.block_size " + meta(draft, "dflash.block_size") + "): lower K";
         }
     }
     return "";
@@ -142,15 +138,14 @@ int32_t common_strategy_max_k(const std::string & strategy, const llama_model * 
         return 16;
     }
     // as common_speculative_impl_draft_dflash reads them (block size 16 when absent)
-    const std::string block = meta(draft, "dflash.block_size");
-    const int32_t size = block.empty() ? 16 : std::atoi(block.c_str());
+    const std::string block  = meta(draft, "dflash.block_size");
+    const int32_t size       = block.empty() ? 16 : std::atoi(block.c_str());
     const std::string anchor = meta(draft, "dflash.sample_from_anchor");
-    const bool from_anchor = anchor.empty() || anchor == "true";
+    const bool from_anchor   = anchor.empty() || anchor == "true";
     return strategy == "dspark" && from_anchor ? size : size - 1;
 }
 
-std::string common_proposer_problem(const std::string & strategy, int32_t k, const llama_model * target,
-                                    const llama_model * draft) {
+std::string common_proposer_problem(const std::string & strategy, int32_t k, const llama_model * target, const llama_model * draft) {
     if (common_type_of(strategy) == COMMON_SPECULATIVE_TYPE_COUNT) {
         return "strategy '" + strategy + "' is not one of llama.cpp's proposers";
     }

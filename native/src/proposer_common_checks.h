@@ -24,7 +24,6 @@ int32_t common_strategy_max_k(const std::string & strategy, const llama_model * 
 
 // "" when `strategy` with K proposals per round can run on `target` with `draft` (nullptr for
 // the n-gram families); otherwise why not, in words a user can act on
-std::string common_proposer_problem(const std::string & strategy, int32_t k, const llama_model * target,
-                                    const llama_model * draft);
+std::string common_proposer_problem(const std::string & strategy, int32_t k, const llama_model * target, const llama_model * draft);
 
 } // namespace power

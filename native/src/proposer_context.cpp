@@ -8,8 +8,7 @@
 
 namespace power {
 
-context_ptr open_proposer_context(llama_model * model, llama_context_params cp, const proposer_run_params & run,
-                                  const std::string & what) {
+context_ptr open_proposer_context(llama_model * model, llama_context_params cp, const proposer_run_params & run, const std::string & what) {
     if (run.n_threads > 0) {
         cp.n_threads       = run.n_threads;
         cp.n_threads_batch = run.n_threads;

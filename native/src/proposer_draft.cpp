@@ -16,12 +16,12 @@ class proposer_draft : public proposer {
   public:
     proposer_draft(model_ref model, const draft_context_params & p) : model_(std::move(model)), batch_(p.n_batch, 1) {
         llama_context_params cp = llama_context_default_params();
-        cp.n_ctx     = p.n_ctx;
-        cp.n_batch   = p.n_batch;
-        cp.n_ubatch  = p.n_batch;
-        cp.n_seq_max = 1;
-        ctx_ = open_proposer_context(model_.get(), cp, p.run, "the draft model's context");
-        greedy_ = make_greedy_chain();
+        cp.n_ctx                = p.n_ctx;
+        cp.n_batch              = p.n_batch;
+        cp.n_ubatch             = p.n_batch;
+        cp.n_seq_max            = 1;
+        ctx_                    = open_proposer_context(model_.get(), cp, p.run, "the draft model's context");
+        greedy_                 = make_greedy_chain();
         if (p.run.backend_sampling && !llama_set_sampler(ctx_.get(), 0, greedy_.get())) {
             throw std::runtime_error("llama.cpp could not attach greedy sampling to the draft model's backend");
         }
@@ -35,8 +35,7 @@ class proposer_draft : public proposer {
 
     void begin(const std::vector<llama_token> &) override {}
 
-    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
-                 std::vector<llama_token> & out) override {
+    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max, std::vector<llama_token> & out) override {
         out.clear();
         continued_sequence(history, anchor, seq_);
         if (n_max <= 0 || seq_.size() + n_max > llama_n_ctx(ctx_.get())) {
@@ -69,7 +68,7 @@ class proposer_draft : public proposer {
   private:
     // makes the draft's KV hold exactly seq_ (logits on its last token); false on failure
     bool catch_up() {
-        size_t keep = 0;
+        size_t keep    = 0;
         const size_t n = std::min(in_kv_.size(), seq_.size());
         while (keep < n && in_kv_[keep] == seq_[keep]) {
             keep++;
@@ -107,7 +106,7 @@ class proposer_draft : public proposer {
         in_kv_.resize(pos);
     }
 
-    model_ref   model_;
+    model_ref model_;
     context_ptr ctx_;
     sampler_ptr greedy_;
     batch_owner batch_;

@@ -40,10 +40,9 @@ namespace {
 // llama_batch_init allocates one or the other, so the storage is ours and the batch points in.
 class mtp_batch {
   public:
-    mtp_batch(int32_t capacity, int32_t n_embd)
-        : capacity_(capacity), n_embd_(n_embd), token_(capacity), embd_(static_cast<size_t>(capacity) * n_embd),
-          pos_(capacity), n_seq_id_(capacity, 1), seq_id_storage_(capacity, 0), seq_id_(capacity + 1, nullptr),
-          logits_(capacity, 0) {
+    mtp_batch(int32_t capacity, int32_t n_embd) :
+        capacity_(capacity), n_embd_(n_embd), token_(capacity), embd_(static_cast<size_t>(capacity) * n_embd), pos_(capacity),
+        n_seq_id_(capacity, 1), seq_id_storage_(capacity, 0), seq_id_(capacity + 1, nullptr), logits_(capacity, 0) {
         for (int32_t i = 0; i < capacity; i++) {
             seq_id_[i] = &seq_id_storage_[i];
         }
@@ -65,10 +64,10 @@ class mtp_batch {
     // predecessor)
     void add(llama_token token, llama_pos pos, const float * h, bool want_logits) {
         const int32_t i = batch_.n_tokens;
-        token_[i]  = token;
-        pos_[i]    = pos;
-        logits_[i] = want_logits;
-        float * row = embd_.data() + static_cast<size_t>(i) * n_embd_;
+        token_[i]       = token;
+        pos_[i]         = pos;
+        logits_[i]      = want_logits;
+        float * row     = embd_.data() + static_cast<size_t>(i) * n_embd_;
         if (h) {
             std::memcpy(row, h, sizeof(float) * n_embd_);
         } else {
@@ -80,32 +79,32 @@ class mtp_batch {
   private:
     int32_t capacity_;
     int32_t n_embd_;
-    std::vector<llama_token>   token_;
-    std::vector<float>         embd_;
-    std::vector<llama_pos>     pos_;
-    std::vector<int32_t>       n_seq_id_;
-    std::vector<llama_seq_id>  seq_id_storage_;
+    std::vector<llama_token> token_;
+    std::vector<float> embd_;
+    std::vector<llama_pos> pos_;
+    std::vector<int32_t> n_seq_id_;
+    std::vector<llama_seq_id> seq_id_storage_;
     std::vector<llama_seq_id *> seq_id_;
-    std::vector<int8_t>        logits_;
+    std::vector<int8_t> logits_;
     llama_batch batch_;
 };
 
 class proposer_mtp : public proposer {
   public:
-    proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & p)
-        : model_(std::move(model)), target_(target), n_embd_(llama_model_n_embd_out(model_.get())),
-          n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(model_.get()))),
-          batch_(static_cast<int32_t>(llama_n_batch(target)) + 1, n_embd_) {
+    proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & p) :
+        model_(std::move(model)), target_(target), n_embd_(llama_model_n_embd_out(model_.get())),
+        n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(model_.get()))),
+        batch_(static_cast<int32_t>(llama_n_batch(target)) + 1, n_embd_) {
         llama_context_params cp = llama_context_default_params();
-        cp.ctx_type  = LLAMA_CONTEXT_TYPE_MTP;
-        cp.ctx_other = target; // as common/speculative.cpp; qwen35-style heads keep their own KV
-        cp.n_ctx     = llama_n_ctx(target);
+        cp.ctx_type             = LLAMA_CONTEXT_TYPE_MTP;
+        cp.ctx_other            = target; // as common/speculative.cpp; qwen35-style heads keep their own KV
+        cp.n_ctx                = llama_n_ctx(target);
         // one decode mirrors up to a whole target batch plus the anchor row
-        cp.n_batch   = llama_n_batch(target) + 1;
-        cp.n_ubatch  = cp.n_batch;
-        cp.n_seq_max = 1;
-        cp.n_rs_seq  = 0;
-        ctx_ = open_proposer_context(model_.get(), cp, p, "the MTP context");
+        cp.n_batch          = llama_n_batch(target) + 1;
+        cp.n_ubatch         = cp.n_batch;
+        cp.n_seq_max        = 1;
+        cp.n_rs_seq         = 0;
+        ctx_                = open_proposer_context(model_.get(), cp, p, "the MTP context");
         llama_context * raw = ctx_.get();
         if (llama_get_ctx_other(raw) == target) {
             // a head that reads the target's own KV (Gemma 4 assistants) drafts at one shared
@@ -184,8 +183,7 @@ class proposer_mtp : public proposer {
         pending_.assign(b.token, b.token + b.n_tokens);
     }
 
-    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
-                 std::vector<llama_token> & out) override {
+    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max, std::vector<llama_token> & out) override {
         out.clear();
         const llama_pos n_past = static_cast<llama_pos>(history.size());
         if (n_max <= 0 || anchor < 0 || static_cast<size_t>(n_past) + n_max > llama_n_ctx(ctx_.get())) {
@@ -198,7 +196,7 @@ class proposer_mtp : public proposer {
         // history's tokens, and the anchor needs h_{n_past-1}
         const llama_pos from = static_cast<llama_pos>(in_kv_.size());
         const float * h_last = window_row(n_past - 1);
-        bool ready = h_last && in_step_with(history);
+        bool ready           = h_last && in_step_with(history);
         for (llama_pos pos = from; ready && pos < n_past; pos++) {
             ready = pending_has(pos) && pending_[pos - pending_pos_] == history[pos];
         }
@@ -342,22 +340,22 @@ class proposer_mtp : public proposer {
         return best;
     }
 
-    model_ref       model_;   // keeps the weights alive as long as this context
-    llama_context * target_;  // not owned: the session's context, which outlives the proposer
-    int32_t         n_embd_;
-    int32_t         n_vocab_;
-    sampler_ptr     greedy_;  // attached to ctx_ for backend drafting (declared first: outlives it)
-    context_ptr     ctx_;
-    mtp_batch       batch_;
+    model_ref model_;        // keeps the weights alive as long as this context
+    llama_context * target_; // not owned: the session's context, which outlives the proposer
+    int32_t n_embd_;
+    int32_t n_vocab_;
+    sampler_ptr greedy_; // attached to ctx_ for backend drafting (declared first: outlives it)
+    context_ptr ctx_;
+    mtp_batch batch_;
 
     std::vector<llama_token> in_kv_;   // token of each MTP row by position (-1: absent)
     std::vector<llama_token> pending_; // tokens of the last target batch not mirrored yet
     llama_pos pending_pos_ = -1;       // position of pending_[0] (-1: nothing pending)
     std::vector<float> window_;        // target rows h_{window_pos_} .. (window_rows_ rows)
     std::vector<float> next_window_;   // reused while building the next window
-    llama_pos window_pos_  = -1;
-    int32_t   window_rows_ = 0;
-    std::vector<float> h_;             // the hidden row the next draft step reads
+    llama_pos window_pos_ = -1;
+    int32_t window_rows_  = 0;
+    std::vector<float> h_; // the hidden row the next draft step reads
 };
 
 } // namespace

@@ -9,9 +9,7 @@ class proposer_none : public proposer {
   public:
     const char * name() const override { return "none"; }
     void begin(const std::vector<llama_token> &) override {}
-    void propose(const std::vector<llama_token> &, llama_token, int, std::vector<llama_token> & out) override {
-        out.clear();
-    }
+    void propose(const std::vector<llama_token> &, llama_token, int, std::vector<llama_token> & out) override { out.clear(); }
 };
 
 // Prompt-lookup decoding: the suffix (last n tokens of history + anchor, n from n_max_ngram
@@ -24,8 +22,7 @@ class proposer_ngram : public proposer {
     const char * name() const override { return "ngram"; }
     void begin(const std::vector<llama_token> &) override {}
 
-    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max,
-                 std::vector<llama_token> & out) override {
+    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max, std::vector<llama_token> & out) override {
         out.clear();
         continued_sequence(history, anchor, seq_);
         const int len = static_cast<int>(seq_.size());
@@ -36,7 +33,7 @@ class proposer_ngram : public proposer {
                 if (!std::equal(suffix, suffix + n, seq_.data() + start)) {
                     continue;
                 }
-                const int from = start + n;
+                const int from  = start + n;
                 const int count = std::min(n_max, len - from);
                 out.assign(seq_.begin() + from, seq_.begin() + from + count);
                 return;
@@ -52,7 +49,9 @@ class proposer_ngram : public proposer {
 
 } // namespace
 
-std::unique_ptr<proposer> make_proposer_none() { return std::make_unique<proposer_none>(); }
+std::unique_ptr<proposer> make_proposer_none() {
+    return std::make_unique<proposer_none>();
+}
 
 std::unique_ptr<proposer> make_proposer_ngram(int n_min, int n_max_ngram) {
     return std::make_unique<proposer_ngram>(n_min, n_max_ngram);

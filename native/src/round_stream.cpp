@@ -20,8 +20,8 @@ void round_batch_pool::give(std::shared_ptr<round_batch> batch) {
     spare_.push_back(std::move(batch));
 }
 
-round_stream::round_stream(std::shared_ptr<round_batch_pool> pool, deliver_fn deliver)
-    : pool_(std::move(pool)), deliver_(std::move(deliver)) {}
+round_stream::round_stream(std::shared_ptr<round_batch_pool> pool, deliver_fn deliver) :
+    pool_(std::move(pool)), deliver_(std::move(deliver)) {}
 
 round_batch & round_stream::open() {
     if (!pending_) {

@@ -35,7 +35,7 @@ class round_stream : public round_sink {
     // batches stay max_pending rounds as its decode slows, and the fixed cost of each (the IPC
     // message, its check, the SSE write) per round stays flat (bench/serve-stream.ts).
     static constexpr int64_t flush_interval_us = 16000;
-    static constexpr size_t  max_pending       = 16;
+    static constexpr size_t max_pending        = 16;
 
     // `deliver` takes a batch to JS (called on the generation thread, in order)
     using deliver_fn = std::function<void(std::shared_ptr<round_batch>)>;

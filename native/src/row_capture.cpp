@@ -55,8 +55,8 @@ void note_backend_draw(row_capture & cap, llama_pos pos, llama_token token) {
     if (pos != cap.position) {
         return;
     }
-    cap.captured  = true;
-    cap.backend   = true;
+    cap.captured = true;
+    cap.backend  = true;
     cap.row.clear();
     cap.row_token = token;
 }

@@ -15,15 +15,15 @@
 namespace power {
 
 struct row_capture {
-    llama_pos position = -1;     // the sequence position whose row to keep (-1: off)
-    std::vector<float> other;    // a row to draw from with the sampler's state at `position` (empty: none)
+    llama_pos position = -1;  // the sequence position whose row to keep (-1: off)
+    std::vector<float> other; // a row to draw from with the sampler's state at `position` (empty: none)
 
     // filled when the row was sampled
     bool captured = false;
-    std::vector<float> row;      // the logits row the token at `position` was sampled from
-    llama_token row_token   = -1; // what a copy of the sampler, in that state, draws from `row`
-    llama_token other_token = -1; // the same from `other`
-    bool backend = false;         // the token was drawn on the backend: `row` stays empty
+    std::vector<float> row;          // the logits row the token at `position` was sampled from
+    llama_token row_token   = -1;    // what a copy of the sampler, in that state, draws from `row`
+    llama_token other_token = -1;    // the same from `other`
+    bool backend            = false; // the token was drawn on the backend: `row` stays empty
     // the copy's candidates after its chain, in the order it accumulated them, with their
     // probabilities (seeded chains; greedy: empty): where the draw fell between two tokens
     std::vector<llama_token_data> drawn_from;
@@ -32,12 +32,12 @@ struct row_capture {
     // sampling, as a kernel that rounds differently might do. hidden: the captured row is the
     // unperturbed one, as if the transaction sampled from something else (an unexplained divergence)
     llama_pos perturb_position = -1;
-    bool      perturb_hidden   = false;
+    bool perturb_hidden        = false;
 
     void arm(llama_pos pos, std::vector<float> other_row) {
-        position    = pos;
-        other       = std::move(other_row);
-        captured    = false;
+        position = pos;
+        other    = std::move(other_row);
+        captured = false;
         row.clear();
         row_token   = -1;
         other_token = -1;

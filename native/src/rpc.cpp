@@ -26,8 +26,7 @@ ggml_backend_reg_t rpc_registry() {
     return ggml_backend_reg_by_name("RPC");
 }
 
-template <typename F>
-F rpc_proc(const char * name) {
+template <typename F> F rpc_proc(const char * name) {
     ggml_backend_reg_t reg = rpc_registry();
     return reg ? reinterpret_cast<F>(ggml_backend_reg_get_proc_address(reg, name)) : nullptr;
 }
@@ -55,12 +54,11 @@ bool registered(ggml_backend_reg_t reg) {
     return false;
 }
 
-
 struct added_server {
-    std::string                     endpoint;
-    ggml_backend_reg_t              reg = nullptr;
+    std::string endpoint;
+    ggml_backend_reg_t reg = nullptr;
     std::vector<ggml_backend_dev_t> devices;
-    std::vector<memory_figures>     memory;
+    std::vector<memory_figures> memory;
 };
 
 // addRpcServer(endpoint) -> Promise<[{ name, description, type, backend, freeBytes, totalBytes }]>
@@ -118,9 +116,9 @@ Napi::Value add_rpc_server(const Napi::CallbackInfo & info) {
 }
 
 struct serve_request {
-    std::string                     endpoint;
+    std::string endpoint;
     std::vector<ggml_backend_dev_t> devices;
-    size_t                          threads = 1;
+    size_t threads = 1;
 };
 
 // the devices llama.cpp's rpc-server serves by default: every local accelerator, else the CPU
@@ -150,8 +148,8 @@ Napi::Value rpc_serve(const Napi::CallbackInfo & info) {
     if (!start) {
         throw Napi::Error::New(env, NO_RPC);
     }
-    Napi::Object opts = info[0].As<Napi::Object>();
-    auto req          = std::make_shared<serve_request>();
+    Napi::Object opts                   = info[0].As<Napi::Object>();
+    auto req                            = std::make_shared<serve_request>();
     std::optional<std::string> endpoint = string_option(opts, "endpoint");
     if (!endpoint) {
         throw Napi::TypeError::New(env, "rpcServe: endpoint must be a string 'host:port'");
@@ -176,7 +174,7 @@ Napi::Value rpc_serve(const Napi::CallbackInfo & info) {
         throw Napi::Error::New(env, "no device to serve");
     }
     const int64_t threads = integer_option(opts, "threads", 0, 0, 1024);
-    req->threads = static_cast<size_t>(threads > 0 ? threads : default_thread_count());
+    req->threads          = static_cast<size_t>(threads > 0 ? threads : default_thread_count());
     // ggml_backend_rpc_start_server accepts one client after another until the process ends; it
     // returns only when it cannot start (a bad endpoint, a port it cannot bind)
     return background_job::start(env, "power.rpcServe", [req, start](background_job & job) {
@@ -196,11 +194,16 @@ Napi::Value rpc_available(const Napi::CallbackInfo & info) {
 
 const char * device_type_name(enum ggml_backend_dev_type type) {
     switch (type) {
-        case GGML_BACKEND_DEVICE_TYPE_CPU:   return "cpu";
-        case GGML_BACKEND_DEVICE_TYPE_GPU:   return "gpu";
-        case GGML_BACKEND_DEVICE_TYPE_IGPU:  return "igpu";
-        case GGML_BACKEND_DEVICE_TYPE_ACCEL: return "accel";
-        default:                             return "other";
+    case GGML_BACKEND_DEVICE_TYPE_CPU:
+        return "cpu";
+    case GGML_BACKEND_DEVICE_TYPE_GPU:
+        return "gpu";
+    case GGML_BACKEND_DEVICE_TYPE_IGPU:
+        return "igpu";
+    case GGML_BACKEND_DEVICE_TYPE_ACCEL:
+        return "accel";
+    default:
+        return "other";
     }
 }
 

@@ -19,8 +19,7 @@ std::string validate(const sampling_params & p) {
 }
 
 std::string backend_chain_problem(const sampling_params & p, int32_t rows_per_seq) {
-    const bool penalties = p.repeat_last_n != 0 &&
-                           (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f);
+    const bool penalties = p.repeat_last_n != 0 && (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f);
     // llama.cpp's penalties sampler keeps one token history per sequence: with several rows of a
     // sequence in one pass, row i would not see rows 0..i-1, so it refuses the backend there
     if (penalties && rows_per_seq > 1) {
@@ -29,8 +28,7 @@ std::string backend_chain_problem(const sampling_params & p, int32_t rows_per_se
     return {};
 }
 
-backend_sampler_scope::backend_sampler_scope(llama_context * ctx, llama_sampler * chain, bool attach)
-    : ctx_(ctx), attached_(false) {
+backend_sampler_scope::backend_sampler_scope(llama_context * ctx, llama_sampler * chain, bool attach) : ctx_(ctx), attached_(false) {
     if (attach) {
         if (!llama_set_sampler(ctx_, 0, chain)) {
             throw std::runtime_error("llama.cpp could not attach the sampler chain to the backend");
@@ -47,12 +45,12 @@ backend_sampler_scope::~backend_sampler_scope() {
 
 sampler_ptr make_sampler(const llama_vocab * vocab, const sampling_params & p) {
     llama_sampler_chain_params cp = llama_sampler_chain_default_params();
-    cp.no_perf = true;
+    cp.no_perf                    = true;
     sampler_ptr chain(llama_sampler_chain_init(cp));
     bool penalties = p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f;
     if (penalties && p.repeat_last_n != 0) {
-        llama_sampler_chain_add(chain.get(), llama_sampler_init_penalties(llama_vocab_n_tokens(vocab),
-            p.repeat_last_n, p.repeat_penalty, p.frequency_penalty, p.presence_penalty));
+        llama_sampler_chain_add(chain.get(), llama_sampler_init_penalties(llama_vocab_n_tokens(vocab), p.repeat_last_n, p.repeat_penalty,
+                                                                          p.frequency_penalty, p.presence_penalty));
     }
     if (p.temperature <= 0.0f) {
         llama_sampler_chain_add(chain.get(), llama_sampler_init_greedy());
@@ -68,14 +66,13 @@ sampler_ptr make_sampler(const llama_vocab * vocab, const sampling_params & p) {
 
 sampler_ptr make_greedy_chain() {
     llama_sampler_chain_params cp = llama_sampler_chain_default_params();
-    cp.no_perf = true;
+    cp.no_perf                    = true;
     sampler_ptr chain(llama_sampler_chain_init(cp));
     llama_sampler_chain_add(chain.get(), llama_sampler_init_greedy());
     return chain;
 }
 
-llama_token sample_row(llama_sampler * sampler, const float * logits, int32_t n_vocab,
-                       std::vector<llama_token_data> & cur) {
+llama_token sample_row(llama_sampler * sampler, const float * logits, int32_t n_vocab, std::vector<llama_token_data> & cur) {
     cur.resize(n_vocab);
     for (llama_token id = 0; id < n_vocab; id++) {
         cur[id] = llama_token_data{id, logits[id], 0.0f};
@@ -91,8 +88,8 @@ llama_token sample_row(llama_sampler * sampler, const float * logits, int32_t n_
 }
 
 row_decision sample_through_first_mismatch(const llama_vocab * vocab, const std::function<llama_token(int32_t)> & draw,
-                                           const std::vector<llama_token> & proposals, int32_t budget,
-                                           std::vector<llama_token> & emitted, std::vector<const char *> & origins) {
+                                           const std::vector<llama_token> & proposals, int32_t budget, std::vector<llama_token> & emitted,
+                                           std::vector<const char *> & origins) {
     row_decision d;
     emitted.clear();
     origins.clear();

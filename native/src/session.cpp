@@ -28,8 +28,9 @@ session_params read_session_params(Napi::Object opts) {
     p.n_batch   = static_cast<uint32_t>(n_batch);
     p.n_threads = static_cast<int32_t>(threads);
     double poll = number_option(opts, "threadpoolPoll", p.poll);
-    if (poll < 0 || poll > 100 || poll != std::floor(poll)) throw Napi::RangeError::New(opts.Env(), "threadpoolPoll must be an integer in [0, 100]");
-    p.poll = static_cast<uint32_t>(poll);
+    if (poll < 0 || poll > 100 || poll != std::floor(poll))
+        throw Napi::RangeError::New(opts.Env(), "threadpoolPoll must be an integer in [0, 100]");
+    p.poll   = static_cast<uint32_t>(poll);
     double k = number_option(opts, "k", 0);
     double s = number_option(opts, "s", k);
     if (k < 0 || k > 16 || k != std::floor(k)) throw Napi::RangeError::New(opts.Env(), "k must be an integer in [0, 16]");
@@ -40,7 +41,9 @@ session_params read_session_params(Napi::Object opts) {
         p.strategy = *strategy;
     }
     if (std::optional<std::string> fa = choice_option(opts, "flashAttn", {"on", "off", "auto"})) {
-        p.flash_attn = *fa == "on" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : *fa == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_AUTO;
+        p.flash_attn = *fa == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED
+                       : *fa == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED
+                                      : LLAMA_FLASH_ATTN_TYPE_AUTO;
     }
     if (std::optional<std::string> path = choice_option(opts, "proposerSampling", {"cpu", "backend"})) {
         p.proposer_backend_sampling = *path == "backend";
@@ -69,8 +72,7 @@ sampling_params read_sampling(Napi::Object opts) {
     return s;
 }
 
-template <typename T>
-typename Napi::TypedArrayOf<T> typed_copy(Napi::Env env, const std::vector<T> & v) {
+template <typename T> typename Napi::TypedArrayOf<T> typed_copy(Napi::Env env, const std::vector<T> & v) {
     auto out = Napi::TypedArrayOf<T>::New(env, v.size());
     std::copy(v.begin(), v.end(), out.Data());
     return out;
@@ -121,18 +123,19 @@ void finish_job(session_core & core) {
 } // namespace
 
 void Session::init(Napi::Env env, Napi::Object exports) {
-    Napi::Function ctor = DefineClass(env, "Session", {
-        StaticMethod<&guarded_fn<&Session::create>>("create"),
-        InstanceMethod<&Session::guarded<&Session::generate>>("generate"),
-        InstanceMethod<&Session::guarded<&Session::cancel>>("cancel"),
-        InstanceMethod<&Session::guarded<&Session::dispose>>("dispose"),
-        InstanceMethod<&Session::guarded<&Session::info>>("info"),
-        InstanceMethod<&Session::guarded<&Session::inject_failure>>("injectFailureForTest"),
-        InstanceMethod<&Session::guarded<&Session::capture_row>>("captureRow"),
-        InstanceMethod<&Session::guarded<&Session::captured_row>>("capturedRow"),
-        InstanceMethod<&Session::guarded<&Session::perturb_row>>("perturbRowForTest"),
-        InstanceMethod<&Session::guarded<&Session::memory_cells>>("memoryCells"),
-    });
+    Napi::Function ctor       = DefineClass(env, "Session",
+                                            {
+                                                StaticMethod<&guarded_fn<&Session::create>>("create"),
+                                                InstanceMethod<&Session::guarded<&Session::generate>>("generate"),
+                                                InstanceMethod<&Session::guarded<&Session::cancel>>("cancel"),
+                                                InstanceMethod<&Session::guarded<&Session::dispose>>("dispose"),
+                                                InstanceMethod<&Session::guarded<&Session::info>>("info"),
+                                                InstanceMethod<&Session::guarded<&Session::inject_failure>>("injectFailureForTest"),
+                                                InstanceMethod<&Session::guarded<&Session::capture_row>>("captureRow"),
+                                                InstanceMethod<&Session::guarded<&Session::captured_row>>("capturedRow"),
+                                                InstanceMethod<&Session::guarded<&Session::perturb_row>>("perturbRowForTest"),
+                                                InstanceMethod<&Session::guarded<&Session::memory_cells>>("memoryCells"),
+                                      });
     data_of(env).session_ctor = Napi::Persistent(ctor);
     exports.Set("Session", ctor);
 }
@@ -153,11 +156,11 @@ session_core & Session::live_core(Napi::Env env) {
 
 // Session.create(model, { contextSize?, batchSize?, threads?, flashAttn? }) -> Promise<Session>
 Napi::Value Session::create(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
-    auto core   = std::make_shared<session_core>();
-    core->model = Model::unwrap(env, info.Length() > 0 ? info[0] : env.Undefined());
-    Napi::Object opts = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
-    core->params = read_session_params(opts);
+    Napi::Env env                = info.Env();
+    auto core                    = std::make_shared<session_core>();
+    core->model                  = Model::unwrap(env, info.Length() > 0 ? info[0] : env.Undefined());
+    Napi::Object opts            = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
+    core->params                 = read_session_params(opts);
     const std::string & strategy = core->params.strategy;
     model_ref draft;
     // llama.cpp's n-gram families take none: one given is refused (check_session) rather than ignored
@@ -184,7 +187,7 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
 
 // generate(prompt: Int32Array, options, onRounds(batch)) -> Promise<result>; batches: batch_to_js
 Napi::Value Session::generate(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env       = info.Env();
     session_core & core = live_core(env);
     if (core.busy) {
         throw Napi::Error::New(env, "session is busy with another request");
@@ -213,7 +216,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
     req->sampling   = read_sampling(opts);
 
     auto on_round = std::make_shared<Napi::FunctionReference>(Napi::Persistent(info[2].As<Napi::Function>()));
-    core.busy = true;
+    core.busy     = true;
     core.cancel.store(false);
     session_core_ref ref = core_;
     return background_job::start(env, "power.Session.generate", [ref, req, on_round](background_job & job) {
@@ -243,8 +246,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
             stream.flush(); // the rounds committed before the failure
             job.post(release);
             // a failed sliding-window cut leaves the sequence empty and its reason behind
-            job.reject(ref->cut_problem.empty() ? std::string(e.what())
-                                                : std::string(e.what()) + ": " + ref->cut_problem);
+            job.reject(ref->cut_problem.empty() ? std::string(e.what()) : std::string(e.what()) + ": " + ref->cut_problem);
         }
     });
 }
@@ -278,9 +280,9 @@ Napi::Value Session::dispose(const Napi::CallbackInfo & info) {
 }
 
 Napi::Value Session::info(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env       = info.Env();
     session_core & core = live_core(env);
-    Napi::Object out = Napi::Object::New(env);
+    Napi::Object out    = Napi::Object::New(env);
     out.Set("contextSize", llama_n_ctx(core.ctx.get()));
     out.Set("batchSize", llama_n_batch(core.ctx.get()));
     out.Set("threads", llama_n_threads(core.ctx.get()));
@@ -297,9 +299,9 @@ Napi::Value Session::info(const Napi::CallbackInfo & info) {
 // injectFailureForTest(round): the verify decode of that round (1-based) of the next request
 // fails as a fatal decode error would, after evaluating its rows. For tests only.
 Napi::Value Session::inject_failure(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env       = info.Env();
     session_core & core = live_core(env);
-    core.fail_at_round = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
+    core.fail_at_round  = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
     return env.Undefined();
 }
 

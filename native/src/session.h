@@ -18,8 +18,7 @@ class Session : public Napi::ObjectWrap<Session> {
 
   private:
     // an instance method through guard_llama (guard.h): registered as guarded<&Session::method>
-    template <Napi::Value (Session::*M)(const Napi::CallbackInfo &)>
-    Napi::Value guarded(const Napi::CallbackInfo & info) {
+    template <Napi::Value (Session::*M)(const Napi::CallbackInfo &)> Napi::Value guarded(const Napi::CallbackInfo & info) {
         return guard_llama(info.Env(), [&] { return (this->*M)(info); });
     }
 

@@ -26,7 +26,7 @@ llama_pos position_arg(const Napi::CallbackInfo & info, const char * what) {
 // at `position` is sampled from; with otherRow (n_vocab logits), also what the sampler in that
 // same state draws from it.
 Napi::Value Session::capture_row(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env       = info.Env();
     session_core & core = live_core(env);
     if (core.busy) {
         throw Napi::Error::New(env, "session is busy with another request");
@@ -38,7 +38,7 @@ Napi::Value Session::capture_row(const Napi::CallbackInfo & info) {
             throw Napi::TypeError::New(env, "captureRow: otherRow must be a Float32Array");
         }
         Napi::Float32Array row = info[1].As<Napi::Float32Array>();
-        const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
+        const int32_t n_vocab  = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
         if (static_cast<int64_t>(row.ElementLength()) != n_vocab) {
             throw Napi::RangeError::New(env, "captureRow: otherRow must hold " + std::to_string(n_vocab) + " logits");
         }
@@ -53,7 +53,7 @@ Napi::Value Session::capture_row(const Napi::CallbackInfo & info) {
 // before that token, draws from each row; backend: the token was drawn on the backend (rowToken,
 // no row); drawnFrom*: the candidates the CPU draw accumulated over, in order, with their p
 Napi::Value Session::captured_row(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env       = info.Env();
     session_core & core = live_core(env);
     if (core.busy) {
         throw Napi::Error::New(env, "session is busy with another request");
@@ -63,9 +63,9 @@ Napi::Value Session::captured_row(const Napi::CallbackInfo & info) {
     }
     Napi::Float32Array row = Napi::Float32Array::New(env, core.capture.row.size());
     std::copy(core.capture.row.begin(), core.capture.row.end(), row.Data());
-    const auto & drawn = core.capture.drawn_from;
-    Napi::Int32Array drawn_ids   = Napi::Int32Array::New(env, drawn.size());
-    Napi::Float64Array drawn_p   = Napi::Float64Array::New(env, drawn.size());
+    const auto & drawn         = core.capture.drawn_from;
+    Napi::Int32Array drawn_ids = Napi::Int32Array::New(env, drawn.size());
+    Napi::Float64Array drawn_p = Napi::Float64Array::New(env, drawn.size());
     for (size_t i = 0; i < drawn.size(); i++) {
         drawn_ids[i] = drawn[i].id;
         drawn_p[i]   = drawn[i].p;
@@ -76,16 +76,15 @@ Napi::Value Session::captured_row(const Napi::CallbackInfo & info) {
     out.Set("drawnFromIds", drawn_ids);
     out.Set("drawnFromP", drawn_p);
     out.Set("rowToken", core.capture.row_token);
-    out.Set("otherToken", core.capture.other_token >= 0 ? Napi::Value(Napi::Number::New(env, core.capture.other_token))
-                                                        : env.Null());
+    out.Set("otherToken", core.capture.other_token >= 0 ? Napi::Value(Napi::Number::New(env, core.capture.other_token)) : env.Null());
     return out;
 }
 
 // perturbRowForTest(position, hidden): raises the runner-up of the row sampled for `position`
 // above its top logit (hidden: the captured row stays the unperturbed one). For tests only.
 Napi::Value Session::perturb_row(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
-    session_core & core = live_core(env);
+    Napi::Env env                 = info.Env();
+    session_core & core           = live_core(env);
     core.capture.perturb_position = position_arg(info, "perturbRowForTest");
     core.capture.perturb_hidden   = info.Length() > 1 && info[1].ToBoolean().Value();
     return env.Undefined();

@@ -17,35 +17,35 @@
 namespace power {
 
 struct session_params {
-    uint32_t n_ctx     = 4096; // context size in tokens
-    uint32_t n_batch   = 512;  // prompt tokens per decode call
-    int32_t  n_threads = 0;    // 0: default_thread_count()
-    uint32_t poll      = default_threadpool_poll; // the session pool's polling level (0..100)
+    uint32_t n_ctx                   = 4096;                       // context size in tokens
+    uint32_t n_batch                 = 512;                        // prompt tokens per decode call
+    int32_t n_threads                = 0;                          // 0: default_thread_count()
+    uint32_t poll                    = default_threadpool_poll;    // the session pool's polling level (0..100)
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // when to use Flash Attention
-    std::string strategy = "none"; // proposer: none | ngram | draft-model | mtp | eagle3 | dflash | dspark | ngram-simple | ...
-    int32_t k = 0;                 // spec_draft_max
-    int32_t s = 0;                 // spec_mtp_recurrent_snapshots (recurrent targets only)
-    bool proposer_backend_sampling = false; // the proposer drafts greedily in its own graph
+    std::string strategy             = "none"; // proposer: none | ngram | draft-model | mtp | eagle3 | dflash | dspark | ngram-simple | ...
+    int32_t k                        = 0;      // spec_draft_max
+    int32_t s                        = 0;      // spec_mtp_recurrent_snapshots (recurrent targets only)
+    bool proposer_backend_sampling   = false;  // the proposer drafts greedily in its own graph
 };
 
 // how the session speculates: fixed at creation (the context's n_rs_seq depends on S)
 struct spec_params {
-    int32_t k = 0;          // spec_draft_max: proposals per round (0: autoregressive)
-    int32_t s = 0;          // spec_mtp_recurrent_snapshots: rollback points (recurrent targets)
-    bool    recurrent = false; // the target keeps recurrent state: S applies
+    int32_t k      = 0;     // spec_draft_max: proposals per round (0: autoregressive)
+    int32_t s      = 0;     // spec_mtp_recurrent_snapshots: rollback points (recurrent targets)
+    bool recurrent = false; // the target keeps recurrent state: S applies
 };
 
 struct session_core {
-    model_ref      model;
-    threadpool_ptr pool;                  // shared by ctx and the proposer's context; outlives both
-    context_ptr    ctx;
+    model_ref model;
+    threadpool_ptr pool; // shared by ctx and the proposer's context; outlives both
+    context_ptr ctx;
     session_params params;
-    std::unique_ptr<batch_owner> batch;   // reused by every decode of this session
+    std::unique_ptr<batch_owner> batch; // reused by every decode of this session
     spec_params spec;
-    std::unique_ptr<proposer> prop;       // the strategy's proposer ("none" proposes nothing)
-    std::vector<uint8_t> checkpoint;      // recurrent state at the start of a round, when needed
+    std::unique_ptr<proposer> prop;           // the strategy's proposer ("none" proposes nothing)
+    std::vector<uint8_t> checkpoint;          // recurrent state at the start of a round, when needed
     std::vector<llama_token_data> candidates; // the sampler's candidate buffer, reused every row
-    std::string flash_attn_used = "unknown"; // what llama.cpp settled on: on | off | unknown
+    std::string flash_attn_used = "unknown";  // what llama.cpp settled on: on | off | unknown
 
     // test hook: fail the verify decode of this round (1-based) of the next request; 0: off
     int32_t fail_at_round = 0;
@@ -64,7 +64,7 @@ struct session_core {
     // that fails on it says so (session.cpp); cleared when a request starts (generation thread)
     std::string cut_problem;
 
-    std::atomic<bool> cancel{false};      // set by cancel()/dispose(), read by the worker and abort callback
+    std::atomic<bool> cancel{false}; // set by cancel()/dispose(), read by the worker and abort callback
     // set while a commit replays its kept rows: that decode completes the commit, so a cancel
     // waits for the next round boundary instead of aborting it halfway (generation thread only)
     std::atomic<bool> uninterruptible{false};
@@ -106,18 +106,16 @@ inline std::string swa_window_problem(const session_core & core, llama_pos pos) 
     if (n_swa <= 0 || core.spec.recurrent) {
         return "";
     }
-    llama_memory_t  mem  = llama_get_memory(core.ctx.get());
+    llama_memory_t mem   = llama_get_memory(core.ctx.get());
     const llama_pos pmin = llama_memory_seq_pos_min(mem, 0);
     const llama_pos pmax = llama_memory_seq_pos_max(mem, 0);
     const llama_pos need = std::max<llama_pos>(0, pos - n_swa + 1);
     if (pmax != pos - 1) {
-        return "the sliding-window cache holds positions up to " + std::to_string(pmax) + " after a cut to " +
-               std::to_string(pos);
+        return "the sliding-window cache holds positions up to " + std::to_string(pmax) + " after a cut to " + std::to_string(pos);
     }
     if (pos > 0 && pmin > need) {
-        return "the sliding-window cache (window " + std::to_string(n_swa) + ") no longer holds positions " +
-               std::to_string(need) + ".." + std::to_string(pmin - 1) + " that position " + std::to_string(pos) +
-               " attends to: it cannot roll back that far";
+        return "the sliding-window cache (window " + std::to_string(n_swa) + ") no longer holds positions " + std::to_string(need) + ".." +
+               std::to_string(pmin - 1) + " that position " + std::to_string(pos) + " attends to: it cannot roll back that far";
     }
     return "";
 }

@@ -21,7 +21,7 @@ namespace {
 
 Napi::Object cache_cells(Napi::Env env, const llama_kv_cache & cache) {
     const llama_kv_cells & cells = cache.get_cells(0);
-    Napi::Object out = Napi::Object::New(env);
+    Napi::Object out             = Napi::Object::New(env);
     out.Set("size", static_cast<double>(cache.get_size()));
     out.Set("used", static_cast<double>(cells.get_used()));
     out.Set("posMin", static_cast<double>(cells.seq_pos_min(0)));
@@ -36,14 +36,14 @@ Napi::Object cache_cells(Napi::Env env, const llama_kv_cache & cache) {
 //   base: { size, used, posMin, posMax } of the full-attention cache (kind 'iswa' or 'kv')
 //   swa:  the same of the sliding-window cache (kind 'iswa'; else null)
 Napi::Value Session::memory_cells(const Napi::CallbackInfo & info) {
-    Napi::Env env = info.Env();
+    Napi::Env env       = info.Env();
     session_core & core = live_core(env);
     if (core.busy) {
         // the generation thread owns the context while a request runs
         throw Napi::Error::New(env, "memoryCells: the session is generating; ask between requests");
     }
     llama_memory_t mem = llama_get_memory(core.ctx.get());
-    Napi::Object out = Napi::Object::New(env);
+    Napi::Object out   = Napi::Object::New(env);
     out.Set("posMin", static_cast<double>(llama_memory_seq_pos_min(mem, 0)));
     out.Set("posMax", static_cast<double>(llama_memory_seq_pos_max(mem, 0)));
     out.Set("base", env.Null());

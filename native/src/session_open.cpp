@@ -9,7 +9,7 @@
 namespace power {
 
 std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded) {
-    const std::string & strategy = core.params.strategy;
+    const std::string & strategy  = core.params.strategy;
     const bool llama_cpp_proposer = common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT;
     if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp" && !llama_cpp_proposer) {
         return "strategy '" + strategy + "' is not implemented by this engine";
@@ -47,20 +47,20 @@ std::string open_session(session_core & core, const model_ref & draft) {
     llama_context_params cp = llama_context_default_params();
     // a verify pass is one batch and one ubatch of k + 1 rows, all with logits
     const uint32_t n_batch = std::max<uint32_t>(core.params.n_batch, core.spec.k + 1);
-    cp.n_ctx           = core.params.n_ctx;
-    cp.n_batch         = n_batch;
-    cp.n_ubatch        = n_batch;
-    cp.n_rs_seq        = core.spec.recurrent ? static_cast<uint32_t>(core.spec.s) : 0;
-    cp.n_seq_max       = 1;
+    cp.n_ctx               = core.params.n_ctx;
+    cp.n_batch             = n_batch;
+    cp.n_ubatch            = n_batch;
+    cp.n_rs_seq            = core.spec.recurrent ? static_cast<uint32_t>(core.spec.s) : 0;
+    cp.n_seq_max           = 1;
     // backend sampling draws every verify row in the graph: the anchor's and the K proposals'
     cp.n_outputs_max_per_seq = static_cast<uint32_t>(core.spec.k + 1);
-    cp.flash_attn_type = core.params.flash_attn;
+    cp.flash_attn_type       = core.params.flash_attn;
     // a sliding-window cache of full size keeps every position in its own cell, as the
     // full-attention cache does; a ring of window + batch cells can place a verify
     // pass's rows in other cells than a one-row decode, and the attention sums would run
     // over the cells in another order (the batch invariance of build-info.ts assumes this)
-    cp.swa_full        = true;
-    cp.no_perf         = true;
+    cp.swa_full = true;
+    cp.no_perf  = true;
     if (core.params.n_threads <= 0) {
         core.params.n_threads = default_thread_count();
     }
@@ -73,13 +73,13 @@ std::string open_session(session_core & core, const model_ref & draft) {
     };
     cp.abort_callback_data = &core;
 
-    uint64_t mark = log_capture_mark();
+    uint64_t mark       = log_capture_mark();
     llama_context * raw = llama_init_from_model(core.model.get(), cp);
     if (!raw) {
         std::string why = log_capture_problems_since(mark);
         return "llama.cpp could not create a context" + (why.empty() ? "" : ": " + why);
     }
-    core.ctx   = adopt_context(raw);
+    core.ctx = adopt_context(raw);
     // one persistent pool for this session's graphs (target and proposer, one at a time)
     core.pool = make_threadpool(core.params.n_threads, core.params.poll);
     if (core.pool) {
@@ -99,15 +99,12 @@ std::string open_session(session_core & core, const model_ref & draft) {
     // writes past it, and S snapshots need a ubatch of more than S + 1 rows (a GGML_ASSERT);
     // node/runtime/spec-schedule.ts refuses these up front, this keeps every other caller safe
     if (static_cast<int32_t>(llama_n_batch(raw)) < core.spec.k + 1) {
-        return "K = " + std::to_string(core.spec.k) + " needs a verify batch of " +
-               std::to_string(core.spec.k + 1) + " rows but this context allows " +
-               std::to_string(llama_n_batch(raw)) + ": lower K or raise the context size";
+        return "K = " + std::to_string(core.spec.k) + " needs a verify batch of " + std::to_string(core.spec.k + 1) +
+               " rows but this context allows " + std::to_string(llama_n_batch(raw)) + ": lower K or raise the context size";
     }
-    if (core.spec.recurrent && core.spec.s > 0 &&
-        llama_n_ubatch(raw) <= static_cast<uint32_t>(core.spec.s) + 1) {
-        return "S = " + std::to_string(core.spec.s) + " needs batches of more than " +
-               std::to_string(core.spec.s + 1) + " rows but this context allows " +
-               std::to_string(llama_n_ubatch(raw)) + ": lower S or raise the context size";
+    if (core.spec.recurrent && core.spec.s > 0 && llama_n_ubatch(raw) <= static_cast<uint32_t>(core.spec.s) + 1) {
+        return "S = " + std::to_string(core.spec.s) + " needs batches of more than " + std::to_string(core.spec.s + 1) +
+               " rows but this context allows " + std::to_string(llama_n_ubatch(raw)) + ": lower S or raise the context size";
     }
     core.batch = std::make_unique<batch_owner>(static_cast<int32_t>(llama_n_batch(raw)), 1);
     if (core.spec.recurrent && llama_n_rs_seq(raw) != static_cast<uint32_t>(core.spec.s)) {

@@ -30,13 +30,13 @@ llama_token draw_target_row(session_core & core, llama_sampler * sampler, bool b
         return token;
     }
     const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
-    float * logits = llama_get_logits_ith(ctx, i);
+    float * logits        = llama_get_logits_ith(ctx, i);
     inspect_sampled_row(core.capture, sampler, pos, logits, n_vocab);
     return sample_row(sampler, logits, n_vocab, core.candidates);
 }
 
-transaction::transaction(session_core & core, llama_sampler * sampler, bool backend, round_state & st)
-    : core_(core), sampler_(sampler), backend_(backend), st_(st), vocab_(llama_model_get_vocab(core.model.get())) {}
+transaction::transaction(session_core & core, llama_sampler * sampler, bool backend, round_state & st) :
+    core_(core), sampler_(sampler), backend_(backend), st_(st), vocab_(llama_model_get_vocab(core.model.get())) {}
 
 int32_t transaction::scheduled_proposals(int32_t budget) const {
     int32_t k = core_.spec.k;
@@ -44,8 +44,7 @@ int32_t transaction::scheduled_proposals(int32_t budget) const {
         k = std::min(k, st_.clamp);
     }
     // a round emits at most k + 1 tokens; the verify rows must fit in the context
-    const int32_t room = static_cast<int32_t>(llama_n_ctx(core_.ctx.get())) - 1 -
-                         static_cast<int32_t>(core_.committed.size());
+    const int32_t room = static_cast<int32_t>(llama_n_ctx(core_.ctx.get())) - 1 - static_cast<int32_t>(core_.committed.size());
     return std::max(0, std::min({k, budget - 1, room}));
 }
 
@@ -62,7 +61,7 @@ void transaction::retain_checkpoint() {
         return;
     }
     const llama_state_seq_flags flags = LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY;
-    const size_t size = llama_state_seq_get_size_ext(core_.ctx.get(), 0, flags);
+    const size_t size                 = llama_state_seq_get_size_ext(core_.ctx.get(), 0, flags);
     core_.checkpoint.resize(size);
     if (llama_state_seq_get_data_ext(core_.ctx.get(), core_.checkpoint.data(), size, 0, flags) != size) {
         throw std::runtime_error("could not checkpoint the recurrent state");
@@ -87,7 +86,7 @@ void transaction::request_proposals(int32_t n_max) {
 // Step 3: anchor + proposals in one target pass, logits on every row. Returns false when a
 // cancel aborted the pass (the last commit is restored).
 bool transaction::verify() {
-    const int64_t t = llama_time_us();
+    const int64_t t     = llama_time_us();
     batch_owner & batch = *core_.batch;
     batch.clear();
     batch.add(st_.anchor, st_.base, true);
@@ -95,11 +94,11 @@ bool transaction::verify() {
         batch.add(st_.proposals[i], st_.base + 1 + static_cast<llama_pos>(i), true);
     }
     core_.rs_room = 0; // until this decode succeeds, no snapshot is known to be good
-    int32_t rc = llama_decode(core_.ctx.get(), batch.get());
+    int32_t rc    = llama_decode(core_.ctx.get(), batch.get());
     st_.round_no++;
     if (rc == 0 && core_.fail_at_round == st_.round_no) {
         core_.fail_at_round = 0;
-        rc = -99; // injected by a test: the rows were evaluated, as a fatal decode error leaves them
+        rc                  = -99; // injected by a test: the rows were evaluated, as a fatal decode error leaves them
     }
     if (rc != 0) {
         restore_last_commit();
@@ -117,13 +116,13 @@ bool transaction::verify() {
 // Step 4: sequential target sampling through the first mismatch. The sampler (its RNG and
 // penalty history included) advances exactly once per emitted token.
 void transaction::sample_rows(int32_t budget) {
-    const int64_t t = llama_time_us();
+    const int64_t t      = llama_time_us();
     const row_decision d = sample_through_first_mismatch(
-        vocab_, [this](int32_t i) { return draw_target_row(core_, sampler_, backend_, i, st_.base + 1 + i); },
-        st_.proposals, budget, st_.emitted, st_.origins);
+        vocab_, [this](int32_t i) { return draw_target_row(core_, sampler_, backend_, i, st_.base + 1 + i); }, st_.proposals, budget,
+        st_.emitted, st_.origins);
     st_.accepted = d.accepted;
     st_.saw_eog  = d.eog;
-    commit_us = llama_time_us() - t;
+    commit_us    = llama_time_us() - t;
 }
 
 // Puts the recurrent state back to the start of the round (the attention rows past it are still
@@ -172,8 +171,8 @@ void transaction::replay_kept(int32_t kept) {
 // Step 5: keep the anchor and every emitted token but the last (the new anchor); at an
 // end-of-generation token every emitted token is kept. Every other verify row is discarded.
 void transaction::commit() {
-    const int64_t t = llama_time_us();
-    st_.replayed = false;
+    const int64_t t    = llama_time_us();
+    st_.replayed       = false;
     const int32_t m    = static_cast<int32_t>(st_.emitted.size());
     const int32_t kept = st_.saw_eog ? m + 1 : m;
     const int32_t rows = 1 + static_cast<int32_t>(st_.proposals.size());
@@ -193,8 +192,8 @@ int64_t transaction::emit(int64_t start_us, int64_t t0, round_batch & out) {
         out.add_token(vocab_, st_.emitted[i], origin_code(st_.origins[i]));
     }
     const int64_t end_us = llama_time_us() - t0;
-    out.add_round(static_cast<int32_t>(st_.proposals.size()), st_.accepted, st_.replayed, st_.clamp, start_us, end_us,
-                  propose_us, verify_us, commit_us, static_cast<int32_t>(st_.emitted.size()));
+    out.add_round(static_cast<int32_t>(st_.proposals.size()), st_.accepted, st_.replayed, st_.clamp, start_us, end_us, propose_us,
+                  verify_us, commit_us, static_cast<int32_t>(st_.emitted.size()));
     return end_us;
 }
 

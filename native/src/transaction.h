@@ -16,20 +16,20 @@ namespace power {
 // per-request state the rounds share; buffers are reused, so a round allocates nothing once
 // they have grown
 struct round_state {
-    llama_token anchor = -1;   // last emitted token, not yet in the target's state
-    int32_t clamp      = -1;   // proposals per round after a guarded replay (-1: none)
+    llama_token anchor = -1; // last emitted token, not yet in the target's state
+    int32_t clamp      = -1; // proposals per round after a guarded replay (-1: none)
     int32_t replays    = 0;
-    int32_t round_no   = 0;    // verify rounds so far in this request
+    int32_t round_no   = 0; // verify rounds so far in this request
 
     // this round
     std::vector<llama_token> proposals;
     std::vector<llama_token> emitted;
     std::vector<const char *> origins;
-    int32_t accepted      = 0;
-    bool    saw_eog       = false;
-    bool    has_checkpoint = false;
-    bool    replayed      = false;
-    llama_pos base        = 0; // position of the anchor
+    int32_t accepted    = 0;
+    bool saw_eog        = false;
+    bool has_checkpoint = false;
+    bool replayed       = false;
+    llama_pos base      = 0; // position of the anchor
 };
 
 // Samples the target's output row `i` of the last decode, the token for sequence position `pos`,
@@ -46,13 +46,13 @@ class transaction {
     // to emit and the room left in the context
     int32_t scheduled_proposals(int32_t budget) const;
 
-    void retain_checkpoint();                        // 1
-    void request_proposals(int32_t n_max);           // 2
-    bool verify();                                   // 3 (false: cancelled; throws on failure; restores both)
-    void sample_rows(int32_t budget);                // 4
-    void commit();                                   // 5
+    void retain_checkpoint();                                      // 1
+    void request_proposals(int32_t n_max);                         // 2
+    bool verify();                                                 // 3 (false: cancelled; throws on failure; restores both)
+    void sample_rows(int32_t budget);                              // 4
+    void commit();                                                 // 5
     int64_t emit(int64_t start_us, int64_t t0, round_batch & out); // 6 (returns the round's end, µs since t0)
-    void restore_last_commit();                      // 7
+    void restore_last_commit();                                    // 7
 
     int64_t propose_us = 0, verify_us = 0, commit_us = 0;
 

@@ -25,13 +25,12 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "usage: %s model.gguf n_predict n_ctx tok,tok,... threads [auto|pool:POLL]\n", argv[0]);
         return 2;
     }
-    const int n_predict    = std::atoi(argv[2]);
-    const int n_ctx        = std::atoi(argv[3]);
-    const int n_threads    = std::atoi(argv[5]);
-    const std::string mode = argc > 6 ? argv[6] : "auto";
+    const int n_predict             = std::atoi(argv[2]);
+    const int n_ctx                 = std::atoi(argv[3]);
+    const int n_threads             = std::atoi(argv[5]);
+    const std::string mode          = argc > 6 ? argv[6] : "auto";
     std::vector<llama_token> prompt = power_tool::parse_tokens(argv[4]);
-    if (n_predict < 2 || n_ctx < 16 || n_threads < 1 || prompt.empty() ||
-        (mode != "auto" && mode.rfind("pool:", 0) != 0)) {
+    if (n_predict < 2 || n_ctx < 16 || n_threads < 1 || prompt.empty() || (mode != "auto" && mode.rfind("pool:", 0) != 0)) {
         std::fprintf(stderr, "bad arguments\n");
         return 2;
     }
@@ -58,15 +57,15 @@ int main(int argc, char ** argv) {
     if (mode != "auto") {
         ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
         ggml_backend_reg_t reg = cpu ? ggml_backend_dev_backend_reg(cpu) : nullptr;
-        auto * pool_new = reg ? (decltype(ggml_threadpool_new) *) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_new") : nullptr;
-        auto pool_free  = reg ? (pool_free_fn) ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_free") : nullptr;
+        auto * pool_new = reg ? (decltype(ggml_threadpool_new) *)ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_new") : nullptr;
+        auto pool_free  = reg ? (pool_free_fn)ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_free") : nullptr;
         if (!pool_new || !pool_free) {
             std::fprintf(stderr, "the CPU backend exports no threadpool functions\n");
             return 1;
         }
         ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
-        tpp.poll = static_cast<uint32_t>(std::atoi(mode.c_str() + 5));
-        pool     = { pool_new(&tpp), pool_free };
+        tpp.poll                   = static_cast<uint32_t>(std::atoi(mode.c_str() + 5));
+        pool                       = {pool_new(&tpp), pool_free};
         llama_attach_threadpool(ctx.get(), pool.get(), pool.get());
     }
     const llama_vocab * vocab = llama_model_get_vocab(model.get());
@@ -74,9 +73,9 @@ int main(int argc, char ** argv) {
 
     std::vector<llama_token> out;
     std::vector<double> steps;
-    const int64_t t0 = llama_time_us();
-    int64_t t_first  = 0;
-    int64_t t_prev   = 0;
+    const int64_t t0  = llama_time_us();
+    int64_t t_first   = 0;
+    int64_t t_prev    = 0;
     llama_batch batch = llama_batch_get_one(prompt.data(), static_cast<int32_t>(prompt.size()));
     llama_token next  = 0;
     for (int i = 0; i < n_predict; i++) {
@@ -84,7 +83,7 @@ int main(int argc, char ** argv) {
             std::fprintf(stderr, "decode failed\n");
             return 1;
         }
-        next = llama_sampler_sample(greedy.get(), ctx.get(), -1);
+        next              = llama_sampler_sample(greedy.get(), ctx.get(), -1);
         const int64_t now = llama_time_us();
         if (i == 0) {
             t_first = now;
@@ -101,9 +100,9 @@ int main(int argc, char ** argv) {
     const double prefill_ms = (t_first - t0) / 1000.0;
     const double decode_ms  = (t_prev - t_first) / 1000.0;
     std::sort(steps.begin(), steps.end());
-    const double median = steps.empty() ? 0.0
-                        : steps.size() % 2 ? steps[steps.size() / 2]
-                                           : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
+    const double median = steps.empty()      ? 0.0
+                          : steps.size() % 2 ? steps[steps.size() / 2]
+                                             : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
     std::string ids;
     for (llama_token t : out) {
         ids += (ids.empty() ? "" : ",") + std::to_string(t);

@@ -68,18 +68,18 @@ int main(int argc, char ** argv) {
         // as llama-server: the model's template (no override, the model's BOS/EOS texts), ChatML when it has none
         common_chat_templates_ptr tmpls = common_chat_templates_init(model, "");
         common_chat_templates_inputs inputs;
-        inputs.messages              = common_chat_msgs_parse_oaicompat(messages);
-        inputs.use_jinja             = true;
-        inputs.add_generation_prompt = true;
+        inputs.messages                 = common_chat_msgs_parse_oaicompat(messages);
+        inputs.use_jinja                = true;
+        inputs.add_generation_prompt    = true;
         const common_chat_params params = common_chat_templates_apply(tmpls.get(), inputs);
 
         // as llama-server tokenizes a prompt (tokenize_input_prompts: add_special, parse_special)
         const std::vector<llama_token> tokens = common_tokenize(vocab, params.prompt, true, true);
 
-        common_json out        = common_json::object();
-        out["prompt"]          = params.prompt;
-        common_json ids        = common_json::array();
-        common_json pieces     = common_json::array();
+        common_json out    = common_json::object();
+        out["prompt"]      = params.prompt;
+        common_json ids    = common_json::array();
+        common_json pieces = common_json::array();
         for (llama_token t : tokens) {
             ids.push_back(static_cast<int>(t));
             pieces.push_back(common_token_to_piece(vocab, t, true));

@@ -15,8 +15,8 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "usage: %s model.gguf n_predict n_ctx tok,tok,...\n", argv[0]);
         return 2;
     }
-    const int n_predict = std::atoi(argv[2]);
-    const int n_ctx     = std::atoi(argv[3]);
+    const int n_predict             = std::atoi(argv[2]);
+    const int n_ctx                 = std::atoi(argv[3]);
     std::vector<llama_token> prompt = power_tool::parse_tokens(argv[4]);
 
     llama_model_ptr model = power_tool::load_cpu_model(argv[0], argv[1]);

@@ -43,4 +43,4 @@ inline llama_model_ptr load_cpu_model(const char * exe, const char * path) {
     return model;
 }
 
-}  // namespace power_tool
+} // namespace power_tool

@@ -33,9 +33,7 @@ export async function loadTaskSet(nameOrPath: string): Promise<TaskSet> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (code ?? 'unreadable');
-    throw new TaskSetError(
-      `cannot read the task file ${path} (${why}); --tasks takes ${BUILTIN_TASK_SETS.join(', ')} or a JSONL file`,
-    );
+    throw new TaskSetError(`cannot read the task file ${path} (${why}); --tasks takes ${BUILTIN_TASK_SETS.join(', ')} or a JSONL file`);
   }
   return { name: builtin ? nameOrPath : basename(path), tasks: parseTasks(text, path) };
 }

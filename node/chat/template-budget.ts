@@ -57,7 +57,14 @@ export function renderChatBounded(
     // machine, or tsx in the tests, can take seconds to start a Node process)
     const budgetTimer = (): NodeJS.Timeout =>
       setTimeout(
-        () => settle(() => reject(new ChatTemplateError(`the model's chat template did not finish within ${budget.timeMs / 1000} s (it loops or does too much work)`))),
+        () =>
+          settle(() =>
+            reject(
+              new ChatTemplateError(
+                `the model's chat template did not finish within ${budget.timeMs / 1000} s (it loops or does too much work)`,
+              ),
+            ),
+          ),
         budget.timeMs,
       );
     timer = setTimeout(
@@ -75,7 +82,9 @@ export function renderChatBounded(
       const limit = outputLimit(messages, budget);
       const size = Buffer.byteLength(m.text);
       if (size > limit) {
-        return settle(() => reject(new ChatTemplateError(`the model's chat template produced ${size} bytes (at most ${limit} for this conversation)`)));
+        return settle(() =>
+          reject(new ChatTemplateError(`the model's chat template produced ${size} bytes (at most ${limit} for this conversation)`)),
+        );
       }
       settle(() => resolve(m.text));
     });

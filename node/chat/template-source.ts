@@ -18,7 +18,9 @@ export function chatTemplateOf(gguf: GgufInfo): string | null {
   if (v.value.trim() === '') throw new ChatTemplateError(`the model's chat template (${CHAT_TEMPLATE_KEY}) is empty`);
   const nul = v.value.indexOf('\0');
   if (nul >= 0) {
-    throw new ChatTemplateError(`the model's chat template (${CHAT_TEMPLATE_KEY}) contains a NUL byte at character ${nul} (llama.cpp would cut it there)`);
+    throw new ChatTemplateError(
+      `the model's chat template (${CHAT_TEMPLATE_KEY}) contains a NUL byte at character ${nul} (llama.cpp would cut it there)`,
+    );
   }
   return v.value;
 }

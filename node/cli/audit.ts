@@ -82,7 +82,11 @@ function describe(report: AuditReport): string {
 
 function pathReport(ar: PathComparison, spec: PathComparison) {
   const one = (c: PathComparison) => ({
-    identical: c.identical, cpuDigest: c.cpu.digest, backendDigest: c.backend.digest, tokens: c.cpu.tokens.length, firstDivergence: c.firstDivergence,
+    identical: c.identical,
+    cpuDigest: c.cpu.digest,
+    backendDigest: c.backend.digest,
+    tokens: c.cpu.tokens.length,
+    firstDivergence: c.firstDivergence,
   });
   return { autoregressive: one(ar), speculative: one(spec) };
 }
@@ -91,7 +95,10 @@ function describePaths(ar: PathComparison, spec: PathComparison): string {
   const one = (name: string, c: PathComparison) => {
     const d = c.firstDivergence;
     if (!d) return `${name}: cpu and backend sampling identical over ${c.cpu.tokens.length} tokens\n`;
-    const where = d.draw !== null ? `, draw ${d.draw.toPrecision(9)}, cpu [${d.cpuCumulative?.before.toPrecision(9)}, ${d.cpuCumulative?.after.toPrecision(9)}), backend [${d.backendCumulative?.before.toPrecision(9)}, ${d.backendCumulative?.after.toPrecision(9)})` : `, logits ${d.cpuLogit} vs ${d.backendLogit}`;
+    const where =
+      d.draw !== null
+        ? `, draw ${d.draw.toPrecision(9)}, cpu [${d.cpuCumulative?.before.toPrecision(9)}, ${d.cpuCumulative?.after.toPrecision(9)}), backend [${d.backendCumulative?.before.toPrecision(9)}, ${d.backendCumulative?.after.toPrecision(9)})`
+        : `, logits ${d.cpuLogit} vs ${d.backendLogit}`;
     return `${name}: first difference at token ${d.index}: cpu drew ${d.cpuToken}, backend ${d.backendToken}${where}: ${d.cause}\n`;
   };
   return one('autoregressive', ar) + one('speculative', spec);
@@ -141,16 +148,28 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   try {
     const unschedulable = sessionProblem(target, { strategy, k, s });
     if (unschedulable) throw new UsageError(unschedulable);
-    const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize }, (l: string) => io.err(`warning: ${l}\n`));
+    const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize }, (l: string) =>
+      io.err(`warning: ${l}\n`),
+    );
     if (prompt.length + 1 > contextSize) {
-      throw new UsageError(`the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`);
+      throw new UsageError(
+        `the prompt is ${prompt.length} tokens but the context holds ${contextSize} (raise --ctx or shorten the prompt)`,
+      );
     }
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
 
     const auditRequest = {
       modelId,
       ...(target.draft ? { draftModelId: target.draft.modelId } : {}),
-      strategy, k, s, contextSize, threads, flashAttn: target.flashAttn, prompt, maxTokens, sampling,
+      strategy,
+      k,
+      s,
+      contextSize,
+      threads,
+      flashAttn: target.flashAttn,
+      prompt,
+      maxTokens,
+      sampling,
     };
     if (values['compare-sampling']) {
       // the two sampling paths against each other, autoregressive and speculative
@@ -184,4 +203,3 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
     await engine.close();
   }
 }
-

@@ -27,9 +27,19 @@ export async function prepareTasks(
   };
   const prepared: PreparedTask[] = [];
   for (const task of tasks) {
-    const prompt = await buildPrompt(engine, model.modelId, model.info, model.gguf, { kind: 'text', text: task.prompt }, { raw: options.raw, contextSize: options.contextSize }, warnOnce);
+    const prompt = await buildPrompt(
+      engine,
+      model.modelId,
+      model.info,
+      model.gguf,
+      { kind: 'text', text: task.prompt },
+      { raw: options.raw, contextSize: options.contextSize },
+      warnOnce,
+    );
     if (prompt.length + 1 > options.contextSize) {
-      throw new UsageError(`task '${task.id}': the prompt is ${prompt.length} tokens but the context holds ${options.contextSize} (raise --ctx)`);
+      throw new UsageError(
+        `task '${task.id}': the prompt is ${prompt.length} tokens but the context holds ${options.contextSize} (raise --ctx)`,
+      );
     }
     prepared.push({ task, prompt, maxTokens: options.maxTokens ?? task.maxTokens ?? DEFAULT_TASK_TOKENS });
   }

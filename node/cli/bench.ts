@@ -177,7 +177,12 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
       warn: (l) => io.err(`warning: ${l}\n`),
     });
 
-    const { sessions, runs, flashAttn: settledFlash, threads: settledThreads } = await createProfileSessions(engine, profiles, {
+    const {
+      sessions,
+      runs,
+      flashAttn: settledFlash,
+      threads: settledThreads,
+    } = await createProfileSessions(engine, profiles, {
       modelId,
       draftModelId: draftModel?.modelId,
       strategy,
@@ -249,4 +254,3 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
     await engine.close();
   }
 }
-

@@ -22,11 +22,15 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string): stri
   for (const f of flavours) {
     lines.push(`flavour ${f.flavour} (${f.dir})`);
     for (const d of f.devices) {
-      lines.push(`  ${d.name.padEnd(8)}${d.type.padEnd(6)}${d.description.padEnd(32)}${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free`);
+      lines.push(
+        `  ${d.name.padEnd(8)}${d.type.padEnd(6)}${d.description.padEnd(32)}${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free`,
+      );
       if (d.type === 'cpu' && d.features) {
         lines.push(`          compiled for: ${d.features.length ? d.features.join(' ') : 'no optional extensions'}`);
         const extra = d.extraBufferTypes ?? [];
-        lines.push(`          weight buffers: ${extra.length ? `${extra.join(', ')} (other kernels for these weights)` : 'plain (every matrix in one kernel family)'}`);
+        lines.push(
+          `          weight buffers: ${extra.length ? `${extra.join(', ')} (other kernels for these weights)` : 'plain (every matrix in one kernel family)'}`,
+        );
       }
     }
     if (f.cuda && f.cuda.reason) {
@@ -48,7 +52,9 @@ function remoteText(flavour: string, remote: RemoteReport[]): string {
       continue;
     }
     for (const d of r.devices) {
-      lines.push(`  ${d.name.padEnd(8)}${r.endpoint.padEnd(32)}${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free`);
+      lines.push(
+        `  ${d.name.padEnd(8)}${r.endpoint.padEnd(32)}${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free`,
+      );
     }
   }
   return lines.join('\n') + '\n';

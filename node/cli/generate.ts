@@ -77,7 +77,6 @@ export async function generateCommand(argv: string[], io: Io, interruptedAlready
   }
 }
 
-
 interface Run {
   warn: (line: string) => void;
   flushWarnings: () => void;
@@ -99,7 +98,12 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const inProfile = (key: string) => `${key} in the profile ${profilePath}`;
   const { k, s } = resolveKS([
     { k: int(values, 'k', { min: 1, max: K_MAX }), s: int(values, 's', { min: 0, max: K_MAX }), kName: '--k', sName: '--s' },
-    { k: profile?.spec_draft_max, s: profile?.spec_mtp_recurrent_snapshots, kName: inProfile('spec_draft_max'), sName: inProfile('spec_mtp_recurrent_snapshots') },
+    {
+      k: profile?.spec_draft_max,
+      s: profile?.spec_mtp_recurrent_snapshots,
+      kName: inProfile('spec_draft_max'),
+      sName: inProfile('spec_mtp_recurrent_snapshots'),
+    },
   ]);
   const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
   const { sampling } = samplingFromFlags(values);
@@ -135,7 +139,17 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     if (!(error instanceof ModelLoadCancelled)) throw error;
     // Ctrl-C while the engine started or the models loaded: nothing was generated
     const outcome = await cancelledOutcome(0);
-    return report(io, values, outcome, { strategy, k: speculative ? k : null, s: null, temperature, sampling, layers, placement: error.placement, flashAttn: 'unknown', memory: null });
+    return report(io, values, outcome, {
+      strategy,
+      k: speculative ? k : null,
+      s: null,
+      temperature,
+      sampling,
+      layers,
+      placement: error.placement,
+      flashAttn: 'unknown',
+      memory: null,
+    });
   }
   const { engine, modelId, info, placement } = target;
   try {
@@ -144,12 +158,18 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     const unschedulable = sessionProblem(target, { strategy, k, s });
     if (unschedulable) throw new UsageError(unschedulable);
     // null: Ctrl-C while the chat template rendered
-    const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize, signal: run.signal }, run.warn).catch(
-      (error: unknown) => {
-        if (error instanceof CancelledError) return null;
-        throw error;
-      },
-    );
+    const prompt = await buildPrompt(
+      engine,
+      modelId,
+      info,
+      target.gguf,
+      source,
+      { raw: values.raw === true, contextSize, signal: run.signal },
+      run.warn,
+    ).catch((error: unknown) => {
+      if (error instanceof CancelledError) return null;
+      throw error;
+    });
     if (prompt && prompt.length + 1 > contextSize) {
       throw new UsageError(
         `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
@@ -220,7 +240,9 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     seed: c.temperature > 0 ? c.sampling.seed : null,
     stats: outcome.stats,
     backend: backendOf(placement, {
-      gpuLayers: c.layers, flashAttn: c.flashAttn, memoryEstimateBytes: c.memory,
+      gpuLayers: c.layers,
+      flashAttn: c.flashAttn,
+      memoryEstimateBytes: c.memory,
       // a request cancelled before the engine saw it sampled nothing: say where it would have
       sampling: outcome.sampling ?? { path: c.sampling.path === 'backend' ? 'backend' : 'cpu', reason: 'cancelled before sampling' },
     }),
@@ -238,7 +260,8 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     io.out(JSON.stringify({ ...result, ...rounds }) + '\n');
   } else {
     const s = result.stats;
-    const acceptance = c.strategy === 'none' || s.proposed === 0 ? '' : `accepted ${s.accepted} of ${s.proposed} proposed in ${s.rounds} rounds, `;
+    const acceptance =
+      c.strategy === 'none' || s.proposed === 0 ? '' : `accepted ${s.accepted} of ${s.proposed} proposed in ${s.rounds} rounds, `;
     io.out('\n');
     io.err(
       `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +

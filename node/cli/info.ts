@@ -17,15 +17,21 @@ export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--dev
 
 /** The draft's kind, declared facts and compatibility, for the text report. */
 function describeDraft(path: string, d: DraftCompatibility): string[] {
-  const what = d.kind === 'draft-model' ? `plain draft model (${d.architecture})` : `${d.kind} artifact (general.architecture ${d.architecture})`;
+  const what =
+    d.kind === 'draft-model' ? `plain draft model (${d.architecture})` : `${d.kind} artifact (general.architecture ${d.architecture})`;
   const lines = [`draft         ${path}`, `  kind        ${what}`];
   const a = d.artifact;
   if (a) {
     lines.push(`  reads       target layers ${a.targetLayers.join(', ')} of a target with hidden size ${a.targetHidden}`);
-    lines.push(`  hidden      ${a.hidden}; own embeddings ${a.ownEmbeddings ? 'yes' : 'no (the target\'s)'}, own head ${a.ownOutput ? 'yes' : 'no (the target\'s)'}` +
-      (a.draftVocab !== undefined ? `; token map d2t over ${a.draftVocab} tokens` : ''));
+    lines.push(
+      `  hidden      ${a.hidden}; own embeddings ${a.ownEmbeddings ? 'yes' : "no (the target's)"}, own head ${a.ownOutput ? 'yes' : "no (the target's)"}` +
+        (a.draftVocab !== undefined ? `; token map d2t over ${a.draftVocab} tokens` : ''),
+    );
     if (a.blockSize !== undefined) {
-      lines.push(`  block       ${a.blockSize} (at most ${a.maxDraft} proposals per round: K ≤ ${a.maxDraft})` + (a.maskToken !== undefined ? `; mask token ${a.maskToken}` : ''));
+      lines.push(
+        `  block       ${a.blockSize} (at most ${a.maxDraft} proposals per round: K ≤ ${a.maxDraft})` +
+          (a.maskToken !== undefined ? `; mask token ${a.maskToken}` : ''),
+      );
     }
   }
   lines.push(`  fits target ${d.compatible ? 'yes' : `no: ${d.reason}`}`);
@@ -33,11 +39,7 @@ function describeDraft(path: string, d: DraftCompatibility): string[] {
 }
 
 export async function infoCommand(argv: string[], out: (s: string) => void): Promise<number> {
-  const { values, positionals } = parseFlags(
-    argv,
-    { draft: { type: 'string' }, device: { type: 'string' }, json: { type: 'boolean' } },
-    1,
-  );
+  const { values, positionals } = parseFlags(argv, { draft: { type: 'string' }, device: { type: 'string' }, json: { type: 'boolean' } }, 1);
   const path = positionals[0];
   if (!path) throw new UsageError('power info needs a model file: power info <model.gguf>');
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';

@@ -46,9 +46,14 @@ export function exposureWarning(endpoint: string): string {
 function deviceChoice(raw: string | undefined): { request: DeviceRequest; names: string[] } {
   if (raw === undefined) return { request: 'auto', names: [] };
   if ((DEVICE_REQUESTS as readonly string[]).includes(raw)) return { request: raw as DeviceRequest, names: [] };
-  const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (names.length === 0 || names.some((n) => !/^[\w.[\]:-]{1,64}$/.test(n))) {
-    throw new UsageError(`--device takes auto, cuda, cpu or device names such as CPU or CUDA0,CUDA1 (got '${raw}'; power devices lists them)`);
+    throw new UsageError(
+      `--device takes auto, cuda, cpu or device names such as CPU or CUDA0,CUDA1 (got '${raw}'; power devices lists them)`,
+    );
   }
   return { request: names.some((n) => /^CUDA/i.test(n)) ? 'cuda' : 'cpu', names };
 }
@@ -67,10 +72,19 @@ export async function rpcCommand(argv: string[], io: RpcIo): Promise<number> {
   });
   const { engine } = started;
   try {
-    const devices = names.length > 0 ? names : request === 'cpu' ? [started.device.name] : started.kind === 'cuda' ? started.devices.filter((d) => d.backend === 'CUDA').map((d) => d.name) : [started.device.name];
+    const devices =
+      names.length > 0
+        ? names
+        : request === 'cpu'
+          ? [started.device.name]
+          : started.kind === 'cuda'
+            ? started.devices.filter((d) => d.backend === 'CUDA').map((d) => d.name)
+            : [started.device.name];
     const unknown = devices.filter((n) => !started.devices.some((d) => d.name === n));
     if (unknown.length > 0) {
-      throw new UsageError(`--device: no device named ${unknown.join(', ')} in the ${started.flavour} flavour (it has ${started.devices.map((d) => d.name).join(', ')})`);
+      throw new UsageError(
+        `--device: no device named ${unknown.join(', ')} in the ${started.flavour} flavour (it has ${started.devices.map((d) => d.name).join(', ')})`,
+      );
     }
     let served;
     try {

@@ -62,7 +62,9 @@ export async function serveCommand(argv: string[], io: ServeIo): Promise<number>
     // a file that is not a usable model is skipped with its reason; it never stops the server
     for (const dir of modelsDirs) {
       const { added, skipped } = await service.models.add({ path: dir });
-      log(`${dir}: ${added.length} model${added.length === 1 ? '' : 's'} added${added.length ? ` (${added.map((e) => e.name).join(', ')})` : ''}`);
+      log(
+        `${dir}: ${added.length} model${added.length === 1 ? '' : 's'} added${added.length ? ` (${added.map((e) => e.name).join(', ')})` : ''}`,
+      );
       for (const s of skipped) log(`skipped ${s.path}: ${s.reason}`);
     }
     server = await startServer({
@@ -78,7 +80,8 @@ export async function serveCommand(argv: string[], io: ServeIo): Promise<number>
     });
   } catch (error) {
     await service.close();
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is in use (--port 0 picks a free one)`);
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new UsageError(`port ${port} on ${host} is in use (--port 0 picks a free one)`);
     if ((error as NodeJS.ErrnoException).code === 'EADDRNOTAVAIL') throw new UsageError(`cannot listen on ${host}: no such local address`);
     throw error;
   }

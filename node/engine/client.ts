@@ -8,7 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { PowerError, type ApiErrorCode } from '../../contract/api/errors.js';
 import { connectChannel, type ChannelConnection } from '../../contract/channel/connect.js';
 import { type RoundRecord } from '../../contract/engine-types.js';
-import { engineApi, ENGINE_CHECKS, expandRoundBatch, type EngineApi, type EngineMethod, type EngineParams, type EngineResult } from '../../engine/protocol.js';
+import {
+  engineApi,
+  ENGINE_CHECKS,
+  expandRoundBatch,
+  type EngineApi,
+  type EngineMethod,
+  type EngineParams,
+  type EngineResult,
+} from '../../engine/protocol.js';
 import { getDefaultEngineLauncher, type EngineHostProcess, type EngineLauncher } from './launcher.js';
 
 export class EngineCrashedError extends Error {
@@ -61,7 +69,8 @@ export function crashAdvice(flavour: string, signal: NodeJS.Signals | null, stag
     signal === 'SIGILL'
       ? `the ${flavour} flavour's llama.cpp ran an instruction this CPU does not execute${stage ? ` (${stage})` : ''}`
       : `the ${flavour} flavour's llama.cpp crashed ${stage === 'loading a model' ? 'while loading a model' : stage}`;
-  const other = flavour === 'cpu-prebuilt' ? 'POWER_FLAVOUR=cpu (llama.cpp built here)' : "POWER_FLAVOUR=cpu-prebuilt (llama.cpp's prebuilt libraries)";
+  const other =
+    flavour === 'cpu-prebuilt' ? 'POWER_FLAVOUR=cpu (llama.cpp built here)' : "POWER_FLAVOUR=cpu-prebuilt (llama.cpp's prebuilt libraries)";
   return `${what}; if every model does this, try ${other}, or rebuild the engine for this CPU with npm run build:native`;
 }
 /** what ggml-rpc aborts with when a server it uses fails (ggml-rpc.cpp, RPC_STATUS_ASSERT) */
@@ -202,11 +211,22 @@ export class EngineClient {
 
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
-    const said = this.broken ?? this.stderrTail.filter((l) => !l.startsWith('WARNING')).slice(-3).join(' | ');
+    const said =
+      this.broken ??
+      this.stderrTail
+        .filter((l) => !l.startsWith('WARNING'))
+        .slice(-3)
+        .join(' | ');
     // ggml-rpc aborts the host when a server it uses goes away mid-request (RPC_STATUS_ASSERT)
-    const remote = !this.broken && this.stderrTail.some((l) => RPC_LOST.test(l)) ? 'a remote machine (RPC server) went away or answered malformed data: ' : '';
+    const remote =
+      !this.broken && this.stderrTail.some((l) => RPC_LOST.test(l))
+        ? 'a remote machine (RPC server) went away or answered malformed data: '
+        : '';
     const advice = this.broken ? null : crashAdvice(this.flavour, signal, this.crashStage());
-    this.exited = new EngineCrashedError(`the engine process stopped (${how})${advice ? `: ${advice}` : ''}${said ? `: ${remote}${said}` : ''}`, { code, signal });
+    this.exited = new EngineCrashedError(
+      `the engine process stopped (${how})${advice ? `: ${advice}` : ''}${said ? `: ${remote}${said}` : ''}`,
+      { code, signal },
+    );
     this.channel.close(this.exited);
   }
 }

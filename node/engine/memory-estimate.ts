@@ -191,7 +191,11 @@ export function describeEstimate(e: MemoryEstimate, plan: Pick<MemoryPlan, 'cont
 }
 
 /** null when it fits in `freeBytes`, else the refusal with numbers. */
-export function checkFit(e: MemoryEstimate, plan: Pick<MemoryPlan, 'contextSize' | 's'>, device: { name: string; freeBytes: number }): string | null {
+export function checkFit(
+  e: MemoryEstimate,
+  plan: Pick<MemoryPlan, 'contextSize' | 's'>,
+  device: { name: string; freeBytes: number },
+): string | null {
   if (e.total <= device.freeBytes) return null;
   return (
     `not enough memory on ${device.name}: needs about ${describeEstimate(e, plan)} but ${formatBytes(device.freeBytes)} is free; ` +
@@ -292,7 +296,9 @@ export function estimateSplit(plan: MemoryPlan, devicesIn: readonly SplitDevice[
   const share = (slot: number): DeviceShare => shares[slot + 1]!;
   // row split: proportions over the CUDA devices (as layerDevices weighs them)
   const rowDevices = split.splitMode === 'row' ? devices.map((d, i) => (d.cuda ? i : -1)).filter((i) => i >= 0) : [];
-  const rowWeights = rowDevices.map((i) => (split.tensorSplit && split.tensorSplit.some((x) => x > 0) ? (split.tensorSplit[i] ?? 0) : devices[i]!.freeBytes));
+  const rowWeights = rowDevices.map((i) =>
+    split.tensorSplit && split.tensorSplit.some((x) => x > 0) ? (split.tensorSplit[i] ?? 0) : devices[i]!.freeBytes,
+  );
   const rowSum = rowWeights.reduce((a, b) => a + b, 0);
   const place = (slot: number, bytes: number, matrix: boolean): void => {
     if (slot >= 0 && matrix && rowDevices.length > 1 && rowSum > 0 && devices[slot]!.cuda) {
@@ -347,12 +353,17 @@ export function estimateSplit(plan: MemoryPlan, devicesIn: readonly SplitDevice[
       if (!s.device) s.compute = plan.batchSize * embd * 4;
       continue;
     }
-    s.compute = plan.batchSize * 16 * embd * 4 + (s.output ? plan.batchSize * vocab * 4 : 0) + (plan.flashAttn ? 0 : plan.batchSize * ctx * heads * 4);
+    s.compute =
+      plan.batchSize * 16 * embd * 4 +
+      (s.output ? plan.batchSize * vocab * 4 : 0) +
+      (plan.flashAttn ? 0 : plan.batchSize * ctx * heads * 4);
     if (s.device) s.reserve = RESERVE_BYTES;
   }
   if (plan.draft) {
     const d = modelPlacement(plan.draft, { contextSize: ctx, gpuLayers: -1, s: 0 });
-    const target = share(split.draftDevice !== undefined && split.draftDevice >= 0 && split.draftDevice < devices.length ? split.draftDevice : -1);
+    const target = share(
+      split.draftDevice !== undefined && split.draftDevice >= 0 && split.draftDevice < devices.length ? split.draftDevice : -1,
+    );
     target.draft = d.weights + d.kv + d.recurrent;
   }
   for (const s of shares) {
@@ -384,7 +395,11 @@ export function shareName(s: DeviceShare): string {
  * null when every share fits (each device's free memory; the host's available memory), else
  * the refusal naming each device that does not, with its share and the numbers.
  */
-export function checkSplitFit(shares: readonly DeviceShare[], plan: Pick<MemoryPlan, 'contextSize'>, hostAvailableBytes: number | null): string | null {
+export function checkSplitFit(
+  shares: readonly DeviceShare[],
+  plan: Pick<MemoryPlan, 'contextSize'>,
+  hostAvailableBytes: number | null,
+): string | null {
   const over = shares.filter((s) => {
     const free = s.device ? s.device.freeBytes : hostAvailableBytes;
     return free !== null && s.total > free;

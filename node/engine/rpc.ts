@@ -45,7 +45,9 @@ export function parseEndpoint(raw: string): { host: string; port: number; endpoi
   const text = raw.trim();
   const colon = text.lastIndexOf(':');
   if (colon <= 0 || text.indexOf(':') !== colon) {
-    throw new RpcEndpointError(`'${raw}' is not host:port (an IPv4 address or a host name, then the port; IPv6 is not supported by llama.cpp's RPC)`);
+    throw new RpcEndpointError(
+      `'${raw}' is not host:port (an IPv4 address or a host name, then the port; IPv6 is not supported by llama.cpp's RPC)`,
+    );
   }
   const host = text.slice(0, colon);
   const portText = text.slice(colon + 1);
@@ -57,10 +59,14 @@ export function parseEndpoint(raw: string): { host: string; port: number; endpoi
 
 /** `--rpc a:1,b:2`: distinct endpoints, at most GGML_RPC_MAX_SERVERS. */
 export function parseEndpointList(raw: string): string[] {
-  const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (items.length === 0) throw new RpcEndpointError('give at least one host:port');
   const out = [...new Set(items.map((i) => parseEndpoint(i).endpoint))];
-  if (out.length > MAX_RPC_SERVERS) throw new RpcEndpointError(`at most ${MAX_RPC_SERVERS} servers (llama.cpp's GGML_RPC_MAX_SERVERS); got ${out.length}`);
+  if (out.length > MAX_RPC_SERVERS)
+    throw new RpcEndpointError(`at most ${MAX_RPC_SERVERS} servers (llama.cpp's GGML_RPC_MAX_SERVERS); got ${out.length}`);
   return out;
 }
 
@@ -114,7 +120,9 @@ export function probeRpcServer(endpoint: string, options: ProbeOptions = {}): Pr
       if (received.length < 8) return;
       const size = Number(received.readBigUInt64LE(0));
       if (size !== HELLO_RESPONSE_SIZE) {
-        finish(new RpcUnavailableError(endpoint, `${endpoint} answered, but not as llama.cpp's RPC server of protocol v${RPC_PROTOCOL.major}.x`));
+        finish(
+          new RpcUnavailableError(endpoint, `${endpoint} answered, but not as llama.cpp's RPC server of protocol v${RPC_PROTOCOL.major}.x`),
+        );
         return;
       }
       if (received.length < 8 + size) return;

@@ -50,7 +50,12 @@ export interface DevicePlan {
 export function splitRequested(r: SplitRequest | undefined): boolean {
   return (
     r !== undefined &&
-    ((r.rpc?.length ?? 0) > 0 || r.splitMode !== undefined || r.tensorSplit !== undefined || r.mainGpu !== undefined || r.cpuMoe === true || (r.nCpuMoe ?? 0) > 0)
+    ((r.rpc?.length ?? 0) > 0 ||
+      r.splitMode !== undefined ||
+      r.tensorSplit !== undefined ||
+      r.mainGpu !== undefined ||
+      r.cpuMoe === true ||
+      (r.nCpuMoe ?? 0) > 0)
   );
 }
 
@@ -71,26 +76,37 @@ export function planDevices(
   const cuda = local.filter((d) => d.backend === 'CUDA');
   let gpus: DeviceInfo[] = [];
   if (kind === 'cuda') {
-    const everyGpu = r.splitMode === 'layer' || r.splitMode === 'row' || r.tensorSplit !== undefined || (r.splitMode === 'none' && r.mainGpu !== undefined);
+    const everyGpu =
+      r.splitMode === 'layer' ||
+      r.splitMode === 'row' ||
+      r.tensorSplit !== undefined ||
+      (r.splitMode === 'none' && r.mainGpu !== undefined);
     gpus = everyGpu ? cuda : [chosen];
   }
   const devices: DeviceInfo[] = [...remote, ...gpus];
   const names = devices.map((d) => d.name).join(', ');
   if (r.tensorSplit !== undefined) {
-    if (devices.length === 0) throw new SplitError('--tensor-split needs devices to split over: a GPU (--device cuda) or remote machines (--rpc)');
+    if (devices.length === 0)
+      throw new SplitError('--tensor-split needs devices to split over: a GPU (--device cuda) or remote machines (--rpc)');
     if (r.tensorSplit.length > devices.length) {
-      throw new SplitError(`--tensor-split has ${r.tensorSplit.length} entries but the split has ${devices.length} device${devices.length === 1 ? '' : 's'} (${names})`);
+      throw new SplitError(
+        `--tensor-split has ${r.tensorSplit.length} entries but the split has ${devices.length} device${devices.length === 1 ? '' : 's'} (${names})`,
+      );
     }
     if (!r.tensorSplit.some((x) => x > 0)) throw new SplitError('--tensor-split needs at least one proportion above 0');
   }
   if (r.mainGpu !== undefined) {
     if (devices.length === 0) throw new SplitError('--main-gpu needs a GPU (--device cuda) or remote machines (--rpc)');
-    if (r.mainGpu >= devices.length) throw new SplitError(`--main-gpu ${r.mainGpu}: the split has ${devices.length} device${devices.length === 1 ? '' : 's'} (${names}), numbered from 0`);
+    if (r.mainGpu >= devices.length)
+      throw new SplitError(
+        `--main-gpu ${r.mainGpu}: the split has ${devices.length} device${devices.length === 1 ? '' : 's'} (${names}), numbered from 0`,
+      );
   }
   if (r.splitMode === 'row' && !devices.some((d) => d.backend === 'CUDA')) {
     throw new SplitError('--split-mode row splits matrices over CUDA devices; use layer for the CPU and remote machines');
   }
-  if (r.cpuMoe && r.nCpuMoe !== undefined) throw new SplitError('give either --cpu-moe (every block) or --n-cpu-moe N (the first N blocks)');
+  if (r.cpuMoe && r.nCpuMoe !== undefined)
+    throw new SplitError('give either --cpu-moe (every block) or --n-cpu-moe N (the first N blocks)');
 
   // the draft on the main local GPU (where a GPU runs the target): it never waits on the network
   const mainIndex = r.mainGpu ?? 0;

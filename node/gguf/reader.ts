@@ -30,7 +30,17 @@ export class GgufFormatError extends Error {
 }
 
 const SCALAR_SIZE: Record<Exclude<GgufScalarKind, 'string'>, number> = {
-  u8: 1, i8: 1, u16: 2, i16: 2, u32: 4, i32: 4, f32: 4, bool: 1, u64: 8, i64: 8, f64: 8,
+  u8: 1,
+  i8: 1,
+  u16: 2,
+  i16: 2,
+  u32: 4,
+  i32: 4,
+  f32: 4,
+  bool: 1,
+  u64: 8,
+  i64: 8,
+  f64: 8,
 };
 // Smallest possible encodings, used to reject counts the file cannot possibly hold.
 const MIN_KV_BYTES = 8 + 1 + 4 + 1; // key length, 1-byte key, type, 1-byte value
@@ -91,16 +101,36 @@ class Cursor {
     this.pos += n;
     return at;
   }
-  u8(): number { return this.buf.readUInt8(this.take(1)); }
-  i8(): number { return this.buf.readInt8(this.take(1)); }
-  u16(): number { return this.buf.readUInt16LE(this.take(2)); }
-  i16(): number { return this.buf.readInt16LE(this.take(2)); }
-  u32(): number { return this.buf.readUInt32LE(this.take(4)); }
-  i32(): number { return this.buf.readInt32LE(this.take(4)); }
-  f32(): number { return this.buf.readFloatLE(this.take(4)); }
-  f64(): number { return this.buf.readDoubleLE(this.take(8)); }
-  u64(): bigint { return this.buf.readBigUInt64LE(this.take(8)); }
-  i64(): bigint { return this.buf.readBigInt64LE(this.take(8)); }
+  u8(): number {
+    return this.buf.readUInt8(this.take(1));
+  }
+  i8(): number {
+    return this.buf.readInt8(this.take(1));
+  }
+  u16(): number {
+    return this.buf.readUInt16LE(this.take(2));
+  }
+  i16(): number {
+    return this.buf.readInt16LE(this.take(2));
+  }
+  u32(): number {
+    return this.buf.readUInt32LE(this.take(4));
+  }
+  i32(): number {
+    return this.buf.readInt32LE(this.take(4));
+  }
+  f32(): number {
+    return this.buf.readFloatLE(this.take(4));
+  }
+  f64(): number {
+    return this.buf.readDoubleLE(this.take(8));
+  }
+  u64(): bigint {
+    return this.buf.readBigUInt64LE(this.take(8));
+  }
+  i64(): bigint {
+    return this.buf.readBigInt64LE(this.take(8));
+  }
   /** the raw bytes of the last string read when they were not valid UTF-8 (decoding loses them) */
   lastInvalid: Uint8Array | null = null;
   utf8(n: number): string {
@@ -140,9 +170,17 @@ async function readScalar(c: Cursor, kind: GgufScalarKind, what: string): Promis
 
 function readFixed(c: Cursor, kind: Exclude<GgufScalarKind, 'string'>): GgufScalar {
   switch (kind) {
-    case 'u8': case 'i8': case 'u16': case 'i16': case 'u32': case 'i32': case 'f32': case 'f64':
+    case 'u8':
+    case 'i8':
+    case 'u16':
+    case 'i16':
+    case 'u32':
+    case 'i32':
+    case 'f32':
+    case 'f64':
       return { type: kind, value: c[kind]() };
-    case 'u64': case 'i64':
+    case 'u64':
+    case 'i64':
       return { type: kind, value: c[kind]() };
     case 'bool':
       return { type: 'bool', value: c.u8() !== 0 };
@@ -177,7 +215,7 @@ async function readArray(c: Cursor, key: string, fail: (d: string) => never): Pr
     // Fixed-size items: refill in chunks instead of awaiting per item.
     const size = SCALAR_SIZE[itemType];
     const perChunk = Math.floor(CHUNK / size);
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       const m = Math.min(perChunk, n - i);
       await c.need(m * size, `array "${key}"`);
       for (const stop = i + m; i < stop; i++) items[i] = readFixed(c, itemType).value;
@@ -246,7 +284,8 @@ export async function readGgufInfo(path: string, limits: GgufLimits = GGUF_LIMIT
       if (alignValue.type !== 'u32') fail(`general.alignment must be u32, not ${describeType(alignValue)}`);
       alignment = alignValue.value as number;
       if (alignment === 0 || (alignment & (alignment - 1)) !== 0) fail(`general.alignment ${alignment} is not a power of two`);
-      if (alignment > limits.maxAlignment) fail(`general.alignment ${alignment} is absurd (at most ${limits.maxAlignment} is accepted; models use 32)`);
+      if (alignment > limits.maxAlignment)
+        fail(`general.alignment ${alignment} is absurd (at most ${limits.maxAlignment} is accepted; models use 32)`);
     }
 
     const tensors: GgufTensorInfo[] = [];
@@ -254,7 +293,8 @@ export async function readGgufInfo(path: string, limits: GgufLimits = GGUF_LIMIT
     let expectedOffset = 0;
     for (let i = 0; i < tensorCount; i++) {
       const name = await c.string(`name of tensor ${i}`);
-      if (Buffer.byteLength(name) > GGUF_MAX_TENSOR_NAME_BYTES) fail(`tensor name "${name}" is longer than ${GGUF_MAX_TENSOR_NAME_BYTES} bytes`);
+      if (Buffer.byteLength(name) > GGUF_MAX_TENSOR_NAME_BYTES)
+        fail(`tensor name "${name}" is longer than ${GGUF_MAX_TENSOR_NAME_BYTES} bytes`);
       if (names.has(name)) fail(`duplicate tensor name "${name}"`);
       names.add(name);
       await c.need(4, `dimensions of tensor "${name}"`);
@@ -271,7 +311,9 @@ export async function readGgufInfo(path: string, limits: GgufLimits = GGUF_LIMIT
       const offset = await c.size(`offset of tensor "${name}"`);
       const byteSize = tensorByteSize(typeInfo, shape);
       if (byteSize === undefined) {
-        return fail(`tensor "${name}" of type ${typeInfo.name} has ${shape[0] ?? 1} elements per row, not a multiple of ${typeInfo.blockSize}`);
+        return fail(
+          `tensor "${name}" of type ${typeInfo.name} has ${shape[0] ?? 1} elements per row, not a multiple of ${typeInfo.blockSize}`,
+        );
       }
       if (offset % alignment !== 0) fail(`tensor "${name}" offset ${offset} is not aligned to ${alignment}`);
       // ggml requires tensors packed in header order, each padded to the alignment.
@@ -318,12 +360,15 @@ export function getString(info: GgufInfo, key: string): string {
 export function getNumber(info: GgufInfo, key: string): number {
   const v = lookup(info, key);
   switch (v.type) {
-    case 'u64': case 'i64': {
+    case 'u64':
+    case 'i64': {
       const n = Number(v.value);
       if (!Number.isSafeInteger(n)) throw new GgufFormatError(info.path, `metadata key "${key}" (${v.value}) does not fit a JS number`);
       return n;
     }
-    case 'string': case 'bool': case 'array':
+    case 'string':
+    case 'bool':
+    case 'array':
       throw new GgufFormatError(info.path, `metadata key "${key}" is ${describeType(v)}, expected a number`);
     default:
       return v.value;

@@ -11,16 +11,7 @@ import { GgufFormatError, readGgufInfo } from '../gguf/reader.js';
 import { GGUF_MAGIC } from '../gguf/types.js';
 
 export type DownloadErrorCode =
-  | 'bad-input'
-  | 'exists'
-  | 'http'
-  | 'network'
-  | 'not-gguf'
-  | 'size-mismatch'
-  | 'sha256-mismatch'
-  | 'disk-full'
-  | 'io'
-  | 'cancelled';
+  'bad-input' | 'exists' | 'http' | 'network' | 'not-gguf' | 'size-mismatch' | 'sha256-mismatch' | 'disk-full' | 'io' | 'cancelled';
 
 /** A download that failed, with a reason a user can act on. */
 export class DownloadError extends Error {
@@ -222,7 +213,11 @@ export async function downloadModel(options: DownloadOptions): Promise<DownloadR
     const range = parseContentRange(response.headers.get('content-range'));
     if (!range || range.start !== offset) {
       await response.body?.cancel();
-      throw new DownloadError('http', `the server answered the resume request with a different range (${response.headers.get('content-range')})`, false);
+      throw new DownloadError(
+        'http',
+        `the server answered the resume request with a different range (${response.headers.get('content-range')})`,
+        false,
+      );
     }
     total = range.total;
   } else if (response.status === 200) {
@@ -236,7 +231,11 @@ export async function downloadModel(options: DownloadOptions): Promise<DownloadR
     total = length !== null && /^\d+$/.test(length) ? Number(length) : null;
   } else if (!(response.status === 416 && total === offset)) {
     await response.body?.cancel();
-    throw new DownloadError('http', `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} from ${url.href}`, offset > 0);
+    throw new DownloadError(
+      'http',
+      `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} from ${url.href}`,
+      offset > 0,
+    );
   }
   const complete = response.status === 416;
   const resumedFrom = offset;
@@ -304,7 +303,8 @@ export async function downloadModel(options: DownloadOptions): Promise<DownloadR
     } catch (error) {
       // a file system that reports a full disk only when the data is flushed (NFS, quotas)
       await file.close().catch(() => {});
-      if (isDiskFull(error)) throw new DownloadError('disk-full', `disk full while saving ${part}; free some space and start it again to resume`, true);
+      if (isDiskFull(error))
+        throw new DownloadError('disk-full', `disk full while saving ${part}; free some space and start it again to resume`, true);
       throw new DownloadError('io', `cannot write ${part}: ${(error as Error).message}`, true);
     }
     progress(true);
@@ -320,7 +320,11 @@ export async function downloadModel(options: DownloadOptions): Promise<DownloadR
   const digest = hash.digest('hex');
   if (options.sha256 !== undefined && digest !== options.sha256.toLowerCase()) {
     await rm(part, { force: true });
-    throw new DownloadError('sha256-mismatch', `SHA-256 mismatch for ${basename(dest)}: got ${digest}, expected ${options.sha256.toLowerCase()}`, false);
+    throw new DownloadError(
+      'sha256-mismatch',
+      `SHA-256 mismatch for ${basename(dest)}: got ${digest}, expected ${options.sha256.toLowerCase()}`,
+      false,
+    );
   }
   try {
     // the whole header: a body that starts like a GGUF but is not one (or is cut short) stops here
@@ -330,7 +334,8 @@ export async function downloadModel(options: DownloadOptions): Promise<DownloadR
     await rm(part, { force: true });
     throw new DownloadError('not-gguf', `${url.href} is not a usable GGUF file: ${error.detail}`, false);
   }
-  if ((await sizeOf(dest)) !== null) throw new DownloadError('exists', `${dest} appeared while downloading; the download is kept in ${part}`, true);
+  if ((await sizeOf(dest)) !== null)
+    throw new DownloadError('exists', `${dest} appeared while downloading; the download is kept in ${part}`, true);
   try {
     await rename(part, dest);
   } catch (error) {
@@ -350,7 +355,11 @@ async function failed(error: unknown, part: string, received: number, options: D
     return error;
   }
   if (isDiskFull(error)) {
-    return new DownloadError('disk-full', `disk full after ${received} bytes while writing ${part}; free some space and start it again to resume`, true);
+    return new DownloadError(
+      'disk-full',
+      `disk full after ${received} bytes while writing ${part}; free some space and start it again to resume`,
+      true,
+    );
   }
   if ((error as NodeJS.ErrnoException).syscall === 'write') {
     return new DownloadError('io', `cannot write ${part}: ${(error as Error).message}`, true);

@@ -121,7 +121,11 @@ export class DownloadManager {
         entry.state = 'done';
       } catch (error) {
         entry.state = 'failed';
-        entry.error = { code: 'library', message: `downloaded to ${result.path}, but the library refused it: ${(error as Error).message}`, resumable: false };
+        entry.error = {
+          code: 'library',
+          message: `downloaded to ${result.path}, but the library refused it: ${(error as Error).message}`,
+          resumable: false,
+        };
       }
     } catch (error) {
       const e = error instanceof DownloadError ? error : new DownloadError('io', (error as Error).message);

@@ -161,9 +161,15 @@ export function checkDraftK(compat: DraftCompatibility, k: number): string | und
   return `K = ${k} exceeds what this ${compat.kind} artifact drafts in one round (block size ${compat.artifact?.blockSize}: at most ${max})`;
 }
 
-function checkArtifact(target: GgufInfo, draft: GgufInfo, kind: Exclude<DraftKind, 'draft-model'>, facts: ArtifactFacts): string | undefined {
+function checkArtifact(
+  target: GgufInfo,
+  draft: GgufInfo,
+  kind: Exclude<DraftKind, 'draft-model'>,
+  facts: ArtifactFacts,
+): string | undefined {
   const t = targetShape(target);
-  if (!layerInputTargets().has(t.arch)) return `llama.cpp does not expose the layer inputs of '${t.arch}' targets, which a ${kind} artifact reads`;
+  if (!layerInputTargets().has(t.arch))
+    return `llama.cpp does not expose the layer inputs of '${t.arch}' targets, which a ${kind} artifact reads`;
   if (t.hidden === undefined || t.layers === undefined) return 'the target header lacks its embedding length or block count';
   if (kind === 'eagle3' && facts.targetLayers.length !== 3) {
     return `an eagle3 artifact reads exactly 3 target layers (it declares ${facts.targetLayers.length})`;
@@ -231,7 +237,9 @@ export function checkDraftCompatibility(target: GgufInfo, draft: GgufInfo): Draf
       return no(`token ${mismatch} differs (target '${tTokens.text[mismatch]}', draft '${dTokens.text[mismatch]}')`);
     }
     const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
-    return no(`token ${mismatch} differs in its bytes (target 0x${hex(tokenBytes(tTokens, mismatch))}, draft 0x${hex(tokenBytes(dTokens, mismatch))})`);
+    return no(
+      `token ${mismatch} differs in its bytes (target 0x${hex(tokenBytes(tTokens, mismatch))}, draft 0x${hex(tokenBytes(dTokens, mismatch))})`,
+    );
   }
   if (kind !== 'draft-model' && artifact) {
     const reason = checkArtifact(target, draft, kind, artifact);

@@ -35,7 +35,12 @@ export function modelSanityProblem(info: GgufInfo, architecture: string): string
   if (unusable) return unusable;
   for (const [key, v] of info.metadata) {
     if (!key.startsWith(`${architecture}.`)) continue;
-    const values = v.type === 'f32' || v.type === 'f64' ? [v.value] : v.type === 'array' && (v.itemType === 'f32' || v.itemType === 'f64') ? v.value : [];
+    const values =
+      v.type === 'f32' || v.type === 'f64'
+        ? [v.value]
+        : v.type === 'array' && (v.itemType === 'f32' || v.itemType === 'f64')
+          ? v.value
+          : [];
     const bad = values.find((x) => !Number.isFinite(x));
     if (bad !== undefined) return `hyperparameter ${key} is ${bad}, not a finite number`;
   }

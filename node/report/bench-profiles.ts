@@ -29,7 +29,12 @@ function one(name: string): BenchProfile {
   const k = preset ? preset.k : Number(m![1]);
   if (k === null || k < 1 || k > K_MAX) throw new ProfileListError(`'${name}': K must be from 1 to ${K_MAX}`);
   try {
-    return { name, ...resolveKS([{ k, s: preset ? preset.s : m![2] === undefined ? null : Number(m![2]), kName: `'${name}': K`, sName: `'${name}': S` }]) };
+    return {
+      name,
+      ...resolveKS([
+        { k, s: preset ? preset.s : m![2] === undefined ? null : Number(m![2]), kName: `'${name}': K`, sName: `'${name}': S` },
+      ]),
+    };
   } catch (error) {
     throw new ProfileListError((error as Error).message);
   }

@@ -97,7 +97,9 @@ export function renderGroupedBarChart(c: GroupedBarChart): string {
     );
   });
   if (c.reference !== undefined) {
-    out.push(`<line class="reference" x1="${margin.left}" x2="${width - margin.right}" y1="${n(y(c.reference))}" y2="${n(y(c.reference))}"/>`);
+    out.push(
+      `<line class="reference" x1="${margin.left}" x2="${width - margin.right}" y1="${n(y(c.reference))}" y2="${n(y(c.reference))}"/>`,
+    );
   }
   out.push(`<line x1="${margin.left}" x2="${width - margin.right}" y1="${margin.top + plotH}" y2="${margin.top + plotH}" class="axis"/>`);
   // legend

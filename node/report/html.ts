@@ -39,7 +39,9 @@ function htmlTable(t: Table): string {
 }
 
 function outputs(report: Report, p: ProfileSummary): string {
-  return report.kind === 'power-chat-report' ? `digest = control: ${digestCell(report, p)}` : `${p.digestMatches}/${p.requests} outputs = control`;
+  return report.kind === 'power-chat-report'
+    ? `digest = control: ${digestCell(report, p)}`
+    : `${p.digestMatches}/${p.requests} outputs = control`;
 }
 
 function headline(report: Report): string {

@@ -115,10 +115,18 @@ export async function printPdf(htmlPath: string, pdfPath: string, options: { chr
         resolve(c);
       });
     });
-    const size = await stat(pdfPath).then((s) => s.size, () => 0);
+    const size = await stat(pdfPath).then(
+      (s) => s.size,
+      () => 0,
+    );
     const head = size > 0 ? (await readFile(pdfPath)).subarray(0, 5).toString('latin1') : '';
     if (code !== 0 || head !== '%PDF-') {
-      const said = stderr.join('').split('\n').filter((l) => l.trim()).slice(-3).join(' | ');
+      const said = stderr
+        .join('')
+        .split('\n')
+        .filter((l) => l.trim())
+        .slice(-3)
+        .join(' | ');
       throw new ChromiumError(`${chromium} did not print the PDF (exit ${code})${said ? `: ${said}` : ''}`);
     }
   } finally {

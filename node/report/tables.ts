@@ -15,7 +15,9 @@ function chatSampling(report: Report): string {
   const seen = new Set<string>();
   for (const r of report.chat?.replies ?? []) {
     const s = r.sampling;
-    seen.add(s.temperature === 0 ? 'greedy' : `temperature ${s.temperature}, seed ${s.seed}, top-k ${s.topK}, top-p ${s.topP}, min-p ${s.minP}`);
+    seen.add(
+      s.temperature === 0 ? 'greedy' : `temperature ${s.temperature}, seed ${s.seed}, top-k ${s.topK}, top-p ${s.topP}, min-p ${s.minP}`,
+    );
   }
   return [...seen].join('; ') || '-';
 }
@@ -32,7 +34,10 @@ function chatRunTable(report: Report): Table {
       ['chat', `${chat.title} (${chat.id})`],
       ['started', run.startedAt],
       ['last change', run.finishedAt],
-      ['turns', `${chat.turns} user messages, ${report.requests.length} replies in the report${superseded ? ` (${superseded} replaced by Regenerate or the A/B, kept)` : ''}`],
+      [
+        'turns',
+        `${chat.turns} user messages, ${report.requests.length} replies in the report${superseded ? ` (${superseded} replaced by Regenerate or the A/B, kept)` : ''}`,
+      ],
       ['profiles', run.profiles.map((p) => `${p.name} (${ks(p)})`).join(', ')],
       ['sampling', chatSampling(report)],
       ['warm-up rounds', String(run.warmupRounds)],
@@ -73,7 +78,12 @@ export function environmentTable(report: Report): Table {
     ['memory', bytes(e.memoryBytes)],
     ['GPU', e.gpus.length ? e.gpus.map((g) => `${g.description || g.name} (${bytes(g.memoryBytes)})`).join('; ') : 'none'],
     ['GPU driver', e.gpuDriver ?? '-'],
-    ['backend', e.backend ? `${e.backend.device} (${e.backend.kind}, addon flavour ${e.backend.flavour})${e.backend.note ? `; ${e.backend.note}` : ''}` : 'not recorded'],
+    [
+      'backend',
+      e.backend
+        ? `${e.backend.device} (${e.backend.kind}, addon flavour ${e.backend.flavour})${e.backend.note ? `; ${e.backend.note}` : ''}`
+        : 'not recorded',
+    ],
     ['llama.cpp', e.llamaCppRelease],
     ['Power', e.powerVersion],
     ['Node.js', e.nodeVersion],
@@ -87,7 +97,9 @@ export function environmentTable(report: Report): Table {
   const s = e.settings;
   rows.push([
     'settings',
-    s ? `GPU layers ${s.gpuLayers ?? '-'}, Flash Attention ${s.flashAttn}, context ${s.contextSize}, threads ${s.threads}, batch ${s.batchSize}` : 'not recorded',
+    s
+      ? `GPU layers ${s.gpuLayers ?? '-'}, Flash Attention ${s.flashAttn}, context ${s.contextSize}, threads ${s.threads}, batch ${s.batchSize}`
+      : 'not recorded',
   ]);
   return { id: 'environment', title: 'Environment', headers: ['', ''], rows };
 }
@@ -225,5 +237,12 @@ export function requestsTable(report: Report): Table {
 }
 
 export function allTables(report: Report): Table[] {
-  return [runTable(report), environmentTable(report), profilesTable(report), acceptanceTable(report), categoryTable(report), requestsTable(report)];
+  return [
+    runTable(report),
+    environmentTable(report),
+    profilesTable(report),
+    acceptanceTable(report),
+    categoryTable(report),
+    requestsTable(report),
+  ];
 }

@@ -92,5 +92,8 @@ export async function remoteDevicesReport(endpoints: readonly string[]): Promise
       await engine.close();
     }
   }
-  throw new PowerError('device', `no built flavour of the addon has the RPC backend (${candidates.join(', ')}); the llama.cpp builds from source have it`);
+  throw new PowerError(
+    'device',
+    `no built flavour of the addon has the RPC backend (${candidates.join(', ')}); the llama.cpp builds from source have it`,
+  );
 }

@@ -11,7 +11,15 @@ import { availableMemoryBytes, checkCpuFit } from '../engine/cpu-memory.js';
 import { EngineCallError, EngineCrashedError, type EngineClient, type EngineOptions } from '../engine/client.js';
 import type { DeviceRequest } from '../engine/device-select.js';
 import { DeviceUnavailableError, startEngineOn, type EngineOnDevice } from '../engine/engine-on-device.js';
-import { checkFit, checkSplitFit, estimateMemory, estimateSplit, type DeviceShare, type MemoryEstimate, type MemoryPlan } from '../engine/memory-estimate.js';
+import {
+  checkFit,
+  checkSplitFit,
+  estimateMemory,
+  estimateSplit,
+  type DeviceShare,
+  type MemoryEstimate,
+  type MemoryPlan,
+} from '../engine/memory-estimate.js';
 import { planDevices, SplitError, type DevicePlan, type SplitRequest } from '../engine/split.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { checkModelFile, ModelFileError } from '../models/check-file.js';
@@ -119,7 +127,10 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
       if (error instanceof SplitError) throw new PowerError('bad-input', error.message);
       throw error;
     }
-    const moe = { ...(options.split?.cpuMoe ? { cpuMoe: true } : {}), ...(options.split?.nCpuMoe ? { nCpuMoe: options.split.nCpuMoe } : {}) };
+    const moe = {
+      ...(options.split?.cpuMoe ? { cpuMoe: true } : {}),
+      ...(options.split?.nCpuMoe ? { nCpuMoe: options.split.nCpuMoe } : {}),
+    };
     let memory: OpenedModel['memory'] = null;
     // what the memory check sizes: the request's plan over the defaults of where it runs
     const planFor = (gpuLayers: number, flashAttn: boolean): MemoryPlan => ({
@@ -156,10 +167,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
       memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };
       if (memory.refusal && options.enforceFit) throw new PowerError('device', memory.refusal);
     } else if (options.enforceFit) {
-      const refusal = checkCpuFit(
-        planFor(-1, false),
-        availableMemoryBytes(),
-      );
+      const refusal = checkCpuFit(planFor(-1, false), availableMemoryBytes());
       if (refusal) throw new PowerError('device', refusal);
     }
     if (options.signal?.aborted) throw new CancelledError('starting the engine');

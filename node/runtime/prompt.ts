@@ -12,10 +12,7 @@ import type { EngineClient } from '../engine/client.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { longestTokenBytes } from '../models/vocab-limits.js';
 
-export type PromptSource =
-  | { kind: 'text'; text: string }
-  | { kind: 'file'; path: string }
-  | { kind: 'tokens'; tokens: number[] };
+export type PromptSource = { kind: 'text'; text: string } | { kind: 'file'; path: string } | { kind: 'tokens'; tokens: number[] };
 
 export interface PromptOptions {
   /** no chat template: the text goes to the model as it is */
@@ -26,7 +23,10 @@ export interface PromptOptions {
   signal?: AbortSignal;
 }
 
-async function sourceText(source: Exclude<PromptSource, { kind: 'tokens' }>, sizeProblem: (bytes: number) => string | null): Promise<string> {
+async function sourceText(
+  source: Exclude<PromptSource, { kind: 'tokens' }>,
+  sizeProblem: (bytes: number) => string | null,
+): Promise<string> {
   if (source.kind === 'text') return source.text;
   let st;
   try {
@@ -56,7 +56,8 @@ export async function buildPrompt(
 ): Promise<Tokens> {
   if (source.kind === 'tokens') {
     const bad = source.tokens.find((t) => t >= info.vocabSize);
-    if (bad !== undefined) throw new PowerError('bad-input', `--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
+    if (bad !== undefined)
+      throw new PowerError('bad-input', `--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
     return Int32Array.from(source.tokens);
   }
   const longest = longestTokenBytes(gguf);

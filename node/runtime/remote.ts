@@ -18,13 +18,22 @@ export async function explainRemoteLoss(error: unknown, remote: readonly RemoteD
       await probeRpcServer(endpoint, { timeoutMs: 3000 });
     } catch (e) {
       if (!(e instanceof RpcUnavailableError)) throw e;
-      const names = remote.filter((d) => d.endpoint === endpoint).map((d) => d.name).join(', ');
-      const why = e.message.startsWith(`cannot reach the RPC server at ${endpoint}: `) ? e.message.slice(`cannot reach the RPC server at ${endpoint}: `.length) : e.message;
+      const names = remote
+        .filter((d) => d.endpoint === endpoint)
+        .map((d) => d.name)
+        .join(', ');
+      const why = e.message.startsWith(`cannot reach the RPC server at ${endpoint}: `)
+        ? e.message.slice(`cannot reach the RPC server at ${endpoint}: `.length)
+        : e.message;
       gone.push({ endpoint, text: `${names} at ${endpoint} (${why})` });
     }
   }
   const message = (error as Error).message.replace(/^the engine crashed: /, '');
-  if (gone.length === 0) return new PowerError('engine-crashed', `the engine crashed while the model was split over remote machines (every server still answers): ${message}`);
+  if (gone.length === 0)
+    return new PowerError(
+      'engine-crashed',
+      `the engine crashed while the model was split over remote machines (every server still answers): ${message}`,
+    );
   const left = endpoints.filter((e) => !gone.some((g) => g.endpoint === e));
   return new PowerError(
     'engine-crashed',

@@ -69,7 +69,10 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   const { strategy } = request;
   const speculative = strategy !== 'none';
   if (request.draftPath && speculative && !DRAFT_STRATEGIES.has(strategy)) {
-    throw new PowerError('bad-input', `strategy '${strategy}' proposes from the token history and takes no draft (drop --draft ${request.draftPath})`);
+    throw new PowerError(
+      'bad-input',
+      `strategy '${strategy}' proposes from the token history and takes no draft (drop --draft ${request.draftPath})`,
+    );
   }
   const draftGguf = request.draftPath ? await checkFile(request.draftPath, readBuildInfo()) : undefined;
   const opened = await openModel(request.path, {

@@ -62,7 +62,8 @@ export async function startServer<D extends Record<string, ConcernSpec>>(options
     const badOrigin = originProblem(req, host, port);
     if (badOrigin) return { ok: false, status: 403, message: badOrigin };
     const via = authorize(req, url, token);
-    if (!via) return { ok: false, status: 401, message: 'this server needs its token: Authorization: Bearer <token> (or open the URL it printed)' };
+    if (!via)
+      return { ok: false, status: 401, message: 'this server needs its token: Authorization: Bearer <token> (or open the URL it printed)' };
     return { ok: true, url, via };
   };
 
@@ -95,7 +96,11 @@ export async function startServer<D extends Record<string, ConcernSpec>>(options
     if (!checked.ok) {
       req.resume();
       const headers: Record<string, string> = checked.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="power"' } : {};
-      sendError(res, new HttpError(checked.status, checked.message, checked.status === 401 ? 'authentication_error' : 'invalid_request_error'), headers);
+      sendError(
+        res,
+        new HttpError(checked.status, checked.message, checked.status === 401 ? 'authentication_error' : 'invalid_request_error'),
+        headers,
+      );
       return;
     }
     const { url, via } = checked;
@@ -128,7 +133,9 @@ export async function startServer<D extends Record<string, ConcernSpec>>(options
     const checked = gate(req);
     const refuse = (status: number, message: string): void => {
       const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request';
-      socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message) + 1}\r\nConnection: close\r\n\r\n${message}\n`);
+      socket.end(
+        `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message) + 1}\r\nConnection: close\r\n\r\n${message}\n`,
+      );
     };
     if (!checked.ok) return refuse(checked.status, checked.message);
     if (checked.url.pathname !== WS_PATH) return refuse(404, `no WebSocket endpoint at ${checked.url.pathname}; use ${WS_PATH}`);

@@ -238,10 +238,23 @@ export function explainDivergence(e: DivergenceEvidence): Omit<PathDivergence, '
   if (e.draw !== null && cpuCumulative && backendCumulative) {
     // adjacent in the summing order, and the draw within rounding of the edge between them
     const edge =
-      cpuCumulative.after === backendCumulative.before ? cpuCumulative.after : backendCumulative.after === cpuCumulative.before ? cpuCumulative.before : null;
+      cpuCumulative.after === backendCumulative.before
+        ? cpuCumulative.after
+        : backendCumulative.after === cpuCumulative.before
+          ? cpuCumulative.before
+          : null;
     if (edge !== null && Math.abs(edge - e.draw) < BOUNDARY_TOLERANCE) cause = 'draw-at-boundary';
   }
-  return { cpuToken, backendToken, draw: e.draw, cpuCumulative, backendCumulative, cpuLogit: logit(cpuToken), backendLogit: logit(backendToken), cause };
+  return {
+    cpuToken,
+    backendToken,
+    draw: e.draw,
+    cpuCumulative,
+    backendCumulative,
+    cpuLogit: logit(cpuToken),
+    backendLogit: logit(backendToken),
+    cause,
+  };
 }
 
 /**

@@ -165,7 +165,14 @@ export class ChatReplies {
         maxTokens: sampling.maxTokens,
         // the chat's settings over the engine's defaults (penalty window, presence, frequency)
         sampling: engineSampling(
-          { temperature: sampling.temperature, topK: sampling.topK, topP: sampling.topP, minP: sampling.minP, repeatPenalty: sampling.repeatPenalty, path: sampling.path },
+          {
+            temperature: sampling.temperature,
+            topK: sampling.topK,
+            topP: sampling.topP,
+            minP: sampling.minP,
+            repeatPenalty: sampling.repeatPenalty,
+            path: sampling.path,
+          },
           seed,
         ),
         stops,
@@ -214,7 +221,9 @@ export class ChatReplies {
       await store.save(chat);
       events.done.emit({ ...ids, stopReason: outcome.stopReason, digest: outcome.digest, stats: outcome.replyStats });
     } catch (error) {
-      const apiError = toApiError(error instanceof EngineCrashedError ? crashDuringReply(supervisor, error, message.tokens.length, true) : asPowerError(error));
+      const apiError = toApiError(
+        error instanceof EngineCrashedError ? crashDuringReply(supervisor, error, message.tokens.length, true) : asPowerError(error),
+      );
       message.status = 'error';
       message.error = apiError;
       message.digest = await tokenDigest(message.tokens.map((t) => t.id));

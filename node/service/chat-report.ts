@@ -54,7 +54,9 @@ function modelFiles(replies: readonly AssistantMessage[], library: ModelLibrary)
     try {
       entry = library.get(id);
     } catch {
-      notes.push(`the ${role} model ${name} is no longer in the library: its file is not described${recordedSha ? ` (sha256 ${recordedSha} when it ran)` : ''}`);
+      notes.push(
+        `the ${role} model ${name} is no longer in the library: its file is not described${recordedSha ? ` (sha256 ${recordedSha} when it ran)` : ''}`,
+      );
       return;
     }
     if (!entry.facts) {
@@ -62,7 +64,8 @@ function modelFiles(replies: readonly AssistantMessage[], library: ModelLibrary)
       return;
     }
     const current = entry.sha256.state === 'done' ? entry.sha256.hex : null;
-    if (recordedSha && current && recordedSha !== current) notes.push(`${name} changed since its replies ran: the sha256 shown is the one it had then`);
+    if (recordedSha && current && recordedSha !== current)
+      notes.push(`${name} changed since its replies ran: the sha256 shown is the one it had then`);
     models.push({
       role,
       name: basename(entry.path),
@@ -83,7 +86,13 @@ export function buildChatReport(chat: Chat, library: ModelLibrary): Report {
   const replies = reportedMessages(chat);
   const { models, notes } = modelFiles(replies, library);
   try {
-    return chatReport({ chat, machine: machine(replies), models, notes, command: `Power ${powerVersion()}: the report of chat ${chat.id}` });
+    return chatReport({
+      chat,
+      machine: machine(replies),
+      models,
+      notes,
+      command: `Power ${powerVersion()}: the report of chat ${chat.id}`,
+    });
   } catch (error) {
     if (error instanceof ChatReportError) throw new PowerError('bad-input', error.message);
     throw error;

@@ -69,7 +69,10 @@ export class ChatStore {
       store.chats.set(chat.id, chat);
       // a save that fails here (a full disk) must not keep Power from starting: the file still
       // says 'streaming', and the next start marks it again
-      if (interrupted) await store.save(chat).catch((error: Error) => log(`chats/${name}: the interrupted reply could not be marked on disk (${error.message})`));
+      if (interrupted)
+        await store
+          .save(chat)
+          .catch((error: Error) => log(`chats/${name}: the interrupted reply could not be marked on disk (${error.message})`));
     }
     return store;
   }
@@ -109,9 +112,7 @@ export class ChatStore {
   }
 
   list(streamingId: string | null): ChatSummary[] {
-    return [...this.chats.values()]
-      .map((c) => summary(c, c.id === streamingId))
-      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    return [...this.chats.values()].map((c) => summary(c, c.id === streamingId)).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
   }
 
   async add(chat: Chat): Promise<void> {

@@ -74,7 +74,11 @@ export interface CompletionProgress {
 }
 
 export interface Completions {
-  complete(request: CompletionRequest, onText: (text: string, progress: CompletionProgress) => void, signal: AbortSignal): Promise<CompletionResult>;
+  complete(
+    request: CompletionRequest,
+    onText: (text: string, progress: CompletionProgress) => void,
+    signal: AbortSignal,
+  ): Promise<CompletionResult>;
 }
 
 export function createCompletions(deps: CompletionDeps): Completions {
@@ -93,7 +97,14 @@ export function createCompletions(deps: CompletionDeps): Completions {
 
   const profileNamed = (name: string) => {
     const found = profiles.list().profiles.find((p) => p.id === name || p.name === name);
-    if (!found) throw new PowerError('not-found', `no profile '${name}' (profiles: ${profiles.list().profiles.map((p) => p.id).join(', ')})`);
+    if (!found)
+      throw new PowerError(
+        'not-found',
+        `no profile '${name}' (profiles: ${profiles
+          .list()
+          .profiles.map((p) => p.id)
+          .join(', ')})`,
+      );
     return found;
   };
 
@@ -119,7 +130,11 @@ export function createCompletions(deps: CompletionDeps): Completions {
     return { strategy, modelName: model.name };
   }
 
-  async function complete(request: CompletionRequest, onText: (text: string, progress: CompletionProgress) => void, signal: AbortSignal): Promise<CompletionResult> {
+  async function complete(
+    request: CompletionRequest,
+    onText: (text: string, progress: CompletionProgress) => void,
+    signal: AbortSignal,
+  ): Promise<CompletionResult> {
     if (signal.aborted) throw new PowerError('cancelled', 'the request was cancelled');
     const lease = await deps.slot.wait({ kind: 'completion' }, signal);
     const stopOnAbort = (): void => void lease.stop();
@@ -131,10 +146,15 @@ export function createCompletions(deps: CompletionDeps): Completions {
       const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
       // the request's own strategy, K and S over the profile's
       const strategy = request.strategy ?? (request.draft !== undefined ? 'draft-model' : null);
-      const { resolved, target, session } = await sessionForProfile(supervisor, strategy ? { ...profile, strategy, k: profile.k ?? DEFAULT_K } : profile, loadedStrategy, {
-        ...(request.k !== undefined ? { k: request.k } : {}),
-        ...(request.s !== undefined ? { s: request.s } : {}),
-      });
+      const { resolved, target, session } = await sessionForProfile(
+        supervisor,
+        strategy ? { ...profile, strategy, k: profile.k ?? DEFAULT_K } : profile,
+        loadedStrategy,
+        {
+          ...(request.k !== undefined ? { k: request.k } : {}),
+          ...(request.s !== undefined ? { s: request.s } : {}),
+        },
+      );
       const speculative = resolved.strategy !== 'none';
       if (request.s !== undefined && speculative && !target.info.recurrent) {
         throw new PowerError('bad-input', 's (recurrent rollback snapshots) does not apply to this attention-only model: leave it out');
@@ -150,7 +170,12 @@ export function createCompletions(deps: CompletionDeps): Completions {
       } else {
         if (request.prompt.text === '') throw new PowerError('bad-input', 'the prompt is empty');
         prompt = Array.from(
-          await target.engine.call('tokenize', { modelId: target.modelId, text: request.prompt.text, addSpecial: target.info.addBos, parseSpecial: false }),
+          await target.engine.call('tokenize', {
+            modelId: target.modelId,
+            text: request.prompt.text,
+            addSpecial: target.info.addBos,
+            parseSpecial: false,
+          }),
         );
       }
       checkPromptFits(prompt.length, target.contextSize, 'prompt');

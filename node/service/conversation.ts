@@ -19,7 +19,9 @@ import type { EngineClient } from '../engine/client.js';
 export const CHATML_END = '<|im_end|>';
 
 export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '" + CHATML_END + "' + '\\n' }}{% endfor %}" +
+  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '" +
+  CHATML_END +
+  "' + '\\n' }}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /** Text already tokenized: a rendered prefix and its ids. */
@@ -100,9 +102,10 @@ export class Conversation {
       const more = rest ? await this.tokenize(rest, false) : [];
       return [...memo.tokens, ...more];
     }
-    const bos = this.info.bos >= 0
-      ? await this.engine.call('detokenize', { modelId: this.modelId, tokens: Int32Array.of(this.info.bos), renderSpecial: true })
-      : '';
+    const bos =
+      this.info.bos >= 0
+        ? await this.engine.call('detokenize', { modelId: this.modelId, tokens: Int32Array.of(this.info.bos), renderSpecial: true })
+        : '';
     // a template that writes the BOS text itself must not get a second BOS
     return this.tokenize(text, this.info.addBos && !(bos !== '' && text.startsWith(bos)));
   }

@@ -191,8 +191,7 @@ export class EngineSupervisor {
         ...(options.flashAttn ? { flashAttn: options.flashAttn } : {}),
         verbose: this.engineOptions.verbose ?? false,
         engine: { ...(this.engineOptions.testHooks ? { testHooks: true } : {}) },
-        onProgress: (role, progress) =>
-          this.loadProgress.emit({ modelId: role === 'target' ? entry.id : draft!.id, role, progress }),
+        onProgress: (role, progress) => this.loadProgress.emit({ modelId: role === 'target' ? entry.id : draft!.id, role, progress }),
         ...splitOf(options),
       });
       const generation = ++this.generation;

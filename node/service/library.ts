@@ -68,7 +68,10 @@ export class ModelLibrary {
       throw new PowerError('not-found', `no such file or folder: ${full}`);
     }
     const files = st.isDirectory()
-      ? (await readdir(full)).filter((f) => f.toLowerCase().endsWith('.gguf')).sort().map((f) => join(full, f))
+      ? (await readdir(full))
+          .filter((f) => f.toLowerCase().endsWith('.gguf'))
+          .sort()
+          .map((f) => join(full, f))
       : [full];
     const added: ModelEntry[] = [];
     const skipped: Array<{ path: string; reason: string }> = [];

@@ -105,7 +105,11 @@ export class Profiles {
   exportToml(id: string, loaded: Strategy | null): string {
     const entry = this.get(id);
     const mode = entry.strategy ?? loaded;
-    if (!mode) throw new PowerError('bad-input', `'${entry.name}' uses the loaded strategy: load a model first, or export a profile with its own strategy`);
+    if (!mode)
+      throw new PowerError(
+        'bad-input',
+        `'${entry.name}' uses the loaded strategy: load a model first, or export a profile with its own strategy`,
+      );
     const doc: Record<string, unknown> = { spec_mode: mode };
     if (mode !== 'none' && entry.k !== null) {
       doc.spec_draft_max = entry.k;

@@ -70,5 +70,8 @@ export async function whileGenerating<T>(supervisor: Supervisor, run: () => Prom
 export function crashDuringReply(supervisor: Supervisor, error: EngineCrashedError, tokens: number, kept: boolean): PowerError {
   supervisor.crashed(error.message);
   const got = kept ? `the ${tokens} tokens before it are kept` : `after ${tokens} tokens`;
-  return new PowerError('engine-crashed', `the engine stopped during this reply; ${got}, and the model reloads on the next request (${error.message})`);
+  return new PowerError(
+    'engine-crashed',
+    `the engine stopped during this reply; ${got}, and the model reloads on the next request (${error.message})`,
+  );
 }

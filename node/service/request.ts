@@ -202,7 +202,28 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
 
 /** The outcome of a request cancelled before its first token (a front door still reports it). */
 export async function cancelledOutcome(promptTokens: number): Promise<RequestOutcome> {
-  const native = { stopReason: 'cancelled' as const, replays: 0, clampedTo: null, promptTokens, reusedTokens: 0, prefillUs: 0, totalUs: 0, generated: 0 };
+  const native = {
+    stopReason: 'cancelled' as const,
+    replays: 0,
+    clampedTo: null,
+    promptTokens,
+    reusedTokens: 0,
+    prefillUs: 0,
+    totalUs: 0,
+    generated: 0,
+  };
   const stats = computeStats(native, []);
-  return { tokens: [], text: '', tokensText: '', stop: null, digest: await tokenDigest([]), stopReason: 'cancelled', stats, rounds: [], sampling: null, native, replyStats: replyStats(native, stats, true) };
+  return {
+    tokens: [],
+    text: '',
+    tokensText: '',
+    stop: null,
+    digest: await tokenDigest([]),
+    stopReason: 'cancelled',
+    stats,
+    rounds: [],
+    sampling: null,
+    native,
+    replyStats: replyStats(native, stats, true),
+  };
 }

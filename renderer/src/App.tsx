@@ -15,10 +15,18 @@ import { usePower } from './components/store-context.js';
 import { useGlobalKeys, useTheme } from './components/use-page-effects.js';
 
 function ViewTabs() {
-  const { view, setView, drawer, toggleDrawer } = usePower(useShallow((s) => ({ view: s.view, setView: s.setView, drawer: s.drawer, toggleDrawer: s.toggleDrawer })));
+  const { view, setView, drawer, toggleDrawer } = usePower(
+    useShallow((s) => ({ view: s.view, setView: s.setView, drawer: s.drawer, toggleDrawer: s.toggleDrawer })),
+  );
   return (
     <div className="tabs-row">
-      <button type="button" className="drawer-toggle" aria-expanded={drawer === 'chats'} aria-controls="chats-panel" onClick={() => toggleDrawer('chats')}>
+      <button
+        type="button"
+        className="drawer-toggle"
+        aria-expanded={drawer === 'chats'}
+        aria-controls="chats-panel"
+        onClick={() => toggleDrawer('chats')}
+      >
         Show chats
       </button>
       <div className="tabs" role="tablist" aria-label="View">
@@ -30,7 +38,13 @@ function ViewTabs() {
         </button>
       </div>
       <ThemePicker />
-      <button type="button" className="drawer-toggle" aria-expanded={drawer === 'stats'} aria-controls="stats-panel" onClick={() => toggleDrawer('stats')}>
+      <button
+        type="button"
+        className="drawer-toggle"
+        aria-expanded={drawer === 'stats'}
+        aria-controls="stats-panel"
+        onClick={() => toggleDrawer('stats')}
+      >
         Show stats
       </button>
     </div>

@@ -13,7 +13,24 @@ import type { GenerationBackend } from '../../contract/generation-result.js';
 
 export type { ApiError, ApiErrorCode, PowerApi } from '../../contract/api/index.js';
 export type { Strategy } from '../../contract/strategies.js';
-export type { ApiRound, AssistantMessage, DevicesReport, DownloadEntry, GenerationBackend, RecommendedPair, Chat, ChatMessage, ChatSampling, ChatSummary, EngineState, MemoryEstimate, ModelEntry, ProfileEntry, ReplyStats, RoundsEvent };
+export type {
+  ApiRound,
+  AssistantMessage,
+  DevicesReport,
+  DownloadEntry,
+  GenerationBackend,
+  RecommendedPair,
+  Chat,
+  ChatMessage,
+  ChatSampling,
+  ChatSummary,
+  EngineState,
+  MemoryEstimate,
+  ModelEntry,
+  ProfileEntry,
+  ReplyStats,
+  RoundsEvent,
+};
 export type Token = z.infer<typeof ReplyToken>;
 export type Draft = z.infer<typeof DraftCandidate>;
 export type Strategies = z.infer<typeof StrategyTable>;

@@ -36,7 +36,10 @@ describe('the chat list over power serve', { timeout: 5 * 60_000 }, () => {
     await page.waitForFunction(() => document.querySelectorAll('nav[aria-label=Chats] li').length === 2);
     await chats.getByRole('button', { name: 'Delete Benchmarks on the GPU box' }).click();
     // deleting asks first
-    await chats.getByRole('group', { name: 'Delete Benchmarks on the GPU box?' }).getByRole('button', { name: 'Delete', exact: true }).click();
+    await chats
+      .getByRole('group', { name: 'Delete Benchmarks on the GPU box?' })
+      .getByRole('button', { name: 'Delete', exact: true })
+      .click();
     await page.waitForFunction(() => document.querySelectorAll('nav[aria-label=Chats] li').length === 1);
     assert.equal(await chats.getByRole('button', { name: 'Benchmarks on the GPU box', exact: true }).count(), 0);
   });

@@ -82,8 +82,14 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     assert.deepEqual(await combo('Profile').locator('option').allTextContents(), ['Balanced', 'Peak', 'Autoregressive', 'Custom']);
     await combo('Model').selectOption({ label: 'target' });
     // an attention-only target without NextN layers: no mtp; draft-model with the library's drafts
-    await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === 'draft-model'), null, { timeout: LONG });
-    const methods = await combo('Draft method').locator('option').evaluateAll((os) => (os as HTMLOptionElement[]).map((o) => o.value));
+    await page.waitForFunction(
+      () => Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === 'draft-model'),
+      null,
+      { timeout: LONG },
+    );
+    const methods = await combo('Draft method')
+      .locator('option')
+      .evaluateAll((os) => (os as HTMLOptionElement[]).map((o) => o.value));
     assert.ok(methods.includes('none') && methods.includes('ngram') && methods.includes('draft-model'), String(methods));
     assert.ok(!methods.includes('mtp'), 'mtp is not offered for a target without NextN layers');
     await combo('Draft method').selectOption('draft-model');
@@ -163,7 +169,9 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     const reply = replies().nth(before);
     const tokens = panel().locator('dt', { hasText: 'Tokens' }).locator('xpath=following-sibling::dd[1]');
     // while it streams: Stop enabled, Send not, the count and the rate move
-    await page.waitForFunction(() => /\d+\.\d%/.test(document.querySelector('.acceptance .headline')?.textContent ?? ''), null, { timeout: LONG });
+    await page.waitForFunction(() => /\d+\.\d%/.test(document.querySelector('.acceptance .headline')?.textContent ?? ''), null, {
+      timeout: LONG,
+    });
     assert.equal(await button('Stop').isEnabled(), true);
     assert.equal(await button('Send').isDisabled(), true);
     const seen = new Set<string>();
@@ -192,7 +200,10 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     const spans = replies().last().locator('.tok');
     assert.ok((await spans.count()) > 0);
     const origins = await spans.evaluateAll((els) => [...new Set(els.map((e) => e.className))]);
-    assert.ok(origins.some((c) => /tok-(accepted|correction|bonus)/.test(c)), `a draft-model reply has proposal origins: ${origins}`);
+    assert.ok(
+      origins.some((c) => /tok-(accepted|correction|bonus)/.test(c)),
+      `a draft-model reply has proposal origins: ${origins}`,
+    );
     await spans.first().hover();
     assert.match((await spans.first().getAttribute('title'))!, /^round \d+: /);
     await page.screenshot({ path: join(RESULTS, 'renderer-origins.png') });
@@ -247,8 +258,14 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     assert.equal(report.kind, 'power-chat-report');
     assert.equal(report.requests.length, await rows.count());
     // the A/B's speculative reply and its control: the same tokens
-    assert.ok(report.requests.some((r) => r.matchesControl === true), JSON.stringify(report.requests.map((r) => [r.task, r.profile, r.matchesControl])));
-    assert.ok(report.requests.every((r) => r.matchesControl !== false), 'greedy speculative decoding is exact');
+    assert.ok(
+      report.requests.some((r) => r.matchesControl === true),
+      JSON.stringify(report.requests.map((r) => [r.task, r.profile, r.matchesControl])),
+    );
+    assert.ok(
+      report.requests.every((r) => r.matchesControl !== false),
+      'greedy speculative decoding is exact',
+    );
     await page.getByRole('tab', { name: 'Chat' }).click();
   });
 });

@@ -33,7 +33,9 @@ const combo = (name: string): Locator => page.getByRole('combobox', { name, exac
 
 async function replyEnded(count: number): Promise<void> {
   await page.waitForFunction(
-    (n) => document.querySelectorAll('[role=log] article[aria-label=Assistant]').length >= n && document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false',
+    (n) =>
+      document.querySelectorAll('[role=log] article[aria-label=Assistant]').length >= n &&
+      document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false',
     count,
     { timeout: LONG },
   );
@@ -53,7 +55,10 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
     await syntheticModels();
     dir = await mkdtemp(join(tmpdir(), 'power-report-e2e-'));
     const wrapper = join(dir, 'chromium');
-    await writeFile(wrapper, `#!/bin/sh\nif [ -e "${join(dir, 'broken')}" ]; then echo "cannot open the display (test)" >&2; exit 1; fi\nexec "${CHROMIUM}" "$@"\n`);
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\nif [ -e "${join(dir, 'broken')}" ]; then echo "cannot open the display (test)" >&2; exit 1; fi\nexec "${CHROMIUM}" "$@"\n`,
+    );
     await chmod(wrapper, 0o755);
     serve = await startServe({ env: { POWER_CHROMIUM: wrapper } });
     ({ browser, page, pageErrors } = await openAppPage({ width: 1400, height: 900 }, { acceptDownloads: true }));
@@ -70,7 +75,12 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
   test('a chat with an A/B, then JSON, CSV, Markdown, HTML and PDF, and a failed export says why', async () => {
     await combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });
     await combo('Model').selectOption({ label: 'target' });
-    await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === 'draft-model' && !o.disabled), null, { timeout: LONG });
+    await page.waitForFunction(
+      () =>
+        Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === 'draft-model' && !o.disabled),
+      null,
+      { timeout: LONG },
+    );
     await combo('Draft method').selectOption('draft-model');
     await combo('Draft model').selectOption({ label: 'draft-close' });
     await button('Load').click();
@@ -101,13 +111,22 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
     const report = Report.parse(JSON.parse(json.bytes.toString('utf8')));
     assert.equal(report.kind, 'power-chat-report');
     assert.equal(report.requests.length, 3);
-    assert.deepEqual(report.requests.map((r) => [r.task, r.profile === 'control' ? 'control' : 'speculative', r.matchesControl]), [
-      ['turn 1', 'speculative', null],
-      ['turn 2', 'speculative', true],
-      ['turn 2', 'control', null],
-    ]);
+    assert.deepEqual(
+      report.requests.map((r) => [r.task, r.profile === 'control' ? 'control' : 'speculative', r.matchesControl]),
+      [
+        ['turn 1', 'speculative', null],
+        ['turn 2', 'speculative', true],
+        ['turn 2', 'control', null],
+      ],
+    );
     assert.equal(report.environment.backend?.kind, 'cpu');
-    assert.deepEqual(report.environment.models.map((m) => [m.role, m.name]), [['target', 'target.gguf'], ['draft', 'draft-close.gguf']]);
+    assert.deepEqual(
+      report.environment.models.map((m) => [m.role, m.name]),
+      [
+        ['target', 'target.gguf'],
+        ['draft', 'draft-close.gguf'],
+      ],
+    );
 
     const csv = await exportFile('CSV');
     assert.equal(csv.bytes.toString('utf8').trimEnd().split('\r\n').length - 1, 3, 'one CSV row per assistant message');
@@ -132,7 +151,10 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
     const alert = page.locator('.report').getByRole('alert');
     await alert.waitFor({ timeout: LONG });
     await page.locator('.report').screenshot({ path: join(RESULTS, 'report-export-error.png') });
-    assert.match((await alert.textContent())!, /^Export PDF failed: PDF export: .* did not print the PDF \(exit 1\): cannot open the display \(test\)/);
+    assert.match(
+      (await alert.textContent())!,
+      /^Export PDF failed: PDF export: .* did not print the PDF \(exit 1\): cannot open the display \(test\)/,
+    );
     assert.equal(await rows.count(), 3);
     await rm(join(dir, 'broken'));
     const pdf = await exportFile('PDF');

@@ -68,8 +68,13 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     const first = await selectedOption('target');
     assert.equal(first.group, 'Models', `the default ${first.label} is a model`);
     const options = await u.combo('Model').locator('option').allTextContents();
-    for (const artifact of ['eagle3-close', 'dflash-close', 'dspark-close']) assert.ok(!options.includes(artifact), `${artifact} is not offered as a model to chat with`);
-    await page.waitForFunction(() => ['mtp', 'draft-model'].includes((document.querySelector('#method') as HTMLSelectElement).value), null, { timeout: LONG });
+    for (const artifact of ['eagle3-close', 'dflash-close', 'dspark-close'])
+      assert.ok(!options.includes(artifact), `${artifact} is not offered as a model to chat with`);
+    await page.waitForFunction(
+      () => ['mtp', 'draft-model'].includes((document.querySelector('#method') as HTMLSelectElement).value),
+      null,
+      { timeout: LONG },
+    );
     if ((await u.combo('Draft method').inputValue()) === 'draft-model') assert.match((await selectedOption('draft')).label, /draft/);
     const height = await headerHeight();
 
@@ -100,7 +105,10 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     assert.equal(await bar.getAttribute('aria-valuenow'), '100');
     const seen = await page.evaluate(() => (window as unknown as { loadSeen: number[] }).loadSeen);
     assert.equal(seen[0], 0, `the bar starts at 0: ${seen}`);
-    assert.ok(seen.every((v, i) => i === 0 || v >= seen[i - 1]!), `and only grows: ${seen}`);
+    assert.ok(
+      seen.every((v, i) => i === 0 || v >= seen[i - 1]!),
+      `and only grows: ${seen}`,
+    );
     assert.match((await page.getByTestId('device-badge').textContent())!, /^Device: CPU$/);
   });
 
@@ -138,7 +146,14 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     const cut = await u.sendAndWait('Cut me short.');
     const stats = (await cut.getByRole('group', { name: 'Reply stats' }).textContent())!;
     assert.match(stats, /^8 tokens · [\d.]+ tok\/s decode · TTFT [\d.]+ (µs|ms|s) · [\d.]+% accepted · mean length [\d.]+ · max tokens/);
-    assert.equal(await u.replies().filter({ has: page.getByRole('group', { name: 'Reply stats' }) }).count(), await u.replies().count(), 'under every reply');
+    assert.equal(
+      await u
+        .replies()
+        .filter({ has: page.getByRole('group', { name: 'Reply stats' }) })
+        .count(),
+      await u.replies().count(),
+      'under every reply',
+    );
 
     const first = u.replies().first();
     const tokens = /^(\d+) tokens/.exec((await first.getByRole('group', { name: 'Reply stats' }).textContent())!)![1]!;
@@ -188,7 +203,10 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
       return [s.scrollWidth, s.clientWidth];
     });
     assert.ok(side[0]! <= side[1]!, `the side panel does not overflow: ${side}`);
-    assert.match((await page.getByRole('list', { name: 'A/B results' }).locator('li').first().textContent())!, /^(\d+\.\d× (faster|slower)|as fast)/);
+    assert.match(
+      (await page.getByRole('list', { name: 'A/B results' }).locator('li').first().textContent())!,
+      /^(\d+\.\d× (faster|slower)|as fast)/,
+    );
   });
 
   test('defect 3: the A/B and the rolling figures belong to their chat and model', async () => {
@@ -220,7 +238,11 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     await u.button('Send').click();
     await u.replyStreaming();
     // stopped mid-reply: once tokens arrive
-    await page.waitForFunction(() => /^[1-9]\d* tokens/.test(document.querySelector('[role=log] article[aria-busy=true] .reply-stats')?.textContent ?? ''), null, { timeout: LONG });
+    await page.waitForFunction(
+      () => /^[1-9]\d* tokens/.test(document.querySelector('[role=log] article[aria-busy=true] .reply-stats')?.textContent ?? ''),
+      null,
+      { timeout: LONG },
+    );
     await page.keyboard.press('Escape');
     await u.replyEnded(count + 1);
     await u.replies().last().locator('header', { hasText: 'stopped' }).waitFor();
@@ -250,18 +272,31 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     await page.locator('button.new-chat').click();
     await page.getByText('An empty chat: send a message to start it.').waitFor();
     await page.waitForFunction(() => document.querySelectorAll('nav[aria-label=Chats] li').length > 0);
-    assert.equal(await u.chats().locator('li .chat-open', { hasText: /^New chat$/ }).count(), 1, 'one empty New chat');
+    assert.equal(
+      await u
+        .chats()
+        .locator('li .chat-open', { hasText: /^New chat$/ })
+        .count(),
+      1,
+      'one empty New chat',
+    );
 
     const items = u.chats().locator('li');
     const n = await items.count();
     await u.chats().locator('li').first().locator('.chat-open').click();
     const title = (await u.chats().locator('[aria-current=true]').textContent())!;
-    await u.chats().getByRole('button', { name: `Delete ${title}`, exact: true }).click();
+    await u
+      .chats()
+      .getByRole('button', { name: `Delete ${title}`, exact: true })
+      .click();
     const confirm = u.chats().getByRole('group', { name: `Delete ${title}?` });
     await confirm.waitFor();
     await confirm.getByRole('button', { name: 'Cancel', exact: true }).click();
     assert.equal(await items.count(), n, 'Cancel keeps it');
-    await u.chats().getByRole('button', { name: `Delete ${title}`, exact: true }).click();
+    await u
+      .chats()
+      .getByRole('button', { name: `Delete ${title}`, exact: true })
+      .click();
     await confirm.getByRole('button', { name: 'Delete', exact: true }).click();
     await page.waitForFunction((k) => document.querySelectorAll('nav[aria-label=Chats] li').length === k, n - 1);
     await u.chats().locator('[aria-current=true]').waitFor();
@@ -304,7 +339,12 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
 
   test('defect 6: at 1440×900, 1024×700 and 800×600 nothing overflows, the header keeps its height and the conversation keeps half the screen', async () => {
     // the list is in order of last change, and which chat defect 10 deleted depends on timing: open one that holds replies
-    await u.chats().locator('li .chat-open').filter({ hasNotText: /^New chat$/ }).first().click();
+    await u
+      .chats()
+      .locator('li .chat-open')
+      .filter({ hasNotText: /^New chat$/ })
+      .first()
+      .click();
     await u.replies().first().waitFor();
     for (const [width, height] of [
       [1440, 900],

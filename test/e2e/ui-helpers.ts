@@ -43,10 +43,17 @@ export function ui(page: Page) {
     if (draft) await combo('Draft model').selectOption({ label: draft });
     await button('Load').click();
     try {
-      await page.locator('.engine-line[data-status="ready"]', { hasText: `Loaded ${model} with ${method}${draft ? `: ${draft}` : ''}` }).waitFor({ timeout: LONG });
+      await page
+        .locator('.engine-line[data-status="ready"]', { hasText: `Loaded ${model} with ${method}${draft ? `: ${draft}` : ''}` })
+        .waitFor({ timeout: LONG });
     } catch (error) {
       // what the page said instead
-      const said = await page.evaluate(() => [document.querySelector('.engine-line')?.textContent, document.querySelector('.notice')?.textContent, (document.querySelector('#method') as HTMLSelectElement).value, (document.querySelector('#draft') as HTMLSelectElement).value]);
+      const said = await page.evaluate(() => [
+        document.querySelector('.engine-line')?.textContent,
+        document.querySelector('.notice')?.textContent,
+        (document.querySelector('#method') as HTMLSelectElement).value,
+        (document.querySelector('#draft') as HTMLSelectElement).value,
+      ]);
       throw new Error(`${(error as Error).message}\nthe page: ${JSON.stringify(said)}`);
     }
   }
@@ -60,7 +67,9 @@ export function ui(page: Page) {
   /** Waits until `count` Assistant replies are shown and none streams in the open chat. */
   async function replyEnded(count: number): Promise<void> {
     await page.waitForFunction(
-      (n) => document.querySelectorAll('[role=log] article[aria-label=Assistant]').length >= n && document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false',
+      (n) =>
+        document.querySelectorAll('[role=log] article[aria-label=Assistant]').length >= n &&
+        document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false',
       count,
       { timeout: LONG },
     );
@@ -87,7 +96,8 @@ export function ui(page: Page) {
       for (const el of Array.from(document.querySelectorAll<HTMLElement>('.top *, .composer *, .tabs-row *'))) {
         if (el.closest('.popover-body')) continue;
         const r = el.getBoundingClientRect();
-        if (r.width > 0 && (r.right > width + 0.5 || r.left < -0.5)) outside.push(`${el.tagName.toLowerCase()}.${el.className}: ${Math.round(r.left)}…${Math.round(r.right)}`);
+        if (r.width > 0 && (r.right > width + 0.5 || r.left < -0.5))
+          outside.push(`${el.tagName.toLowerCase()}.${el.className}: ${Math.round(r.left)}…${Math.round(r.right)}`);
       }
       return {
         width,
@@ -106,7 +116,26 @@ export function ui(page: Page) {
     assert.deepEqual(l.outside, [], `${where}: controls outside the viewport`);
   }
 
-  return { enabledSoon, combo, button, textbox, log, replies, panel, chats, runLine, openPopover, closePopovers, setSampling, load, replyEnded, sendAndWait, replyStreaming, layout, assertNoHorizontalOverflow };
+  return {
+    enabledSoon,
+    combo,
+    button,
+    textbox,
+    log,
+    replies,
+    panel,
+    chats,
+    runLine,
+    openPopover,
+    closePopovers,
+    setSampling,
+    load,
+    replyEnded,
+    sendAndWait,
+    replyStreaming,
+    layout,
+    assertNoHorizontalOverflow,
+  };
 }
 
 /** The figure next to a label in the Acceptance panel. */

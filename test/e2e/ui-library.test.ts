@@ -46,7 +46,9 @@ async function closeModels(): Promise<void> {
 async function addPath(kind: 'file' | 'folder', path: string): Promise<string> {
   await dialog().getByRole('textbox', { name: 'Path on this machine', exact: true }).fill(path);
   const before = (await dialog().locator('#add-result').textContent()) ?? '';
-  await dialog().getByRole('button', { name: kind === 'file' ? 'Add model file' : 'Add model folder', exact: true }).click();
+  await dialog()
+    .getByRole('button', { name: kind === 'file' ? 'Add model file' : 'Add model folder', exact: true })
+    .click();
   await page.waitForFunction((old) => {
     const now = document.querySelector('#add-result')?.textContent ?? '';
     return now !== '' && now !== old;
@@ -92,7 +94,8 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
   test('the Models dialog: three groups, Add model file / folder by path, failures in words, Remove keeps the file', async () => {
     await u.combo('Model').locator('option', { hasText: 'No models in the library' }).waitFor({ state: 'attached', timeout: LONG });
     await openModels();
-    for (const heading of ['Models', 'Draft models', 'Draft artifacts']) await dialog().getByRole('heading', { name: heading, exact: true }).waitFor();
+    for (const heading of ['Models', 'Draft models', 'Draft artifacts'])
+      await dialog().getByRole('heading', { name: heading, exact: true }).waitFor();
     assert.deepEqual(await groupNames('Models'), []);
 
     assert.match(await addPath('file', MODELS_CACHE), /^A model file ends in \.gguf: for a folder, use Add model folder\.$/);
@@ -109,19 +112,26 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
     const artifacts = await groupNames('Draft artifacts');
     for (const m of ['target', 'hybrid-mtp', 'swa-target']) assert.ok(models.includes(m), `${m} in Models: ${models}`);
     for (const m of ['draft-close', 'draft-far', 'swa-draft-close']) assert.ok(drafts.includes(m), `${m} in Draft models: ${drafts}`);
-    for (const m of ['eagle3-close', 'dflash-close', 'dspark-close']) assert.ok(artifacts.includes(m), `${m} in Draft artifacts: ${artifacts}`);
+    for (const m of ['eagle3-close', 'dflash-close', 'dspark-close'])
+      assert.ok(artifacts.includes(m), `${m} in Draft artifacts: ${artifacts}`);
     for (const m of artifacts) assert.ok(!models.includes(m) && !drafts.includes(m), `${m} in one group only`);
     await page.screenshot({ path: join(RESULTS, 'ui-models-dialog.png') });
     assertNoViolations('the Models dialog', await seriousAxeViolations(page, 'dialog.models-dialog'));
 
-    await group('Draft models').locator('li', { has: page.locator('strong', { hasText: /^draft-far$/ }) }).getByRole('button', { name: 'Remove', exact: true }).click();
+    await group('Draft models')
+      .locator('li', { has: page.locator('strong', { hasText: /^draft-far$/ }) })
+      .getByRole('button', { name: 'Remove', exact: true })
+      .click();
     // the list and the result line are two renders: wait for both before reading the line
     await page.waitForFunction(
       () =>
         !Array.from(document.querySelectorAll('dialog li strong')).some((s) => s.textContent === 'draft-far') &&
         (document.querySelector('dialog #add-result')?.textContent ?? '').startsWith('Removed'),
     );
-    assert.match((await dialog().locator('#add-result').textContent())!, /^Removed draft-far from the library \(the file stays where it is\)\.$/);
+    assert.match(
+      (await dialog().locator('#add-result').textContent())!,
+      /^Removed draft-far from the library \(the file stays where it is\)\.$/,
+    );
     assert.ok((await stat(join(MODELS_CACHE, 'draft-far.gguf'))).size > 0, 'the file is still there');
     await closeModels();
 
@@ -130,7 +140,11 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
       const o = (document.querySelector('#target') as HTMLSelectElement).selectedOptions[0];
       return o?.parentElement instanceof HTMLOptGroupElement && o.parentElement.label === 'Models';
     });
-    await page.waitForFunction(() => ['mtp', 'draft-model'].includes((document.querySelector('#method') as HTMLSelectElement).value), null, { timeout: LONG });
+    await page.waitForFunction(
+      () => ['mtp', 'draft-model'].includes((document.querySelector('#method') as HTMLSelectElement).value),
+      null,
+      { timeout: LONG },
+    );
   });
 
   test('downloads: the recommended pairs, a GGUF address with progress and Cancel download, a finished file joins the library, a failure in words', async () => {
@@ -144,7 +158,13 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
     await dialog().getByRole('button', { name: 'Download from URL', exact: true }).click();
     const bar = dialog().getByRole('progressbar', { name: 'Download slow-target.gguf' });
     await bar.waitFor({ timeout: LONG });
-    await page.waitForFunction(() => Number(document.querySelector('[role=progressbar][aria-label="Download slow-target.gguf"]')?.getAttribute('aria-valuenow') ?? 0) > 0, null, { timeout: LONG });
+    await page.waitForFunction(
+      () =>
+        Number(document.querySelector('[role=progressbar][aria-label="Download slow-target.gguf"]')?.getAttribute('aria-valuenow') ?? 0) >
+        0,
+      null,
+      { timeout: LONG },
+    );
     const slow = dialog().locator('li.download', { hasText: 'slow-target.gguf' });
     assert.match((await slow.textContent())!, /\d+% · [\d.]+ (B|KiB|MiB) of [\d.]+ MiB/);
     await slow.getByRole('button', { name: 'Cancel download', exact: true }).click();
@@ -153,8 +173,15 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
 
     await address.fill(files.url('/fast/fast-target.gguf'));
     await dialog().getByRole('button', { name: 'Download from URL', exact: true }).click();
-    await dialog().locator('li.download', { hasText: 'fast-target.gguf' }).getByText('downloaded and added to the library').waitFor({ timeout: LONG });
-    await page.waitForFunction(() => Array.from(document.querySelectorAll('dialog li strong')).some((s) => s.textContent === 'fast-target'), null, { timeout: LONG });
+    await dialog()
+      .locator('li.download', { hasText: 'fast-target.gguf' })
+      .getByText('downloaded and added to the library')
+      .waitFor({ timeout: LONG });
+    await page.waitForFunction(
+      () => Array.from(document.querySelectorAll('dialog li strong')).some((s) => s.textContent === 'fast-target'),
+      null,
+      { timeout: LONG },
+    );
 
     await address.fill(files.url('/missing/missing.gguf'));
     await dialog().getByRole('button', { name: 'Download from URL', exact: true }).click();
@@ -166,7 +193,10 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
 
   test('load settings: Context size, Threads, Device with free memory, Flash Attention; Unload; one status badge', async () => {
     await u.openPopover('load-settings', 'Load settings');
-    const devices = await u.combo('Device').locator('option').evaluateAll((os) => (os as HTMLOptionElement[]).map((o) => ({ value: o.value, label: o.textContent ?? '', disabled: o.disabled })));
+    const devices = await u
+      .combo('Device')
+      .locator('option')
+      .evaluateAll((os) => (os as HTMLOptionElement[]).map((o) => ({ value: o.value, label: o.textContent ?? '', disabled: o.disabled })));
     assert.match(devices[0]!.label, /^Auto/);
     assert.match(devices.find((d) => d.value === 'cpu')!.label, /^CPU · .+ · [\d.]+ \/ [\d.]+ GiB free$/);
     for (const d of devices.filter((x) => x.value.startsWith('cuda'))) {
@@ -176,7 +206,11 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
 
     await u.textbox('Context size').fill('8');
     assert.equal(await u.textbox('Context size').getAttribute('aria-invalid'), 'true');
-    await page.locator('.load-settings').getByRole('alert').filter({ hasText: 'Context size must be a whole number of tokens from 16' }).waitFor();
+    await page
+      .locator('.load-settings')
+      .getByRole('alert')
+      .filter({ hasText: 'Context size must be a whole number of tokens from 16' })
+      .waitFor();
     await u.textbox('Context size').fill('512');
     await u.textbox('Threads').fill('1');
     await u.combo('Device').selectOption('cpu');
@@ -208,7 +242,11 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
       await u.openPopover('load-settings', 'Load settings');
       await u.textbox('Remote machines').fill('gpu-box');
       assert.equal(await u.textbox('Remote machines').getAttribute('aria-invalid'), 'true');
-      await page.locator('.load-settings').getByRole('alert').filter({ hasText: "host:port of a running power rpc, separated by commas (not 'gpu-box')" }).waitFor();
+      await page
+        .locator('.load-settings')
+        .getByRole('alert')
+        .filter({ hasText: "host:port of a running power rpc, separated by commas (not 'gpu-box')" })
+        .waitFor();
       await u.textbox('Remote machines').fill(rpc.endpoint);
       assert.equal(await u.textbox('Remote machines').getAttribute('aria-invalid'), 'false');
       await u.closePopovers();
@@ -256,7 +294,11 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
       old,
       { timeout: LONG },
     );
-    assert.deepEqual(await u.log().getByRole('article', { name: 'You' }).locator('p').allTextContents(), ['Hello again.'], 'the edited message, and nothing after it but the new reply');
+    assert.deepEqual(
+      await u.log().getByRole('article', { name: 'You' }).locator('p').allTextContents(),
+      ['Hello again.'],
+      'the edited message, and nothing after it but the new reply',
+    );
   });
 
   test('accessibility: axe-core finds no serious or critical violation on the main screen, the Models dialog and the Report tab', async () => {

@@ -51,75 +51,79 @@ describe('Power in Electron', () => {
   });
   after(() => (dataDir ? rm(dataDir, { recursive: true, force: true }) : undefined));
 
-  test('loads a synthetic model, streams a reply, keeps Node out of the page, and quits mid-reply without losing the chat', { skip }, async () => {
-    let { app, page } = await launch(dataDir);
-    try {
-      assert.match(page.url(), /^app:\/\/power\//);
-      const reach = await page.evaluate(() => ({
-        require: typeof (window as unknown as { require?: unknown }).require,
-        process: typeof (window as unknown as { process?: unknown }).process,
-        ipcRenderer: 'ipcRenderer' in window,
-        concerns: Object.keys(window.power!).sort(),
-      }));
-      assert.deepEqual(reach, { require: 'undefined', process: 'undefined', ipcRenderer: false, concerns: Object.keys(powerApi).sort() });
+  test(
+    'loads a synthetic model, streams a reply, keeps Node out of the page, and quits mid-reply without losing the chat',
+    { skip },
+    async () => {
+      let { app, page } = await launch(dataDir);
+      try {
+        assert.match(page.url(), /^app:\/\/power\//);
+        const reach = await page.evaluate(() => ({
+          require: typeof (window as unknown as { require?: unknown }).require,
+          process: typeof (window as unknown as { process?: unknown }).process,
+          ipcRenderer: 'ipcRenderer' in window,
+          concerns: Object.keys(window.power!).sort(),
+        }));
+        assert.deepEqual(reach, { require: 'undefined', process: 'undefined', ipcRenderer: false, concerns: Object.keys(powerApi).sort() });
 
-      const reply = await page.evaluate(async (path) => {
-        const { added } = await window.power!.models.add({ path });
-        await window.power!.engine.load({ modelId: added[0]!.id, device: 'cpu', threads: 1, contextSize: 512 });
-        const chat = await window.power!.chats.create({});
-        const pieces: string[] = [];
-        let id = '';
-        const done = new Promise<string>((resolve, reject) => {
-          const offs = [
-            window.power!.generation.onRounds((e) => void (e.messageId === id && pieces.push(...e.rounds.flatMap((r) => r.texts)))),
-            window.power!.generation.onDone((d) => {
-              if (d.messageId !== id) return;
-              offs.forEach((o) => o());
-              resolve(d.digest);
-            }),
-            window.power!.generation.onError((e) => {
-              if (e.messageId !== id) return;
-              offs.forEach((o) => o());
-              reject(new Error(e.error.message));
-            }),
-          ];
-        });
-        id = (await window.power!.chats.send({ chatId: chat.id, content: 'hello', sampling: { maxTokens: 24 } })).assistantMessageId;
-        const digest = await done;
-        const stored = await window.power!.chats.get({ chatId: chat.id });
-        return { pieces, digest, stored: stored.messages.at(-1) };
-      }, modelPath);
-      assert.ok(reply.pieces.length > 0, 'tokens streamed to the page');
-      assert.equal(reply.stored?.role, 'assistant');
-      assert.equal((reply.stored as { content: string }).content, reply.pieces.join(''));
-
-      // a long reply, then quit while it streams
-      const chatId = await page.evaluate(async () => {
-        const chat = await window.power!.chats.create({});
-        let id = '';
-        let n = 0;
-        const five = new Promise<void>((resolve) => {
-          const off = window.power!.generation.onRounds((e) => {
-            if (e.messageId !== id || (n += e.rounds.reduce((k, r) => k + r.tokenIds.length, 0)) < 5) return;
-            off();
-            resolve();
+        const reply = await page.evaluate(async (path) => {
+          const { added } = await window.power!.models.add({ path });
+          await window.power!.engine.load({ modelId: added[0]!.id, device: 'cpu', threads: 1, contextSize: 512 });
+          const chat = await window.power!.chats.create({});
+          const pieces: string[] = [];
+          let id = '';
+          const done = new Promise<string>((resolve, reject) => {
+            const offs = [
+              window.power!.generation.onRounds((e) => void (e.messageId === id && pieces.push(...e.rounds.flatMap((r) => r.texts)))),
+              window.power!.generation.onDone((d) => {
+                if (d.messageId !== id) return;
+                offs.forEach((o) => o());
+                resolve(d.digest);
+              }),
+              window.power!.generation.onError((e) => {
+                if (e.messageId !== id) return;
+                offs.forEach((o) => o());
+                reject(new Error(e.error.message));
+              }),
+            ];
           });
-        });
-        id = (await window.power!.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 100000 } })).assistantMessageId;
-        await five;
-        return chat.id;
-      });
-      const exited = new Promise<void>((resolve) => app.process().once('exit', () => resolve()));
-      await app.close();
-      await exited;
+          id = (await window.power!.chats.send({ chatId: chat.id, content: 'hello', sampling: { maxTokens: 24 } })).assistantMessageId;
+          const digest = await done;
+          const stored = await window.power!.chats.get({ chatId: chat.id });
+          return { pieces, digest, stored: stored.messages.at(-1) };
+        }, modelPath);
+        assert.ok(reply.pieces.length > 0, 'tokens streamed to the page');
+        assert.equal(reply.stored?.role, 'assistant');
+        assert.equal((reply.stored as { content: string }).content, reply.pieces.join(''));
 
-      ({ app, page } = await launch(dataDir));
-      const saved = await page.evaluate((id) => window.power!.chats.get({ chatId: id }), chatId);
-      const last = saved.messages.at(-1)!;
-      assert.equal(last.role, 'assistant');
-      assert.equal((last as { status: string }).status, 'stopped');
-    } finally {
-      await app.close().catch(() => {});
-    }
-  });
+        // a long reply, then quit while it streams
+        const chatId = await page.evaluate(async () => {
+          const chat = await window.power!.chats.create({});
+          let id = '';
+          let n = 0;
+          const five = new Promise<void>((resolve) => {
+            const off = window.power!.generation.onRounds((e) => {
+              if (e.messageId !== id || (n += e.rounds.reduce((k, r) => k + r.tokenIds.length, 0)) < 5) return;
+              off();
+              resolve();
+            });
+          });
+          id = (await window.power!.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 100000 } })).assistantMessageId;
+          await five;
+          return chat.id;
+        });
+        const exited = new Promise<void>((resolve) => app.process().once('exit', () => resolve()));
+        await app.close();
+        await exited;
+
+        ({ app, page } = await launch(dataDir));
+        const saved = await page.evaluate((id) => window.power!.chats.get({ chatId: id }), chatId);
+        const last = saved.messages.at(-1)!;
+        assert.equal(last.role, 'assistant');
+        assert.equal((last as { status: string }).status, 'stopped');
+      } finally {
+        await app.close().catch(() => {});
+      }
+    },
+  );
 });

@@ -16,7 +16,17 @@ import { GenerationResult } from '../../contract/generation-result.js';
 import { makeModelFiles } from '../../tools/models/synthetic.js';
 import { ROOT } from '../../node/paths.js';
 import { AUDIT_TYPES, auditPair, gpuModels, type Scale } from './models.js';
-import { auditTable, contractTable, section, speedTable, stepTable, type AuditRow, type ContractRow, type SpeedRow, type Step } from './report.js';
+import {
+  auditTable,
+  contractTable,
+  section,
+  speedTable,
+  stepTable,
+  type AuditRow,
+  type ContractRow,
+  type SpeedRow,
+  type Step,
+} from './report.js';
 import { estimateSplit } from '../../node/engine/memory-estimate.js';
 import { readGgufInfo } from '../../node/gguf/reader.js';
 
@@ -44,7 +54,10 @@ function fail(message: string): never {
 }
 
 const args = process.argv.slice(2);
-const outDir = args[0] && !args[0].startsWith('--') ? resolve(args[0]) : fail('usage: check.sh OUT_DIR [--device cuda|cpu] [--scale full|small] [--threads N]');
+const outDir =
+  args[0] && !args[0].startsWith('--')
+    ? resolve(args[0])
+    : fail('usage: check.sh OUT_DIR [--device cuda|cpu] [--scale full|small] [--threads N]');
 const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const device = flag('--device') ?? 'cuda';
 if (device !== 'cuda' && device !== 'cpu') fail(`--device must be cuda or cpu (got '${device}')`);
@@ -81,20 +94,54 @@ function skip(name: string, why: string): void {
 
 let runNo = 0;
 function generate(model: string, on: string, prompt: string, maxTokens: number, extra: string[]): GenerationResult {
-  const argv = ['generate', '--json', '--device', on, ...(threads ? ['--threads', threads] : []), '--raw', '--prompt', prompt, '--max-tokens', String(maxTokens), '--model', model, ...extra];
+  const argv = [
+    'generate',
+    '--json',
+    '--device',
+    on,
+    ...(threads ? ['--threads', threads] : []),
+    '--raw',
+    '--prompt',
+    prompt,
+    '--max-tokens',
+    String(maxTokens),
+    '--model',
+    model,
+    ...extra,
+  ];
   const r = power(argv);
   const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}.json`);
-  writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr: r.stderr, result: r.code === 0 ? JSON.parse(r.stdout) : null }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify({ argv, code: r.code, stderr: r.stderr, result: r.code === 0 ? JSON.parse(r.stdout) : null }, null, 2),
+  );
   if (r.code !== 0) throw new Error(`power ${argv.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
   return GenerationResult.parse(JSON.parse(r.stdout));
 }
 
 /** A CUDA run with llama.cpp's log (--verbose): the result and the log. */
 function generateWithLog(model: string, prompt: string, maxTokens: number, extra: string[]): { result: GenerationResult; log: string } {
-  const argv = ['generate', '--json', '--device', 'cuda', ...(threads ? ['--threads', threads] : []), '--raw', '--prompt', prompt, '--max-tokens', String(maxTokens), '--model', model, ...extra];
+  const argv = [
+    'generate',
+    '--json',
+    '--device',
+    'cuda',
+    ...(threads ? ['--threads', threads] : []),
+    '--raw',
+    '--prompt',
+    prompt,
+    '--max-tokens',
+    String(maxTokens),
+    '--model',
+    model,
+    ...extra,
+  ];
   const r = power(argv);
   const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-split.json`);
-  writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr: r.stderr.slice(-20000), result: r.code === 0 ? JSON.parse(r.stdout) : null }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify({ argv, code: r.code, stderr: r.stderr.slice(-20000), result: r.code === 0 ? JSON.parse(r.stdout) : null }, null, 2),
+  );
   if (r.code !== 0) throw new Error(`power ${argv.join(' ')} exited ${r.code}: ${r.stderr.trim().split('\n')[0]}`);
   return { result: GenerationResult.parse(JSON.parse(r.stdout)), log: r.stderr };
 }
@@ -141,7 +188,8 @@ await step('link check (scripts/check-cuda-link.ts)', () => {
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'check-cuda-link.ts')], { encoding: 'utf8', cwd: ROOT });
   writeFileSync(join(outDir, 'link-check.txt'), r.stdout + r.stderr);
   if (r.status !== 0) throw new Error(r.stderr.trim());
-  if (device === 'cuda' && /reported: \S+ => not found/.test(r.stdout)) throw new Error('a CUDA library does not resolve on this GPU machine');
+  if (device === 'cuda' && /reported: \S+ => not found/.test(r.stdout))
+    throw new Error('a CUDA library does not resolve on this GPU machine');
 });
 
 // 3. models (cached in .cache/gpu-models/<scale>; F16, and the target and draft in Q8_0, Q4_0)
@@ -156,7 +204,8 @@ if (device === 'cuda') {
   await step('CUDA memory estimate (power info --device cuda)', () => {
     const r = power(['info', models['gpu-target.gguf'], '--device', 'cuda', '--json']);
     if (r.code !== 0) throw new Error(r.stderr.trim());
-    const m = (JSON.parse(r.stdout) as { device: { name: string; memory: { total: number; freeBytes: number; fits: boolean } | null } }).device;
+    const m = (JSON.parse(r.stdout) as { device: { name: string; memory: { total: number; freeBytes: number; fits: boolean } | null } })
+      .device;
     if (!m.memory) throw new Error('no estimate on CUDA');
     memoryLine = `gpu-target at 4096 ctx: estimate ${(m.memory.total / 2 ** 30).toFixed(2)} GiB, ${(m.memory.freeBytes / 2 ** 30).toFixed(1)} GiB free on ${m.name}: ${m.memory.fits ? 'fits' : 'does not fit'}`;
   });
@@ -208,14 +257,48 @@ await step(`audit on ${device} (F16, Q8_0, Q4_0 × K 1, 4, 7; ${auditTokens} tok
     for (const k of [1, 4, 7]) {
       for (const [p, prompt] of PROMPTS.slice(0, 1).entries()) {
         const argv = [
-          'audit', '--json', '--device', device, ...(threads ? ['--threads', threads] : []), '--raw', '--prompt', prompt, '--max-tokens', String(auditTokens),
-          '--model', models[pair.target], '--draft', models[pair.draft], '--strategy', 'draft-model', '--k', String(k),
+          'audit',
+          '--json',
+          '--device',
+          device,
+          ...(threads ? ['--threads', threads] : []),
+          '--raw',
+          '--prompt',
+          prompt,
+          '--max-tokens',
+          String(auditTokens),
+          '--model',
+          models[pair.target],
+          '--draft',
+          models[pair.draft],
+          '--strategy',
+          'draft-model',
+          '--k',
+          String(k),
         ];
         const r = power(argv);
         const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-audit.json`);
-        writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr: r.stderr, result: r.code === 0 || r.code === 1 ? JSON.parse(r.stdout) : null }, null, 2));
+        writeFileSync(
+          file,
+          JSON.stringify(
+            { argv, code: r.code, stderr: r.stderr, result: r.code === 0 || r.code === 1 ? JSON.parse(r.stdout) : null },
+            null,
+            2,
+          ),
+        );
         if (r.code !== 0 && r.code !== 1) {
-          audits.push({ type, k, prompt: p + 1, identical: null, index: null, margin: null, diff: null, explained: null, flavour: '-', error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}` });
+          audits.push({
+            type,
+            k,
+            prompt: p + 1,
+            identical: null,
+            index: null,
+            margin: null,
+            diff: null,
+            explained: null,
+            flavour: '-',
+            error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}`,
+          });
           continue;
         }
         const a = JSON.parse(r.stdout) as {
@@ -225,8 +308,16 @@ await step(`audit on ${device} (F16, Q8_0, Q4_0 × K 1, 4, 7; ${auditTokens} tok
         };
         const d = a.firstDivergence;
         audits.push({
-          type, k, prompt: p + 1, identical: a.identical, index: d?.index ?? null, margin: d?.controlMargin ?? null,
-          diff: d?.rowMaxAbsDiff ?? null, explained: d ? d.explained : null, flavour: a.flavour, error: null,
+          type,
+          k,
+          prompt: p + 1,
+          identical: a.identical,
+          index: d?.index ?? null,
+          margin: d?.controlMargin ?? null,
+          diff: d?.rowMaxAbsDiff ?? null,
+          explained: d ? d.explained : null,
+          flavour: a.flavour,
+          error: null,
         });
       }
     }
@@ -244,28 +335,77 @@ const crossingTokens = scale === 'full' ? 1100 : 600;
 const crossingRows: AuditRow[] = [];
 await step(`audit past 256/512/1024 positions on ${device} (Flash Attention on and off, ${crossingTokens} tokens)`, () => {
   const crossings: { label: string; model: keyof typeof models; extra: string[] }[] = [
-    { label: 'draft-model K4', model: auditPair('f16').target, extra: ['--draft', models[auditPair('f16').draft], '--strategy', 'draft-model', '--k', '4'] },
+    {
+      label: 'draft-model K4',
+      model: auditPair('f16').target,
+      extra: ['--draft', models[auditPair('f16').draft], '--strategy', 'draft-model', '--k', '4'],
+    },
     { label: 'hybrid ngram K7/S6', model: 'gpu-hybrid.gguf', extra: ['--strategy', 'ngram', '--k', '7', '--s', '6'] },
   ];
   for (const fa of ['on', 'off']) {
     for (const c of crossings) {
       const argv = [
-        'audit', '--json', '--device', device, ...(threads ? ['--threads', threads] : []), '--raw', '--prompt', PROMPTS[0]!,
-        '--max-tokens', String(crossingTokens), '--ctx', '2048', '--flash-attn', fa, '--model', models[c.model], ...c.extra,
+        'audit',
+        '--json',
+        '--device',
+        device,
+        ...(threads ? ['--threads', threads] : []),
+        '--raw',
+        '--prompt',
+        PROMPTS[0]!,
+        '--max-tokens',
+        String(crossingTokens),
+        '--ctx',
+        '2048',
+        '--flash-attn',
+        fa,
+        '--model',
+        models[c.model],
+        ...c.extra,
       ];
       const r = power(argv);
       const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-audit-crossing.json`);
-      writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr: r.stderr, result: r.code === 0 || r.code === 1 ? JSON.parse(r.stdout) : null }, null, 2));
+      writeFileSync(
+        file,
+        JSON.stringify(
+          { argv, code: r.code, stderr: r.stderr, result: r.code === 0 || r.code === 1 ? JSON.parse(r.stdout) : null },
+          null,
+          2,
+        ),
+      );
       const type = `${c.label}, FA ${fa}, ${crossingTokens} tok`;
       if (r.code !== 0 && r.code !== 1) {
-        crossingRows.push({ type, k: 0, prompt: 1, identical: null, index: null, margin: null, diff: null, explained: null, flavour: '-', error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}` });
+        crossingRows.push({
+          type,
+          k: 0,
+          prompt: 1,
+          identical: null,
+          index: null,
+          margin: null,
+          diff: null,
+          explained: null,
+          flavour: '-',
+          error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}`,
+        });
         continue;
       }
-      const a = JSON.parse(r.stdout) as { identical: boolean; flavour: string; firstDivergence: null | { index: number; controlMargin: number; rowMaxAbsDiff: number; explained: boolean } };
+      const a = JSON.parse(r.stdout) as {
+        identical: boolean;
+        flavour: string;
+        firstDivergence: null | { index: number; controlMargin: number; rowMaxAbsDiff: number; explained: boolean };
+      };
       const d = a.firstDivergence;
       crossingRows.push({
-        type, k: 0, prompt: 1, identical: a.identical, index: d?.index ?? null, margin: d?.controlMargin ?? null,
-        diff: d?.rowMaxAbsDiff ?? null, explained: d ? d.explained : null, flavour: a.flavour, error: null,
+        type,
+        k: 0,
+        prompt: 1,
+        identical: a.identical,
+        index: d?.index ?? null,
+        margin: d?.controlMargin ?? null,
+        diff: d?.rowMaxAbsDiff ?? null,
+        explained: d ? d.explained : null,
+        flavour: a.flavour,
+        error: null,
       });
     }
   }
@@ -325,43 +465,61 @@ const splits: SplitRow[] = [];
 const cudaDevices = (devices?.flavours ?? []).flatMap((f) => f.devices).filter((d) => d.backend === 'CUDA');
 const cardNames = [...new Set(cudaDevices.map((d) => d.name))];
 if (device === 'cuda' && cardNames.length >= 2) {
-  await step(`several GPUs (${cardNames.length} cards: layer and row split, tensor split 1:1 and 3:1; ${Math.min(n, 32)} tokens)`, async () => {
-    const tokens = Math.min(n, 32);
-    const model = models['gpu-target.gguf'];
-    const one = generate(model, 'cuda', PROMPTS[0]!, tokens, []);
-    const gguf = await readGgufInfo(model);
-    const ratios = [cardNames.map(() => 1), cardNames.map((_, i) => (i === 0 ? 3 : 1))];
-    for (const mode of ['layer', 'row'] as const) {
-      for (const ratio of ratios) {
-        const extra = ['--split-mode', mode, '--tensor-split', ratio.join(','), '--verbose'];
-        const ar = generateWithLog(model, PROMPTS[0]!, tokens, extra);
-        const spec = generate(model, 'cuda', PROMPTS[0]!, tokens, [...extra.filter((x) => x !== '--verbose'), ...draftArgs]);
-        // the estimate of each card's share, as the memory check computes it before loading
-        const shares = estimateSplit(
-          { target: gguf, contextSize: 4096, batchSize: 512, gpuLayers: -1, s: 0, flashAttn: true },
-          cardNames.map((name) => ({ name, description: name, freeBytes: cudaDevices.find((d) => d.name === name)!.freeBytes, remote: false, cuda: true })),
-          { splitMode: mode, tensorSplit: ratio },
-        );
-        const allocated = allocatedPerDevice(ar.log);
-        splits.push({
-          mode,
-          ratio: ratio.join(':'),
-          sameAsOneGpu: firstDivergence(ar.result.tokens, one.tokens),
-          specMatch: spec.digest === ar.result.digest,
-          perDevice: cardNames.map((name) => {
-            const est = shares.find((x) => x.device?.name === name);
-            return `${name} est ${((est?.total ?? 0) / 2 ** 20).toFixed(0)} MiB / llama.cpp ${((allocated.get(name) ?? 0) / 2 ** 20).toFixed(0)} MiB`;
-          }).join('; ') + (allocated.has('CUDA_Split') ? `; row-split buffer ${((allocated.get('CUDA_Split') ?? 0) / 2 ** 20).toFixed(0)} MiB over the cards` : ''),
-        });
+  await step(
+    `several GPUs (${cardNames.length} cards: layer and row split, tensor split 1:1 and 3:1; ${Math.min(n, 32)} tokens)`,
+    async () => {
+      const tokens = Math.min(n, 32);
+      const model = models['gpu-target.gguf'];
+      const one = generate(model, 'cuda', PROMPTS[0]!, tokens, []);
+      const gguf = await readGgufInfo(model);
+      const ratios = [cardNames.map(() => 1), cardNames.map((_, i) => (i === 0 ? 3 : 1))];
+      for (const mode of ['layer', 'row'] as const) {
+        for (const ratio of ratios) {
+          const extra = ['--split-mode', mode, '--tensor-split', ratio.join(','), '--verbose'];
+          const ar = generateWithLog(model, PROMPTS[0]!, tokens, extra);
+          const spec = generate(model, 'cuda', PROMPTS[0]!, tokens, [...extra.filter((x) => x !== '--verbose'), ...draftArgs]);
+          // the estimate of each card's share, as the memory check computes it before loading
+          const shares = estimateSplit(
+            { target: gguf, contextSize: 4096, batchSize: 512, gpuLayers: -1, s: 0, flashAttn: true },
+            cardNames.map((name) => ({
+              name,
+              description: name,
+              freeBytes: cudaDevices.find((d) => d.name === name)!.freeBytes,
+              remote: false,
+              cuda: true,
+            })),
+            { splitMode: mode, tensorSplit: ratio },
+          );
+          const allocated = allocatedPerDevice(ar.log);
+          splits.push({
+            mode,
+            ratio: ratio.join(':'),
+            sameAsOneGpu: firstDivergence(ar.result.tokens, one.tokens),
+            specMatch: spec.digest === ar.result.digest,
+            perDevice:
+              cardNames
+                .map((name) => {
+                  const est = shares.find((x) => x.device?.name === name);
+                  return `${name} est ${((est?.total ?? 0) / 2 ** 20).toFixed(0)} MiB / llama.cpp ${((allocated.get(name) ?? 0) / 2 ** 20).toFixed(0)} MiB`;
+                })
+                .join('; ') +
+              (allocated.has('CUDA_Split')
+                ? `; row-split buffer ${((allocated.get('CUDA_Split') ?? 0) / 2 ** 20).toFixed(0)} MiB over the cards`
+                : ''),
+          });
+        }
       }
-    }
-    // the split's own exactness contract (speculative = AR on the same split) must hold; a
-    // different token than the one-GPU run is a rounding finding of CUDA's kernels, reported
-    const bad = splits.filter((r) => !r.specMatch);
-    if (bad.length) throw new Error(`${bad.length} of ${splits.length} speculative runs on a split differ from AR on that split`);
-  });
+      // the split's own exactness contract (speculative = AR on the same split) must hold; a
+      // different token than the one-GPU run is a rounding finding of CUDA's kernels, reported
+      const bad = splits.filter((r) => !r.specMatch);
+      if (bad.length) throw new Error(`${bad.length} of ${splits.length} speculative runs on a split differ from AR on that split`);
+    },
+  );
 } else {
-  skip('several GPUs (layer and row split, tensor split, per-device memory)', device === 'cuda' ? 'needs two or more CUDA devices' : 'needs CUDA devices');
+  skip(
+    'several GPUs (layer and row split, tensor split, per-device memory)',
+    device === 'cuda' ? 'needs two or more CUDA devices' : 'needs CUDA devices',
+  );
 }
 // 6b. the sampling paths (--sampling cpu | backend): AR and draft-model K7 on each, medians of 3;
 // speculative = AR on each path, and greedy the same across the paths (a difference is reported:
@@ -371,14 +529,18 @@ const samplingNotes: string[] = [];
 await step(`sampling paths on ${device} (${long} tokens, median of 3)`, () => {
   const digests = new Map<string, string>();
   for (const path of ['cpu', 'backend'] as const) {
-    for (const c of [{ label: 'AR', extra: [] as string[] }, { label: 'K7 (draft-model)', extra: draftArgs }]) {
+    for (const c of [
+      { label: 'AR', extra: [] as string[] },
+      { label: 'K7 (draft-model)', extra: draftArgs },
+    ]) {
       const runs = [0, 1, 2].map(() => generate(models['gpu-target.gguf'], device, PROMPTS[0]!, long, [...c.extra, '--sampling', path]));
       const ran = runs[0]!.backend.sampling;
       if (ran !== path) throw new Error(`asked for --sampling ${path}, the engine sampled on ${ran}`);
       digests.set(`${path} ${c.label}`, runs[0]!.digest);
       samplingRows.push(speedRow(`gpu-target.gguf, ${path} sampling`, c.label, runs));
     }
-    if (digests.get(`${path} AR`) !== digests.get(`${path} K7 (draft-model)`)) throw new Error(`${path} sampling: draft-model K7 differs from AR`);
+    if (digests.get(`${path} AR`) !== digests.get(`${path} K7 (draft-model)`))
+      throw new Error(`${path} sampling: draft-model K7 differs from AR`);
   }
   samplingNotes.push(
     digests.get('cpu AR') === digests.get('backend AR')

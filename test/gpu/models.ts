@@ -8,7 +8,13 @@
 // blocks are 4x weaker still, so the 2-block draft that shares its first blocks agrees with it
 // most of the time (measured on CPU at small scale: 78-100% acceptance; with the plain scales
 // a 2-block draft agreed 2%).
-import { DEFAULT_SCALES, type LlamaModelParams, type ModelParams, type Qwen35ModelParams, type WeightScales } from '../../tools/models/synthetic.js';
+import {
+  DEFAULT_SCALES,
+  type LlamaModelParams,
+  type ModelParams,
+  type Qwen35ModelParams,
+  type WeightScales,
+} from '../../tools/models/synthetic.js';
 
 export type Scale = 'full' | 'small';
 

@@ -27,12 +27,36 @@ describe('power audit', () => {
 
   test('identical on the default engine: Q4_0 target with its draft, greedy (exit 0, full JSON shape)', () => {
     const run = power([
-      'audit', '--json', '--threads', '1', '--model', models['target-q4_0.gguf'], '--draft', models['draft-close-q4_0.gguf'],
-      '--strategy', 'draft-model', '--k', '4', '--prompt-tokens', PROMPT.join(','), '--max-tokens', '48',
+      'audit',
+      '--json',
+      '--threads',
+      '1',
+      '--model',
+      models['target-q4_0.gguf'],
+      '--draft',
+      models['draft-close-q4_0.gguf'],
+      '--strategy',
+      'draft-model',
+      '--k',
+      '4',
+      '--prompt-tokens',
+      PROMPT.join(','),
+      '--max-tokens',
+      '48',
     ]);
     assert.equal(run.code, 0, run.stderr);
     const report = jsonOf<Report>(run);
-    assert.deepEqual(Object.keys(report).sort(), ['batchInvariant', 'controlDigest', 'firstDivergence', 'flashAttn', 'flavour', 'identical', 'specDigest', 'tokens', 'verdict']);
+    assert.deepEqual(Object.keys(report).sort(), [
+      'batchInvariant',
+      'controlDigest',
+      'firstDivergence',
+      'flashAttn',
+      'flavour',
+      'identical',
+      'specDigest',
+      'tokens',
+      'verdict',
+    ]);
     assert.equal(report.identical, true);
     assert.equal(report.controlDigest, report.specDigest);
     assert.equal(report.tokens, 48);
@@ -44,8 +68,25 @@ describe('power audit', () => {
 
   test('identical on the default engine: Q8_0 hybrid with MTP, seeded, S < K (text output)', () => {
     const run = power([
-      'audit', '--threads', '1', '--model', models['hybrid-mtp-q8_0.gguf'], '--strategy', 'mtp', '--k', '7', '--s', '6',
-      '--prompt-tokens', PROMPT.join(','), '--max-tokens', '40', '--temperature', '0.9', '--seed', '5',
+      'audit',
+      '--threads',
+      '1',
+      '--model',
+      models['hybrid-mtp-q8_0.gguf'],
+      '--strategy',
+      'mtp',
+      '--k',
+      '7',
+      '--s',
+      '6',
+      '--prompt-tokens',
+      PROMPT.join(','),
+      '--max-tokens',
+      '40',
+      '--temperature',
+      '0.9',
+      '--seed',
+      '5',
     ]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^identical: 40 tokens \(engine: flavour cpu, Flash Attention (on|off), batch-invariant\)$/m);
@@ -86,12 +127,23 @@ describe('power audit', () => {
       const d = draft ? await engine.call('loadModel', { path: models[draft], gpuLayers: 0 }) : null;
       if (d) ids.push(d.modelId);
       return {
-        modelId: t.modelId, ...(d ? { draftModelId: d.modelId } : {}), strategy: d ? 'draft-model' : 'ngram', k: 4, s: 4,
-        contextSize: 256, threads: 1, prompt: Int32Array.from(PROMPT), maxTokens: 40, sampling,
+        modelId: t.modelId,
+        ...(d ? { draftModelId: d.modelId } : {}),
+        strategy: d ? 'draft-model' : 'ngram',
+        k: 4,
+        s: 4,
+        contextSize: 256,
+        threads: 1,
+        prompt: Int32Array.from(PROMPT),
+        maxTokens: 40,
+        sampling,
       };
     }
 
-    for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', SEEDED]] as const) {
+    for (const [mode, sampling] of [
+      ['greedy', GREEDY],
+      ['seeded', SEEDED],
+    ] as const) {
       test(`${mode}: finds the position, measures the rows and explains it`, async () => {
         const base = await request('target-f16.gguf', 'draft-close-f16.gguf', sampling);
         // a raised runner-up always moves a greedy choice; a seeded draw only when it lands

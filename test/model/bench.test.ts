@@ -32,16 +32,26 @@ describe('power bench', () => {
     dir = await mkdtemp(join(tmpdir(), 'power-bench-'));
     run = power([
       'bench',
-      '--model', models['target.gguf'],
-      '--draft', models['draft-close.gguf'],
-      '--strategy', 'draft-model',
-      '--profiles', 'balanced,k3',
-      '--tasks', 'calibration',
-      '--max-tokens', '20',
-      '--threads', '1',
-      '--device', 'cpu',
-      '--out', join(dir, 'calibration'),
-      '--formats', 'json,csv,md,html,pdf',
+      '--model',
+      models['target.gguf'],
+      '--draft',
+      models['draft-close.gguf'],
+      '--strategy',
+      'draft-model',
+      '--profiles',
+      'balanced,k3',
+      '--tasks',
+      'calibration',
+      '--max-tokens',
+      '20',
+      '--threads',
+      '1',
+      '--device',
+      'cpu',
+      '--out',
+      join(dir, 'calibration'),
+      '--formats',
+      'json,csv,md,html,pdf',
     ]);
     assert.equal(run.code, 0, run.stderr);
     report = JSON.parse(await readFile(join(dir, 'calibration', 'report.json'), 'utf8')) as Report;
@@ -54,7 +64,10 @@ describe('power bench', () => {
     for (const f of ['json', 'csv', 'md', 'html', 'pdf']) assert.ok(existsSync(join(dir, 'calibration', `report.${f}`)), f);
     assert.equal(report.requests.length, 12 * 3);
     // A B A B: each task runs the control, then balanced, then k3, before the next task
-    assert.deepEqual(report.requests.slice(0, 6).map((r) => r.profile), ['control', 'balanced', 'k3', 'control', 'balanced', 'k3']);
+    assert.deepEqual(
+      report.requests.slice(0, 6).map((r) => r.profile),
+      ['control', 'balanced', 'k3', 'control', 'balanced', 'k3'],
+    );
     assert.equal(new Set(report.requests.map((r) => r.category)).size, 12);
     assert.match(run.stdout, /balanced: steady .* tok\/s .*speedup/);
   });
@@ -62,11 +75,14 @@ describe('power bench', () => {
   test('report.json validates against its schema, and every speculative output equals the control (greedy)', () => {
     const parsed = Report.parse(report); // strict: a wrong field type or a missing field throws
     assert.equal(parsed.schemaVersion, 1);
-    assert.deepEqual(parsed.run.profiles.map((p) => [p.name, p.strategy, p.k, p.s]), [
-      ['control', 'none', null, null],
-      ['balanced', 'draft-model', 7, null], // attention-only target: S does not apply
-      ['k3', 'draft-model', 3, null],
-    ]);
+    assert.deepEqual(
+      parsed.run.profiles.map((p) => [p.name, p.strategy, p.k, p.s]),
+      [
+        ['control', 'none', null, null],
+        ['balanced', 'draft-model', 7, null], // attention-only target: S does not apply
+        ['k3', 'draft-model', 3, null],
+      ],
+    );
     for (const r of parsed.requests) {
       assert.equal(r.generatedTokens, 20, `${r.task}/${r.profile}`);
       assert.equal(r.matchesControl, r.profile === 'control' ? null : true, `${r.task}/${r.profile}`);
@@ -82,9 +98,15 @@ describe('power bench', () => {
   test('the aggregates and steady-decode figures follow from the requests and their raw samples', () => {
     assert.deepEqual(summarizeProfiles(report.run.profiles, report.requests), report.profiles);
     for (const r of report.requests) {
-      assert.equal(r.samples.reduce((n, s) => n + s.emitted, 0), r.generatedTokens);
+      assert.equal(
+        r.samples.reduce((n, s) => n + s.emitted, 0),
+        r.generatedTokens,
+      );
       assert.equal(steadyDecodeTokensPerSecond(r.samples, report.run.warmupRounds), r.steadyDecodeTokensPerSecond);
-      assert.equal(r.samples.reduce((n, s) => n + s.proposed, 0), r.proposed);
+      assert.equal(
+        r.samples.reduce((n, s) => n + s.proposed, 0),
+        r.proposed,
+      );
     }
     const balanced = report.profiles.find((p) => p.name === 'balanced')!;
     assert.equal(balanced.digestMatches, 12);
@@ -104,7 +126,10 @@ describe('power bench', () => {
     const profileDir = await mkdtemp(join(tmpdir(), 'power-chromium-'));
     let browser: Browser | undefined;
     try {
-      browser = await chromium.launch({ executablePath: findChromium(), args: offlineFlags(profileDir).filter((f) => f !== '--headless' && !f.startsWith('--user-data-dir')) });
+      browser = await chromium.launch({
+        executablePath: findChromium(),
+        args: offlineFlags(profileDir).filter((f) => f !== '--headless' && !f.startsWith('--user-data-dir')),
+      });
       const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
       const fetched: string[] = [];
       page.on('request', (r) => fetched.push(r.url()));
@@ -141,15 +166,44 @@ describe('power bench', () => {
     );
     const out = join(dir, 'mine');
     const r = power([
-      'bench', '--model', models['hybrid-mtp.gguf'], '--strategy', 'ngram', '--profiles', 'balanced,peak',
-      '--tasks', tasks, '--repeat', '2', '--max-tokens', '14', '--temperature', '0.8', '--seed', '7',
-      '--threads', '1', '--device', 'cpu', '--out', out, '--formats', 'json',
+      'bench',
+      '--model',
+      models['hybrid-mtp.gguf'],
+      '--strategy',
+      'ngram',
+      '--profiles',
+      'balanced,peak',
+      '--tasks',
+      tasks,
+      '--repeat',
+      '2',
+      '--max-tokens',
+      '14',
+      '--temperature',
+      '0.8',
+      '--seed',
+      '7',
+      '--threads',
+      '1',
+      '--device',
+      'cpu',
+      '--out',
+      out,
+      '--formats',
+      'json',
     ]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(!existsSync(join(out, 'report.html')));
     const mine = Report.parse(JSON.parse(await readFile(join(out, 'report.json'), 'utf8')));
     assert.equal(mine.run.tasks.name, 'mine.jsonl');
-    assert.deepEqual(mine.run.profiles.map((p) => [p.name, p.k, p.s]), [['control', null, null], ['balanced', 7, 7], ['peak', 7, 6]]);
+    assert.deepEqual(
+      mine.run.profiles.map((p) => [p.name, p.k, p.s]),
+      [
+        ['control', null, null],
+        ['balanced', 7, 7],
+        ['peak', 7, 6],
+      ],
+    );
     assert.equal(mine.requests.length, 2 * 2 * 3);
     assert.deepEqual([...new Set(mine.requests.map((q) => `${q.repeat}:${q.seed}`))], ['0:7', '1:8']);
     assert.equal(mine.run.seed, 7);

@@ -29,7 +29,13 @@ const CONVERSATIONS: Record<string, object[]> = {
   ],
   'a developer message and content as text parts': [
     { role: 'developer', content: 'Be brief.' },
-    { role: 'user', content: [{ type: 'text', text: 'First part.' }, { type: 'text', text: 'Second part, ünïcödé.' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'First part.' },
+        { type: 'text', text: 'Second part, ünïcödé.' },
+      ],
+    },
     { role: 'assistant', content: [{ type: 'text', text: 'Understood.' }] },
     { role: 'user', content: 'Go on.' },
   ],
@@ -58,10 +64,16 @@ describe('the /v1 chat prompt is llama-server’s, token for token', () => {
         const first = at >= 0 ? at : ours.tokens.length === theirs.tokens.length ? -1 : Math.min(ours.tokens.length, theirs.tokens.length);
         if (first < 0) continue;
         const piece = async (id: number | undefined) =>
-          id === undefined ? '(end)' : JSON.stringify(await engine.call('detokenize', { modelId, tokens: Int32Array.of(id), renderSpecial: true }));
+          id === undefined
+            ? '(end)'
+            : JSON.stringify(await engine.call('detokenize', { modelId, tokens: Int32Array.of(id), renderSpecial: true }));
         const from = Math.max(0, first - 6);
-        const ourContext = await Promise.all(ours.tokens.slice(from, first + 4).map(async (id, i) => `${from + i}: ${id} ${await piece(id)}`));
-        const theirContext = theirs.tokens.slice(from, first + 4).map((id, i) => `${from + i}: ${id} ${JSON.stringify(theirs.pieces[from + i])}`);
+        const ourContext = await Promise.all(
+          ours.tokens.slice(from, first + 4).map(async (id, i) => `${from + i}: ${id} ${await piece(id)}`),
+        );
+        const theirContext = theirs.tokens
+          .slice(from, first + 4)
+          .map((id, i) => `${from + i}: ${id} ${JSON.stringify(theirs.pieces[from + i])}`);
         assert.fail(
           `${path}, ${name}: the tokens differ first at ${first} (ours ${ours.tokens[first] ?? '(end)'} ${await piece(ours.tokens[first])}, ` +
             `llama.cpp's ${theirs.tokens[first] ?? '(end)'} ${JSON.stringify(theirs.pieces[first] ?? '(end)')}; ${ours.tokens.length} vs ${theirs.tokens.length} tokens)\n` +
@@ -91,10 +103,14 @@ describe('the /v1 chat prompt is llama-server’s, token for token', () => {
     }
   });
 
-  test('Gemma 3 270M without a template: ChatML on both sides', { skip: ('missing' in tool && tool.missing) || realModelSkip() }, async () => {
-    const { explicit, ourTemplate } = await compare(REAL_MODEL);
-    assert.equal(ourTemplate, null, 'the model carries no template of its own');
-    assert.equal(explicit, false, 'llama.cpp fell back to its ChatML');
-    assert.match(referencePrompt(REAL_MODEL, CONVERSATIONS['a system prompt and three turns']!).template, /<\|im_start\|>/);
-  });
+  test(
+    'Gemma 3 270M without a template: ChatML on both sides',
+    { skip: ('missing' in tool && tool.missing) || realModelSkip() },
+    async () => {
+      const { explicit, ourTemplate } = await compare(REAL_MODEL);
+      assert.equal(ourTemplate, null, 'the model carries no template of its own');
+      assert.equal(explicit, false, 'llama.cpp fell back to its ChatML');
+      assert.match(referencePrompt(REAL_MODEL, CONVERSATIONS['a system prompt and three turns']!).template, /<\|im_start\|>/);
+    },
+  );
 });

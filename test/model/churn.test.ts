@@ -51,7 +51,9 @@ after(async () => {
 });
 
 function connect() {
-  return createApiClient(powerApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }) as never, { onProtocolError: (m) => assert.fail(m) });
+  return createApiClient(powerApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }) as never, {
+    onProtocolError: (m) => assert.fail(m),
+  });
 }
 type Client = ReturnType<typeof connect>;
 
@@ -80,13 +82,23 @@ async function snapshot(hostPid: number): Promise<Snapshot> {
     hostRss: rssOf(hostPid),
     hostThreads: Number(/Threads:\s+(\d+)/.exec(status)![1]),
     hostFds: readdirSync(`/proc/${hostPid}/fd`).length,
-    hostModelMaps: new Set(readFileSync(`/proc/${hostPid}/maps`, 'utf8').split('\n').filter((l) => l.endsWith('.gguf')).map((l) => l.split(/\s+/).at(-1))).size,
+    hostModelMaps: new Set(
+      readFileSync(`/proc/${hostPid}/maps`, 'utf8')
+        .split('\n')
+        .filter((l) => l.endsWith('.gguf'))
+        .map((l) => l.split(/\s+/).at(-1)),
+    ).size,
     resources,
   };
 }
 
 /** Follows one reply to its end; `stopAfter` tokens (0: at once, null: never) it asks to stop. */
-async function cycleReply(client: Client, chatId: string, start: () => Promise<{ assistantMessageId: string }>, stopAfter: number | null): Promise<string> {
+async function cycleReply(
+  client: Client,
+  chatId: string,
+  start: () => Promise<{ assistantMessageId: string }>,
+  stopAfter: number | null,
+): Promise<string> {
   const { api } = client;
   let id = '';
   let tokens = 0;
@@ -108,8 +120,12 @@ async function cycleReply(client: Client, chatId: string, start: () => Promise<{
       tokens += n;
       if (stopAfter !== null && tokens >= stopAfter) stop();
     }),
-    api.generation.onDone((d) => (d.messageId === id ? settle(`done ${d.stopReason}`) : earlyEnds.set(d.messageId, `done ${d.stopReason}`))),
-    api.generation.onError((e) => (e.messageId === id ? settle(`error ${e.error.code}`) : earlyEnds.set(e.messageId, `error ${e.error.code}`))),
+    api.generation.onDone((d) =>
+      d.messageId === id ? settle(`done ${d.stopReason}`) : earlyEnds.set(d.messageId, `done ${d.stopReason}`),
+    ),
+    api.generation.onError((e) =>
+      e.messageId === id ? settle(`error ${e.error.code}`) : earlyEnds.set(e.messageId, `error ${e.error.code}`),
+    ),
   ];
   try {
     id = (await start()).assistantMessageId;
@@ -119,7 +135,10 @@ async function cycleReply(client: Client, chatId: string, start: () => Promise<{
     if (known) return known;
     let timer: NodeJS.Timeout | undefined;
     const stuck = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve(`no end in 30 s (message ${id}, ${tokens} tokens, stop ${stopping ? 'asked' : 'not asked'})`), 30_000);
+      timer = setTimeout(
+        () => resolve(`no end in 30 s (message ${id}, ${tokens} tokens, stop ${stopping ? 'asked' : 'not asked'})`),
+        30_000,
+      );
     });
     try {
       return await Promise.race([ended, stuck]);
@@ -170,13 +189,24 @@ test(`${CYCLES} send / stop / regenerate cycles over /ws (seed ${SEED}): no leak
       chatId = (await client.api.chats.create({ title: `churn ${i}` })).id;
     }
     const id = chatId;
-    const send = await cycleReply(client, id, () => client.api.chats.send({ chatId: id, content: `cycle ${i}`, sampling: { maxTokens: step.sendStop === null ? 6 : 48 } }), step.sendStop);
-    const regen = await cycleReply(client, id, () => client.api.chats.regenerate({ chatId: id, sampling: { maxTokens: step.regenerateStop === null ? 6 : 48 } }), step.regenerateStop);
+    const send = await cycleReply(
+      client,
+      id,
+      () => client.api.chats.send({ chatId: id, content: `cycle ${i}`, sampling: { maxTokens: step.sendStop === null ? 6 : 48 } }),
+      step.sendStop,
+    );
+    const regen = await cycleReply(
+      client,
+      id,
+      () => client.api.chats.regenerate({ chatId: id, sampling: { maxTokens: step.regenerateStop === null ? 6 : 48 } }),
+      step.regenerateStop,
+    );
     for (const end of [send, regen]) {
       assert.match(end, /^done (cancelled|max-tokens|eos)$/, `cycle ${i}: ${end}`);
       endings.set(end, (endings.get(end) ?? 0) + 1);
     }
-    if (process.env.POWER_CHURN_PROGRESS && i % 50 === 49) console.log(`churn: ${i + 1} cycles, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    if (process.env.POWER_CHURN_PROGRESS && i % 50 === 49)
+      console.log(`churn: ${i + 1} cycles, ${((performance.now() - started) / 1000).toFixed(0)} s`);
     if (i === 0) subscriptionsPerClient = serve.subscriptions();
     // while a client is connected, what it holds does not grow with the cycles
     else assert.deepEqual(serve.subscriptions(), subscriptionsPerClient, `cycle ${i}: subscriptions of one client`);
@@ -191,7 +221,11 @@ test(`${CYCLES} send / stop / regenerate cycles over /ws (seed ${SEED}): no leak
 
   assert.equal(serve.service.enginePid(), hostPid, 'the engine host never crashed');
   assert.deepEqual(serve.subscriptions(), {}, 'no subscription is left once the clients are gone');
-  assert.equal(end.hostThreads, before!.hostThreads, 'the engine host runs the threads it ran after warm-up (no leaked session, context or job)');
+  assert.equal(
+    end.hostThreads,
+    before!.hostThreads,
+    'the engine host runs the threads it ran after warm-up (no leaked session, context or job)',
+  );
   assert.equal(end.hostModelMaps, before!.hostModelMaps, 'the engine host maps the model files it mapped (no leaked model)');
   assert.equal(end.hostFds, before!.hostFds, 'the engine host holds the files it held');
   assert.deepEqual(end.resources, before!.resources, 'the server keeps the timers and handles it kept after warm-up');
@@ -204,5 +238,8 @@ test(`${CYCLES} send / stop / regenerate cycles over /ws (seed ${SEED}): no leak
       `handles ${JSON.stringify(end.resources)}`,
   );
   assert.ok(end.rss <= before!.rss * 1.1, `the server's memory stays within 10 % (${mb(before!.rss)} → ${mb(end.rss)} MB)`);
-  assert.ok(end.hostRss <= before!.hostRss * 1.1, `the engine host's memory stays within 10 % (${mb(before!.hostRss)} → ${mb(end.hostRss)} MB)`);
+  assert.ok(
+    end.hostRss <= before!.hostRss * 1.1,
+    `the engine host's memory stays within 10 % (${mb(before!.hostRss)} → ${mb(end.hostRss)} MB)`,
+  );
 });

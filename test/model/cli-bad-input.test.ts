@@ -94,7 +94,10 @@ describe('bad input', () => {
     assertUsageError(spec('--profile', join(dir, 'none.toml')), /cannot read the profile/);
     assertUsageError(spec('--profile', await profile('bad.toml', 'spec_mode = \n')), /is not valid TOML/);
     assertUsageError(spec('--profile', await profile('unknown.toml', 'spec_mode = "ngram"\nspec_turbo = 1\n')), /is invalid: .*spec_turbo/);
-    assertUsageError(spec('--profile', await profile('big.toml', 'spec_mode = "ngram"\nspec_draft_max = 99\n')), /is invalid: spec_draft_max/);
+    assertUsageError(
+      spec('--profile', await profile('big.toml', 'spec_mode = "ngram"\nspec_draft_max = 99\n')),
+      /is invalid: spec_draft_max/,
+    );
     assertUsageError(spec('--profile', await profile('mode.toml', 'spec_mode = "turbo"\n')), /is invalid: spec_mode/);
     assertUsageError(
       spec('--profile', await profile('s.toml', 'spec_mode = "ngram"\nspec_draft_max = 3\nspec_mtp_recurrent_snapshots = 5\n')),

@@ -83,70 +83,103 @@ describe('hostile input through the CLI', () => {
 
   const long = ['--max-tokens', '100000', '--ctx', '4096', '--device', 'cpu', '--threads', '1'];
 
-  describe('Ctrl-C to the whole process group cancels at any moment', { skip: process.platform !== 'linux' && 'POSIX process groups, ps --ppid' }, () => {
-    // (a press during Node's own start-up, before bin/power.js runs, still ends the process by
-    // the signal: nothing has started then, and nothing is lost; bin/power.js keeps a press that
-    // comes while the CLI loads and hands it to the command)
-    test('as the engine host starts (--json): exit 130 and a cancelled report', async () => {
-      const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--json', ...long], { afterHostMs: 0 });
-      assert.equal(run.signal, null, run.stderr);
-      assert.equal(run.code, 130, run.stderr);
-      const out = JSON.parse(run.stdout) as { stopReason: string; tokens: number[]; digest: string };
-      assert.equal(out.stopReason, 'cancelled');
-      assert.deepEqual(out.tokens, []);
-    });
+  describe(
+    'Ctrl-C to the whole process group cancels at any moment',
+    { skip: process.platform !== 'linux' && 'POSIX process groups, ps --ppid' },
+    () => {
+      // (a press during Node's own start-up, before bin/power.js runs, still ends the process by
+      // the signal: nothing has started then, and nothing is lost; bin/power.js keeps a press that
+      // comes while the CLI loads and hands it to the command)
+      test('as the engine host starts (--json): exit 130 and a cancelled report', async () => {
+        const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--json', ...long], {
+          afterHostMs: 0,
+        });
+        assert.equal(run.signal, null, run.stderr);
+        assert.equal(run.code, 130, run.stderr);
+        const out = JSON.parse(run.stdout) as { stopReason: string; tokens: number[]; digest: string };
+        assert.equal(out.stopReason, 'cancelled');
+        assert.deepEqual(out.tokens, []);
+      });
 
-    test('while the engine starts or the model loads (--json)', async () => {
-      const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--json', ...long], { afterHostMs: 400 });
-      assert.equal(run.signal, null, run.stderr);
-      assert.equal(run.code, 130, run.stderr);
-      assert.equal((JSON.parse(run.stdout) as { stopReason: string }).stopReason, 'cancelled');
-    });
+      test('while the engine starts or the model loads (--json)', async () => {
+        const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--json', ...long], {
+          afterHostMs: 400,
+        });
+        assert.equal(run.signal, null, run.stderr);
+        assert.equal(run.code, 130, run.stderr);
+        assert.equal((JSON.parse(run.stdout) as { stopReason: string }).stopReason, 'cancelled');
+      });
 
-    test('while a slow chat template renders (--json)', async () => {
-      // the template loops for its whole 5 s budget; the press lands before or during it
-      const run = await interruptGroup(['generate', '--model', poisoned.templateNested, '--prompt', 'hi', '--json', ...long], { afterHostMs: 1500 });
-      assert.equal(run.code, 130, run.stderr);
-      assert.equal((JSON.parse(run.stdout) as { stopReason: string }).stopReason, 'cancelled');
-    });
+      test('while a slow chat template renders (--json)', async () => {
+        // the template loops for its whole 5 s budget; the press lands before or during it
+        const run = await interruptGroup(['generate', '--model', poisoned.templateNested, '--prompt', 'hi', '--json', ...long], {
+          afterHostMs: 1500,
+        });
+        assert.equal(run.code, 130, run.stderr);
+        assert.equal((JSON.parse(run.stdout) as { stopReason: string }).stopReason, 'cancelled');
+      });
 
-    test('during generation: the text so far is printed, the engine host survived to report', async () => {
-      const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', ...long], { afterStdout: true });
-      assert.equal(run.signal, null, run.stderr);
-      assert.equal(run.code, 130, run.stderr);
-      assert.ok(run.stdout.trim().length > 0 && run.stdout.startsWith(run.before), 'the generated text is kept');
-      assert.match(run.stderr, /stop: cancelled/);
-      assert.doesNotMatch(run.stderr, /error:/);
-    });
-  });
+      test('during generation: the text so far is printed, the engine host survived to report', async () => {
+        const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', ...long], { afterStdout: true });
+        assert.equal(run.signal, null, run.stderr);
+        assert.equal(run.code, 130, run.stderr);
+        assert.ok(run.stdout.trim().length > 0 && run.stdout.startsWith(run.before), 'the generated text is kept');
+        assert.match(run.stderr, /stop: cancelled/);
+        assert.doesNotMatch(run.stderr, /error:/);
+      });
+    },
+  );
 
-  test('the engine dying mid-generation is an internal failure (exit 1, one error line), not bad input', { skip: process.platform !== 'linux' && 'finds the host with ps' }, async () => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'power.js'), 'generate', '--model', models['target.gguf'], '--prompt', 'hi', ...long], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    let killed = false;
-    child.stdout.on('data', () => {
-      if (killed) return;
-      killed = true;
-      const host = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).trim().split(/\s+/)[0]!;
-      process.kill(Number(host), 'SIGKILL');
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    assert.equal(code, 1, stderr);
-    assert.match(stderr.trimEnd().split('\n').find((l) => l.startsWith('error:'))!, /^error: the engine crashed: .*signal SIGKILL/);
-  });
+  test(
+    'the engine dying mid-generation is an internal failure (exit 1, one error line), not bad input',
+    { skip: process.platform !== 'linux' && 'finds the host with ps' },
+    async () => {
+      const child = spawn(
+        process.execPath,
+        [join(ROOT, 'bin', 'power.js'), 'generate', '--model', models['target.gguf'], '--prompt', 'hi', ...long],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      let killed = false;
+      child.stdout.on('data', () => {
+        if (killed) return;
+        killed = true;
+        const host = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+          .trim()
+          .split(/\s+/)[0]!;
+        process.kill(Number(host), 'SIGKILL');
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      assert.equal(code, 1, stderr);
+      assert.match(
+        stderr
+          .trimEnd()
+          .split('\n')
+          .find((l) => l.startsWith('error:'))!,
+        /^error: the engine crashed: .*signal SIGKILL/,
+      );
+    },
+  );
 
   describe('K and S beyond what the context can hold', () => {
-    const gen = (model: string, ...more: string[]) => timed(['generate', '--model', model, '--prompt', 'hi', '--device', 'cpu', '--max-tokens', '8', ...more]);
+    const gen = (model: string, ...more: string[]) =>
+      timed(['generate', '--model', model, '--prompt', 'hi', '--device', 'cpu', '--max-tokens', '8', ...more]);
     test('--ctx 16 --k 16 (ngram, draft-model) and mtp --ctx 16 --k 15 are refused with the reason', () => {
-      assertRefused(gen(models['target.gguf'], '--ctx', '16', '--k', '16', '--strategy', 'ngram'), /K = 16 needs a verify batch of 17 rows .* lower K to 15/);
+      assertRefused(
+        gen(models['target.gguf'], '--ctx', '16', '--k', '16', '--strategy', 'ngram'),
+        /K = 16 needs a verify batch of 17 rows .* lower K to 15/,
+      );
       assertRefused(
         gen(models['target.gguf'], '--ctx', '16', '--k', '16', '--strategy', 'draft-model', '--draft', models['draft-close.gguf']),
         /K = 16 needs a verify batch of 17 rows/,
       );
-      assertRefused(gen(models['hybrid-mtp.gguf'], '--ctx', '16', '--k', '15', '--strategy', 'mtp'), /S = 15 rollback snapshots .* lower S to 14/);
+      assertRefused(
+        gen(models['hybrid-mtp.gguf'], '--ctx', '16', '--k', '15', '--strategy', 'mtp'),
+        /S = 15 rollback snapshots .* lower S to 14/,
+      );
     });
     // exactness at the edge and the engine's own refusal: schedule-limits.test.ts
   });
@@ -169,7 +202,8 @@ describe('hostile input through the CLI', () => {
       await writeFile(path, 'x'.repeat(64));
       await chmod(path, 0o000);
       // root reads it anyway: then this proves nothing about EACCES, so it says so and skips
-      if (process.getuid?.() === 0) return t.skip('running as root: permissions do not stop root (the directory/FIFO cases cover the error path)');
+      if (process.getuid?.() === 0)
+        return t.skip('running as root: permissions do not stop root (the directory/FIFO cases cover the error path)');
       assertRefused(timed(['info', path]), /cannot read the model file .*: permission denied/);
     });
     test('make-models --out onto a file, through a file, or where nothing can be created', async () => {
@@ -203,7 +237,8 @@ describe('hostile input through the CLI', () => {
   });
 
   describe('chat templates', () => {
-    const gen = (model: string, ...more: string[]) => timed(['generate', '--model', model, '--prompt', 'hello', '--device', 'cpu', '--max-tokens', '2', ...more]);
+    const gen = (model: string, ...more: string[]) =>
+      timed(['generate', '--model', model, '--prompt', 'hello', '--device', 'cpu', '--max-tokens', '2', ...more]);
     test('a template that loops or explodes is stopped with the reason', () => {
       const run = gen(poisoned.templateLoop);
       assertRefused(run, /chat template (ran out of its 128 MB of memory|did not finish within 5 s).*--raw/);
@@ -228,7 +263,10 @@ describe('hostile input through the CLI', () => {
       if (availableMemoryBytes() > 100 * GIB) return t.skip('this machine has more than 100 GiB available');
       const run = timed(['generate', '--model', poisoned.wideKv, '--prompt', 'hi', '--device', 'cpu', '--ctx', '16777216']);
       // Flash Attention is off by default on the CPU: the batch's score matrix comes on top of the KV
-      assertRefused(run, /not enough memory: a context of 16777216 tokens needs about [\d.]+ GiB on the CPU \(of .*KV 128\.00 GiB at 16777216 ctx, compute [\d.]+ GiB/);
+      assertRefused(
+        run,
+        /not enough memory: a context of 16777216 tokens needs about [\d.]+ GiB on the CPU \(of .*KV 128\.00 GiB at 16777216 ctx, compute [\d.]+ GiB/,
+      );
       assert.match(run.stderr, /; lower --ctx$/m, 'Flash Attention on would not fit either: no advice to turn it on');
     });
     test('a context that fits only with Flash Attention on says so', (t) => {
@@ -236,10 +274,25 @@ describe('hostile input through the CLI', () => {
       const available = availableMemoryBytes();
       if (available < 9 * GIB || available > 24 * GIB) return t.skip(`needs 9-24 GiB available (${(available / GIB).toFixed(1)} GiB here)`);
       const run = timed(['generate', '--model', poisoned.wideKv, '--prompt', 'hi', '--device', 'cpu', '--ctx', '1048576']);
-      assertRefused(run, /not enough memory: a context of 1048576 tokens .*; lower --ctx, or turn Flash Attention on \(--flash-attn on: [\d.]+ GiB, exact on the default engine too\)$/m);
+      assertRefused(
+        run,
+        /not enough memory: a context of 1048576 tokens .*; lower --ctx, or turn Flash Attention on \(--flash-attn on: [\d.]+ GiB, exact on the default engine too\)$/m,
+      );
     });
     test('--threads far beyond the cores is capped with a warning', () => {
-      const run = power(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--device', 'cpu', '--max-tokens', '4', '--threads', '1024']);
+      const run = power([
+        'generate',
+        '--model',
+        models['target.gguf'],
+        '--prompt',
+        'hi',
+        '--device',
+        'cpu',
+        '--max-tokens',
+        '4',
+        '--threads',
+        '1024',
+      ]);
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stderr, /warning: --threads 1024 is more than the \d+ logical cores of this machine; using \d+/);
     });
@@ -278,7 +331,18 @@ describe('hostile input through the CLI', () => {
       );
     });
     test("--verbose echoes llama.cpp's log", () => {
-      const run = power(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--device', 'cpu', '--max-tokens', '2', '--verbose']);
+      const run = power([
+        'generate',
+        '--model',
+        models['target.gguf'],
+        '--prompt',
+        'hi',
+        '--device',
+        'cpu',
+        '--max-tokens',
+        '2',
+        '--verbose',
+      ]);
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stderr, /llama_model_loader|llama_context/);
     });

@@ -87,7 +87,10 @@ describe('power info', () => {
     assert.match(dspark.stdout, /\n {2}block {7}8 \(at most 8 proposals per round: K ≤ 8\); mask token 0\n/);
     const wrong = power(['info', models['target.gguf'], '--draft', models['eagle3-wrong-hidden.gguf']]);
     assert.equal(wrong.code, 0, wrong.stderr);
-    assert.match(wrong.stdout, /\n {2}fits target no: it was made for target hidden size 96 \(eagle3\.target_hidden_size\), the target has 128\n/);
+    assert.match(
+      wrong.stdout,
+      /\n {2}fits target no: it was made for target hidden size 96 \(eagle3\.target_hidden_size\), the target has 128\n/,
+    );
   });
 
   test('prints a readable summary without --json', () => {

@@ -100,8 +100,18 @@ describe('exactness contract past 256, 512 and 1,024 positions', () => {
       const first = [1, 300, 301, 302, 303];
       const turn1 = await runRequest(engine, { sessionId, prompt: Int32Array.from(first), maxTokens: c.reply, sampling });
       const second = [...first, ...turn1.tokens, 263, 400, 500];
-      const turn2 = await runRequest(engine, { sessionId, prompt: Int32Array.from(second), maxTokens: 200, sampling: { ...sampling, seed: sampling.seed + 1 } });
-      const prompt600 = await runRequest(engine, { sessionId, prompt: Int32Array.from(longPrompt(600)), maxTokens: 500, sampling: { ...sampling, seed: sampling.seed + 2 } });
+      const turn2 = await runRequest(engine, {
+        sessionId,
+        prompt: Int32Array.from(second),
+        maxTokens: 200,
+        sampling: { ...sampling, seed: sampling.seed + 1 },
+      });
+      const prompt600 = await runRequest(engine, {
+        sessionId,
+        prompt: Int32Array.from(longPrompt(600)),
+        maxTokens: 500,
+        sampling: { ...sampling, seed: sampling.seed + 2 },
+      });
       return { turn1, turn2, prompt600 };
     } finally {
       await engine.call('disposeSession', { sessionId });
@@ -121,7 +131,10 @@ describe('exactness contract past 256, 512 and 1,024 positions', () => {
   });
 
   for (const flashAttn of ['on', 'off'] as const) {
-    for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', SEEDED]] as const) {
+    for (const [mode, sampling] of [
+      ['greedy', GREEDY],
+      ['seeded', SEEDED],
+    ] as const) {
       for (const c of CONFIGS) {
         test(`Flash Attention ${flashAttn}, ${mode}: ${label(c)} emits the control's tokens`, async () => {
           const key = `${c.target} ${flashAttn} ${mode} ${c.reply}`;
@@ -144,7 +157,12 @@ describe('exactness contract past 256, 512 and 1,024 positions', () => {
         const sessionId = await session(c, 'none', flashAttn);
         try {
           const second = [1, 300, 301, 302, 303, ...reused.turn1.tokens, 263, 400, 500];
-          const fresh = await runRequest(engine, { sessionId, prompt: Int32Array.from(second), maxTokens: 200, sampling: { ...GREEDY, seed: 1 } });
+          const fresh = await runRequest(engine, {
+            sessionId,
+            prompt: Int32Array.from(second),
+            maxTokens: 200,
+            sampling: { ...GREEDY, seed: 1 },
+          });
           assert.equal(fresh.digest, reused.turn2.digest, `${c.target}: the fresh prefill changed the second turn`);
         } finally {
           await engine.call('disposeSession', { sessionId });

@@ -32,14 +32,26 @@ const PROMPTS: number[][] = [
 const TOKENS = 64;
 
 const STOCHASTIC: SamplingOptions = {
-  temperature: 0.9, seed: 1234, topK: 40, topP: 0.95, minP: 0.05,
-  repeatPenalty: 1.1, repeatLastN: 64, presencePenalty: 0.1, frequencyPenalty: 0.1, path: 'cpu',
+  temperature: 0.9,
+  seed: 1234,
+  topK: 40,
+  topP: 0.95,
+  minP: 0.05,
+  repeatPenalty: 1.1,
+  repeatLastN: 64,
+  presencePenalty: 0.1,
+  frequencyPenalty: 0.1,
+  path: 'cpu',
 };
 const GREEDY_BACKEND: SamplingOptions = { ...GREEDY, path: 'backend' };
 // penalties run on the backend only without proposals (engine/sampling-path.ts): the seeded
 // backend chain is top-k, top-p, min-p, temperature and the draw
 const STOCHASTIC_BACKEND: SamplingOptions = {
-  ...STOCHASTIC, repeatPenalty: 1, presencePenalty: 0, frequencyPenalty: 0, path: 'backend',
+  ...STOCHASTIC,
+  repeatPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  path: 'backend',
 };
 
 type ModelName = keyof ModelSet;
@@ -190,7 +202,8 @@ describe('exactness contract', () => {
         const { proposed, accepted, replays } = counterTotals(runs);
         // the draft proposes its greedy choice, so under greedy sampling the identical draft always agrees
         if (c.draft === 'draft-same.gguf' && mode === 'greedy') assert.equal(accepted, proposed, 'the identical draft is always accepted');
-        if (c.draft?.endsWith('-far.gguf') && mode === 'greedy') assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');
+        if (c.draft?.endsWith('-far.gguf') && mode === 'greedy')
+          assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');
         if (c.s < c.k && mode === 'greedy') assert.ok(replays > 0, 'S < K triggers the guarded replay somewhere');
         summary.push(
           `  ${label(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}` +

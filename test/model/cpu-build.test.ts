@@ -43,7 +43,8 @@ describe('the cpu flavour keeps AMX out', { skip: x86Linux ? false : 'the compil
     assert.equal(info.llamaCmakeOptions?.GGML_CPU_AMX, 'OFF');
     assert.ok(info.cpuBackends && info.cpuBackends.length >= 1, 'cpuBackends is recorded');
     assert.deepEqual(cpuBackendFeatures(buildDir), info.cpuBackends);
-    for (const b of info.cpuBackends) assert.ok(b.compiledFor.includes('SSE42') || b.name === 'ggml-cpu-x64', `${b.name}: ${b.compiledFor.join(' ')}`);
+    for (const b of info.cpuBackends)
+      assert.ok(b.compiledFor.includes('SSE42') || b.name === 'ggml-cpu-x64', `${b.name}: ${b.compiledFor.join(' ')}`);
   });
 
   test('no CPU backend of the build would put weights in an AMX buffer, here or on an AMX Xeon', () => {
@@ -55,11 +56,21 @@ describe('the cpu flavour keeps AMX out', { skip: x86Linux ? false : 'the compil
   });
 
   test('the same check finds AMX in the compile command without the patch flags (it can fail)', () => {
-    const entries = JSON.parse(readFileSync(join(buildDir, 'compile_commands.json'), 'utf8')) as { file: string; command?: string; arguments?: string[]; directory: string }[];
-    const native = entries.filter((e) => /ggml-cpu[\\/]ggml-cpu\.c$/.test(e.file)).map((e) => ({ ...e, arguments: e.arguments ?? splitCommand(e.command!) }));
+    const entries = JSON.parse(readFileSync(join(buildDir, 'compile_commands.json'), 'utf8')) as {
+      file: string;
+      command?: string;
+      arguments?: string[];
+      directory: string;
+    }[];
+    const native = entries
+      .filter((e) => /ggml-cpu[\\/]ggml-cpu\.c$/.test(e.file))
+      .map((e) => ({ ...e, arguments: e.arguments ?? splitCommand(e.command!) }));
     const nativeOnes = native.filter((e) => e.arguments.includes('-march=native'));
     if (nativeOnes.length === 0) return; // an all-variants build: its variant list has no AMX level (checked above)
-    const unpatched = nativeOnes.map(({ command: _command, ...e }) => ({ ...e, arguments: e.arguments.filter((a) => !a.startsWith('-mno-amx')) }));
+    const unpatched = nativeOnes.map(({ command: _command, ...e }) => ({
+      ...e,
+      arguments: e.arguments.filter((a) => !a.startsWith('-mno-amx')),
+    }));
     writeFileSync(join(scratch, 'compile_commands.json'), JSON.stringify(unpatched));
     const [backend] = cpuBackendFeatures(scratch)!;
     assert.ok(backend && putsWeightsInAmx(backend.onAmxXeon), `without -mno-amx-*, an AMX Xeon gets AMX: ${backend?.onAmxXeon.join(' ')}`);
@@ -69,12 +80,25 @@ describe('the cpu flavour keeps AMX out', { skip: x86Linux ? false : 'the compil
     // configuring is enough: the compile commands hold each variant's flags
     const dir = join(scratch, 'all-variants');
     const defs = llamaCmakeDefs({ cuda: false, cudaArchs: undefined, cpuVariants: 'all' });
-    execFileSync('cmake', ['-S', join(ROOT, 'build', 'llama.cpp'), '-B', dir, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)], { stdio: 'pipe' });
+    execFileSync('cmake', ['-S', join(ROOT, 'build', 'llama.cpp'), '-B', dir, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)], {
+      stdio: 'pipe',
+    });
     const variants = cpuBackendFeatures(dir)!;
     assert.ok(variants.length >= 10, variants.map((v) => v.name).join(' '));
     for (const v of variants) assert.equal(putsWeightsInAmx(v.onAmxXeon), false, `${v.name}: ${v.onAmxXeon.join(' ')}`);
     assert.ok(!variants.some((v) => v.name === 'ggml-cpu-sapphirerapids'));
-    assert.deepEqual(variants.find((v) => v.name === 'ggml-cpu-zen4')?.compiledFor, ['SSE42', 'AVX', 'F16C', 'FMA', 'AVX2', 'BMI2', 'AVX512', 'AVX512_VBMI', 'AVX512_VNNI', 'AVX512_BF16']);
+    assert.deepEqual(variants.find((v) => v.name === 'ggml-cpu-zen4')?.compiledFor, [
+      'SSE42',
+      'AVX',
+      'F16C',
+      'FMA',
+      'AVX2',
+      'BMI2',
+      'AVX512',
+      'AVX512_VBMI',
+      'AVX512_VNNI',
+      'AVX512_BF16',
+    ]);
   });
 
   test('power devices: the loaded CPU backend offers no extra weight buffer and was compiled without AMX', () => {

@@ -42,7 +42,9 @@ describe('draft artifacts in llama.cpp (common_speculative)', () => {
     const tool = specReferenceTool();
     if ('missing' in tool) throw new Error(`spec-reference cannot be built: ${tool.missing}`);
     for (const target of ['target.gguf', 'hybrid-mtp.gguf'] as const) {
-      const out = execFileSync(join(addonDir(), 'power-reference'), [models[target], String(TOKENS), '256', PROMPT.join(',')], { encoding: 'utf8' });
+      const out = execFileSync(join(addonDir(), 'power-reference'), [models[target], String(TOKENS), '256', PROMPT.join(',')], {
+        encoding: 'utf8',
+      });
       greedy.set(target, out.trim().split(',').map(Number));
     }
     for (const [name, specType, target] of ARTIFACTS) {
@@ -66,7 +68,10 @@ describe('draft artifacts in llama.cpp (common_speculative)', () => {
         emitted.push(...r.emitted);
       }
       assert.deepEqual(run.summary.tokens, emitted);
-      assert.equal(run.summary.accepted, run.rounds.reduce((a, r) => a + r.accepted, 0));
+      assert.equal(
+        run.summary.accepted,
+        run.rounds.reduce((a, r) => a + r.accepted, 0),
+      );
       assert.deepEqual(emitted, greedy.get(target));
     });
   }

@@ -7,12 +7,17 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 
 import { EngineClient } from '../../node/engine/client.js';
-import { forkLauncher, getDefaultEngineLauncher, setDefaultEngineLauncher, type EngineHostSpec, type EngineLauncher } from '../../node/engine/launcher.js';
+import {
+  forkLauncher,
+  getDefaultEngineLauncher,
+  setDefaultEngineLauncher,
+  type EngineHostSpec,
+  type EngineLauncher,
+} from '../../node/engine/launcher.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { emulatedUtilityLauncher } from '../fixtures/launchers.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
-
 
 /** Wraps a launcher to see how its host exited. */
 function watched(launch: EngineLauncher, exits: (number | null)[]): EngineLauncher {
@@ -29,7 +34,13 @@ async function tenTokens(engine: EngineClient, path: string): Promise<number[]> 
   const requestId = randomUUID();
   const tokens: number[] = [];
   const stop = engine.onRound(requestId, (round) => tokens.push(...round.tokens.map((t) => t.id)));
-  const result = await engine.call('generate', { sessionId, requestId, prompt: Int32Array.from([1, 400, 401]), maxTokens: 10, sampling: GREEDY });
+  const result = await engine.call('generate', {
+    sessionId,
+    requestId,
+    prompt: Int32Array.from([1, 400, 401]),
+    maxTokens: 10,
+    sampling: GREEDY,
+  });
   stop();
   assert.equal(result.generated, 10);
   await engine.call('disposeSession', { sessionId });

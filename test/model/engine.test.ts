@@ -11,7 +11,6 @@ import type { ModelSet } from '../../tools/models/synthetic.js';
 import { GREEDY, generateStreamed as generate } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
-
 async function settledHandles(engine: EngineClient) {
   // a finished job releases its thread-safe function one event-loop turn after it settles
   for (let i = 0; i < 50; i++) {
@@ -21,7 +20,6 @@ async function settledHandles(engine: EngineClient) {
   }
   return engine.call('liveHandles', {});
 }
-
 
 describe('engine host', () => {
   let models: ModelSet;
@@ -66,7 +64,11 @@ describe('engine host', () => {
     const { modelId } = await engine.call('loadModel', { path: models['hybrid-mtp.gguf'], gpuLayers: 0, requestId: 'load-progress' });
     stop();
     assert.ok(seen.length >= 2, `${seen.length} progress events`);
-    assert.deepEqual([...seen].sort((a, b) => a - b), seen, 'progress never goes back');
+    assert.deepEqual(
+      [...seen].sort((a, b) => a - b),
+      seen,
+      'progress never goes back',
+    );
     assert.equal(seen.at(-1), 1);
     await engine.call('disposeModel', { modelId });
   });
@@ -102,7 +104,11 @@ describe('engine host', () => {
       const run = await generate(engine, sessionId, [1, 400, 401], 60);
       assert.equal(run.rounds.length, 60);
       assert.equal(batches[0], 1, 'the first token is handed over alone, without waiting for later rounds');
-      assert.equal(batches.reduce((a, b) => a + b, 0), 60, 'every round crossed exactly once');
+      assert.equal(
+        batches.reduce((a, b) => a + b, 0),
+        60,
+        'every round crossed exactly once',
+      );
       assert.ok(batches.length <= 60);
     } finally {
       counting = false;
@@ -132,9 +138,16 @@ describe('engine host', () => {
     });
     await disposed;
     assert.equal(run.stopReason, 'cancelled');
-    await assert.rejects(engine.call('generate', {
-      sessionId, requestId: 'x', prompt: Int32Array.of(1), maxTokens: 1, sampling: GREEDY,
-    }), /no session/);
+    await assert.rejects(
+      engine.call('generate', {
+        sessionId,
+        requestId: 'x',
+        prompt: Int32Array.of(1),
+        maxTokens: 1,
+        sampling: GREEDY,
+      }),
+      /no session/,
+    );
     await engine.call('disposeModel', { modelId });
   });
 
@@ -177,7 +190,10 @@ describe('engine host', () => {
     });
     await assert.rejects(pending, (e: unknown) => {
       assert.ok(e instanceof EngineCrashedError);
-      assert.match(e.message, /signal SIGILL\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute \(at its first decode\); .*POWER_FLAVOUR=cpu-prebuilt.*npm run build:native/);
+      assert.match(
+        e.message,
+        /signal SIGILL\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute \(at its first decode\); .*POWER_FLAVOUR=cpu-prebuilt.*npm run build:native/,
+      );
       return true;
     });
   });
@@ -204,7 +220,12 @@ describe('speculative requests: cancel and failure inside a round', () => {
       const { modelId } = await engine.call('loadModel', { path: models[c.target], gpuLayers: 0 });
       const draft = 'draft' in c ? await engine.call('loadModel', { path: models[c.draft], gpuLayers: 0 }) : undefined;
       const { sessionId } = await engine.call('createSession', {
-        modelId, contextSize: 2048, threads: 1, strategy: c.strategy, k: c.k, s: c.s,
+        modelId,
+        contextSize: 2048,
+        threads: 1,
+        strategy: c.strategy,
+        k: c.k,
+        s: c.s,
         ...(draft ? { draftModelId: draft.modelId } : {}),
       });
       const prompt = [1, 500, 501, 500, 501];

@@ -102,7 +102,11 @@ describe('faults', () => {
         const aside = files.find((f) => f.startsWith(`${name}.corrupt-`));
         assert.ok(aside, `${name} was set aside (${files.join(', ')})`);
         assert.equal(await readFile(join(chats, aside), 'utf8'), broken[name], `${name} was renamed, not rewritten`);
-        assert.match(serve.stderr(), new RegExp(`chats/${name} is corrupt \\(.+\\); it was set aside as chats/${name}\\.corrupt-`), `a notice for ${name}`);
+        assert.match(
+          serve.stderr(),
+          new RegExp(`chats/${name} is corrupt \\(.+\\); it was set aside as chats/${name}\\.corrupt-`),
+          `a notice for ${name}`,
+        );
       }
       assert.equal(await readFile(join(chats, `${ID(9)}.json`), 'utf8'), newer, "a newer Power's chat is left alone");
       assert.match(serve.stderr(), /chats\/00000000-0000-4000-8000-000000000009\.json was not loaded \(written by a newer Power/);
@@ -136,7 +140,10 @@ describe('faults', () => {
     assert.equal(await readFile(join(folder, names[0]!), 'utf8'), '{"format":"power.chat","vers');
     assert.match(lines.join('\n'), /settings\.json is corrupt \(not JSON .*\); it was set aside as .*settings\.json\.corrupt-/);
     await writeFile(file, JSON.stringify({ format: 'power.chat', version: 99, data: {} }));
-    await assert.rejects(readDocumentOrSetAside(CHAT, file, () => {}), /newer Power/);
+    await assert.rejects(
+      readDocumentOrSetAside(CHAT, file, () => {}),
+      /newer Power/,
+    );
   });
 
   test('a truncated settings.json and library.json are set aside with a notice; power serve starts with defaults and an empty library', async () => {
@@ -151,7 +158,10 @@ describe('faults', () => {
       assert.equal((await client.api.profiles.list({})).activeId, 'balanced');
       const files = await readdir(data);
       for (const name of ['settings.json', 'library.json']) {
-        assert.ok(files.some((f) => f.startsWith(`${name}.corrupt-`)), `${name} set aside (${files.join(', ')})`);
+        assert.ok(
+          files.some((f) => f.startsWith(`${name}.corrupt-`)),
+          `${name} set aside (${files.join(', ')})`,
+        );
         assert.match(serve.stderr(), new RegExp(`${name.replace('.', '\\.')} is corrupt \\(.+\\); it was set aside as`));
       }
     } finally {
@@ -183,10 +193,19 @@ describe('faults', () => {
     let client: ReturnType<typeof connectApi> | null = null;
     try {
       // under a file-size limit the first reply's file must fit and a longer one must not: 64 KiB
-      serve = await startPowerServe(['--data-dir', data, '--models-dir', modelsDir], limit === 'ulimit' ? { fileSizeLimitBlocks: 128 } : {});
+      serve = await startPowerServe(
+        ['--data-dir', data, '--models-dir', modelsDir],
+        limit === 'ulimit' ? { fileSizeLimitBlocks: 128 } : {},
+      );
       client = connectApi(serve);
       const { api } = client;
-      await api.engine.load({ modelId: await modelId(api, 'target'), device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: 'none' } });
+      await api.engine.load({
+        modelId: await modelId(api, 'target'),
+        device: 'cpu',
+        threads: 1,
+        contextSize: 4096,
+        method: { strategy: 'none' },
+      });
       const chat = await api.chats.create({ title: 'full disk' });
       const first = await reply(api, () => api.chats.send({ chatId: chat.id, content: 'hello', sampling: { maxTokens: 8 } }));
       assert.equal(first.kind, 'done');
@@ -202,15 +221,28 @@ describe('faults', () => {
         // a reply long enough that its file passes the limit
         failure = await sendFails(api, chat.id, 1500);
       }
-      assert.match(failure, limit === 'tmpfs' ? /the disk is full: .* could not be saved \(ENOSPC\); its previous version is kept/ : /over the size limit: .* could not be saved \(EFBIG\); its previous version is kept/);
+      assert.match(
+        failure,
+        limit === 'tmpfs'
+          ? /the disk is full: .* could not be saved \(ENOSPC\); its previous version is kept/
+          : /over the size limit: .* could not be saved \(EFBIG\); its previous version is kept/,
+      );
       const onDisk = await readFile(file, 'utf8');
       if (limit === 'tmpfs') assert.equal(onDisk, before, 'the previous file is intact');
       // whatever was saved last is a whole, valid chat (a reply's end may be what did not fit)
       const saved = await readDocument(CHAT, file);
       assert.equal(saved?.id, chat.id);
-      assert.deepEqual((await readdir(join(data, 'chats'))).filter((f) => f.endsWith('.tmp')), [], 'no temporary file is left behind');
+      assert.deepEqual(
+        (await readdir(join(data, 'chats'))).filter((f) => f.endsWith('.tmp')),
+        [],
+        'no temporary file is left behind',
+      );
       console.log(`full disk (${limit}): ${failure}`);
-      if (limit === 'tmpfs') afterRefusedSend = { before: messagesBefore, now: (await api.chats.get({ chatId: chat.id })).messages.map((m) => (m.role === 'assistant' ? m.status : m.role)) };
+      if (limit === 'tmpfs')
+        afterRefusedSend = {
+          before: messagesBefore,
+          now: (await api.chats.get({ chatId: chat.id })).messages.map((m) => (m.role === 'assistant' ? m.status : m.role)),
+        };
 
       if (limit === 'tmpfs') {
         await rm(join(mnt, 'filler'));
@@ -235,10 +267,24 @@ describe('faults', () => {
       const ids = { target: await modelId(api, 'target'), 'hybrid-mtp': await modelId(api, 'hybrid-mtp') };
       let loaded: keyof typeof ids = 'target';
       const load = (name: keyof typeof ids) =>
-        api.engine.load({ modelId: ids[name], device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: name === 'hybrid-mtp' ? 'mtp' : 'ngram' } });
+        api.engine.load({
+          modelId: ids[name],
+          device: 'cpu',
+          threads: 1,
+          contextSize: 4096,
+          method: { strategy: name === 'hybrid-mtp' ? 'mtp' : 'ngram' },
+        });
       await load(loaded);
-      const chats = [await api.chats.create({ title: 'a' }), await api.chats.create({ title: 'b' }), await api.chats.create({ title: 'c' })];
-      for (const c of chats) assert.equal((await reply(api, () => api.chats.send({ chatId: c.id, content: 'warm up', sampling: { maxTokens: 4 } }))).kind, 'done');
+      const chats = [
+        await api.chats.create({ title: 'a' }),
+        await api.chats.create({ title: 'b' }),
+        await api.chats.create({ title: 'c' }),
+      ];
+      for (const c of chats)
+        assert.equal(
+          (await reply(api, () => api.chats.send({ chatId: c.id, content: 'warm up', sampling: { maxTokens: 4 } }))).kind,
+          'done',
+        );
 
       const schedule = fc.sample(
         fc.record({
@@ -281,16 +327,21 @@ describe('faults', () => {
           const chatId = chats[step.chat]!.id;
           const end = await reply(
             api,
-            () => (step.action === 'ws-send'
-              ? api.chats.send({ chatId, content: `message ${i}`, sampling: { maxTokens: 4000 } })
-              : api.chats.regenerate({ chatId, sampling: { maxTokens: 4000 } })),
+            () =>
+              step.action === 'ws-send'
+                ? api.chats.send({ chatId, content: `message ${i}`, sampling: { maxTokens: 4000 } })
+                : api.chats.regenerate({ chatId, sampling: { maxTokens: 4000 } }),
             (n) => n >= step.afterTokens && kill(),
           );
           assert.equal(end.kind, 'error', `${label}: the reply ends with an error`);
           assert.equal(end.error?.code, 'engine-crashed', `${label}: ${JSON.stringify(end.error)}`);
           const message = (await api.chats.get({ chatId })).messages.find((m) => m.id === end.messageId);
           assert.ok(message?.role === 'assistant' && message.status === 'error', `${label}: the message is marked as failed`);
-          assert.deepEqual(message.tokens.map((t) => t.id), end.tokens, `${label}: the message keeps the tokens streamed before the kill`);
+          assert.deepEqual(
+            message.tokens.map((t) => t.id),
+            end.tokens,
+            `${label}: the message keeps the tokens streamed before the kill`,
+          );
           assert.ok(end.tokens.length >= step.afterTokens, `${label}: ${end.tokens.length} tokens kept`);
           count(`${step.action} crashed`);
         } else if (step.action === 'v1-stream') {
@@ -302,7 +353,10 @@ describe('faults', () => {
         } else {
           // a load, killed while it runs (or, if it was quicker, just after)
           const next: keyof typeof ids = loaded === 'target' ? 'hybrid-mtp' : 'target';
-          const loading = load(next).then(() => 'loaded', (e: { code?: string; message?: string }) => `failed ${e.code}${e.code === 'engine-crashed' ? '' : `: ${e.message}`}`);
+          const loading = load(next).then(
+            () => 'loaded',
+            (e: { code?: string; message?: string }) => `failed ${e.code}${e.code === 'engine-crashed' ? '' : `: ${e.message}`}`,
+          );
           await new Promise((r) => setTimeout(r, step.delayMs));
           kill();
           const outcome = await loading;
@@ -314,7 +368,10 @@ describe('faults', () => {
           // here, and the test below holds the answer
           const mislabelled = /^failed bad-input: llama\.cpp crashed while loading .*signal SIGKILL/.test(outcome);
           if (mislabelled) loadKillsMislabelled.push(outcome);
-          assert.ok(outcome === 'loaded' || outcome === 'failed engine-crashed' || mislabelled, `${label}: ${outcome}\n${serve.stderr().slice(-3000)}`);
+          assert.ok(
+            outcome === 'loaded' || outcome === 'failed engine-crashed' || mislabelled,
+            `${label}: ${outcome}\n${serve.stderr().slice(-3000)}`,
+          );
           count(`load ${mislabelled ? 'failed bad-input (mislabelled)' : outcome}`);
           if (outcome === 'loaded') {
             // the kill hit an idle host: the probe waits until the server has seen it die (a
@@ -330,9 +387,13 @@ describe('faults', () => {
         // the next request: served by a fresh host, and the time from the kill to its first token
         const probeChat = chats[(step.chat + 1) % chats.length]!.id;
         let firstToken = 0;
-        const probe = await reply(api, () => api.chats.send({ chatId: probeChat, content: `after kill ${i}`, sampling: { maxTokens: 4 } }), () => {
-          firstToken ||= performance.now();
-        });
+        const probe = await reply(
+          api,
+          () => api.chats.send({ chatId: probeChat, content: `after kill ${i}`, sampling: { maxTokens: 4 } }),
+          () => {
+            firstToken ||= performance.now();
+          },
+        );
         assert.ok(killedAt > 0, `${label}: an engine host was killed`);
         assert.equal(probe.kind, 'done', `${label}: the next request works (${JSON.stringify(probe.error)})`);
         assert.notEqual(engineHostPid(servePid), host, `${label}: a new engine host serves it`);
@@ -347,59 +408,58 @@ describe('faults', () => {
       assert.deepEqual(files.sort(), chats.map((c) => `${c.id}.json`).sort(), 'one file per chat, none set aside, no temporary file');
       for (const chat of served) {
         const onDisk = await readDocument(CHAT, join(data, 'chats', `${chat.id}.json`));
-        assert.deepEqual(onDisk?.messages.map((m) => [m.id, m.role, m.role === 'assistant' ? m.status : '', m.role === 'assistant' ? m.tokens.length : 0]), chat.messages.map((m) => [m.id, m.role, m.role === 'assistant' ? m.status : '', m.role === 'assistant' ? m.tokens.length : 0]), `chat ${chat.title} on disk is the one served`);
+        assert.deepEqual(
+          onDisk?.messages.map((m) => [m.id, m.role, m.role === 'assistant' ? m.status : '', m.role === 'assistant' ? m.tokens.length : 0]),
+          chat.messages.map((m) => [m.id, m.role, m.role === 'assistant' ? m.status : '', m.role === 'assistant' ? m.tokens.length : 0]),
+          `chat ${chat.title} on disk is the one served`,
+        );
       }
       killCampaignRan = true;
       const sorted = [...recoveries].sort((a, b) => a - b);
       const median = sorted[Math.floor(sorted.length / 2)]!;
       const summary = [...outcomes.entries()].map(([k, n]) => `${k}: ${n}`).join(', ');
-      console.log(`host kills: ${KILLS} (seed ${SEED}; ${summary}); kill → next served token: median ${median.toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms, min ${sorted[0]!.toFixed(0)} ms`);
+      console.log(
+        `host kills: ${KILLS} (seed ${SEED}; ${summary}); kill → next served token: median ${median.toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms, min ${sorted[0]!.toFixed(0)} ms`,
+      );
     } finally {
       client.close();
       await serve.stop('SIGKILL');
     }
   });
 
-  test(
-    'a send that the full disk refused leaves the chat as it was',
-    () => {
-      assert.ok(afterRefusedSend, 'the full-disk test ran on a tmpfs');
-      assert.equal(afterRefusedSend.now.length, afterRefusedSend.before, JSON.stringify(afterRefusedSend.now));
-      assert.ok(!afterRefusedSend.now.includes('streaming'));
-    },
-  );
+  test('a send that the full disk refused leaves the chat as it was', () => {
+    assert.ok(afterRefusedSend, 'the full-disk test ran on a tmpfs');
+    assert.equal(afterRefusedSend.now.length, afterRefusedSend.before, JSON.stringify(afterRefusedSend.now));
+    assert.ok(!afterRefusedSend.now.includes('streaming'));
+  });
 
-  test(
-    'an engine host killed as it starts does not take power serve down',
-    async () => {
-      const serve = await startPowerServe(['--data-dir', join(dir, 'startup-data'), '--models-dir', modelsDir]);
-      const client = connectApi(serve);
-      try {
-        const id = await modelId(client.api, 'target');
-        for (let i = 0; i < 5; i++) {
-          const loading = client.api.engine.load({ modelId: id, device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: 'none' } }).catch((e: Error) => e);
-          const until = Date.now() + 5000;
-          let pid: number | null = null;
-          while (!(pid = engineHostPid(serve.child.pid!)) && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
-          if (pid) process.kill(pid, 'SIGKILL');
-          await loading;
-          assert.equal(serve.child.exitCode, null, `power serve is still running (${serve.stderr().slice(-600)})`);
-        }
-        await client.api.engine.load({ modelId: id, device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: 'none' } });
-      } finally {
-        client.close();
-        await serve.stop('SIGKILL');
+  test('an engine host killed as it starts does not take power serve down', async () => {
+    const serve = await startPowerServe(['--data-dir', join(dir, 'startup-data'), '--models-dir', modelsDir]);
+    const client = connectApi(serve);
+    try {
+      const id = await modelId(client.api, 'target');
+      for (let i = 0; i < 5; i++) {
+        const loading = client.api.engine
+          .load({ modelId: id, device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: 'none' } })
+          .catch((e: Error) => e);
+        const until = Date.now() + 5000;
+        let pid: number | null = null;
+        while (!(pid = engineHostPid(serve.child.pid!)) && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
+        if (pid) process.kill(pid, 'SIGKILL');
+        await loading;
+        assert.equal(serve.child.exitCode, null, `power serve is still running (${serve.stderr().slice(-600)})`);
       }
-    },
-  );
+      await client.api.engine.load({ modelId: id, device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: 'none' } });
+    } finally {
+      client.close();
+      await serve.stop('SIGKILL');
+    }
+  });
 
-  test(
-    'a load the host is killed during fails engine-crashed, not as a bad model file',
-    () => {
-      assert.ok(killCampaignRan, 'the kill campaign ran');
-      assert.deepEqual(loadKillsMislabelled, []);
-    },
-  );
+  test('a load the host is killed during fails engine-crashed, not as a bad model file', () => {
+    assert.ok(killCampaignRan, 'the kill campaign ran');
+    assert.deepEqual(loadKillsMislabelled, []);
+  });
 });
 
 interface End {

@@ -63,7 +63,22 @@ describe('power generate (autoregressive)', () => {
   });
 
   test('seeded sampling is reproducible and the seed matters', () => {
-    const args = ['--model', models['target.gguf'], '--prompt', 'the fast model', '--max-tokens', '40', '--temperature', '1.5', '--top-k', '0', '--top-p', '1', '--min-p', '0'];
+    const args = [
+      '--model',
+      models['target.gguf'],
+      '--prompt',
+      'the fast model',
+      '--max-tokens',
+      '40',
+      '--temperature',
+      '1.5',
+      '--top-k',
+      '0',
+      '--top-p',
+      '1',
+      '--min-p',
+      '0',
+    ];
     const a = generate([...args, '--seed', '7']);
     const b = generate([...args, '--seed', '7']);
     const c = generate([...args, '--seed', '8']);
@@ -102,14 +117,43 @@ describe('power generate (autoregressive)', () => {
   });
 
   test('the summary line gives the acceptance, and a strategy that drafted nothing says it ran as the control', () => {
-    const drafting = power(['generate', '--model', models['target.gguf'], '--draft', models['draft-same.gguf'], '--strategy', 'draft-model', '--k', '3', '--prompt', 'hello', '--max-tokens', '12']);
+    const drafting = power([
+      'generate',
+      '--model',
+      models['target.gguf'],
+      '--draft',
+      models['draft-same.gguf'],
+      '--strategy',
+      'draft-model',
+      '--k',
+      '3',
+      '--prompt',
+      'hello',
+      '--max-tokens',
+      '12',
+    ]);
     assert.equal(drafting.code, 0, drafting.stderr);
     assert.match(drafting.stderr, /accepted \d+ of \d+ proposed in \d+ rounds, on cpu/);
     assert.doesNotMatch(drafting.stderr, /^note:/m);
     // ngram-simple drafts only after a repeated 12-token key: a 12-token reply to a short prompt never has one
-    const silent = power(['generate', '--model', models['target.gguf'], '--strategy', 'ngram-simple', '--k', '3', '--prompt', 'hello', '--max-tokens', '12']);
+    const silent = power([
+      'generate',
+      '--model',
+      models['target.gguf'],
+      '--strategy',
+      'ngram-simple',
+      '--k',
+      '3',
+      '--prompt',
+      'hello',
+      '--max-tokens',
+      '12',
+    ]);
     assert.equal(silent.code, 0, silent.stderr);
-    assert.match(silent.stderr, /^note: ngram-simple proposed nothing \(no earlier passage of the prompt or reply matched\): this reply ran as the autoregressive control$/m);
+    assert.match(
+      silent.stderr,
+      /^note: ngram-simple proposed nothing \(no earlier passage of the prompt or reply matched\): this reply ran as the autoregressive control$/m,
+    );
   });
 
   test('speculative strategies emit the autoregressive tokens and fill the evidence', async () => {

@@ -30,7 +30,11 @@ interface Message {
 }
 
 /** Envelopes for one description (real and unknown methods and events, inputs of any shape), and junk. */
-function corpus(description: Record<string, { methods: Record<string, unknown>; events: Record<string, unknown> }>, skip: (concern: string, method: string) => boolean, seed: number): Message[] {
+function corpus(
+  description: Record<string, { methods: Record<string, unknown>; events: Record<string, unknown> }>,
+  skip: (concern: string, method: string) => boolean,
+  seed: number,
+): Message[] {
   const methods = Object.entries(description).flatMap(([concern, c]) =>
     Object.keys(c.methods)
       .filter((method) => !skip(concern, method))
@@ -38,13 +42,28 @@ function corpus(description: Record<string, { methods: Record<string, unknown>; 
   );
   const events = Object.entries(description).flatMap(([concern, c]) => Object.keys(c.events).map((e) => `${concern}.${e}`));
   const id = fc.integer({ min: 1, max: 50 });
-  const withId = (m: Record<string, unknown>): Message => ({ message: m, id: typeof m.id === 'number' && Number.isInteger(m.id) ? m.id : null });
+  const withId = (m: Record<string, unknown>): Message => ({
+    message: m,
+    id: typeof m.id === 'number' && Number.isInteger(m.id) ? m.id : null,
+  });
   const message = fc.oneof(
-    { weight: 4, arbitrary: fc.record({ id, m: fc.constantFrom(...methods), input: fc.anything() }).map(({ id, m, input }) => withId({ id, ...m, input })) },
+    {
+      weight: 4,
+      arbitrary: fc
+        .record({ id, m: fc.constantFrom(...methods), input: fc.anything() })
+        .map(({ id, m, input }) => withId({ id, ...m, input })),
+    },
     {
       weight: 3,
       arbitrary: fc
-        .record({ id, m: fc.constantFrom(...methods), input: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.int32Array(), fc.float32Array())) })
+        .record({
+          id,
+          m: fc.constantFrom(...methods),
+          input: fc.dictionary(
+            fc.string(),
+            fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.int32Array(), fc.float32Array()),
+          ),
+        })
         .map(({ id, m, input }) => withId({ id, ...m, input })),
     },
     { weight: 1, arbitrary: fc.record({ id, concern: fc.string(), method: fc.string(), input: fc.anything() }).map(withId) },
@@ -55,7 +74,8 @@ function corpus(description: Record<string, { methods: Record<string, unknown>; 
   return fc.sample(message, { seed, numRuns: CASES });
 }
 
-const answeredId = (answer: unknown): unknown => (typeof answer === 'object' && answer !== null ? (answer as { id?: unknown }).id : undefined);
+const answeredId = (answer: unknown): unknown =>
+  typeof answer === 'object' && answer !== null ? (answer as { id?: unknown }).id : undefined;
 const timeout = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
 
 describe('Electron IPC dispatcher fuzzing against a real service', () => {
@@ -104,7 +124,9 @@ describe('Electron IPC dispatcher fuzzing against a real service', () => {
     assert.ok(answered > CASES / 2 && refused > CASES / 10, `${answered} answered, ${refused} refused`);
 
     // the page still gets a well-formed call answered, and its subscriptions end with it
-    const list = await new Promise<unknown>((resolve) => dispatcher.receive(page, { id: 99, concern: 'models', method: 'list', input: {} }, resolve));
+    const list = await new Promise<unknown>((resolve) =>
+      dispatcher.receive(page, { id: 99, concern: 'models', method: 'list', input: {} }, resolve),
+    );
     assert.deepEqual(list, { id: 99, result: { entries: [] } });
     dispatcher.dropSender(page.id);
     assert.equal(dispatcher.subscriptionCount(), 0);
@@ -121,7 +143,10 @@ describe('engine host fuzzing over its process channel', () => {
   let stderr = '';
 
   before(() => {
-    host = forkLauncher({ hostFile: join(ROOT, 'engine', 'host.ts'), env: { ...process.env, POWER_ADDON_FLAVOUR: 'cpu', POWER_TEST_HOOKS: '0' } });
+    host = forkLauncher({
+      hostFile: join(ROOT, 'engine', 'host.ts'),
+      env: { ...process.env, POWER_ADDON_FLAVOUR: 'cpu', POWER_TEST_HOOKS: '0' },
+    });
     host.onMessage((answer) => {
       const id = answeredId(answer);
       if (typeof id === 'number') answers.get(id)?.(answer);
@@ -146,7 +171,11 @@ describe('engine host fuzzing over its process channel', () => {
       host.send(message);
       const outcome = await Promise.race([got, timeout(10_000)]);
       answers.delete(id);
-      assert.notEqual(outcome, 'timeout', `case ${i}: no answer to ${JSON.stringify(message)?.slice(0, 200)} (host ${exited ? `exited ${JSON.stringify(exited)}` : 'alive'}; ${stderr.slice(-500)})`);
+      assert.notEqual(
+        outcome,
+        'timeout',
+        `case ${i}: no answer to ${JSON.stringify(message)?.slice(0, 200)} (host ${exited ? `exited ${JSON.stringify(exited)}` : 'alive'}; ${stderr.slice(-500)})`,
+      );
       assert.equal(exited, null, `case ${i}: the host exited (${stderr.slice(-500)})`);
     }
     const hello = await Promise.race([
@@ -156,7 +185,11 @@ describe('engine host fuzzing over its process channel', () => {
       }),
       timeout(10_000),
     ]);
-    assert.equal((hello as { result?: { flavour?: string } }).result?.flavour, 'cpu', `hello after the corpus: ${JSON.stringify(hello)?.slice(0, 300)}`);
+    assert.equal(
+      (hello as { result?: { flavour?: string } }).result?.flavour,
+      'cpu',
+      `hello after the corpus: ${JSON.stringify(hello)?.slice(0, 300)}`,
+    );
     assert.equal(exited, null);
   });
 });

@@ -42,37 +42,52 @@ describe("llama.cpp's proposers round by round against common_speculative itself
     ['dspark', 'draft-dspark', 'dspark-close.gguf', 7],
   ] as const;
   for (const [strategy, specType, draft, k] of cases) {
-    test(`${strategy} (${draft}) K${k}: the same proposals accepted and tokens emitted in every round`, { skip: 'missing' in tool && tool.missing }, async () => {
-      const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
-      const { modelId: draftId } = await engine.call('loadModel', { path: models[draft], gpuLayers: 0 });
-      const { sessionId } = await engine.call('createSession', { modelId, contextSize: 1024, threads: 1, strategy, k, s: k, draftModelId: draftId });
-      const ours = await generate(engine, sessionId, PROMPT, N);
-      await engine.call('disposeSession', { sessionId });
-      await engine.call('disposeModel', { modelId: draftId });
-      await engine.call('disposeModel', { modelId });
-      // our first token is an autoregressive step from the prompt's last row; llama.cpp's loop
-      // verifies the prompt's last token instead. Given that first token as the prompt's last,
-      // its rounds start where ours do: the same committed prompt, the same anchor
-      const [first, ...rounds] = ours.rounds;
-      assert.equal(first!.proposed, 0);
-      const reference = runSpecReference({
-        target: models['target.gguf'], draft: models[draft], specType, k,
-        prompt: [...PROMPT, first!.tokens[0]!.id], tokens: N - 1, flavour: 'cpu',
-      });
-      // the last round is the budget's: ours asks for no proposal when one token is left, while
-      // llama.cpp's dflash/dspark draft a whole block whatever the per-call limit (dp.n_max = 0
-      // means "no limit" to common_speculative_draft); every round before it must be the same
-      assert.deepEqual(
-        rounds.slice(0, -1).map((r) => ({ proposed: r.proposed, accepted: r.accepted, emitted: r.tokens.map((t) => t.id) })),
-        reference.rounds.slice(0, rounds.length - 1).map((r) => ({ proposed: r.proposed.length, accepted: r.accepted, emitted: r.emitted })),
-      );
-      assert.deepEqual(
-        ours.tokens.slice(1),
-        reference.summary.tokens.slice(0, N - 1),
-        'the same tokens',
-      );
-      assert.ok(reference.summary.accepted > 0, 'the close artifact is accepted somewhere');
-    });
+    test(
+      `${strategy} (${draft}) K${k}: the same proposals accepted and tokens emitted in every round`,
+      { skip: 'missing' in tool && tool.missing },
+      async () => {
+        const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
+        const { modelId: draftId } = await engine.call('loadModel', { path: models[draft], gpuLayers: 0 });
+        const { sessionId } = await engine.call('createSession', {
+          modelId,
+          contextSize: 1024,
+          threads: 1,
+          strategy,
+          k,
+          s: k,
+          draftModelId: draftId,
+        });
+        const ours = await generate(engine, sessionId, PROMPT, N);
+        await engine.call('disposeSession', { sessionId });
+        await engine.call('disposeModel', { modelId: draftId });
+        await engine.call('disposeModel', { modelId });
+        // our first token is an autoregressive step from the prompt's last row; llama.cpp's loop
+        // verifies the prompt's last token instead. Given that first token as the prompt's last,
+        // its rounds start where ours do: the same committed prompt, the same anchor
+        const [first, ...rounds] = ours.rounds;
+        assert.equal(first!.proposed, 0);
+        const reference = runSpecReference({
+          target: models['target.gguf'],
+          draft: models[draft],
+          specType,
+          k,
+          prompt: [...PROMPT, first!.tokens[0]!.id],
+          tokens: N - 1,
+          flavour: 'cpu',
+        });
+        // the last round is the budget's: ours asks for no proposal when one token is left, while
+        // llama.cpp's dflash/dspark draft a whole block whatever the per-call limit (dp.n_max = 0
+        // means "no limit" to common_speculative_draft); every round before it must be the same
+        assert.deepEqual(
+          rounds.slice(0, -1).map((r) => ({ proposed: r.proposed, accepted: r.accepted, emitted: r.tokens.map((t) => t.id) })),
+          reference.rounds
+            .slice(0, rounds.length - 1)
+            .map((r) => ({ proposed: r.proposed.length, accepted: r.accepted, emitted: r.emitted })),
+        );
+        assert.deepEqual(ours.tokens.slice(1), reference.summary.tokens.slice(0, N - 1), 'the same tokens');
+        assert.ok(reference.summary.accepted > 0, 'the close artifact is accepted somewhere');
+      },
+    );
   }
 });
 
@@ -85,10 +100,21 @@ describe("llama.cpp's proposers: cancel and failure inside a round", () => {
     if (!ids.has(name)) ids.set(name, (await engine.call('loadModel', { path: models[name], gpuLayers: 0 })).modelId);
     return ids.get(name)!;
   };
-  const newSession = async (strategy: Strategy, draft: keyof ModelSet | undefined, k: number, target: keyof ModelSet = 'target.gguf', s = k): Promise<string> =>
+  const newSession = async (
+    strategy: Strategy,
+    draft: keyof ModelSet | undefined,
+    k: number,
+    target: keyof ModelSet = 'target.gguf',
+    s = k,
+  ): Promise<string> =>
     (
       await engine.call('createSession', {
-        modelId: await load(target), contextSize: 1024, threads: 1, strategy, k, s,
+        modelId: await load(target),
+        contextSize: 1024,
+        threads: 1,
+        strategy,
+        k,
+        s,
         ...(draft ? { draftModelId: await load(draft) } : {}),
       })
     ).sessionId;
@@ -118,7 +144,10 @@ describe("llama.cpp's proposers: cancel and failure inside a round", () => {
       const session = (strategy: Strategy, draft: keyof ModelSet, k: number) => newSession(strategy, draft, k, c.target, c.s);
       const sessionId = await session(c.strategy, c.draft, c.k);
       const whole = await generate(engine, sessionId, PROMPT, 80);
-      assert.ok(whole.rounds.some((r) => r.proposed > 0), 'the proposer proposes');
+      assert.ok(
+        whole.rounds.some((r) => r.proposed > 0),
+        'the proposer proposes',
+      );
 
       // the verify of round 6 fails after its rows were evaluated (and seen by the proposer's
       // draft context); the request fails with the last commit restored
@@ -156,7 +185,12 @@ describe("llama.cpp's proposers: cancel and failure inside a round", () => {
   test('the engine refuses a wrong artifact, and K past a DFlash block, with the reason', async () => {
     const refused = async (strategy: Strategy, draft: keyof ModelSet | undefined, k: number, reason: RegExp) =>
       assert.rejects(newSession(strategy, draft, k), reason);
-    await refused('eagle3', 'eagle3-wrong-hidden.gguf', 3, /strategy 'eagle3' cannot run: the artifact was made for a target hidden size of 96, this target's is 128/);
+    await refused(
+      'eagle3',
+      'eagle3-wrong-hidden.gguf',
+      3,
+      /strategy 'eagle3' cannot run: the artifact was made for a target hidden size of 96, this target's is 128/,
+    );
     await refused('eagle3', 'eagle3-wrong-vocab.gguf', 3, /does not share the target's vocabulary: its vocabulary has \d+ tokens/);
     await refused('eagle3', 'draft-close.gguf', 3, /the draft is a 'llama' model, not an eagle3 artifact/);
     await refused('dflash', 'eagle3-close.gguf', 3, /the draft is a 'eagle3' model, not a dflash artifact/);
@@ -173,8 +207,20 @@ describe('power generate with the artifact strategies', () => {
   });
 
   const generate = (strategy: string, draft: keyof ModelSet, ...more: string[]): CliRun =>
-    power(['generate', '--model', models['target.gguf'], '--prompt-tokens', PROMPT.join(','), '--max-tokens', '24',
-      '--strategy', strategy, '--draft', models[draft], ...more]);
+    power([
+      'generate',
+      '--model',
+      models['target.gguf'],
+      '--prompt-tokens',
+      PROMPT.join(','),
+      '--max-tokens',
+      '24',
+      '--strategy',
+      strategy,
+      '--draft',
+      models[draft],
+      ...more,
+    ]);
   const refusal = (run: CliRun, reason: RegExp) => {
     assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, /^error: /);
@@ -186,7 +232,10 @@ describe('power generate with the artifact strategies', () => {
     refusal(generate('eagle3', 'eagle3-wrong-hidden.gguf'), /hidden size/);
     refusal(generate('eagle3', 'draft-close.gguf'), /the draft is a plain 'llama' model, not an eagle3 artifact/);
     refusal(generate('dflash', 'dspark-close.gguf'), /the draft is a dspark artifact, not a dflash artifact/);
-    refusal(generate('dflash', 'dflash-close.gguf', '--k', '9'), /K = 9 exceeds what this dflash artifact drafts in one round \(block size 8: at most 7\)/);
+    refusal(
+      generate('dflash', 'dflash-close.gguf', '--k', '9'),
+      /K = 9 exceeds what this dflash artifact drafts in one round \(block size 8: at most 7\)/,
+    );
     refusal(generate('ngram-mod', 'draft-close.gguf'), /takes no draft/);
   });
 });

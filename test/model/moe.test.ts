@@ -42,7 +42,10 @@ async function runAll(models: MoeModelSet, strategy: Strategy, split?: SplitRequ
   try {
     for (const s of ['none', strategy] as const) {
       const session = await createSession(target, { strategy: s, k: 4, s: 4, threads: 1 });
-      for (const [name, sampling] of [['greedy', GREEDY], ['seeded', SEEDED]] as const) {
+      for (const [name, sampling] of [
+        ['greedy', GREEDY],
+        ['seeded', SEEDED],
+      ] as const) {
         for (const [i, prompt] of PROMPTS.entries()) {
           const out = await runRequest(target.engine, { sessionId: session.sessionId, prompt, maxTokens: MAX_TOKENS, sampling });
           runs.set(`${s} ${name} ${i}`, { tokens: out.tokens, accepted: out.stats.accepted });
@@ -58,7 +61,10 @@ async function runAll(models: MoeModelSet, strategy: Strategy, split?: SplitRequ
 
 function expertBytes(target: OpenedTarget, blocks?: number): number {
   return target.gguf.tensors
-    .filter((t) => /^blk\.(\d+)\.ffn_(up|down|gate)_exps/.test(t.name) && (blocks === undefined || Number(/^blk\.(\d+)/.exec(t.name)![1]) < blocks))
+    .filter(
+      (t) =>
+        /^blk\.(\d+)\.ffn_(up|down|gate)_exps/.test(t.name) && (blocks === undefined || Number(/^blk\.(\d+)/.exec(t.name)![1]) < blocks),
+    )
     .reduce((a, t) => a + t.byteSize, 0);
 }
 
@@ -119,14 +125,32 @@ describe('the synthetic MoE target (qwen3moe)', () => {
   });
 
   test('power generate --cpu-moe with --rpc: llama.cpp keeps the expert tensors in host memory, same tokens', () => {
-    const common = ['generate', '--json', '--verbose', '--threads', '1', '--model', models['moe-target.gguf'], '--prompt-tokens', '1,300,301,302',
-      '--max-tokens', '32', '--device', 'cpu', '--rpc', server.endpoint];
+    const common = [
+      'generate',
+      '--json',
+      '--verbose',
+      '--threads',
+      '1',
+      '--model',
+      models['moe-target.gguf'],
+      '--prompt-tokens',
+      '1,300,301,302',
+      '--max-tokens',
+      '32',
+      '--device',
+      'cpu',
+      '--rpc',
+      server.endpoint,
+    ];
     const all = power(common);
     const moe = power([...common, '--cpu-moe']);
     assert.equal(moe.code, 0, moe.stderr);
     assert.deepEqual(GenerationResult.passthrough().parse(jsonOf(moe)).tokens, GenerationResult.passthrough().parse(jsonOf(all)).tokens);
     // llama.cpp's own log: every expert tensor overridden to the CPU buffer, the rest on RPC0
-    assert.equal((moe.stderr.match(/tensor blk\.\d+\.ffn_(up|down|gate)_exps\.weight \([^)]*\) buffer type overridden to CPU/g) ?? []).length, 4 * 3);
+    assert.equal(
+      (moe.stderr.match(/tensor blk\.\d+\.ffn_(up|down|gate)_exps\.weight \([^)]*\) buffer type overridden to CPU/g) ?? []).length,
+      4 * 3,
+    );
     assert.doesNotMatch(all.stderr, /buffer type overridden/);
     const n = power([...common, '--n-cpu-moe', '1']);
     assert.equal((n.stderr.match(/buffer type overridden to CPU/g) ?? []).length, 3);

@@ -15,7 +15,6 @@ import { assertUsageError, jsonOf, power, type CliRun } from '../fixtures/cli.js
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 
-
 // [1, 300, 301, 302] falls into a two-token loop the head predicts well; the others wander
 const PROMPTS = [
   [1, 300, 301, 302],
@@ -25,7 +24,14 @@ const PROMPTS = [
   [1, 100, 200, 300, 250, 150],
 ];
 const N = 120;
-const GRID = [[1, 1], [1, 0], [3, 3], [3, 2], [7, 7], [7, 6]] as const;
+const GRID = [
+  [1, 1],
+  [1, 0],
+  [3, 3],
+  [3, 2],
+  [7, 7],
+  [7, 6],
+] as const;
 
 /**
  * Round-level evidence of one request with proposal width k and s recurrent snapshots: the
@@ -68,7 +74,11 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
   // onRounds: called with the number of rounds streamed so far, at each batch
   const generate = (sessionId: string, prompt: number[], maxTokens: number, onRounds?: (n: number) => void) => {
     let n = 0;
-    return runRequest(engine, { sessionId, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY }, { sink: (batch) => onRounds?.((n += batch.rounds.length)) });
+    return runRequest(
+      engine,
+      { sessionId, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY },
+      { sink: (batch) => onRounds?.((n += batch.rounds.length)) },
+    );
   };
 
   before(async () => {
@@ -141,7 +151,11 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
     const stop = engine.onRound(requestId, (r) => streamed.push(...r.tokens.map((t) => t.id)));
     await assert.rejects(
       engine.call('generate', {
-        sessionId, requestId, prompt: Int32Array.from([...prompt, ...sofar]), maxTokens: N - sofar.length, sampling: GREEDY,
+        sessionId,
+        requestId,
+        prompt: Int32Array.from([...prompt, ...sofar]),
+        maxTokens: N - sofar.length,
+        sampling: GREEDY,
       }),
       (e: unknown) => e instanceof EngineCallError && /verify decode failed .*restored the last commit/.test(e.message),
     );
@@ -161,7 +175,10 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
   // decode's first row, must still come out exactly.
   test('short rounds: a failed verify and an edited reply within S positions stay exact', async () => {
     const none = await openSession(controlModel, 'none');
-    for (const [k, s] of [[3, 3], [3, 2]] as const) {
+    for (const [k, s] of [
+      [3, 3],
+      [3, 2],
+    ] as const) {
       for (const [i, prompt] of PROMPTS.slice(1, 4).entries()) {
         const whole = control[i + 1]!.tokens.slice(0, 30);
         for (const maxTokens of [2, 3]) {
@@ -171,9 +188,16 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
           await engine.call('injectFailure', { sessionId, round: 1 });
           const streamed: number[] = [];
           const stop = engine.onRound(label, (r) => streamed.push(...r.tokens.map((t) => t.id)));
-          await assert.rejects(engine.call('generate', {
-            sessionId, requestId: label, prompt: Int32Array.from(prompt), maxTokens, sampling: GREEDY,
-          }), /verify decode failed/);
+          await assert.rejects(
+            engine.call('generate', {
+              sessionId,
+              requestId: label,
+              prompt: Int32Array.from(prompt),
+              maxTokens,
+              sampling: GREEDY,
+            }),
+            /verify decode failed/,
+          );
           stop();
           const rest = await generate(sessionId, [...prompt, ...streamed], whole.length - streamed.length);
           assert.deepEqual([...streamed, ...rest.tokens], whole, `${label}: after the failed verify`);
@@ -224,7 +248,19 @@ describe('power generate --strategy mtp', () => {
   });
 
   const generate = (...args: string[]): CliRun =>
-    power(['generate', '--json', '--threads', '1', '--model', models['hybrid-mtp.gguf'], '--prompt-tokens', '1,42', '--max-tokens', '100', ...args]);
+    power([
+      'generate',
+      '--json',
+      '--threads',
+      '1',
+      '--model',
+      models['hybrid-mtp.gguf'],
+      '--prompt-tokens',
+      '1,42',
+      '--max-tokens',
+      '100',
+      ...args,
+    ]);
   const resultOf = (run: CliRun): GenerationResult => {
     assert.equal(run.code, 0, run.stderr);
     return GenerationResult.parse(jsonOf(run));

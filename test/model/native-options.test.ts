@@ -29,9 +29,15 @@ describe('native options: wrong types and ranges are refused by name', () => {
     await assert.rejects(load({ loadMtp: 'yes' }), { name: 'TypeError', message: 'loadMtp must be a boolean' });
     await assert.rejects(load({ devices: 'CPU' }), { name: 'TypeError', message: 'devices must be an array' });
     await assert.rejects(load({ devices: [0] }), { name: 'TypeError', message: 'devices must hold strings (entry 0 is not one)' });
-    await assert.rejects(load({ splitMode: 'rows' }), { name: 'RangeError', message: "splitMode must be 'layer', 'row' or 'none' (got 'rows')" });
+    await assert.rejects(load({ splitMode: 'rows' }), {
+      name: 'RangeError',
+      message: "splitMode must be 'layer', 'row' or 'none' (got 'rows')",
+    });
     await assert.rejects(load({ mainGpu: -1 }), { name: 'RangeError', message: /^mainGpu must be an integer in \[0, \d+\]$/ });
-    await assert.rejects(load({ tensorSplit: ['1'] }), { name: 'RangeError', message: 'tensorSplit entries must be finite and not negative' });
+    await assert.rejects(load({ tensorSplit: ['1'] }), {
+      name: 'RangeError',
+      message: 'tensorSplit entries must be finite and not negative',
+    });
     await assert.rejects(load({ cpuMoe: 1 }), { name: 'TypeError', message: 'cpuMoe must be a boolean' });
     await assert.rejects(load({ nCpuMoe: -2 }), { name: 'RangeError', message: 'nCpuMoe must be an integer in [0, 100000]' });
     await assert.rejects(load({ onProgress: true }), { name: 'TypeError', message: 'onProgress must be a function' });
@@ -45,8 +51,14 @@ describe('native options: wrong types and ranges are refused by name', () => {
   test('Session.create: strategy, Flash Attention and the proposer sampling path', async () => {
     await assert.rejects(create({ strategy: 5 }), { name: 'TypeError', message: 'strategy must be a string' });
     await assert.rejects(create({ flashAttn: true }), { name: 'TypeError', message: 'flashAttn must be a string' });
-    await assert.rejects(create({ flashAttn: 'yes' }), { name: 'RangeError', message: "flashAttn must be 'on', 'off' or 'auto' (got 'yes')" });
-    await assert.rejects(create({ proposerSampling: 'gpu' }), { name: 'RangeError', message: "proposerSampling must be 'cpu' or 'backend' (got 'gpu')" });
+    await assert.rejects(create({ flashAttn: 'yes' }), {
+      name: 'RangeError',
+      message: "flashAttn must be 'on', 'off' or 'auto' (got 'yes')",
+    });
+    await assert.rejects(create({ proposerSampling: 'gpu' }), {
+      name: 'RangeError',
+      message: "proposerSampling must be 'cpu' or 'backend' (got 'gpu')",
+    });
     await assert.rejects(create({ contextSize: '2048' }), { name: 'TypeError', message: 'contextSize must be a finite number' });
   });
 });

@@ -82,7 +82,9 @@ describe('quantized synthetic models in llama.cpp', () => {
         const unquantized = await firstRow(models[original], prompt);
         const vsTwin = maxAbsDiff(quantized, exact);
         const vsOriginal = maxAbsDiff(quantized, unquantized);
-        lines.push(`prompt ${prompt.join(',')}: |row - dequantized twin| ${vsTwin.toExponential(2)}, |row - F32 original| ${vsOriginal.toExponential(2)}`);
+        lines.push(
+          `prompt ${prompt.join(',')}: |row - dequantized twin| ${vsTwin.toExponential(2)}, |row - F32 original| ${vsOriginal.toExponential(2)}`,
+        );
         // measured: F16 ~0.01-0.02; Q8_0 and Q4_0 0.2-0.6 (their kernels round the activations to
         // Q8_0 blocks, and these small random models amplify it); a wrong layout gives garbage
         // logits several units off (as far as Q4_0 is from the unquantized model, 4-9)

@@ -24,9 +24,27 @@ describe('power bench --tasks calibration on the real model', { skip }, () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'power-bench-real-'));
     run = power([
-      'bench', '--model', REAL_MODEL, '--strategy', 'ngram', '--profiles', 'k3', '--tasks', 'calibration',
-      '--max-tokens', String(TOKENS), '--repeat', '1', '--threads', '2', '--device', 'cpu',
-      '--out', join(dir, 'out'), '--formats', 'json,md',
+      'bench',
+      '--model',
+      REAL_MODEL,
+      '--strategy',
+      'ngram',
+      '--profiles',
+      'k3',
+      '--tasks',
+      'calibration',
+      '--max-tokens',
+      String(TOKENS),
+      '--repeat',
+      '1',
+      '--threads',
+      '2',
+      '--device',
+      'cpu',
+      '--out',
+      join(dir, 'out'),
+      '--formats',
+      'json,md',
     ]);
     assert.equal(run.code, 0, run.stderr);
     report = Report.parse(JSON.parse(await readFile(join(dir, 'out', 'report.json'), 'utf8')));
@@ -39,7 +57,13 @@ describe('power bench --tasks calibration on the real model', { skip }, () => {
     for (const f of ['json', 'md']) assert.ok(existsSync(join(dir, 'out', `report.${f}`)), f);
     assert.equal(report.requests.length, 12 * 2);
     assert.equal(new Set(report.requests.map((r) => r.category)).size, 12);
-    assert.deepEqual(report.run.profiles.map((p) => [p.name, p.strategy, p.k]), [['control', 'none', null], ['k3', 'ngram', 3]]);
+    assert.deepEqual(
+      report.run.profiles.map((p) => [p.name, p.strategy, p.k]),
+      [
+        ['control', 'none', null],
+        ['k3', 'ngram', 3],
+      ],
+    );
     assert.equal(report.environment.models[0]!.name, 'gemma-3-270m-q4_k_m.gguf');
     assert.match(run.stdout, /k3: steady .* tok\/s .*speedup/);
   });

@@ -71,13 +71,16 @@ describe('Gemma 3 270M under the ChatML fallback stops at the end of its turn', 
     assert.ok(whole.usage.completion_tokens < MAX_TOKENS, `${whole.usage.completion_tokens} tokens: ${JSON.stringify(content)}`);
     assert.ok(content.trim().length > 0, 'the reply says something before its end of turn');
     const tool = chatTemplateTool();
-    if (!('missing' in tool)) assert.equal(whole.usage.prompt_tokens, referencePrompt(REAL_MODEL, MESSAGES).tokens.length, "llama-server's prompt");
+    if (!('missing' in tool))
+      assert.equal(whole.usage.prompt_tokens, referencePrompt(REAL_MODEL, MESSAGES).tokens.length, "llama-server's prompt");
 
     const s = await post({ stream: true });
     assert.equal(s.status, 200, s.body);
     const events = sseData(s.body);
     assert.equal(events.at(-1), '[DONE]');
-    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: { delta: { content?: string }; finish_reason: string | null }[] });
+    const chunks = events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e) as { choices: { delta: { content?: string }; finish_reason: string | null }[] });
     const streamed = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
     assert.equal(streamed, content);
     assert.equal(chunks.at(-1)!.choices[0]!.finish_reason, 'stop');

@@ -92,11 +92,26 @@ describe('a sliding-window target under rollback: Gemma 3 270M, draft-model K7, 
   }
 
   test('used cells stay the committed positions, every turn equals the control, and the next turn reuses the cache', async () => {
-    const spec = await engine.call('createSession', { modelId, contextSize: CONTEXT, threads: 2, strategy: 'draft-model', k: K, s: 0, draftModelId });
+    const spec = await engine.call('createSession', {
+      modelId,
+      contextSize: CONTEXT,
+      threads: 2,
+      strategy: 'draft-model',
+      k: K,
+      s: 0,
+      draftModelId,
+    });
     const control = await engine.call('createSession', { modelId, contextSize: CONTEXT, threads: 2, strategy: 'none', k: 0, s: 0 });
     assert.equal(spec.contextSize, CONTEXT);
     try {
-      let prompt = [...(await engine.call('tokenize', { modelId, text: READING.trimStart() + '\n\n' + OPENING, addSpecial: true, parseSpecial: false }))];
+      let prompt = [
+        ...(await engine.call('tokenize', {
+          modelId,
+          text: READING.trimStart() + '\n\n' + OPENING,
+          addSpecial: true,
+          parseSpecial: false,
+        })),
+      ];
       let committed = 0; // what the sessions hold after the previous turn
       let verifyRounds = 0;
       let rejecting = 0;
@@ -107,7 +122,9 @@ describe('a sliding-window target under rollback: Gemma 3 270M, draft-model K7, 
         const at = got.tokens.findIndex((t, j) => t !== want.tokens[j]);
         assert.deepEqual(got.tokens, want.tokens, `turn ${turn}: diverges from the control at token ${at}`);
         assert.equal(got.stopReason, want.stopReason);
-        console.log(`# turn ${turn}: ${prompt.length} prompt + ${got.tokens.length} tokens, ${got.rounds.filter((r) => r.proposed > 0).length} verify rounds, reused ${got.native.reusedTokens}`);
+        console.log(
+          `# turn ${turn}: ${prompt.length} prompt + ${got.tokens.length} tokens, ${got.rounds.filter((r) => r.proposed > 0).length} verify rounds, reused ${got.native.reusedTokens}`,
+        );
         if (turn > 0) {
           // the whole conversation so far is the prompt's prefix: everything the session held is kept
           assert.equal(got.native.reusedTokens, committed, `turn ${turn}: reuses the previous turns' cache`);
@@ -124,7 +141,10 @@ describe('a sliding-window target under rollback: Gemma 3 270M, draft-model K7, 
         assertCellsAre(await engine.call('memoryCells', { sessionId: control.sessionId }), committed, `turn ${turn}, control`);
         if (turn < TURNS.length) prompt = [...prompt, ...got.tokens, ...(await tokenize(TURNS[turn]!))];
       }
-      assert.ok(committed > 2000 && committed > 3 * REAL_SWA_WINDOW, `the conversation (${committed} positions) runs far past the ${REAL_SWA_WINDOW}-cell window`);
+      assert.ok(
+        committed > 2000 && committed > 3 * REAL_SWA_WINDOW,
+        `the conversation (${committed} positions) runs far past the ${REAL_SWA_WINDOW}-cell window`,
+      );
       assert.ok(verifyRounds > 1000, `${verifyRounds} verify rounds with proposals`);
       assert.ok(rejecting > verifyRounds / 2, `${rejecting} of ${verifyRounds} verify rounds rejected a proposal`);
     } finally {

@@ -60,7 +60,12 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
 
   async function runAll(strategy: Strategy, k: number, sampling: SamplingOptions): Promise<GenerationOutcome[]> {
     const { sessionId } = await engine.call('createSession', {
-      modelId, contextSize: 2048, threads: 2, strategy, k: strategy === 'none' ? 0 : k, s: 0,
+      modelId,
+      contextSize: 2048,
+      threads: 2,
+      strategy,
+      k: strategy === 'none' ? 0 : k,
+      s: 0,
       ...(strategy === 'draft-model' ? { draftModelId } : {}),
     });
     try {
@@ -85,9 +90,15 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
   after(() => disposeAndClose(engine, [modelId, draftModelId]));
 
   test('power info says what the file is', () => {
-    const info = jsonOf<{ architecture: string; fileType: string; layers: number; vocabType: string; vocabSize: number; chatTemplate: boolean; contextLength: number }>(
-      power(['info', MODEL, '--json', '--device', 'cpu']),
-    );
+    const info = jsonOf<{
+      architecture: string;
+      fileType: string;
+      layers: number;
+      vocabType: string;
+      vocabSize: number;
+      chatTemplate: boolean;
+      contextLength: number;
+    }>(power(['info', MODEL, '--json', '--device', 'cpu']));
     assert.deepEqual(
       [info.architecture, info.fileType, info.layers, info.vocabType, info.vocabSize, info.contextLength, info.chatTemplate],
       ['gemma3', 'Q4_K - Medium', 18, 'spm', 262144, 32768, false],
@@ -100,7 +111,10 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
     assert.match(first!.text, /Berlin/);
   });
 
-  for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', SEEDED]] as const) {
+  for (const [mode, sampling] of [
+    ['greedy', GREEDY],
+    ['seeded', SEEDED],
+  ] as const) {
     for (const c of CONFIGS) {
       test(`${c.strategy} K${c.k} ${mode}: every prompt emits the control's tokens`, async () => {
         if (!controls.has(mode)) controls.set(mode, await runAll('none', 0, sampling));
@@ -134,16 +148,43 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
     for (const strategy of ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const) {
       const run = await runOne(strategy, 4);
       assert.equal(run.digest, control.digest, strategy);
-      assert.ok(run.stats.proposed > 0 && run.stats.accepted > 0, `${strategy} drafted: ${run.stats.proposed} proposed, ${run.stats.accepted} accepted`);
-      assert.ok(run.rounds.every((r) => r.proposed <= 4), `${strategy}: at most K per round`);
+      assert.ok(
+        run.stats.proposed > 0 && run.stats.accepted > 0,
+        `${strategy} drafted: ${run.stats.proposed} proposed, ${run.stats.accepted} accepted`,
+      );
+      assert.ok(
+        run.rounds.every((r) => r.proposed <= 4),
+        `${strategy}: at most K per round`,
+      );
     }
   });
 
   test('power audit: identical past the 512-cell sliding window, Flash Attention off and on', () => {
     for (const fa of ['off', 'on']) {
       const run = power([
-        'audit', '--json', '--model', MODEL, '--strategy', 'ngram', '--k', '7', '--raw', '--prompt', PROMPTS[5]!,
-        '--max-tokens', '700', '--temperature', '0.8', '--seed', '3', '--threads', '2', '--flash-attn', fa, '--device', 'cpu',
+        'audit',
+        '--json',
+        '--model',
+        MODEL,
+        '--strategy',
+        'ngram',
+        '--k',
+        '7',
+        '--raw',
+        '--prompt',
+        PROMPTS[5]!,
+        '--max-tokens',
+        '700',
+        '--temperature',
+        '0.8',
+        '--seed',
+        '3',
+        '--threads',
+        '2',
+        '--flash-attn',
+        fa,
+        '--device',
+        'cpu',
       ]);
       assert.equal(run.code, 0, run.stdout + run.stderr);
       const report = jsonOf<{ verdict: string; tokens: number; batchInvariant: boolean }>(run);

@@ -18,7 +18,13 @@ import { cpuAllocationBytes } from '../../node/engine/cpu-memory.js';
 import { readGgufInfo } from '../../node/gguf/reader.js';
 import { runAudit } from '../../node/service/audit.js';
 import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
-import { BUNDLED_VOCABS, bundledVocabFile, loadBundledVocab, readTokenizerCases, type BundledVocab } from '../../tools/models/real-vocab.js';
+import {
+  BUNDLED_VOCABS,
+  bundledVocabFile,
+  loadBundledVocab,
+  readTokenizerCases,
+  type BundledVocab,
+} from '../../tools/models/real-vocab.js';
 import type { REAL_VOCAB_MODELS } from '../../tools/models/synthetic.js';
 import { assertSameAsControl, cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
@@ -34,7 +40,7 @@ const V = BUNDLED_VOCABS.qwen35.size;
 
 /** Real text the BPE pre-tokenizer splits in different ways. */
 const TEXTS = {
-  english: 'The quick brown fox jumps over the lazy dog. It\'s 3:45 p.m. — isn\'t it   late?',
+  english: "The quick brown fox jumps over the lazy dog. It's 3:45 p.m. — isn't it   late?",
   code: 'def fibonacci(n: int) -> int:\n    """Return the n-th Fibonacci number."""\n\treturn n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)  # O(2^n)\n',
   nonLatin: 'Москва — столица России. 東京は日本の首都です。北京是中国的首都。 مرحبا بالعالم  नमस्ते दुनिया  Việt Nam',
   emoji: 'Launch 🚀 done ✅, family 👨‍👩‍👧‍👦, flags 🇫🇷🇯🇵, fog 😶‍🌫️ and skin tones 👋🏽👍🏿',
@@ -104,7 +110,8 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
       ids.set(name, loaded.modelId);
       infos.set(name, loaded.info);
       const tokenized: Tokens[] = [];
-      for (const text of PROMPTS) tokenized.push(await engine.call('tokenize', { modelId: loaded.modelId, text, addSpecial: true, parseSpecial: false }));
+      for (const text of PROMPTS)
+        tokenized.push(await engine.call('tokenize', { modelId: loaded.modelId, text, addSpecial: true, parseSpecial: false }));
       prompts.set(name, tokenized);
     }
   });
@@ -121,7 +128,11 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
     for (const name of [TARGET, DRAFT, HYBRID]) {
       const info = await readGgufInfo(models[name]);
       const tokenizer = [...info.metadata].filter(([key]) => key.startsWith('tokenizer.'));
-      assert.deepEqual(tokenizer, vocab.entries.map((e) => [e.key, e.value]), `${name}: every tokenizer.* key and array as in ${vocab.path}`);
+      assert.deepEqual(
+        tokenizer,
+        vocab.entries.map((e) => [e.key, e.value]),
+        `${name}: every tokenizer.* key and array as in ${vocab.path}`,
+      );
       const head = info.tensors.find((t) => t.name === 'output.weight');
       assert.deepEqual([head?.shape, head?.typeName], [[128, V], 'Q8_0'], `${name}: a Q8_0 output head over the whole vocabulary`);
       assert.ok(statSync(models[name]).size < 100e6, `${name} stays under 100 MB`);
@@ -136,7 +147,7 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
     assert.deepEqual([hybrid.architecture, hybrid.vocabSize, hybrid.nextnLayers, hybrid.hybrid], ['qwen35', V, 1, true]);
   });
 
-  test('without the build\'s clone of llama.cpp the tokenizer and its test cases come out of the source bundle', async () => {
+  test("without the build's clone of llama.cpp the tokenizer and its test cases come out of the source bundle", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'power-vocab-'));
     try {
       const path = await bundledVocabFile('qwen35', { cacheDir: dir, buildClone: join(dir, 'no-clone') });
@@ -166,12 +177,20 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
       for (const [kind, text] of Object.entries(TEXTS)) {
         const tokens = await engine.call('tokenize', { modelId: id(name), text, addSpecial: true, parseSpecial: false });
         assert.ok(tokens.length > 0 && tokens.every((t) => t >= 0 && t < V), `${name} ${kind}: token ids in the vocabulary`);
-        assert.ok(tokens.length < Buffer.byteLength(text), `${name} ${kind}: merges join bytes (${tokens.length} tokens for ${Buffer.byteLength(text)} bytes)`);
+        assert.ok(
+          tokens.length < Buffer.byteLength(text),
+          `${name} ${kind}: merges join bytes (${tokens.length} tokens for ${Buffer.byteLength(text)} bytes)`,
+        );
         const back = await engine.call('detokenize', { modelId: id(name), tokens, renderSpecial: false });
         assert.equal(back, text, `${name} ${kind}`);
       }
       // the chat markers are special tokens: one token each when parsed, plain text otherwise
-      const marked = await engine.call('tokenize', { modelId: id(name), text: '<|im_start|>user\nhi<|im_end|>', addSpecial: false, parseSpecial: true });
+      const marked = await engine.call('tokenize', {
+        modelId: id(name),
+        text: '<|im_start|>user\nhi<|im_end|>',
+        addSpecial: false,
+        parseSpecial: true,
+      });
       assert.deepEqual([marked[0], marked.at(-1)], [151644, 151645], `${name}: <|im_start|> and <|im_end|> are single tokens`);
       const plain = await engine.call('tokenize', { modelId: id(name), text: '<|im_start|>', addSpecial: false, parseSpecial: false });
       assert.ok(plain.length > 1, `${name}: unparsed, <|im_start|> is text`);
@@ -179,7 +198,10 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
   });
 
   for (const c of CONFIGS) {
-    for (const [mode, sampling] of [['greedy', GREEDY], ['seeded', SEEDED]] as const) {
+    for (const [mode, sampling] of [
+      ['greedy', GREEDY],
+      ['seeded', SEEDED],
+    ] as const) {
       test(`${configLabel(c)} ${mode}: every ${TOKENS}-token reply emits the control's tokens`, async () => {
         const want = await control(c.target, mode, sampling);
         const runs = await runAll(c, sampling);
@@ -195,8 +217,11 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
         assert.ok(proposed > 0, 'the proposer proposed');
         if (c.s < c.k) assert.ok(replays > 0, 'S < K replays somewhere');
         // the draft agrees often enough that the accepted and bonus paths run (K1 greedy: ~80 %)
-        if (c.strategy === 'draft-model' && mode === 'greedy') assert.ok(accepted / proposed > 0.2, `the draft agrees (${accepted}/${proposed})`);
-        summary.push(`  ${configLabel(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}  acceptance ${(accepted / proposed).toFixed(3)}  replays ${replays}`);
+        if (c.strategy === 'draft-model' && mode === 'greedy')
+          assert.ok(accepted / proposed > 0.2, `the draft agrees (${accepted}/${proposed})`);
+        summary.push(
+          `  ${configLabel(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}  acceptance ${(accepted / proposed).toFixed(3)}  replays ${replays}`,
+        );
       });
     }
   }
@@ -206,30 +231,46 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
     const [seeded] = await control(TARGET, 'seeded', SEEDED);
     for (const run of [greedy!, seeded!]) {
       assert.ok(new Set(run.tokens).size > TOKENS / 2, 'no short loop: most of the reply are distinct tokens');
-      const text: string = await engine.call('detokenize', { modelId: id(TARGET), tokens: Int32Array.from(run.tokens), renderSpecial: false });
+      const text: string = await engine.call('detokenize', {
+        modelId: id(TARGET),
+        tokens: Int32Array.from(run.tokens),
+        renderSpecial: false,
+      });
       // both decode the same bytes: a character split over tokens is joined, a byte sequence
       // that is not UTF-8 becomes U+FFFD the same way
-      assert.equal(run.text, text, 'the streamed text equals llama.cpp\'s detokenization');
+      assert.equal(run.text, text, "the streamed text equals llama.cpp's detokenization");
     }
   });
 
   test("power audit's row capture over 151,936 logits: a verify row past 256 positions made to round differently is found and explained", async () => {
     const prompt = prompts.get(TARGET)![0]!;
     const base = {
-      modelId: id(TARGET), draftModelId: id(DRAFT), strategy: 'draft-model', k: 3, s: 3, contextSize: CONTEXT, threads: 1,
-      prompt, maxTokens: 280, sampling: GREEDY,
+      modelId: id(TARGET),
+      draftModelId: id(DRAFT),
+      strategy: 'draft-model',
+      k: 3,
+      s: 3,
+      contextSize: CONTEXT,
+      threads: 1,
+      prompt,
+      maxTokens: 280,
+      sampling: GREEDY,
     } as const;
     // the hook raises the runner-up of the row sampled at that position above its top: a greedy choice always moves
     const at = 270 - prompt.length;
     const out = await runAudit(engine, {
       ...base,
-      onSpeculativeSession: (sessionId) => engine.call('perturbRow', { sessionId, position: prompt.length + at, hidden: false }).then(() => {}),
+      onSpeculativeSession: (sessionId) =>
+        engine.call('perturbRow', { sessionId, position: prompt.length + at, hidden: false }).then(() => {}),
     });
     assert.equal(out.identical, false, 'the perturbed row moved the greedy choice');
     const d = out.firstDivergence!;
     assert.equal(d.index, at, 'found at the perturbed position');
     assert.deepEqual([d.controlToken, d.specToken], [out.control.tokens[at], out.spec.tokens[at]]);
-    assert.ok(d.controlMargin > 0 && d.rowMaxAbsDiff >= d.controlMargin, `the row difference ${d.rowMaxAbsDiff} overcomes the margin ${d.controlMargin}`);
+    assert.ok(
+      d.controlMargin > 0 && d.rowMaxAbsDiff >= d.controlMargin,
+      `the row difference ${d.rowMaxAbsDiff} overcomes the margin ${d.controlMargin}`,
+    );
     assert.equal(d.rowsAccount, true, 'both rows, 151,936 logits each, account for the two tokens');
     assert.deepEqual(out.spec.tokens.slice(0, at), out.control.tokens.slice(0, at));
   });
@@ -238,22 +279,44 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
     const [targetInfo, draftInfo] = await Promise.all([readGgufInfo(models[TARGET]), readGgufInfo(models[DRAFT])]);
     const k = 7;
     // what `power generate` and the service check before they create the context
-    const estimate = cpuAllocationBytes({ target: targetInfo, draft: draftInfo, contextSize: CONTEXT, batchSize: 512, gpuLayers: -1, s: 0, flashAttn: false });
+    const estimate = cpuAllocationBytes({
+      target: targetInfo,
+      draft: draftInfo,
+      contextSize: CONTEXT,
+      batchSize: 512,
+      gpuLayers: -1,
+      s: 0,
+      flashAttn: false,
+    });
     const before = rssAnon(engine);
     const { sessionId } = await engine.call('createSession', {
-      modelId: id(TARGET), contextSize: CONTEXT, threads: 1, strategy: 'draft-model', k, s: k, draftModelId: id(DRAFT), flashAttn: 'off',
+      modelId: id(TARGET),
+      contextSize: CONTEXT,
+      threads: 1,
+      strategy: 'draft-model',
+      k,
+      s: k,
+      draftModelId: id(DRAFT),
+      flashAttn: 'off',
     });
     try {
-      const request = (seed: number) => runRequest(engine, { sessionId, prompt: prompts.get(TARGET)![0]!, maxTokens: 200, sampling: { ...SEEDED, seed } });
+      const request = (seed: number) =>
+        runRequest(engine, { sessionId, prompt: prompts.get(TARGET)![0]!, maxTokens: 200, sampling: { ...SEEDED, seed } });
       await request(1);
       const warm = rssAnon(engine);
-      assert.ok(warm - before <= estimate, `the session and its first request allocated ${(warm - before) / 2 ** 20} MiB, the estimate is ${estimate / 2 ** 20} MiB`);
+      assert.ok(
+        warm - before <= estimate,
+        `the session and its first request allocated ${(warm - before) / 2 ** 20} MiB, the estimate is ${estimate / 2 ** 20} MiB`,
+      );
       const later = [await request(2), await request(3)];
       const rounds = later.reduce((n, r) => n + r.rounds.length, 0);
       const grown = rssAnon(engine) - warm;
       // every verify pass holds up to K + 1 rows of 151,936 logits (4.9 MB); keeping one row per round would be rounds × V × 4 bytes
       assert.ok(rounds > 100, 'the requests ran many rounds');
-      assert.ok(grown < rounds * V * 4, `two more requests (${rounds} rounds) grew the engine by ${(grown / 2 ** 20).toFixed(1)} MiB: less than one logits row per round`);
+      assert.ok(
+        grown < rounds * V * 4,
+        `two more requests (${rounds} rounds) grew the engine by ${(grown / 2 ** 20).toFixed(1)} MiB: less than one logits row per round`,
+      );
     } finally {
       await engine.call('disposeSession', { sessionId });
     }

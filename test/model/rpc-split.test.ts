@@ -40,7 +40,12 @@ const CASES: Case[] = [
 ];
 
 /** Every request of one case on one placement: the control and the strategy, greedy and seeded, each prompt. */
-async function runCase(models: ModelSet, c: Case, split: SplitRequest | undefined, gpuLayers: number): Promise<{ target: OpenedTarget; runs: Map<string, number[]> }> {
+async function runCase(
+  models: ModelSet,
+  c: Case,
+  split: SplitRequest | undefined,
+  gpuLayers: number,
+): Promise<{ target: OpenedTarget; runs: Map<string, number[]> }> {
   const target = await openTarget({
     path: models[c.model],
     device: 'cpu',
@@ -55,7 +60,10 @@ async function runCase(models: ModelSet, c: Case, split: SplitRequest | undefine
   try {
     for (const strategy of ['none', c.strategy] as const) {
       const session = await createSession(target, { strategy, k: 3, s: 3, threads: 1 });
-      for (const [name, sampling] of [['greedy', GREEDY], ['seeded', SEEDED]] as const) {
+      for (const [name, sampling] of [
+        ['greedy', GREEDY],
+        ['seeded', SEEDED],
+      ] as const) {
         for (const [i, prompt] of PROMPTS.entries()) {
           const out = await runRequest(target.engine, { sessionId: session.sessionId, prompt, maxTokens: MAX_TOKENS, sampling });
           runs.set(`${strategy} ${name} prompt ${i}`, out.tokens);
@@ -82,14 +90,23 @@ describe('a model split over this CPU and two power rpc servers', () => {
     await Promise.all([a, b].map((s) => s?.stop()));
   });
 
-  test('power devices --rpc lists each server\'s devices with their memory, named in --rpc order', () => {
+  test("power devices --rpc lists each server's devices with their memory, named in --rpc order", () => {
     const run = power(['devices', '--json', '--rpc', `${a.endpoint},${b.endpoint}`]);
     assert.equal(run.code, 0, run.stderr);
-    const report = jsonOf<{ remote: { endpoint: string; devices: { name: string; backend: string; freeBytes: number; totalBytes: number }[]; error: string | null }[] }>(run);
-    assert.deepEqual(report.remote.map((r) => [r.endpoint, r.error, r.devices.map((d) => d.name)]), [
-      [a.endpoint, null, ['RPC0']],
-      [b.endpoint, null, ['RPC1']],
-    ]);
+    const report = jsonOf<{
+      remote: {
+        endpoint: string;
+        devices: { name: string; backend: string; freeBytes: number; totalBytes: number }[];
+        error: string | null;
+      }[];
+    }>(run);
+    assert.deepEqual(
+      report.remote.map((r) => [r.endpoint, r.error, r.devices.map((d) => d.name)]),
+      [
+        [a.endpoint, null, ['RPC0']],
+        [b.endpoint, null, ['RPC1']],
+      ],
+    );
     for (const d of report.remote.flatMap((r) => r.devices)) {
       assert.equal(d.backend, 'RPC');
       assert.ok(d.totalBytes > 0 && d.freeBytes > 0 && d.freeBytes <= d.totalBytes, JSON.stringify(d));
@@ -108,8 +125,14 @@ describe('a model split over this CPU and two power rpc servers', () => {
       const three = await runCase(models, c, { rpc: [a.endpoint, b.endpoint], tensorSplit: [1, 1] }, 4);
       const shares = three.target.memory?.shares?.map((s) => [s.device?.name ?? 'host', s.blocks.length, s.output] as const);
       assert.ok(shares, 'the split has a per-device estimate');
-      assert.deepEqual(shares.map(([name]) => name), ['host', 'RPC0', 'RPC1']);
-      assert.ok(shares.every(([, blocks]) => blocks > 0), `every device holds blocks of the model: ${JSON.stringify(shares)}`);
+      assert.deepEqual(
+        shares.map(([name]) => name),
+        ['host', 'RPC0', 'RPC1'],
+      );
+      assert.ok(
+        shares.every(([, blocks]) => blocks > 0),
+        `every device holds blocks of the model: ${JSON.stringify(shares)}`,
+      );
       for (const [key, tokens] of one.runs) {
         assert.equal(tokens.length, MAX_TOKENS, key);
         assert.deepEqual(three.runs.get(key), tokens, `${c.model} ${key}`);
@@ -117,9 +140,27 @@ describe('a model split over this CPU and two power rpc servers', () => {
     });
   }
 
-  test('power generate --rpc: the split\'s JSON equals the one-device run and says where it ran', () => {
-    const common = ['generate', '--json', '--threads', '1', '--model', models['target.gguf'], '--draft', models['draft-close.gguf'],
-      '--strategy', 'draft-model', '--k', '4', '--prompt-tokens', '1,300,301,302', '--max-tokens', '40', '--device', 'cpu'];
+  test("power generate --rpc: the split's JSON equals the one-device run and says where it ran", () => {
+    const common = [
+      'generate',
+      '--json',
+      '--threads',
+      '1',
+      '--model',
+      models['target.gguf'],
+      '--draft',
+      models['draft-close.gguf'],
+      '--strategy',
+      'draft-model',
+      '--k',
+      '4',
+      '--prompt-tokens',
+      '1,300,301,302',
+      '--max-tokens',
+      '40',
+      '--device',
+      'cpu',
+    ];
     const one = GenerationResult.passthrough().parse(jsonOf(power(common)));
     const run = power([...common, '--rpc', `${a.endpoint},${b.endpoint}`, '--tensor-split', '1,1', '--gpu-layers', '4', '--verbose']);
     assert.equal(run.code, 0, run.stderr);
@@ -140,10 +181,28 @@ describe('a model split over this CPU and two power rpc servers', () => {
 
   test('a split whose share does not fit is refused before loading, naming the device and its share', () => {
     // the whole model on RPC1 with a 16M-token context (Flash Attention off: a batch's scores over it)
-    const run = power(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--device', 'cpu', '--ctx', '16777216',
-      '--rpc', `${a.endpoint},${b.endpoint}`, '--tensor-split', '0,1']);
+    const run = power([
+      'generate',
+      '--model',
+      models['target.gguf'],
+      '--prompt',
+      'hi',
+      '--device',
+      'cpu',
+      '--ctx',
+      '16777216',
+      '--rpc',
+      `${a.endpoint},${b.endpoint}`,
+      '--tensor-split',
+      '0,1',
+    ]);
     assert.equal(run.code, 2, run.stderr);
-    assert.match(run.stderr, new RegExp(`^error: not enough memory on RPC1 \\(${b.endpoint}\\): its share \\(blocks 0–3 and the output head\\) needs about [\\d.]+ GiB`));
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^error: not enough memory on RPC1 \\(${b.endpoint}\\): its share \\(blocks 0–3 and the output head\\) needs about [\\d.]+ GiB`,
+      ),
+    );
     assert.doesNotMatch(run.stderr, /RPC0/);
   });
 
@@ -167,7 +226,14 @@ describe('a model split over this CPU and two power rpc servers', () => {
     const f = await startService();
     try {
       const target = f.models['target.gguf']!;
-      const state = await f.service.engine.load({ modelId: target.id, device: 'cpu', threads: 1, contextSize: 512, rpc: [a.endpoint], gpuLayers: 3 });
+      const state = await f.service.engine.load({
+        modelId: target.id,
+        device: 'cpu',
+        threads: 1,
+        contextSize: 512,
+        rpc: [a.endpoint],
+        gpuLayers: 3,
+      });
       assert.equal(state.status, 'ready');
       assert.match(state.backend?.device ?? '', new RegExp(`^cpu \\(.+\\) \\+ RPC0 \\(${a.endpoint}\\)$`));
       assert.equal(state.backend?.gpuLayers, 3);
@@ -183,8 +249,26 @@ describe('a model split over this CPU and two power rpc servers', () => {
 
   // last: it kills server b
   test('a server killed mid-reply ends the reply with an error naming it, the streamed text kept; the next load works without it', async () => {
-    const args = ['generate', '--raw', '--threads', '1', '--model', models['target.gguf'], '--prompt-tokens', '1,300,301,302', '--max-tokens', '1900',
-      '--ctx', '2048', '--device', 'cpu', '--rpc', `${a.endpoint},${b.endpoint}`, '--tensor-split', '1,1'];
+    const args = [
+      'generate',
+      '--raw',
+      '--threads',
+      '1',
+      '--model',
+      models['target.gguf'],
+      '--prompt-tokens',
+      '1,300,301,302',
+      '--max-tokens',
+      '1900',
+      '--ctx',
+      '2048',
+      '--device',
+      'cpu',
+      '--rpc',
+      `${a.endpoint},${b.endpoint}`,
+      '--tensor-split',
+      '1,1',
+    ];
     const child = powerChild(args);
     let stdout = '';
     let stderr = '';
@@ -199,10 +283,29 @@ describe('a model split over this CPU and two power rpc servers', () => {
     await killed;
     assert.equal(code, 1, stderr);
     assert.ok(stdout.trim().length > 0, 'the text streamed before the failure stays on stdout');
-    assert.match(stderr, new RegExp(`^error: a remote machine went away during the request: RPC1 at ${b.endpoint} \\(nothing listens there\\) no longer answers; .*Load again without it \\(--rpc ${a.endpoint}\\)`, 'm'));
+    assert.match(
+      stderr,
+      new RegExp(
+        `^error: a remote machine went away during the request: RPC1 at ${b.endpoint} \\(nothing listens there\\) no longer answers; .*Load again without it \\(--rpc ${a.endpoint}\\)`,
+        'm',
+      ),
+    );
 
     // the next load, without the dead server, works: the same tokens as on one device
-    const common = ['generate', '--json', '--threads', '1', '--model', models['target.gguf'], '--prompt-tokens', '1,300,301,302', '--max-tokens', '32', '--device', 'cpu'];
+    const common = [
+      'generate',
+      '--json',
+      '--threads',
+      '1',
+      '--model',
+      models['target.gguf'],
+      '--prompt-tokens',
+      '1,300,301,302',
+      '--max-tokens',
+      '32',
+      '--device',
+      'cpu',
+    ];
     const one = GenerationResult.passthrough().parse(jsonOf(power(common)));
     const again = power([...common, '--rpc', a.endpoint, '--gpu-layers', '3']);
     assert.equal(again.code, 0, again.stderr);
@@ -228,7 +331,10 @@ describe('power rpc', () => {
     try {
       assert.match(open.endpoint, /^0\.0\.0\.0:\d+$/);
       await eventually(() => open.output().stderr.includes('\n'), 'the warning on stderr');
-      assert.match(open.output().stderr, /warning: llama\.cpp's RPC protocol has no authentication and no encryption: anyone who can reach 0\.0\.0\.0:\d+ can use/);
+      assert.match(
+        open.output().stderr,
+        /warning: llama\.cpp's RPC protocol has no authentication and no encryption: anyone who can reach 0\.0\.0\.0:\d+ can use/,
+      );
       assert.match(open.output().stderr, /ssh -L/);
       assert.match(loopback.endpoint, /^127\.0\.0\.1:\d+$/);
       assert.doesNotMatch(loopback.output().stderr, /warning/);

@@ -14,7 +14,7 @@ const VOCAB = 882;
 /** k + 1 rows of logits from a seeded PRNG, with a few plausible tokens per row. */
 function rows(seed: number, n: number): Float32Array<ArrayBuffer> {
   let x = seed >>> 0;
-  const rand = () => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rand = () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   const out = new Float32Array(n * VOCAB).fill(-20);
   for (let r = 0; r < n; r++) for (let j = 0; j < 6; j++) out[r * VOCAB + 300 + Math.floor(rand() * 200)] = rand() * 3;
   return out;
@@ -33,7 +33,16 @@ describe('sampling order', () => {
   });
 
   const stochastic: SamplingOptions = {
-    temperature: 1, seed: 0, topK: 0, topP: 1, minP: 0, repeatPenalty: 1.05, repeatLastN: 64, presencePenalty: 0, frequencyPenalty: 0, path: 'cpu',
+    temperature: 1,
+    seed: 0,
+    topK: 0,
+    topP: 1,
+    minP: 0,
+    repeatPenalty: 1.05,
+    repeatLastN: 64,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    path: 'cpu',
   };
 
   test('speculative order and autoregressive order pick the same tokens with the same draws', async () => {
@@ -48,7 +57,11 @@ describe('sampling order', () => {
         return row.indexOf(Math.max(...row));
       });
       const out = await engine.call('samplingOrderCheck', {
-        modelId, rows: r, proposals, sampling: { ...stochastic, seed }, extraDraws: 0,
+        modelId,
+        rows: r,
+        proposals,
+        sampling: { ...stochastic, seed },
+        extraDraws: 0,
       });
       assert.deepEqual(out.spec, out.ar, `seed ${seed}`);
       assert.equal(out.probeSpec, out.probeAr, `seed ${seed}: the samplers drew a different number of times`);
@@ -64,7 +77,11 @@ describe('sampling order', () => {
     let noticed = 0;
     for (let seed = 1; seed <= 50; seed++) {
       const out = await engine.call('samplingOrderCheck', {
-        modelId, rows: rows(seed, 4), proposals: Int32Array.of(1, 2, 3), sampling: { ...stochastic, seed }, extraDraws: 1,
+        modelId,
+        rows: rows(seed, 4),
+        proposals: Int32Array.of(1, 2, 3),
+        sampling: { ...stochastic, seed },
+        extraDraws: 1,
       });
       if (out.probeSpec !== out.probeAr) noticed++;
     }

@@ -32,8 +32,16 @@ describe('sampling paths', () => {
 
   function request(modelIdOf: string, extra: Partial<AuditRequest>): AuditRequest {
     return {
-      modelId: modelIdOf, strategy: 'ngram', k: 3, s: 3, contextSize: 1024, threads: 1,
-      prompt: PROMPT, maxTokens: 300, sampling: GREEDY, ...extra,
+      modelId: modelIdOf,
+      strategy: 'ngram',
+      k: 3,
+      s: 3,
+      contextSize: 1024,
+      threads: 1,
+      prompt: PROMPT,
+      maxTokens: 300,
+      sampling: GREEDY,
+      ...extra,
     };
   }
 
@@ -73,13 +81,22 @@ describe('sampling paths', () => {
     console.log(summary.join('\n'));
   });
 
-  for (const [strategy, draft] of [['draft-model', 'draft-close.gguf'], ['mtp', null]] as const) {
+  for (const [strategy, draft] of [
+    ['draft-model', 'draft-close.gguf'],
+    ['mtp', null],
+  ] as const) {
     test(`${strategy} drafting greedily on the backend keeps the control's tokens`, async () => {
       const target = strategy === 'mtp' ? await modelId(models['hybrid-mtp.gguf'], true) : await modelId(models['target.gguf']);
       const draftId = draft ? await modelId(models[draft]) : null;
       const session = (k: number, proposerSampling: 'cpu' | 'backend') =>
         engine.call('createSession', {
-          modelId: target, contextSize: 1024, threads: 1, strategy: k === 0 ? 'none' : strategy, k, s: k, proposerSampling,
+          modelId: target,
+          contextSize: 1024,
+          threads: 1,
+          strategy: k === 0 ? 'none' : strategy,
+          k,
+          s: k,
+          proposerSampling,
           ...(draftId && k > 0 ? { draftModelId: draftId } : {}),
         });
       for (const sampling of [GREEDY, { ...SEEDED, seed: 5 }]) {
@@ -99,11 +116,21 @@ describe('sampling paths', () => {
     const id = await modelId(models['target.gguf']);
     const session = await engine.call('createSession', { modelId: id, contextSize: 256, threads: 1, strategy: 'ngram', k: 3, s: 3 });
     await assert.rejects(
-      runRequest(engine, { sessionId: session.sessionId, prompt: PROMPT, maxTokens: 8, sampling: { ...GREEDY, repeatPenalty: 1.1, path: 'backend' } }),
+      runRequest(engine, {
+        sessionId: session.sessionId,
+        prompt: PROMPT,
+        maxTokens: 8,
+        sampling: { ...GREEDY, repeatPenalty: 1.1, path: 'backend' },
+      }),
       (e: Error & { code?: string }) => e.code === 'bad-input' && /penalties/.test(e.message),
     );
     // the session is still usable: auto falls back to the CPU and says why
-    const ok = await runRequest(engine, { sessionId: session.sessionId, prompt: PROMPT, maxTokens: 8, sampling: { ...GREEDY, repeatPenalty: 1.1 } });
+    const ok = await runRequest(engine, {
+      sessionId: session.sessionId,
+      prompt: PROMPT,
+      maxTokens: 8,
+      sampling: { ...GREEDY, repeatPenalty: 1.1 },
+    });
     assert.equal(ok.sampling?.path, 'cpu');
     assert.match(ok.sampling?.reason ?? '', /CPU/);
     await engine.call('disposeSession', { sessionId: session.sessionId });

@@ -30,7 +30,13 @@ describe('K and S at the edge of a 16-token context', () => {
 
   async function tokens(modelId: string, strategy: 'none' | 'ngram' | 'draft-model' | 'mtp', k: number, s: number): Promise<number[]> {
     const { sessionId } = await engine.call('createSession', {
-      modelId, contextSize: CTX, threads: 1, strategy, k, s, ...(strategy === 'draft-model' ? { draftModelId: ids.draft } : {}),
+      modelId,
+      contextSize: CTX,
+      threads: 1,
+      strategy,
+      k,
+      s,
+      ...(strategy === 'draft-model' ? { draftModelId: ids.draft } : {}),
     });
     try {
       return (await runRequest(engine, { sessionId, prompt: PROMPT, maxTokens: 12, sampling: GREEDY })).tokens;
@@ -51,8 +57,14 @@ describe('K and S at the edge of a 16-token context', () => {
   test('the engine refuses a verify block wider than the batch, and S that llama.cpp would assert on', async () => {
     const create = (modelId: string, strategy: 'ngram' | 'mtp', k: number, s: number) =>
       engine.call('createSession', { modelId, contextSize: CTX, threads: 1, strategy, k, s });
-    await assert.rejects(create(ids.target, 'ngram', CTX, CTX), (e: unknown) => e instanceof EngineCallError && /K = 16 needs a verify batch of 17 rows but this context allows 16/.test(e.message));
-    await assert.rejects(create(ids.hybridMtp, 'mtp', CTX - 1, CTX - 1), /S = 15 needs batches of more than 16 rows but this context allows 16/);
+    await assert.rejects(
+      create(ids.target, 'ngram', CTX, CTX),
+      (e: unknown) => e instanceof EngineCallError && /K = 16 needs a verify batch of 17 rows but this context allows 16/.test(e.message),
+    );
+    await assert.rejects(
+      create(ids.hybridMtp, 'mtp', CTX - 1, CTX - 1),
+      /S = 15 needs batches of more than 16 rows but this context allows 16/,
+    );
     // the engine is still alive and serves the next request
     assert.ok((await tokens(ids.target, 'none', 0, 0)).length > 0);
     assert.equal(engine.crash, null);

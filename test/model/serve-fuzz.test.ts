@@ -49,7 +49,12 @@ function corpus(): Frame[] {
     // a real method with an input of any shape
     fc.record({ id, m: fc.constantFrom(...METHODS), input: fc.anything() }).map(({ id, m, input }) => ({ id, ...m, input })),
     // a real method with an object input whose keys are random
-    fc.record({ id, m: fc.constantFrom(...METHODS), input: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null))) })
+    fc
+      .record({
+        id,
+        m: fc.constantFrom(...METHODS),
+        input: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null))),
+      })
       .map(({ id, m, input }) => ({ id, ...m, input })),
     // unknown concerns and methods
     fc.record({ id, concern: fc.string(), method: fc.string(), input: fc.anything() }),
@@ -57,7 +62,12 @@ function corpus(): Frame[] {
     fc.record({ id, subscribe: fc.oneof(fc.constantFrom(...EVENTS), fc.string()) }),
     fc.record({ id, unsubscribe: fc.oneof(fc.constantFrom(...EVENTS), fc.string()) }),
     // ids of the wrong type, and no id
-    fc.record({ id: fc.oneof(fc.string(), fc.double(), fc.constant(null), fc.array(fc.integer())), concern: fc.constant('models'), method: fc.constant('list'), input: fc.constant({}) }),
+    fc.record({
+      id: fc.oneof(fc.string(), fc.double(), fc.constant(null), fc.array(fc.integer())),
+      concern: fc.constant('models'),
+      method: fc.constant('list'),
+      input: fc.constant({}),
+    }),
     fc.record({ concern: fc.constant('chats'), method: fc.constant('list') }),
   );
   const frame: fc.Arbitrary<Frame> = fc.oneof(
@@ -139,7 +149,9 @@ describe('/ws fuzzing against power serve', () => {
     // a call on a socket that has closed fails on the client's side, and the server goes on
     conn.ws.close();
     await conn.closed;
-    const late = await new Promise<Error | undefined>((resolve) => conn.ws.send('{"id":1,"concern":"models","method":"list","input":{}}', resolve));
+    const late = await new Promise<Error | undefined>((resolve) =>
+      conn.ws.send('{"id":1,"concern":"models","method":"list","input":{}}', resolve),
+    );
     assert.match(String(late), /WebSocket is not open/);
     // one frame over the size limit
     const big = connect(serve);
@@ -155,7 +167,9 @@ describe('/ws fuzzing against power serve', () => {
     check.ws.close();
     assert.equal((await http(serve.origin, '/v1/models', { headers: serve.auth })).status, 200);
     const rssAfter = rssOf(serve.child.pid!);
-    console.log(`fuzz: ${CASES} frames, ${answered} answered by id, ${closes} connections closed by the server; rss ${mb(rssBefore)} → ${mb(rssAfter)} MB`);
+    console.log(
+      `fuzz: ${CASES} frames, ${answered} answered by id, ${closes} connections closed by the server; rss ${mb(rssBefore)} → ${mb(rssAfter)} MB`,
+    );
     assert.ok(answered > CASES / 4, 'most envelopes were answered');
     assert.ok(rssAfter < rssBefore + 200 * 2 ** 20, `memory stays bounded (${mb(rssBefore)} → ${mb(rssAfter)} MB)`);
   });

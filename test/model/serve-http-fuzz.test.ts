@@ -70,15 +70,49 @@ interface Case {
 }
 
 const PATHS = [
-  '/', '/index.html', '/assets/app.js', '/assets/missing.js', '/client/route', '/v1/models', '/v1/chat/completions',
-  '/v1/completions', '/v1', '/v1/', '/v1/embeddings', '/ws', '/ws/', '/favicon.ico',
+  '/',
+  '/index.html',
+  '/assets/app.js',
+  '/assets/missing.js',
+  '/client/route',
+  '/v1/models',
+  '/v1/chat/completions',
+  '/v1/completions',
+  '/v1',
+  '/v1/',
+  '/v1/embeddings',
+  '/ws',
+  '/ws/',
+  '/favicon.ico',
 ];
 const TRAVERSALS = [
-  '/../secret.txt', '/assets/../../secret.txt', '/%2e%2e/secret.txt', '/%2e%2e%2fsecret.txt', '/..%2fsecret.txt',
-  '/assets/..%2f..%2fsecret.txt', '/assets%2f..%2f..%2fsecret.txt', '/..%5csecret.txt', '/..\\secret.txt', '/%252e%252e/secret.txt',
-  '/.%2e/secret.txt', '//secret.txt', '/assets/out.txt', '/up/secret.txt', '/up', '/%00', '/index.html%00.js', '/%', '/%E0%A4%A',
-  '/%C0%AE%C0%AE/secret.txt', '/%u002e%u002e/secret.txt', '/assets/./../../secret.txt', `/${'../'.repeat(40)}secret.txt`,
-  `/${'a/'.repeat(3000)}`, `/${'x'.repeat(9000)}`, '/assets/app.js/', '/index.html/..',
+  '/../secret.txt',
+  '/assets/../../secret.txt',
+  '/%2e%2e/secret.txt',
+  '/%2e%2e%2fsecret.txt',
+  '/..%2fsecret.txt',
+  '/assets/..%2f..%2fsecret.txt',
+  '/assets%2f..%2f..%2fsecret.txt',
+  '/..%5csecret.txt',
+  '/..\\secret.txt',
+  '/%252e%252e/secret.txt',
+  '/.%2e/secret.txt',
+  '//secret.txt',
+  '/assets/out.txt',
+  '/up/secret.txt',
+  '/up',
+  '/%00',
+  '/index.html%00.js',
+  '/%',
+  '/%E0%A4%A',
+  '/%C0%AE%C0%AE/secret.txt',
+  '/%u002e%u002e/secret.txt',
+  '/assets/./../../secret.txt',
+  `/${'../'.repeat(40)}secret.txt`,
+  `/${'a/'.repeat(3000)}`,
+  `/${'x'.repeat(9000)}`,
+  '/assets/app.js/',
+  '/index.html/..',
 ];
 const TARGETS = ['http://evil.example/v1/models', 'http://127.0.0.1/v1/models', '*', 'evil', '', '/v1/models#frag', '/?token=%'];
 
@@ -97,28 +131,107 @@ function arbTarget(token: string): fc.Arbitrary<string> {
 function arbHeaders(token: string): fc.Arbitrary<[string, string][]> {
   const port = new URL(serve.origin).port;
   const opt = (values: fc.Arbitrary<string>, name: string, weightAbsent = 1): fc.Arbitrary<[string, string][]> =>
-    fc.oneof({ weight: weightAbsent, arbitrary: fc.constant<[string, string][]>([]) }, { weight: 3, arbitrary: values.map((v) => [[name, v] as [string, string]]) });
+    fc.oneof(
+      { weight: weightAbsent, arbitrary: fc.constant<[string, string][]>([]) },
+      { weight: 3, arbitrary: values.map((v) => [[name, v] as [string, string]]) },
+    );
   const junk = fc.string({ maxLength: 30 });
   return fc
     .tuple(
       // Host: first, the server's own names most of the time
       fc.oneof(
-        { weight: 8, arbitrary: fc.constantFrom(host, `localhost:${port}`, `[::1]:${port}`, '127.0.0.1').map((h): [string, string][] => [['Host', h]]) },
-        { weight: 2, arbitrary: fc.constantFrom('evil.example', 'evil.example:80', '', '[::1', 'localhost.evil.example', '127.0.0.1.nip.io').map((h): [string, string][] => [['Host', h]]) },
+        {
+          weight: 8,
+          arbitrary: fc.constantFrom(host, `localhost:${port}`, `[::1]:${port}`, '127.0.0.1').map((h): [string, string][] => [['Host', h]]),
+        },
+        {
+          weight: 2,
+          arbitrary: fc
+            .constantFrom('evil.example', 'evil.example:80', '', '[::1', 'localhost.evil.example', '127.0.0.1.nip.io')
+            .map((h): [string, string][] => [['Host', h]]),
+        },
         { weight: 1, arbitrary: junk.map((h): [string, string][] => [['Host', h]]) },
-        { weight: 1, arbitrary: fc.constant<[string, string][]>([['Host', host], ['Host', 'evil.example']]) },
+        {
+          weight: 1,
+          arbitrary: fc.constant<[string, string][]>([
+            ['Host', host],
+            ['Host', 'evil.example'],
+          ]),
+        },
         { weight: 1, arbitrary: fc.constant<[string, string][]>([]) },
       ),
-      opt(fc.oneof({ weight: 8, arbitrary: fc.constant(`Bearer ${token}`) }, { weight: 1, arbitrary: fc.constantFrom('Bearer wrong', 'Bearer', 'Basic dXNlcjpwdw==', `bearer  ${token}  `, `Bearer ${token}x`) }, { weight: 1, arbitrary: junk }), 'Authorization'),
-      opt(fc.oneof(
-        fc.constantFrom(`power_token=${token}`, 'power_token=%E0%A4%A', 'power_token=%', `a=b; power_token=${token}`, 'power_token=', '=;;=', `power_token=${'x'.repeat(10_000)}`, `power_token=wrong; power_token=${token}`),
-        junk,
-      ), 'Cookie', 3),
-      opt(fc.oneof(fc.constantFrom(serve.origin, `http://localhost:${port}`, 'https://evil.example', 'null', `http://${host}.evil.example`, 'file://'), junk), 'Origin', 4),
-      opt(fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/vnd.api+json', 'text/plain', 'multipart/form-data; boundary=x', ''), 'Content-Type', 1),
+      opt(
+        fc.oneof(
+          { weight: 8, arbitrary: fc.constant(`Bearer ${token}`) },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom('Bearer wrong', 'Bearer', 'Basic dXNlcjpwdw==', `bearer  ${token}  `, `Bearer ${token}x`),
+          },
+          { weight: 1, arbitrary: junk },
+        ),
+        'Authorization',
+      ),
+      opt(
+        fc.oneof(
+          fc.constantFrom(
+            `power_token=${token}`,
+            'power_token=%E0%A4%A',
+            'power_token=%',
+            `a=b; power_token=${token}`,
+            'power_token=',
+            '=;;=',
+            `power_token=${'x'.repeat(10_000)}`,
+            `power_token=wrong; power_token=${token}`,
+          ),
+          junk,
+        ),
+        'Cookie',
+        3,
+      ),
+      opt(
+        fc.oneof(
+          fc.constantFrom(
+            serve.origin,
+            `http://localhost:${port}`,
+            'https://evil.example',
+            'null',
+            `http://${host}.evil.example`,
+            'file://',
+          ),
+          junk,
+        ),
+        'Origin',
+        4,
+      ),
+      opt(
+        fc.constantFrom(
+          'application/json',
+          'application/json; charset=utf-8',
+          'application/vnd.api+json',
+          'text/plain',
+          'multipart/form-data; boundary=x',
+          '',
+        ),
+        'Content-Type',
+        1,
+      ),
       fc.array(
         fc.oneof(
-          { weight: 12, arbitrary: fc.constantFrom<[string, string]>(['Connection', 'close'], ['Connection', 'keep-alive'], ['Expect', '100-continue'], ['Accept-Encoding', 'gzip'], ['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ['Sec-WebSocket-Version', '13'], ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='], ['X-Forwarded-For', '1.2.3.4'], ['Range', 'bytes=0-3']) },
+          {
+            weight: 12,
+            arbitrary: fc.constantFrom<[string, string]>(
+              ['Connection', 'close'],
+              ['Connection', 'keep-alive'],
+              ['Expect', '100-continue'],
+              ['Accept-Encoding', 'gzip'],
+              ['Upgrade', 'websocket'],
+              ['Connection', 'Upgrade'],
+              ['Sec-WebSocket-Version', '13'],
+              ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='],
+              ['X-Forwarded-For', '1.2.3.4'],
+              ['Range', 'bytes=0-3'],
+            ),
+          },
           { weight: 4, arbitrary: fc.tuple(fc.stringMatching(/^[A-Za-z-]{1,20}$/), junk) },
           { weight: 2, arbitrary: fc.tuple(junk, junk) },
           { weight: 1, arbitrary: fc.tuple(fc.constant('X-Big'), fc.constant('y'.repeat(20_000))) },
@@ -140,7 +253,8 @@ const BODIES = fc.oneof(
   fc.constant('x'.repeat(100_000)),
 );
 
-type Framing = 'none' | 'exact' | 'more' | 'less' | 'nonnumeric' | 'negative' | 'two-lengths' | 'chunked' | 'chunked-garbage' | 'chunked-and-length';
+type Framing =
+  'none' | 'exact' | 'more' | 'less' | 'nonnumeric' | 'negative' | 'two-lengths' | 'chunked' | 'chunked-garbage' | 'chunked-and-length';
 type Delivery = 'whole' | 'slow' | 'truncated-end' | 'truncated-reset' | 'reset';
 
 function framed(head: string, body: string, framing: Framing, garbage: string): string {
@@ -172,14 +286,23 @@ function framed(head: string, body: string, framing: Framing, garbage: string): 
 function corpus(token: string): Case[] {
   const method = fc.oneof(
     { weight: 8, arbitrary: fc.constantFrom('GET', 'HEAD', 'POST') },
-    { weight: 2, arbitrary: fc.constantFrom('PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE', 'CONNECT', 'get', 'BREW', 'M-SEARCH', 'PRI', '') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom('PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE', 'CONNECT', 'get', 'BREW', 'M-SEARCH', 'PRI', ''),
+    },
     { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
   );
-  const version = fc.oneof({ weight: 10, arbitrary: fc.constant('HTTP/1.1') }, { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/9', 'http/1.1', '') });
+  const version = fc.oneof(
+    { weight: 10, arbitrary: fc.constant('HTTP/1.1') },
+    { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/9', 'http/1.1', '') },
+  );
   const framing = fc.oneof(
     { weight: 8, arbitrary: fc.constant<Framing>('exact') },
     { weight: 3, arbitrary: fc.constantFrom<Framing>('none', 'chunked') },
-    { weight: 2, arbitrary: fc.constantFrom<Framing>('more', 'less', 'nonnumeric', 'negative', 'two-lengths', 'chunked-garbage', 'chunked-and-length') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom<Framing>('more', 'less', 'nonnumeric', 'negative', 'two-lengths', 'chunked-garbage', 'chunked-and-length'),
+    },
   );
   const delivery = fc.oneof(
     { weight: 8, arbitrary: fc.constant<Delivery>('whole') },
@@ -204,33 +327,49 @@ function corpus(token: string): Case[] {
     fc.constant('\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03'),
   );
   const arb = fc.oneof(
-    { weight: 20, arbitrary: request.map((r): Case => {
-      const head = `${r.method} ${r.target} ${r.version}\r\n${r.headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}`;
-      const bytes = framed(head, r.body, r.framing, r.garbage);
-      // a request that announces more than it sends is only ever cut off: waiting would be a stall
-      let delivery = r.delivery;
-      if (r.framing === 'more' && delivery === 'whole') delivery = 'truncated-end';
-      const label = `${r.method} ${r.target.slice(0, 80)} [${r.framing}, ${delivery}] ${JSON.stringify(r.headers.map(([k, v]) => `${k}: ${v.slice(0, 40)}`))}`;
-      const isHead = r.method === 'HEAD';
-      switch (delivery) {
-        case 'whole':
-          return { request: { pieces: [Buffer.from(bytes, 'latin1')], head: isHead }, label };
-        case 'slow': {
-          const all = Buffer.from(bytes, 'latin1');
-          const size = Math.ceil(all.length / r.pieces);
-          const pieces = Array.from({ length: r.pieces }, (_, i) => all.subarray(i * size, (i + 1) * size)).filter((p) => p.length > 0);
-          return { request: { pieces, delayMs: 15, head: isHead }, label };
+    {
+      weight: 20,
+      arbitrary: request.map((r): Case => {
+        const head = `${r.method} ${r.target} ${r.version}\r\n${r.headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}`;
+        const bytes = framed(head, r.body, r.framing, r.garbage);
+        // a request that announces more than it sends is only ever cut off: waiting would be a stall
+        let delivery = r.delivery;
+        if (r.framing === 'more' && delivery === 'whole') delivery = 'truncated-end';
+        const label = `${r.method} ${r.target.slice(0, 80)} [${r.framing}, ${delivery}] ${JSON.stringify(r.headers.map(([k, v]) => `${k}: ${v.slice(0, 40)}`))}`;
+        const isHead = r.method === 'HEAD';
+        switch (delivery) {
+          case 'whole':
+            return { request: { pieces: [Buffer.from(bytes, 'latin1')], head: isHead }, label };
+          case 'slow': {
+            const all = Buffer.from(bytes, 'latin1');
+            const size = Math.ceil(all.length / r.pieces);
+            const pieces = Array.from({ length: r.pieces }, (_, i) => all.subarray(i * size, (i + 1) * size)).filter((p) => p.length > 0);
+            return { request: { pieces, delayMs: 15, head: isHead }, label };
+          }
+          case 'truncated-end':
+          case 'truncated-reset': {
+            const all = Buffer.from(bytes, 'latin1');
+            return {
+              request: {
+                pieces: [all.subarray(0, Math.floor(all.length * r.cut))],
+                after: delivery === 'truncated-end' ? 'end' : 'reset',
+                head: isHead,
+              },
+              label,
+            };
+          }
+          case 'reset':
+            return { request: { pieces: [Buffer.from(bytes, 'latin1')], after: 'reset', head: isHead }, label };
         }
-        case 'truncated-end':
-        case 'truncated-reset': {
-          const all = Buffer.from(bytes, 'latin1');
-          return { request: { pieces: [all.subarray(0, Math.floor(all.length * r.cut))], after: delivery === 'truncated-end' ? 'end' : 'reset', head: isHead }, label };
-        }
-        case 'reset':
-          return { request: { pieces: [Buffer.from(bytes, 'latin1')], after: 'reset', head: isHead }, label };
-      }
-    }) },
-    { weight: 1, arbitrary: garbageOnly.map((g): Case => ({ request: { pieces: [Buffer.from(g, 'latin1')], after: 'end' }, label: `garbage ${JSON.stringify(g.slice(0, 60))}` })) },
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: garbageOnly.map((g): Case => ({
+        request: { pieces: [Buffer.from(g, 'latin1')], after: 'end' },
+        label: `garbage ${JSON.stringify(g.slice(0, 60))}`,
+      })),
+    },
   );
   return fc.sample(arb, { seed: SEED, numRuns: HTTP_CASES });
 }
@@ -241,9 +380,18 @@ function corpus(token: string): Case[] {
 const small = (s: string) => s.slice(0, 60);
 function openAiCorpus(): { path: string; text: string; valid: boolean }[] {
   const overrides = {
-    model: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...MODELS) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) }),
-    draft: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...MODELS) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) }),
-    profile: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('balanced', 'peak', 'autoregressive') }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) }),
+    model: fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom(...MODELS) },
+      { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) },
+    ),
+    draft: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...MODELS) },
+      { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) },
+    ),
+    profile: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom('balanced', 'peak', 'autoregressive') },
+      { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) },
+    ),
     strategy: fc.constantFrom(...STRATEGIES),
     // valid requests stay short: they finish in a few rounds
     max_tokens: fc.option(fc.integer({ min: 1, max: 6 })),
@@ -253,14 +401,51 @@ function openAiCorpus(): { path: string; text: string; valid: boolean }[] {
   };
   const chat = arbitraryFromZod(ChatCompletionRequest, { overrides });
   const text = arbitraryFromZod(CompletionRequest, { overrides });
-  const valid = fc.oneof(chat.map((b) => ({ path: '/v1/chat/completions', body: b })), text.map((b) => ({ path: '/v1/completions', body: b })));
+  const valid = fc.oneof(
+    chat.map((b) => ({ path: '/v1/chat/completions', body: b })),
+    text.map((b) => ({ path: '/v1/completions', body: b })),
+  );
   // a mutation: a field set to any value, dropped or added, the whole body replaced, the text cut
   const mutation = fc.oneof(
-    fc.record({ kind: fc.constant('set' as const), key: fc.oneof(fc.constantFrom('model', 'messages', 'prompt', 'max_tokens', 'temperature', 'top_p', 'seed', 'stop', 'stream', 'stream_options', 'n', 'k', 's', 'strategy', 'draft', 'profile', 'logprobs', 'tools', 'echo'), fc.string({ maxLength: 8 })), value: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(-1, 0, 1.5, 2 ** 53, -(2 ** 31), 1e308, '', 'x'.repeat(5000), [], {}, null, true, '\ud800')) }),
+    fc.record({
+      kind: fc.constant('set' as const),
+      key: fc.oneof(
+        fc.constantFrom(
+          'model',
+          'messages',
+          'prompt',
+          'max_tokens',
+          'temperature',
+          'top_p',
+          'seed',
+          'stop',
+          'stream',
+          'stream_options',
+          'n',
+          'k',
+          's',
+          'strategy',
+          'draft',
+          'profile',
+          'logprobs',
+          'tools',
+          'echo',
+        ),
+        fc.string({ maxLength: 8 }),
+      ),
+      value: fc.oneof(
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.constantFrom(-1, 0, 1.5, 2 ** 53, -(2 ** 31), 1e308, '', 'x'.repeat(5000), [], {}, null, true, '\ud800'),
+      ),
+    }),
     fc.record({ kind: fc.constant('drop' as const), key: fc.constantFrom('model', 'messages', 'prompt') }),
     fc.record({ kind: fc.constant('replace' as const), value: fc.jsonValue({ maxDepth: 3 }) }),
     fc.record({ kind: fc.constant('cut' as const), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
-    fc.record({ kind: fc.constant('duplicate' as const), key: fc.constantFrom('model', 'max_tokens', 'stream'), value: fc.jsonValue({ maxDepth: 1 }) }),
+    fc.record({
+      kind: fc.constant('duplicate' as const),
+      key: fc.constantFrom('model', 'max_tokens', 'stream'),
+      value: fc.jsonValue({ maxDepth: 1 }),
+    }),
     fc.record({ kind: fc.constant('surrogate' as const) }),
   );
   // Power's own fields, each optional, together make most requests unservable (a strategy the
@@ -304,9 +489,14 @@ describe('HTTP fuzzing against power serve', () => {
   test(`${HTTP_CASES} seeded raw requests (seed ${SEED}): each gets a status or a closed connection, none a 5xx or a file from outside`, async () => {
     const rssBefore = rssOf(serve.child.pid!);
     // two stalled requests run alongside: a refused one, and an authorised one whose body stops
-    const stalledRefused = rawExchange(serve.origin, { pieces: [`POST /v1/completions HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100\r\n\r\n{"model"`], timeoutMs: 20_000 });
+    const stalledRefused = rawExchange(serve.origin, {
+      pieces: [`POST /v1/completions HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 100\r\n\r\n{"model"`],
+      timeoutMs: 20_000,
+    });
     const stalledBody = rawExchange(serve.origin, {
-      pieces: [`POST /v1/completions HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${serve.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model"`],
+      pieces: [
+        `POST /v1/completions HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${serve.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model"`,
+      ],
       timeoutMs: 75_000,
     });
     const statuses = new Map<string, number>();
@@ -325,13 +515,22 @@ describe('HTTP fuzzing against power serve', () => {
     assert.equal(refused.status, 401, 'a refused request is answered without waiting for its body');
     assert.equal(refused.end, 'answered');
     const stalled = await stalledBody;
-    assert.equal(stalled.status, 408, `an authorised request whose body stops is answered 408 (${stalled.end}, ${stalled.raw.slice(0, 200)})`);
+    assert.equal(
+      stalled.status,
+      408,
+      `an authorised request whose body stops is answered 408 (${stalled.end}, ${stalled.raw.slice(0, 200)})`,
+    );
 
     await assertServing('at the end');
     await assertWs();
     const rssAfter = rssOf(serve.child.pid!);
-    const counts = [...statuses.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`).join(', ');
-    console.log(`http fuzz: ${HTTP_CASES} requests (seed ${SEED}) → ${counts}; slowest ${slowest.ms} ms (${slowest.label.slice(0, 100)}); rss ${mb(rssBefore)} → ${mb(rssAfter)} MB`);
+    const counts = [...statuses.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ');
+    console.log(
+      `http fuzz: ${HTTP_CASES} requests (seed ${SEED}) → ${counts}; slowest ${slowest.ms} ms (${slowest.label.slice(0, 100)}); rss ${mb(rssBefore)} → ${mb(rssAfter)} MB`,
+    );
     assert.ok(rssAfter < rssBefore + 200 * 2 ** 20, `memory stays bounded (${mb(rssBefore)} → ${mb(rssAfter)} MB)`);
     assert.doesNotMatch(serve.stderr(), /Uncaught|TypeError|RangeError|ReferenceError/, 'no unexpected error in the log');
   });
@@ -342,7 +541,11 @@ describe('HTTP fuzzing against power serve', () => {
     let valid = 0;
     for (const [i, c] of openAiCorpus().entries()) {
       if (c.valid) valid++;
-      const r = await http(serve.origin, c.path, { method: 'POST', headers: { ...serve.auth, 'Content-Type': 'application/json' }, body: c.text });
+      const r = await http(serve.origin, c.path, {
+        method: 'POST',
+        headers: { ...serve.auth, 'Content-Type': 'application/json' },
+        body: c.text,
+      });
       const label = `case ${i} ${c.path} ${small(c.text)}…`;
       statuses.set(String(r.status), (statuses.get(String(r.status)) ?? 0) + 1);
       assert.ok(r.status === 200 || (r.status >= 400 && r.status < 500), `${label}: ${r.status} ${r.body.slice(0, 300)}`);
@@ -360,7 +563,10 @@ describe('HTTP fuzzing against power serve', () => {
         // a stream whose request is refused after its first chunk ends with the error as its last event
         const e = (JSON.parse(last) as { error?: { message?: unknown; type?: unknown; code?: unknown } }).error;
         assert.equal(typeof e?.message, 'string', `${label}: the stream ends with [DONE] or an error: ${last.slice(0, 300)}`);
-        assert.ok(!['internal', 'engine-crashed', 'cancelled'].includes(String(e?.code)), `${label}: a server-side error in the stream: ${last.slice(0, 300)}`);
+        assert.ok(
+          !['internal', 'engine-crashed', 'cancelled'].includes(String(e?.code)),
+          `${label}: a server-side error in the stream: ${last.slice(0, 300)}`,
+        );
       } else {
         const body = JSON.parse(r.body) as { choices?: unknown[] };
         assert.equal(body.choices?.length, 1, `${label}: one choice`);
@@ -368,7 +574,10 @@ describe('HTTP fuzzing against power serve', () => {
     }
     await assertServing('after the OpenAI bodies');
     await assertWs();
-    const counts = [...statuses.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`).join(', ');
+    const counts = [...statuses.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ');
     console.log(`openai fuzz: ${OPENAI_CASES} bodies (${valid} schema-valid, ${validAnswered} of them answered 200) → ${counts}`);
     assert.ok(validAnswered > 0, 'some schema-valid requests were answered');
   });
@@ -380,7 +589,10 @@ test('clients that leave in the middle of a static file leave no open file behin
   assert.equal((await http(serve.origin, '/assets/big.js', { headers: serve.auth })).status, 200);
   const before = fds();
   for (let i = 0; i < 20; i++) {
-    const r = await rawExchange(serve.origin, { pieces: [`GET /assets/big.js HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${serve.token}\r\n\r\n`], leaveAfterHead: true });
+    const r = await rawExchange(serve.origin, {
+      pieces: [`GET /assets/big.js HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${serve.token}\r\n\r\n`],
+      leaveAfterHead: true,
+    });
     // the head and a first part of the body came; the client is gone before the rest
     assert.equal(r.status, 200);
   }

@@ -51,7 +51,11 @@ after(async () => {
 });
 
 const post = (path: string, body: object, headers: Record<string, string> = {}) =>
-  http(serve.origin, path, { method: 'POST', headers: { ...serve.auth, 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  http(serve.origin, path, {
+    method: 'POST',
+    headers: { ...serve.auth, 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 async function completion(path: string, body: object): Promise<Completion> {
   const r = await post(path, body);
@@ -72,13 +76,24 @@ describe('power serve', () => {
     assert.equal((await http(serve.origin, '/v1/models')).status, 401);
     assert.equal((await http(serve.origin, '/', {})).status, 401);
     assert.equal((await http(serve.origin, '/v1/models', { headers: { ...serve.auth, Origin: 'https://evil.example' } })).status, 403);
-    assert.equal(await statusForDeclaredBody(serve.origin, '/v1/completions', { ...serve.auth, 'Content-Type': 'application/json' }, 9 * 1024 * 1024), 413);
-    const bad = await http(serve.origin, '/v1/completions', { method: 'POST', headers: { ...serve.auth, 'Content-Type': 'application/json' }, body: '{"model":' });
+    assert.equal(
+      await statusForDeclaredBody(serve.origin, '/v1/completions', { ...serve.auth, 'Content-Type': 'application/json' }, 9 * 1024 * 1024),
+      413,
+    );
+    const bad = await http(serve.origin, '/v1/completions', {
+      method: 'POST',
+      headers: { ...serve.auth, 'Content-Type': 'application/json' },
+      body: '{"model":',
+    });
     assert.equal(bad.status, 400);
   });
 
   test('chat completion: OpenAI shape, the tokens `power generate` emits for the same prompt, power evidence', async () => {
-    const r = await completion('/v1/chat/completions', { model: 'target', messages: [{ role: 'user', content: 'hello world' }], max_tokens: 12 });
+    const r = await completion('/v1/chat/completions', {
+      model: 'target',
+      messages: [{ role: 'user', content: 'hello world' }],
+      max_tokens: 12,
+    });
     assert.equal(r.model, 'target');
     assert.equal(r.choices[0]!.message!.role, 'assistant');
     assert.equal(r.choices[0]!.finish_reason, 'length');
@@ -87,7 +102,9 @@ describe('power serve', () => {
     assert.equal(r.power.strategy, 'none');
     assert.deepEqual(Object.keys(r.power.stats).slice(0, 3), ['promptTokens', 'ttftMs', 'prefillTokensPerSecond']);
     const models = await syntheticModels();
-    const cli = jsonOf<{ text: string; digest: string }>(power(['generate', '--model', models['target.gguf'], '--prompt', 'hello world', '--max-tokens', '12', '--json']));
+    const cli = jsonOf<{ text: string; digest: string }>(
+      power(['generate', '--model', models['target.gguf'], '--prompt', 'hello world', '--max-tokens', '12', '--json']),
+    );
     assert.equal(r.power.digest, cli.digest);
     assert.equal(r.choices[0]!.message!.content, cli.text);
   });
@@ -100,7 +117,14 @@ describe('power serve', () => {
     assert.equal(r.headers['content-type'], 'text/event-stream; charset=utf-8');
     const events = sseData(r.body);
     assert.equal(events.at(-1), '[DONE]');
-    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: { delta: { content?: string; role?: string }; finish_reason: string | null }[]; power?: Completion['power']; usage?: Completion['usage'] });
+    const chunks = events.slice(0, -1).map(
+      (e) =>
+        JSON.parse(e) as {
+          choices: { delta: { content?: string; role?: string }; finish_reason: string | null }[];
+          power?: Completion['power'];
+          usage?: Completion['usage'];
+        },
+    );
     assert.equal(chunks[0]!.choices[0]!.delta.role, 'assistant');
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
     assert.equal(text, whole.choices[0]!.message!.content);
@@ -109,19 +133,37 @@ describe('power serve', () => {
     assert.equal(last!.power!.digest, whole.power.digest);
     assert.deepEqual(chunks.at(-1)!.usage, whole.usage);
     // each text chunk is one batch of rounds and says how far the reply has come
-    const progress = chunks.filter((c) => c.choices[0]?.delta.content).map((c) => (c.power as unknown as { tokens: number; rounds: number }));
+    const progress = chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.power as unknown as { tokens: number; rounds: number });
     assert.ok(progress.length >= 1 && progress.length <= 12, `${progress.length} text chunks for 12 tokens`);
-    assert.ok(progress.every((p, i) => p.tokens >= 1 && p.rounds >= 1 && (i === 0 || (p.tokens > progress[i - 1]!.tokens && p.rounds > progress[i - 1]!.rounds))), JSON.stringify(progress));
+    assert.ok(
+      progress.every(
+        (p, i) => p.tokens >= 1 && p.rounds >= 1 && (i === 0 || (p.tokens > progress[i - 1]!.tokens && p.rounds > progress[i - 1]!.rounds)),
+      ),
+      JSON.stringify(progress),
+    );
     assert.equal(progress.at(-1)!.tokens, 12);
   });
 
   test('raw completions under speculation emit exactly the autoregressive tokens; strategy, K and S are reported', async () => {
     const ar = await completion('/v1/completions', { model: 'hybrid-mtp', prompt: 'the cat sat on the mat and the cat', max_tokens: 16 });
-    const spec = await completion('/v1/completions', { model: 'hybrid-mtp', prompt: 'the cat sat on the mat and the cat', max_tokens: 16, strategy: 'ngram', k: 3, s: 2 });
+    const spec = await completion('/v1/completions', {
+      model: 'hybrid-mtp',
+      prompt: 'the cat sat on the mat and the cat',
+      max_tokens: 16,
+      strategy: 'ngram',
+      k: 3,
+      s: 2,
+    });
     assert.deepEqual([spec.power.strategy, spec.power.k, spec.power.s], ['ngram', 3, 2]);
     assert.equal(spec.power.digest, ar.power.digest);
     assert.equal(spec.choices[0]!.text, ar.choices[0]!.text);
-    const draft = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12, draft: 'draft-close', k: 4 });
+    const draft = await completion('/v1/completions', {
+      model: 'target',
+      prompt: 'one two three',
+      max_tokens: 12,
+      draft: 'draft-close',
+      k: 4,
+    });
     const plain = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12, strategy: 'none' });
     assert.deepEqual([draft.power.strategy, draft.power.k, draft.power.s], ['draft-model', 4, null]);
     assert.equal(draft.power.digest, plain.power.digest);
@@ -148,7 +190,10 @@ describe('power serve', () => {
   test('errors use the OpenAI shape with the mapped status', async () => {
     const missing = await post('/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(missing.status, 404);
-    assert.match((JSON.parse(missing.body) as { error: { message: string; code: string } }).error.message, /no model 'nope' in the library/);
+    assert.match(
+      (JSON.parse(missing.body) as { error: { message: string; code: string } }).error.message,
+      /no model 'nope' in the library/,
+    );
     const mtp = await post('/v1/completions', { model: 'target', prompt: 'hi', strategy: 'mtp' });
     assert.equal(mtp.status, 400);
     const e = JSON.parse(mtp.body) as { error: { message: string; code: string; type: string } };
@@ -224,7 +269,9 @@ describe('power serve', () => {
     const cut = new WebSocket(url, { headers: serve.auth });
     await opened(cut);
     const cutClosed = closed(cut);
-    (cut as unknown as { _socket: { write: (b: Buffer) => void; destroy: () => void } })._socket.write(Buffer.from([0x81, 0xfe, 0x10, 0x00, 1, 2, 3, 4]));
+    (cut as unknown as { _socket: { write: (b: Buffer) => void; destroy: () => void } })._socket.write(
+      Buffer.from([0x81, 0xfe, 0x10, 0x00, 1, 2, 3, 4]),
+    );
     (cut as unknown as { _socket: { destroy: () => void } })._socket.destroy();
     await cutClosed;
     // the server is still there, for /ws and for HTTP

@@ -29,11 +29,17 @@ describe('service chats', () => {
       assert.equal(second.end.kind, 'done');
       const s2 = second.end.stats!;
       // everything of turn one (its prompt and the reply the model generated) is still in the state
-      assert.ok(s2.reusedPromptTokens! >= s1.promptTokens + first.end.tokens.length - 1, `reused ${s2.reusedPromptTokens} of ${s2.promptTokens}`);
+      assert.ok(
+        s2.reusedPromptTokens! >= s1.promptTokens + first.end.tokens.length - 1,
+        `reused ${s2.reusedPromptTokens} of ${s2.promptTokens}`,
+      );
       assert.ok(s2.evaluatedPromptTokens! < s2.promptTokens - s1.promptTokens, `evaluated ${s2.evaluatedPromptTokens}`);
 
       const stored = second.chat;
-      assert.deepEqual(stored.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+      assert.deepEqual(
+        stored.messages.map((m) => m.role),
+        ['user', 'assistant', 'user', 'assistant'],
+      );
       const reply = stored.messages[3]!;
       assert.ok(reply.role === 'assistant');
       assert.equal(reply.status, 'done');
@@ -84,7 +90,10 @@ describe('service chats', () => {
       // the same profile again, same session: an attention-only target cuts its KV back to the
       // prompt for free; a recurrent state cannot go back 40 tokens (S = 6), so the prompt is
       // evaluated again, and the stats say so
-      const { end } = await startedReply(service, service.chats.regenerate({ chatId: chat.id, profileId: 'peak', sampling: { maxTokens: 40 } }));
+      const { end } = await startedReply(
+        service,
+        service.chats.regenerate({ chatId: chat.id, profileId: 'peak', sampling: { maxTokens: 40 } }),
+      );
       const again = await end;
       assert.equal(again.digest, control.end.digest);
       const recurrent = c.target === 'hybrid-mtp.gguf';
@@ -94,23 +103,29 @@ describe('service chats', () => {
       // the replaced replies are kept for the chat's report, whose every speculative request
       // matches the control it was regenerated from
       const kept = await service.chats.get({ chatId: chat.id });
-      assert.deepEqual(kept.superseded!.map((x) => [x.replyTo, x.message.profile?.id]), [
-        [kept.messages[0]!.id, 'autoregressive'],
-        [kept.messages[0]!.id, 'balanced'],
-        [kept.messages[0]!.id, 'peak'],
-      ]);
+      assert.deepEqual(
+        kept.superseded!.map((x) => [x.replyTo, x.message.profile?.id]),
+        [
+          [kept.messages[0]!.id, 'autoregressive'],
+          [kept.messages[0]!.id, 'balanced'],
+          [kept.messages[0]!.id, 'peak'],
+        ],
+      );
       const last = kept.messages[1]!;
       assert.ok(last.role === 'assistant');
       assert.equal(last.runtime?.backend.kind, 'cpu');
       assert.equal(last.runtime?.threads, 1);
       const file = await service.reports.exportChat({ chatId: chat.id, format: 'json' });
       const report = Report.parse(JSON.parse(Buffer.from(file.base64, 'base64').toString('utf8')));
-      assert.deepEqual(report.requests.map((r) => [r.task, r.profile, r.matchesControl]), [
-        ['turn 1', 'control', null],
-        ['turn 1', 'Balanced K7/S7', true],
-        ['turn 1', 'Peak K7/S6 (guarded)', true],
-        ['turn 1', 'Peak K7/S6 (guarded)', true],
-      ]);
+      assert.deepEqual(
+        report.requests.map((r) => [r.task, r.profile, r.matchesControl]),
+        [
+          ['turn 1', 'control', null],
+          ['turn 1', 'Balanced K7/S7', true],
+          ['turn 1', 'Peak K7/S6 (guarded)', true],
+          ['turn 1', 'Peak K7/S6 (guarded)', true],
+        ],
+      );
       assert.equal(report.environment.backend?.kind, 'cpu');
       assert.equal(report.environment.models[0]!.name, c.target);
     });
@@ -121,9 +136,13 @@ describe('service chats', () => {
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
     const chat = await service.chats.create({});
     let stopping: Promise<unknown> | undefined;
-    const { end } = await startedReply(service, service.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 1500 } }), (_t, n) => {
-      if (n === 20) stopping = service.chats.stop({ chatId: chat.id });
-    });
+    const { end } = await startedReply(
+      service,
+      service.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 1500 } }),
+      (_t, n) => {
+        if (n === 20) stopping = service.chats.stop({ chatId: chat.id });
+      },
+    );
     await assert.rejects(service.chats.send({ chatId: chat.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
     const other = await service.chats.create({});
     await assert.rejects(service.chats.send({ chatId: other.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
@@ -166,11 +185,19 @@ describe('service chats', () => {
     assert.equal((await service.chats.get({ chatId: chat.id })).superseded?.length, 1, 'the replaced reply is kept');
     const edited = await startedReply(
       service,
-      service.chats.editAndContinue({ chatId: chat.id, messageId: firstUser.id, content: 'a different question', sampling: { maxTokens: 16 } }),
+      service.chats.editAndContinue({
+        chatId: chat.id,
+        messageId: firstUser.id,
+        content: 'a different question',
+        sampling: { maxTokens: 16 },
+      }),
     );
     assert.equal((await edited.end).kind, 'done');
     const after = await service.chats.get({ chatId: chat.id });
-    assert.deepEqual(after.messages.map((m) => m.role), ['user', 'assistant']);
+    assert.deepEqual(
+      after.messages.map((m) => m.role),
+      ['user', 'assistant'],
+    );
     assert.equal(after.messages[0]!.content, 'a different question');
     assert.deepEqual(after.superseded, [], 'a kept reply to a turn the edit dropped goes with it');
     await assert.rejects(
@@ -193,10 +220,20 @@ describe('service chats', () => {
 
   test('bad input has defined outcomes and changes nothing', async () => {
     const { service, models } = f;
-    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code: string; message: string }) => `${e.code}: ${e.message}`);
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e: { code: string; message: string }) => `${e.code}: ${e.message}`,
+      );
     // a draft with another vocabulary
     assert.match(
-      await code(service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', method: { strategy: 'draft-model', draftId: models['draft-badvocab.gguf']!.id } })),
+      await code(
+        service.engine.load({
+          modelId: models['target.gguf']!.id,
+          device: 'cpu',
+          method: { strategy: 'draft-model', draftId: models['draft-badvocab.gguf']!.id },
+        }),
+      ),
       /^unsupported: strategy 'draft-model' is not available .*incompatible: vocabulary size differs/,
     );
     // mtp on a model without NextN layers
@@ -208,7 +245,10 @@ describe('service chats', () => {
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 512 });
     const mtp = await service.profiles.create({ name: 'mtp K3', strategy: 'mtp', k: 3 });
     const chat = await service.chats.create({});
-    assert.match(await code(service.chats.send({ chatId: chat.id, content: 'hi', profileId: mtp.id })), /^unsupported: strategy 'mtp' needs the model loaded for it/);
+    assert.match(
+      await code(service.chats.send({ chatId: chat.id, content: 'hi', profileId: mtp.id })),
+      /^unsupported: strategy 'mtp' needs the model loaded for it/,
+    );
     assert.equal((await service.chats.get({ chatId: chat.id })).messages.length, 0, 'the refused message was not added');
     // S on an attention-only target
     assert.match(await code(service.profiles.create({ name: 'x', k: 4, s: 2 })), /^bad-input: S .*does not apply/);
@@ -217,7 +257,10 @@ describe('service chats', () => {
     assert.match(await code(service.chats.get({ chatId: 'nope' })), /^not-found/);
     assert.match(await code(service.models.add({ path: '/no/such/file.gguf' })), /^not-found/);
     // the conversation must fit the context
-    assert.match(await code(service.chats.send({ chatId: chat.id, content: 'word '.repeat(2000) })), /^bad-input: the conversation is \d+ tokens but the context holds/);
+    assert.match(
+      await code(service.chats.send({ chatId: chat.id, content: 'word '.repeat(2000) })),
+      /^bad-input: the conversation is \d+ tokens but the context holds/,
+    );
     assert.equal((await service.chats.get({ chatId: chat.id })).messages.length, 0);
     const ok = await ask(service, chat.id, 'hi');
     assert.equal(ok.end.kind, 'done');

@@ -12,16 +12,26 @@ test('the engine host killed mid-reply loses nothing and comes back', async () =
   const f = await startService();
   const { service, models } = f;
   try {
-    await service.engine.load({ modelId: models['hybrid-mtp.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048, method: { strategy: 'mtp' } });
+    await service.engine.load({
+      modelId: models['hybrid-mtp.gguf']!.id,
+      device: 'cpu',
+      threads: 1,
+      contextSize: 2048,
+      method: { strategy: 'mtp' },
+    });
     const chat = await service.chats.create({});
     const first = await ask(service, chat.id, 'a complete turn');
     assert.equal(first.end.kind, 'done');
 
     const pid = service.enginePid();
     assert.ok(pid);
-    const { end } = await startedReply(service, service.chats.send({ chatId: chat.id, content: 'this one dies', sampling: { maxTokens: 1500 } }), (_t, n) => {
-      if (n === 30) process.kill(pid, 'SIGKILL');
-    });
+    const { end } = await startedReply(
+      service,
+      service.chats.send({ chatId: chat.id, content: 'this one dies', sampling: { maxTokens: 1500 } }),
+      (_t, n) => {
+        if (n === 30) process.kill(pid, 'SIGKILL');
+      },
+    );
     const crashed = await end;
     assert.equal(crashed.kind, 'error');
     assert.equal(crashed.error!.code, 'engine-crashed');
@@ -37,7 +47,10 @@ test('the engine host killed mid-reply loses nothing and comes back', async () =
     assert.ok(reply.role === 'assistant');
     assert.equal(reply.status, 'error');
     assert.ok(reply.tokens.length >= 30 && reply.tokens.length < 1500, `${reply.tokens.length} tokens kept`);
-    assert.deepEqual(reply.tokens.map((t) => t.id), crashed.tokens.map((t) => t.id));
+    assert.deepEqual(
+      reply.tokens.map((t) => t.id),
+      crashed.tokens.map((t) => t.id),
+    );
 
     // the data folder alone has all of it (a second service reads it)
     const reader = await createPowerService({ dataDir: f.dataDir });

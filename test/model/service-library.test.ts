@@ -35,14 +35,30 @@ describe('model library', () => {
         const facts = entry.facts!;
         assert.deepEqual(
           {
-            architecture: facts.architecture, fileType: facts.fileType, contextLength: facts.contextLength, layers: facts.layers,
-            nextnLayers: facts.nextnLayers, recurrent: facts.recurrent, hybrid: facts.hybrid, vocabType: facts.vocabType,
-            vocabSize: facts.vocabSize, chatTemplate: facts.chatTemplate, parameters: facts.parameters,
+            architecture: facts.architecture,
+            fileType: facts.fileType,
+            contextLength: facts.contextLength,
+            layers: facts.layers,
+            nextnLayers: facts.nextnLayers,
+            recurrent: facts.recurrent,
+            hybrid: facts.hybrid,
+            vocabType: facts.vocabType,
+            vocabSize: facts.vocabSize,
+            chatTemplate: facts.chatTemplate,
+            parameters: facts.parameters,
           },
           {
-            architecture: info.architecture, fileType: info.fileType, contextLength: info.contextLength, layers: info.layers,
-            nextnLayers: info.nextnLayers, recurrent: info.recurrent, hybrid: info.hybrid, vocabType: info.vocabType,
-            vocabSize: info.vocabSize, chatTemplate: info.chatTemplate !== null, parameters: info.parameters,
+            architecture: info.architecture,
+            fileType: info.fileType,
+            contextLength: info.contextLength,
+            layers: info.layers,
+            nextnLayers: info.nextnLayers,
+            recurrent: info.recurrent,
+            hybrid: info.hybrid,
+            vocabType: info.vocabType,
+            vocabSize: info.vocabSize,
+            chatTemplate: info.chatTemplate !== null,
+            parameters: info.parameters,
           },
           entry.name,
         );
@@ -62,7 +78,14 @@ describe('model library', () => {
     const { entries } = await f.service.models.list({});
     for (const e of entries) {
       assert.equal(e.sha256.state, 'done', e.name);
-      if (e.sha256.state === 'done') assert.equal(e.sha256.hex, createHash('sha256').update(await readFile(e.path)).digest('hex'), e.name);
+      if (e.sha256.state === 'done')
+        assert.equal(
+          e.sha256.hex,
+          createHash('sha256')
+            .update(await readFile(e.path))
+            .digest('hex'),
+          e.name,
+        );
     }
   });
 
@@ -99,9 +122,15 @@ describe('model library', () => {
 
   test('bad files are refused or skipped with the reason; duplicates are skipped', async () => {
     const bad = await makeBadFiles(join(f.dataDir, 'bad'));
-    await assert.rejects(f.service.models.add({ path: bad.notGguf }), (e: { code: string; message: string }) => e.code === 'bad-input' && /not a GGUF/.test(e.message));
+    await assert.rejects(
+      f.service.models.add({ path: bad.notGguf }),
+      (e: { code: string; message: string }) => e.code === 'bad-input' && /not a GGUF/.test(e.message),
+    );
     const folder = await f.service.models.add({ path: join(f.dataDir, 'bad') });
-    assert.deepEqual(folder.added.map((a) => a.name), ['missing-tensor', 'duplicate-tokens'].sort());
+    assert.deepEqual(
+      folder.added.map((a) => a.name),
+      ['missing-tensor', 'duplicate-tokens'].sort(),
+    );
     assert.equal(folder.skipped.length, 4);
     assert.ok(folder.skipped.every((s) => s.reason.length > 0));
     const again = await f.service.models.add({ path: MODELS_CACHE });

@@ -24,7 +24,10 @@ describe('service templates and events', () => {
     try {
       const plain = await engine.call('loadModel', { path: noTemplate, gpuLayers: 0 });
       assert.equal(plain.info.chatTemplate, null);
-      const messages = [{ role: 'system' as const, content: 'S' }, { role: 'user' as const, content: 'hi' }];
+      const messages = [
+        { role: 'system' as const, content: 'S' },
+        { role: 'user' as const, content: 'hi' },
+      ];
       assert.equal(
         await new Conversation(engine, plain.modelId, plain.info).render(messages),
         '<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
@@ -62,7 +65,10 @@ describe('service templates and events', () => {
     offState();
     assert.equal(rounds, 12, 'every round streams (autoregressive: one token each)');
     assert.ok(snapshots.length >= 1 && snapshots.length <= 12, 'one snapshot per batch of rounds');
-    assert.ok(snapshots.every((r) => r === null), 'reuse is known only at the end');
+    assert.ok(
+      snapshots.every((r) => r === null),
+      'reuse is known only at the end',
+    );
     assert.equal(typeof end.stats!.reusedPromptTokens, 'number');
     assert.deepEqual(states.slice(0, 2), ['loading', 'ready']);
     assert.ok(states.includes('generating'));

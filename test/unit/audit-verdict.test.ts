@@ -9,7 +9,12 @@ import { auditVerdict, type Divergence } from '../../node/service/audit.js';
 import { batchInvariance, builtFlavours } from '../../engine/build-info.js';
 
 const divergence = (rowsAccount: boolean): Divergence => ({
-  index: 3, controlToken: 10, specToken: 11, controlMargin: 0.01, rowMaxAbsDiff: 0.05, rowsAccount,
+  index: 3,
+  controlToken: 10,
+  specToken: 11,
+  controlMargin: 0.01,
+  rowMaxAbsDiff: 0.05,
+  rowsAccount,
 });
 
 describe('audit verdict', () => {

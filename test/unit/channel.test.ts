@@ -85,21 +85,37 @@ describe('channel: calls and errors', () => {
   test('error codes survive the hop: a PowerError, an error carrying a code, anything else as internal', async () => {
     const s = setup(CHECKED_BY_SERVER);
     for (const code of ['busy', 'not-found', 'unsupported'] as const) {
-      await assert.rejects(s.api.math.fail({ code }), (e: unknown) => e instanceof PowerError && e.code === code && e.message === `failed with ${code}`);
+      await assert.rejects(
+        s.api.math.fail({ code }),
+        (e: unknown) => e instanceof PowerError && e.code === code && e.message === `failed with ${code}`,
+      );
     }
-    await assert.rejects(s.api.math.failWithCodedError({}), (e: unknown) => e instanceof PowerError && e.code === 'device' && e.message === 'not on this device');
-    await assert.rejects(s.api.math.crash({}), (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'undefined is not a function');
+    await assert.rejects(
+      s.api.math.failWithCodedError({}),
+      (e: unknown) => e instanceof PowerError && e.code === 'device' && e.message === 'not on this device',
+    );
+    await assert.rejects(
+      s.api.math.crash({}),
+      (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'undefined is not a function',
+    );
   });
 
   test('toError shapes every failure a call rejects with', async () => {
     class Mine extends Error {
-      constructor(readonly code: string, readonly member: string, message: string) {
+      constructor(
+        readonly code: string,
+        readonly member: string,
+        message: string,
+      ) {
         super(message);
       }
     }
     const s = setup(CHECKED_BY_CLIENT, { toError: (e, _c, member) => new Mine(e.code, member, e.message) });
     await assert.rejects(s.api.math.fail({ code: 'busy' }), (e: unknown) => e instanceof Mine && e.code === 'busy' && e.member === 'fail');
-    await assert.rejects(s.api.math.add({ a: 'x' as unknown as number }), (e: unknown) => e instanceof Mine && e.code === 'bad-input' && e.member === 'add');
+    await assert.rejects(
+      s.api.math.add({ a: 'x' as unknown as number }),
+      (e: unknown) => e instanceof Mine && e.code === 'bad-input' && e.member === 'add',
+    );
   });
 
   test('unknown methods and events, and names that are not own properties, are not-found', async () => {
@@ -195,8 +211,15 @@ describe('channel: closing', () => {
 describe('channel: each side checks only what ChannelChecks gives it', () => {
   test('CHECKED_BY_SERVER: the client sends inputs as they are, the server refuses a bad one and fills in defaults', async () => {
     const s = setup(CHECKED_BY_SERVER);
-    await assert.rejects(s.api.math.add({ a: 'x' as unknown as number }), (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /^math\.add: a: /.test(e.message));
-    assert.deepEqual(sentToServer(s.pair.traffic), [{ id: 1, concern: 'math', method: 'add', input: { a: 'x' } }], 'the client did not check');
+    await assert.rejects(
+      s.api.math.add({ a: 'x' as unknown as number }),
+      (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /^math\.add: a: /.test(e.message),
+    );
+    assert.deepEqual(
+      sentToServer(s.pair.traffic),
+      [{ id: 1, concern: 'math', method: 'add', input: { a: 'x' } }],
+      'the client did not check',
+    );
     assert.deepEqual(s.received, [], 'the implementation never saw it');
     await s.api.math.add({ a: 1 });
     assert.deepEqual(s.received, [{ a: 1, b: 1 }]);
@@ -204,7 +227,10 @@ describe('channel: each side checks only what ChannelChecks gives it', () => {
 
   test('CHECKED_BY_SERVER: the server checks outputs and payloads; the client passes on what the server sent', async () => {
     const s = setup(CHECKED_BY_SERVER);
-    await assert.rejects(s.api.math.lie({}), (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'math.lie produced an invalid result');
+    await assert.rejects(
+      s.api.math.lie({}),
+      (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'math.lie produced an invalid result',
+    );
     assert.match(s.logs.join('\n'), /math\.lie answered with a result that does not match the description: sum:/);
     const got = await tickedThrough(s);
     assert.match(s.logs.join('\n'), /dropped a math\.onTick payload/);
@@ -215,10 +241,17 @@ describe('channel: each side checks only what ChannelChecks gives it', () => {
 
   test('CHECKED_BY_CLIENT: the client refuses a bad input before it is sent and sends the parsed one; the server takes it as it comes', async () => {
     const s = setup(CHECKED_BY_CLIENT);
-    await assert.rejects(s.api.math.add({ a: 'x' as unknown as number }), (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /^math\.add: a: /.test(e.message));
+    await assert.rejects(
+      s.api.math.add({ a: 'x' as unknown as number }),
+      (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /^math\.add: a: /.test(e.message),
+    );
     assert.deepEqual(sentToServer(s.pair.traffic), [], 'nothing was sent');
     await s.api.math.add({ a: 2 });
-    assert.deepEqual(sentToServer(s.pair.traffic), [{ id: 1, concern: 'math', method: 'add', input: { a: 2, b: 1 } }], 'defaults filled in by the client');
+    assert.deepEqual(
+      sentToServer(s.pair.traffic),
+      [{ id: 1, concern: 'math', method: 'add', input: { a: 2, b: 1 } }],
+      'defaults filled in by the client',
+    );
     // a message no checking client would send reaches the implementation unchecked
     s.pair.inject({ id: 50, concern: 'math', method: 'add', input: { a: 5, b: 'raw' } });
     await settle();
@@ -229,7 +262,10 @@ describe('channel: each side checks only what ChannelChecks gives it', () => {
     const s = setup(CHECKED_BY_CLIENT);
     await assert.rejects(
       s.api.math.lie({}),
-      (e: unknown) => e instanceof PowerError && e.code === 'internal' && /^math\.lie answered with a result that does not match the description: sum:/.test(e.message),
+      (e: unknown) =>
+        e instanceof PowerError &&
+        e.code === 'internal' &&
+        /^math\.lie answered with a result that does not match the description: sum:/.test(e.message),
     );
     assert.deepEqual(s.logs, [], 'the server did not check');
     await tickedThrough(s);

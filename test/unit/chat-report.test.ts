@@ -27,7 +27,17 @@ const MACHINE: Machine = {
   powerVersion: '0.1.0',
   nodeVersion: 'v20.19.0',
 };
-const MODELS = [{ role: 'target' as const, name: 'target.gguf', sizeBytes: 1000, sha256: 'ab'.repeat(32), architecture: 'llama', quantization: 'F32', parameters: 1e6 }];
+const MODELS = [
+  {
+    role: 'target' as const,
+    name: 'target.gguf',
+    sizeBytes: 1000,
+    sha256: 'ab'.repeat(32),
+    architecture: 'llama',
+    quantization: 'F32',
+    parameters: 1e6,
+  },
+];
 
 function report(chat: Chat): Report {
   return chatReport({ chat, machine: MACHINE, models: MODELS, command: 'test' });
@@ -62,13 +72,19 @@ describe('the chat report', () => {
         ['p2', 'turn 2 (2)', false],
       ],
     );
-    assert.deepEqual(r.requests.map((q) => [q.task, q.category, q.profile]), [
-      ['turn 1', 'chat', 'Balanced'],
-      ['turn 1', 'chat', 'control'],
-      ['turn 2', 'chat', 'Balanced'],
-      ['turn 2 (2)', 'chat', 'Peak'],
-    ]);
-    assert.deepEqual(r.chat!.left.map((l) => l.messageId), ['e3']);
+    assert.deepEqual(
+      r.requests.map((q) => [q.task, q.category, q.profile]),
+      [
+        ['turn 1', 'chat', 'Balanced'],
+        ['turn 1', 'chat', 'control'],
+        ['turn 2', 'chat', 'Balanced'],
+        ['turn 2 (2)', 'chat', 'Peak'],
+      ],
+    );
+    assert.deepEqual(
+      r.chat!.left.map((l) => l.messageId),
+      ['e3'],
+    );
     assert.match(r.chat!.left[0]!.reason, /failed \(the engine stopped during this reply\)/);
     assert.equal(r.requests[3]!.stopReason, 'cancelled');
     assert.equal(r.requests[2]!.seed, 42);
@@ -85,32 +101,59 @@ describe('the chat report', () => {
     assert.equal(q.steadyDecodeTokensPerSecond, s1.stats!.steadyDecodeTokensPerSecond);
     assert.deepEqual(q.acceptancePerPosition, s1.stats!.acceptancePerPosition);
     assert.equal(q.samples.length, s1.rounds.length);
-    assert.equal(q.samples.reduce((n, x) => n + x.emitted, 0), q.generatedTokens);
+    assert.equal(
+      q.samples.reduce((n, x) => n + x.emitted, 0),
+      q.generatedTokens,
+    );
   });
 
   test("the A/B's control pairs with the reply it replaced: same turn, same sampling; no control elsewhere", () => {
-    assert.deepEqual(r.requests.map((q) => q.matchesControl), [true, null, null, null]);
+    assert.deepEqual(
+      r.requests.map((q) => q.matchesControl),
+      [true, null, null, null],
+    );
     const balanced = r.profiles.find((p) => p.name === 'Balanced')!;
     assert.equal(balanced.digestMatches, 1);
     assert.equal(balanced.speedup!.steadyDecode.pairs, 1);
-    assert.deepEqual(r.profiles.map((p) => p.name), ['control', 'Balanced', 'Peak']);
+    assert.deepEqual(
+      r.profiles.map((p) => p.name),
+      ['control', 'Balanced', 'Peak'],
+    );
     assert.equal(r.profiles.find((p) => p.name === 'Peak')!.speedup!.steadyDecode.pairs, 0);
   });
 
   test('a reply whose tokens differ from its control does not match', async () => {
     const other = structuredClone(chat);
-    other.superseded![0]!.message = await reply({ id: 's1', profile: { id: 'balanced', name: 'Balanced' }, strategy: 'draft-model', k: 7, s: null, ids: [5, 9, 12, 7, 3, 3, 8, 1, 4, 6, 2, 11, 10, 99] });
+    other.superseded![0]!.message = await reply({
+      id: 's1',
+      profile: { id: 'balanced', name: 'Balanced' },
+      strategy: 'draft-model',
+      k: 7,
+      s: null,
+      ids: [5, 9, 12, 7, 3, 3, 8, 1, 4, 6, 2, 11, 10, 99],
+    });
     assert.equal(report(other).requests[0]!.matchesControl, false);
   });
 
   test('a reply the user stopped is cut short: it pairs with no control', async () => {
     const other = structuredClone(chat);
-    other.superseded![0]!.message = await reply({ id: 's1', profile: { id: 'balanced', name: 'Balanced' }, strategy: 'draft-model', k: 7, s: null, ids: [5, 9, 12], status: 'stopped' });
+    other.superseded![0]!.message = await reply({
+      id: 's1',
+      profile: { id: 'balanced', name: 'Balanced' },
+      strategy: 'draft-model',
+      k: 7,
+      s: null,
+      ids: [5, 9, 12],
+      status: 'stopped',
+    });
     const stopped = report(other);
-    assert.deepEqual(stopped.requests.slice(0, 2).map((q) => [q.task, q.profile, q.matchesControl]), [
-      ['turn 1', 'Balanced', null],
-      ['turn 1 (2)', 'control', null],
-    ]);
+    assert.deepEqual(
+      stopped.requests.slice(0, 2).map((q) => [q.task, q.profile, q.matchesControl]),
+      [
+        ['turn 1', 'Balanced', null],
+        ['turn 1 (2)', 'control', null],
+      ],
+    );
   });
 
   test('one app profile name with different settings becomes one report profile per setting', async () => {
@@ -144,9 +187,15 @@ describe('the chat report', () => {
 
   test('a chat without a completed reply has no report, and says why', async () => {
     const empty = { ...chat, messages: chat.messages.slice(0, 1), superseded: [] };
-    assert.throws(() => report(empty), (e: Error) => e instanceof ChatReportError && /no reply yet/.test(e.message));
+    assert.throws(
+      () => report(empty),
+      (e: Error) => e instanceof ChatReportError && /no reply yet/.test(e.message),
+    );
     const failed = { ...chat, messages: chat.messages.slice(4), superseded: [] };
-    assert.throws(() => report(failed), (e: Error) => e instanceof ChatReportError && /no completed reply/.test(e.message));
+    assert.throws(
+      () => report(failed),
+      (e: Error) => e instanceof ChatReportError && /no completed reply/.test(e.message),
+    );
   });
 
   test('the CSV has one row per request and the Markdown tables carry the JSON figures', () => {
@@ -164,13 +213,17 @@ describe('the chat report', () => {
     const html = renderReport(r, 'html');
     assert.doesNotMatch(html, /\s(src|href)=/i, 'nothing to load');
     assert.match(html, /<h1>Power chat report<\/h1>/);
-    for (const id of ['tokens-per-second', 'acceptance-per-position', 'speedup-per-category']) assert.match(html, new RegExp(`id="chart-${id}"`));
+    for (const id of ['tokens-per-second', 'acceptance-per-position', 'speedup-per-category'])
+      assert.match(html, new RegExp(`id="chart-${id}"`));
     const block = /<script type="application\/json" id="power-report">(.*)<\/script>/.exec(html)![1]!;
     assert.deepEqual(JSON.parse(block), JSON.parse(JSON.stringify({ ...r, requests: r.requests.map(({ samples: _s, ...q }) => q) })));
   });
 
   test('file names are safe on every system', () => {
-    assert.equal(chatReportFileName({ title: 'A/B, peak & a failure' }, 'pdf', new Date('2026-03-04T05:06:07Z')), 'power-chat-a-b-peak-a-failure-2026-03-04.pdf');
+    assert.equal(
+      chatReportFileName({ title: 'A/B, peak & a failure' }, 'pdf', new Date('2026-03-04T05:06:07Z')),
+      'power-chat-a-b-peak-a-failure-2026-03-04.pdf',
+    );
     assert.equal(chatReportFileName({ title: '***' }, 'csv', new Date(0)), 'power-chat-chat-1970-01-01.csv');
   });
 });
@@ -216,7 +269,10 @@ describe('reports.exportChat in the service', () => {
     const saved = process.env.POWER_CHROMIUM;
     process.env.POWER_CHROMIUM = join(dir, 'no-such-chromium');
     try {
-      await assert.rejects(service.reports.exportChat({ chatId: chat.id, format: 'pdf' }), { code: 'unsupported', message: /PDF export: POWER_CHROMIUM=.* is not an executable file/ });
+      await assert.rejects(service.reports.exportChat({ chatId: chat.id, format: 'pdf' }), {
+        code: 'unsupported',
+        message: /PDF export: POWER_CHROMIUM=.* is not an executable file/,
+      });
     } finally {
       if (saved === undefined) delete process.env.POWER_CHROMIUM;
       else process.env.POWER_CHROMIUM = saved;

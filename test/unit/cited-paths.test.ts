@@ -14,12 +14,20 @@ describe('cited paths', () => {
   test('comments of source files and all of a Markdown file are read; strings are not', () => {
     const ts = "const p = 'node/gone.ts'; const u = `a // node/gone.ts`; // see node/engine/client.ts\n/* and docs/cli.md */";
     assert.deepEqual(citedPaths(citingText('a.ts', ts)), ['node/engine/client.ts', 'docs/cli.md']);
-    assert.deepEqual(citedPaths(citingText('x.md', 'See [the CLI](../docs/cli.md) and `engine/protocol.ts`.')), ['../docs/cli.md', 'engine/protocol.ts']);
+    assert.deepEqual(citedPaths(citingText('x.md', 'See [the CLI](../docs/cli.md) and `engine/protocol.ts`.')), [
+      '../docs/cli.md',
+      'engine/protocol.ts',
+    ]);
     assert.deepEqual(citedPaths(citingText('x.sh', 'echo a/b.txt # writes OUT/c.txt via scripts/x.mjs')), ['scripts/x.mjs']);
   });
 
   test('URLs, absolute paths, placeholders and bare file names are not citations', () => {
-    assert.deepEqual(citedPaths('https://example.com/a/b.md /tmp/x/y.json OUT_DIR/summary.md gpu-check/MANIFEST.json README.md app://power/%2e%2e/secret.txt'), []);
+    assert.deepEqual(
+      citedPaths(
+        'https://example.com/a/b.md /tmp/x/y.json OUT_DIR/summary.md gpu-check/MANIFEST.json README.md app://power/%2e%2e/secret.txt',
+      ),
+      [],
+    );
   });
 
   test('a citation resolves from the root, the citing folder or its ancestors, and a .js names its .ts', () => {

@@ -4,11 +4,23 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { featuresFromMacros, macroCommand, NATIVE_ON_AMX_XEON, putsWeightsInAmx, splitCommand } from '../../scripts/native/cpu-features.mjs';
+import {
+  featuresFromMacros,
+  macroCommand,
+  NATIVE_ON_AMX_XEON,
+  putsWeightsInAmx,
+  splitCommand,
+} from '../../scripts/native/cpu-features.mjs';
 
 describe('cpu-features', () => {
   test('splitCommand keeps quoted and escaped arguments whole', () => {
-    assert.deepEqual(splitCommand(`/usr/bin/cc -DNAME="a b" -I'/x y' a\\ b.c  -O3`), ['/usr/bin/cc', '-DNAME=a b', '-I/x y', 'a b.c', '-O3']);
+    assert.deepEqual(splitCommand(`/usr/bin/cc -DNAME="a b" -I'/x y' a\\ b.c  -O3`), [
+      '/usr/bin/cc',
+      '-DNAME=a b',
+      '-I/x y',
+      'a b.c',
+      '-O3',
+    ]);
     assert.deepEqual(splitCommand('cc -DEMPTY="" x.c'), ['cc', '-DEMPTY=', 'x.c']);
   });
 
@@ -24,7 +36,8 @@ describe('cpu-features', () => {
   });
 
   test('featuresFromMacros names what is defined, in ggml feature names', () => {
-    const listing = '#define __AVX2__ 1\n#define __AVX512F__ 1\n#define __AVX512VNNI__ 1\n#define __AMX_INT8__ 1\n#define __AMX_TILEX__ 1\n';
+    const listing =
+      '#define __AVX2__ 1\n#define __AVX512F__ 1\n#define __AVX512VNNI__ 1\n#define __AMX_INT8__ 1\n#define __AMX_TILEX__ 1\n';
     assert.deepEqual(featuresFromMacros(listing), ['AVX2', 'AVX512', 'AVX512_VNNI', 'AMX_INT8']);
   });
 

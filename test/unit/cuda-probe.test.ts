@@ -30,11 +30,16 @@ describe('CUDA probe', () => {
     const s = probeCuda(input({ devices: [CPU, GPU] }));
     assert.equal(s.devices, 1);
     assert.equal(s.reason, null);
-    assert.deepEqual(s.libraries.map((l) => l.error), [null, null, null, null]);
+    assert.deepEqual(
+      s.libraries.map((l) => l.error),
+      [null, null, null, null],
+    );
   });
 
   test('no driver comes first, the other missing libraries follow', () => {
-    const s = probeCuda(input({ tryLoad: loader(['libcuda.so.1', 'libcublas.so.13', 'libcublasLt.so.13'], 'libcublas.so.13: cannot open') }));
+    const s = probeCuda(
+      input({ tryLoad: loader(['libcuda.so.1', 'libcublas.so.13', 'libcublasLt.so.13'], 'libcublas.so.13: cannot open') }),
+    );
     assert.equal(
       s.reason,
       'no NVIDIA driver (libcuda.so.1: cannot open shared object file: No such file or directory); also missing: libcublas.so.13, libcublasLt.so.13',
@@ -44,7 +49,10 @@ describe('CUDA probe', () => {
 
   test('a driver without the CUDA 13 runtime says which libraries and where to put them', () => {
     const s = probeCuda(input({ tryLoad: loader(['libcudart.so.13'], 'libcudart.so.13: cannot open') }));
-    assert.match(s.reason!, /^the CUDA 13 libraries libcudart\.so\.13 cannot be loaded \(libcudart\.so\.13: cannot open .*\); install the CUDA 13 runtime and cuBLAS or put their folder on LD_LIBRARY_PATH$/);
+    assert.match(
+      s.reason!,
+      /^the CUDA 13 libraries libcudart\.so\.13 cannot be loaded \(libcudart\.so\.13: cannot open .*\); install the CUDA 13 runtime and cuBLAS or put their folder on LD_LIBRARY_PATH$/,
+    );
   });
 
   test('everything loads but the backend itself does not: its own loader error', () => {
@@ -65,7 +73,13 @@ describe('CUDA probe', () => {
       cudaRuntimeLibraries('win32', 13).map((l) => l.name),
       ['nvcuda.dll', 'cudart64_13.dll', 'cublas64_13.dll', 'cublasLt64_13.dll'],
     );
-    const s = probeCuda(input({ platform: 'win32', addonDir: 'C:\\p', tryLoad: (l) => (l === 'cublas64_13.dll' ? 'The specified module could not be found.' : null) }));
+    const s = probeCuda(
+      input({
+        platform: 'win32',
+        addonDir: 'C:\\p',
+        tryLoad: (l) => (l === 'cublas64_13.dll' ? 'The specified module could not be found.' : null),
+      }),
+    );
     assert.match(s.reason!, /cublas64_13\.dll: The specified module could not be found\.\); .* on PATH$/);
   });
 });

@@ -11,7 +11,12 @@ const cudaSrc = { flavour: 'cuda-src', gpu: 'cuda' as const };
 const cpuPrebuilt = { flavour: 'cpu-prebuilt', gpu: null };
 
 const dev = (name: string, backend: string, free: number): DeviceInfo => ({
-  name, description: `${name} card`, type: backend === 'CPU' ? 'cpu' : 'gpu', backend, freeBytes: free, totalBytes: 2 ** 40,
+  name,
+  description: `${name} card`,
+  type: backend === 'CPU' ? 'cpu' : 'gpu',
+  backend,
+  freeBytes: free,
+  totalBytes: 2 ** 40,
 });
 
 describe('device selection', () => {

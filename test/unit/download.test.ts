@@ -29,7 +29,11 @@ before(async () => {
     '/cut.gguf': { body: model, cutAfter: 700_000 },
     '/no-range.gguf': { body: model, cutAfter: 300_000, ignoreRange: true },
     '/slow.gguf': { body: model, trickle: { chunk: 16_384, delayMs: 20 } },
-    '/page.gguf': { body: Buffer.from('<!doctype html><title>Sign in</title>\n'.repeat(50_000)), trickle: { chunk: 65_536, delayMs: 20 }, contentType: 'text/html' },
+    '/page.gguf': {
+      body: Buffer.from('<!doctype html><title>Sign in</title>\n'.repeat(50_000)),
+      trickle: { chunk: 65_536, delayMs: 20 },
+      contentType: 'text/html',
+    },
     '/fake-header.gguf': { body: Buffer.concat([model.subarray(0, 64), Buffer.alloc(1000)]) },
   });
 });
@@ -52,7 +56,14 @@ describe('downloadModel', () => {
   test('downloads a GGUF whole, with progress, and returns its size and SHA-256', async () => {
     const dest = join(dir, 'whole.gguf');
     const seen: DownloadProgress[] = [];
-    const r = await downloadModel({ url: server.url('/model.gguf'), dest, sha256: sha, sizeBytes: model.length, onProgress: (p) => seen.push(p), progressIntervalMs: 0 });
+    const r = await downloadModel({
+      url: server.url('/model.gguf'),
+      dest,
+      sha256: sha,
+      sizeBytes: model.length,
+      onProgress: (p) => seen.push(p),
+      progressIntervalMs: 0,
+    });
     assert.deepEqual(r, { path: dest, sizeBytes: model.length, sha256: sha, resumedFromBytes: 0 });
     assert.ok((await readFile(dest)).equals(model));
     assert.equal(existsSync(partialPath(dest)), false);
@@ -91,7 +102,10 @@ describe('downloadModel', () => {
     assert.ok(kept > 0 && kept <= 300_000, `kept ${kept} bytes`);
     const r = await downloadModel({ url: server.url('/no-range.gguf'), dest, sha256: sha });
     assert.equal(r.resumedFromBytes, 0);
-    assert.deepEqual(server.requests.filter((q) => q.path === '/no-range.gguf').map((q) => q.range), [null, `bytes=${kept}-`]);
+    assert.deepEqual(
+      server.requests.filter((q) => q.path === '/no-range.gguf').map((q) => q.range),
+      [null, `bytes=${kept}-`],
+    );
     assert.equal(r.sizeBytes, model.length);
     assert.ok((await readFile(dest)).equals(model));
   });
@@ -189,7 +203,10 @@ describe('downloadModel', () => {
     assert.equal((await rejection(downloadModel({ url: server.url('/model.gguf'), dest: existing }))).code, 'exists');
     assert.equal((await rejection(downloadModel({ url: 'ftp://example.invalid/m.gguf', dest: join(dir, 'a.gguf') }))).code, 'bad-input');
     assert.equal((await rejection(downloadModel({ url: 'not a url', dest: join(dir, 'a.gguf') }))).code, 'bad-input');
-    assert.equal((await rejection(downloadModel({ url: server.url('/model.gguf'), dest: join(dir, 'a.gguf'), sha256: 'abc' }))).code, 'bad-input');
+    assert.equal(
+      (await rejection(downloadModel({ url: server.url('/model.gguf'), dest: join(dir, 'a.gguf'), sha256: 'abc' }))).code,
+      'bad-input',
+    );
     assert.equal(server.requests.length, before);
   });
 });
@@ -211,7 +228,11 @@ describe('DownloadManager (the downloads concern)', () => {
   test('runs a download with change events, adds the file to the library, and reports failures and cancels as entries', async () => {
     const libDir = join(dir, 'library');
     const added: string[] = [];
-    const manager = new DownloadManager({ dir: libDir, addToLibrary: async (p) => (added.push(p), `model-${added.length}`), progressIntervalMs: 0 });
+    const manager = new DownloadManager({
+      dir: libDir,
+      addToLibrary: async (p) => (added.push(p), `model-${added.length}`),
+      progressIntervalMs: 0,
+    });
     const events: DownloadEntry[] = [];
     const stop = manager.api.onChanged((e) => events.push(e));
 

@@ -56,7 +56,10 @@ describe('draft compatibility', () => {
     }
     // an artifact made for one target is refused by a target of another width
     const wider = withMeta(target, 'llama.embedding_length', gv.u32(256));
-    assert.match(checkDraftCompatibility(wider, info('eagle3-close.gguf')).reason!, /made for target hidden size 128 .* the target has 256/);
+    assert.match(
+      checkDraftCompatibility(wider, info('eagle3-close.gguf')).reason!,
+      /made for target hidden size 128 .* the target has 256/,
+    );
   });
 
   test('refuses another target hidden size and another vocabulary', () => {
@@ -79,7 +82,10 @@ describe('draft compatibility', () => {
     // the MTP block of the hybrid is no layer llama.cpp extracts: 4 trunk layers, ids 0..3
     const dflash = info('dflash-close.gguf');
     const hybrid = info('hybrid-mtp.gguf');
-    assert.match(checkDraftCompatibility(hybrid, withMeta(dflash, 'dflash.target_layers', gv.i32s([1, 4]))).reason!, /target has layers 0\.\.3/);
+    assert.match(
+      checkDraftCompatibility(hybrid, withMeta(dflash, 'dflash.target_layers', gv.i32s([1, 4]))).reason!,
+      /target has layers 0\.\.3/,
+    );
   });
 
   test('refuses a dflash whose hidden size differs, that has no mask token, or whose token map is too large', () => {
@@ -88,7 +94,10 @@ describe('draft compatibility', () => {
     assert.match(hidden.reason!, /hidden size 96 differs from the target's 128/);
     const mask = checkDraftCompatibility(target, withMeta(dflash, 'tokenizer.ggml.mask_token_id', undefined));
     assert.match(mask.reason!, /no mask token/);
-    const d2t = { ...dflash, tensors: [...dflash.tensors, { name: 'd2t', shape: [5000], type: 27, typeName: 'I64', offset: 0, byteSize: 40000 }] };
+    const d2t = {
+      ...dflash,
+      tensors: [...dflash.tensors, { name: 'd2t', shape: [5000], type: 27, typeName: 'I64', offset: 0, byteSize: 40000 }],
+    };
     assert.match(checkDraftCompatibility(target, d2t).reason!, /token map \(d2t\) has 5000 entries for a 882-token vocabulary/);
   });
 

@@ -40,7 +40,10 @@ describe('electron-builder.yml', () => {
   test('product Power: Linux AppImage and deb, Windows NSIS, with icons', async () => {
     assert.equal(config.productName, 'Power');
     assert.deepEqual(config.linux.target, ['AppImage', 'deb']);
-    assert.deepEqual(config.win.target.map((t) => t.target), ['nsis']);
+    assert.deepEqual(
+      config.win.target.map((t) => t.target),
+      ['nsis'],
+    );
     for (const icon of [config.linux.icon, config.win.icon]) {
       const bytes = await readFile(join(ROOT, icon));
       assert.ok(bytes.length > 100, icon);
@@ -82,6 +85,12 @@ describe('electron-builder.yml', () => {
   test('the packaged entry is the shell’s main process', async () => {
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { main: string };
     assert.equal(pkg.main, 'dist/electron/main.js');
-    assert.ok(config.files.includes('dist/node/**/*') && config.files.includes('dist/electron/**/*') && config.files.includes('dist/engine/**/*') && config.files.includes('dist/shell/**/*') && config.files.includes('dist/renderer/**/*'));
+    assert.ok(
+      config.files.includes('dist/node/**/*') &&
+        config.files.includes('dist/electron/**/*') &&
+        config.files.includes('dist/engine/**/*') &&
+        config.files.includes('dist/shell/**/*') &&
+        config.files.includes('dist/renderer/**/*'),
+    );
   });
 });

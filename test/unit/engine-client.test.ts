@@ -15,7 +15,6 @@ import { twoRounds } from '../fixtures/round-batch.js';
 
 type Host = ImplementationOf<EngineApi>['engine'];
 
-
 /** An engine host in this process: messages cloned and delivered on a later turn, as over IPC. */
 function inMemoryHost(host: Partial<Host>) {
   const toHost: ((m: unknown) => void)[] = [];
@@ -41,7 +40,12 @@ function inMemoryHost(host: Partial<Host>) {
     },
     onProgress: () => () => {},
   } as unknown as Host;
-  serveChannel(engineApi, { engine: impl }, { send: (m) => deliver(toClient, m), onMessage: (l) => void toHost.push(l), onClose: () => {} }, { checks: ENGINE_CHECKS });
+  serveChannel(
+    engineApi,
+    { engine: impl },
+    { send: (m) => deliver(toClient, m), onMessage: (l) => void toHost.push(l), onClose: () => {} },
+    { checks: ENGINE_CHECKS },
+  );
   const child: EngineHostProcess = {
     pid: 4242,
     send: (message) => {
@@ -82,10 +86,27 @@ describe('EngineClient over the channel', () => {
     const engine = EngineClient.start({ launcher: host.launcher });
     const made = await engine.call('createSession', { modelId: 'm1', contextSize: 64 });
     assert.equal(made.sessionId, 's1');
-    assert.deepEqual(got, [{ modelId: 'm1', contextSize: 64, strategy: 'none', k: 0, s: 0, batchSize: 512, threads: 0, flashAttn: 'auto', proposerSampling: 'auto' }]);
+    assert.deepEqual(got, [
+      {
+        modelId: 'm1',
+        contextSize: 64,
+        strategy: 'none',
+        k: 0,
+        s: 0,
+        batchSize: 512,
+        threads: 0,
+        flashAttn: 'auto',
+        proposerSampling: 'auto',
+      },
+    ]);
     await assert.rejects(
       engine.call('createSession', { modelId: 'm1', contextSize: 64, k: 17 }),
-      (e: unknown) => e instanceof EngineCallError && e instanceof PowerError && e.code === 'bad-input' && e.method === 'createSession' && /k: /.test(e.message),
+      (e: unknown) =>
+        e instanceof EngineCallError &&
+        e instanceof PowerError &&
+        e.code === 'bad-input' &&
+        e.method === 'createSession' &&
+        /k: /.test(e.message),
     );
     assert.equal(calls(host.sent).length, 1, 'a refused call never reached the host');
     await engine.close();
@@ -100,13 +121,26 @@ describe('EngineClient over the channel', () => {
         throw Object.assign(new Error('no such device'), { code: 'device' });
       },
       detokenize: () => {
-        throw new Error('the model\'s vocabulary cannot detokenize these tokens');
+        throw new Error("the model's vocabulary cannot detokenize these tokens");
       },
     });
     const engine = EngineClient.start({ launcher: host.launcher });
-    await assert.rejects(engine.call('loadModel', { path: '/m.gguf' }), (e: unknown) => e instanceof EngineCallError && e.code === 'unsupported' && e.method === 'loadModel' && e.message === 'not a model this engine serves');
-    await assert.rejects(engine.call('tokenize', { modelId: 'm1', text: 'x', addSpecial: false, parseSpecial: false }), (e: unknown) => e instanceof EngineCallError && e.code === 'device');
-    await assert.rejects(engine.call('detokenize', { modelId: 'm1', tokens: Int32Array.from([1]), renderSpecial: false }), (e: unknown) => e instanceof EngineCallError && e.code === 'internal' && /cannot detokenize/.test(e.message));
+    await assert.rejects(
+      engine.call('loadModel', { path: '/m.gguf' }),
+      (e: unknown) =>
+        e instanceof EngineCallError &&
+        e.code === 'unsupported' &&
+        e.method === 'loadModel' &&
+        e.message === 'not a model this engine serves',
+    );
+    await assert.rejects(
+      engine.call('tokenize', { modelId: 'm1', text: 'x', addSpecial: false, parseSpecial: false }),
+      (e: unknown) => e instanceof EngineCallError && e.code === 'device',
+    );
+    await assert.rejects(
+      engine.call('detokenize', { modelId: 'm1', tokens: Int32Array.from([1]), renderSpecial: false }),
+      (e: unknown) => e instanceof EngineCallError && e.code === 'internal' && /cannot detokenize/.test(e.message),
+    );
     assert.equal(engine.crash, null, 'the host is fine');
     await engine.close();
   });
@@ -122,7 +156,10 @@ describe('EngineClient over the channel', () => {
     assert.deepEqual([...tokens], [1, 2, 3]);
     await assert.rejects(
       engine.call('detokenize', { modelId: 'm1', tokens, renderSpecial: false }),
-      (e: unknown) => e instanceof EngineCallError && e.code === 'internal' && /engine\.detokenize answered with a result that does not match/.test(e.message),
+      (e: unknown) =>
+        e instanceof EngineCallError &&
+        e.code === 'internal' &&
+        /engine\.detokenize answered with a result that does not match/.test(e.message),
     );
     await engine.close();
   });
@@ -150,7 +187,10 @@ describe('EngineClient over the channel', () => {
     const pending = engine.call('generate', { sessionId: 's1', requestId: 'r1', prompt: Int32Array.from([1]), maxTokens: 4, sampling: {} });
     await settle();
     host.die();
-    await assert.rejects(pending, (e: unknown) => e instanceof EngineCrashedError && /the engine process stopped \(signal SIGKILL\)/.test(e.message));
+    await assert.rejects(
+      pending,
+      (e: unknown) => e instanceof EngineCrashedError && /the engine process stopped \(signal SIGKILL\)/.test(e.message),
+    );
     assert.ok((await exited) instanceof EngineCrashedError);
     assert.ok(engine.crash instanceof EngineCrashedError);
     await assert.rejects(engine.call('liveHandles', {}), EngineCrashedError);
@@ -164,7 +204,10 @@ describe('EngineClient over the channel', () => {
     host.die('SIGILL');
     await assert.rejects(pending, (e: unknown) => {
       assert.ok(e instanceof EngineCrashedError);
-      assert.match(e.message, /signal SIGILL\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute \(loading a model\)/);
+      assert.match(
+        e.message,
+        /signal SIGILL\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute \(loading a model\)/,
+      );
       assert.match(e.message, /POWER_FLAVOUR=cpu-prebuilt/);
       assert.match(e.message, /npm run build:native/);
       return true;
@@ -177,10 +220,23 @@ describe('EngineClient over the channel', () => {
     const pending = fresh.call('generate', { sessionId: 's1', requestId: 'r1', prompt: Int32Array.from([1]), maxTokens: 4, sampling: {} });
     await settle();
     first.die('SIGSEGV');
-    await assert.rejects(pending, /the cpu-prebuilt flavour's llama\.cpp crashed at its first decode; .*try POWER_FLAVOUR=cpu \(llama\.cpp built here\)/);
+    await assert.rejects(
+      pending,
+      /the cpu-prebuilt flavour's llama\.cpp crashed at its first decode; .*try POWER_FLAVOUR=cpu \(llama\.cpp built here\)/,
+    );
 
     let calls = 0;
-    const done = { stopReason: 'max-tokens' as const, replays: 0, clampedTo: null, promptTokens: 1, reusedTokens: 0, prefillUs: 1, totalUs: 2, generated: 4, sampling: { path: 'cpu' as const, reason: null } };
+    const done = {
+      stopReason: 'max-tokens' as const,
+      replays: 0,
+      clampedTo: null,
+      promptTokens: 1,
+      reusedTokens: 0,
+      prefillUs: 1,
+      totalUs: 2,
+      generated: 4,
+      sampling: { path: 'cpu' as const, reason: null },
+    };
     const later = inMemoryHost({ generate: () => (++calls === 1 ? Promise.resolve(done) : new Promise(() => {})) });
     const used = EngineClient.start({ launcher: later.launcher, flavour: 'cpu' });
     const request = { sessionId: 's1', requestId: 'r1', prompt: Int32Array.from([1]), maxTokens: 4, sampling: {} };
@@ -188,7 +244,10 @@ describe('EngineClient over the channel', () => {
     const second = used.call('generate', { ...request, requestId: 'r2' });
     await settle();
     later.die('SIGSEGV');
-    await assert.rejects(second, (e: unknown) => e instanceof EngineCrashedError && /signal SIGSEGV/.test(e.message) && !/POWER_FLAVOUR/.test(e.message));
+    await assert.rejects(
+      second,
+      (e: unknown) => e instanceof EngineCrashedError && /signal SIGSEGV/.test(e.message) && !/POWER_FLAVOUR/.test(e.message),
+    );
   });
 
   test('crashAdvice: SIGILL always, SIGSEGV and SIGBUS only while loading or at the first decode, nothing for a kill', () => {
@@ -200,12 +259,21 @@ describe('EngineClient over the channel', () => {
   });
 
   test('a message that breaks the protocol or a payload that breaks engineApi counts as a crash', async () => {
-    for (const bad of [{ kind: 'response', id: 1, ok: true }, { event: 'engine.onRounds', payload: { requestId: 'r1', batch: { ...twoRounds(), rounds: 3 } } }]) {
+    for (const bad of [
+      { kind: 'response', id: 1, ok: true },
+      { event: 'engine.onRounds', payload: { requestId: 'r1', batch: { ...twoRounds(), rounds: 3 } } },
+    ]) {
       const host = inMemoryHost({ generate: () => new Promise(() => {}) });
       const engine = EngineClient.start({ launcher: host.launcher });
       engine.onRound('r1', () => assert.fail('a bad batch reached a listener'));
       const exited = new Promise<EngineCrashedError>((resolve) => engine.onHostExit(resolve));
-      const pending = engine.call('generate', { sessionId: 's1', requestId: 'r1', prompt: Int32Array.from([1]), maxTokens: 4, sampling: {} });
+      const pending = engine.call('generate', {
+        sessionId: 's1',
+        requestId: 'r1',
+        prompt: Int32Array.from([1]),
+        maxTokens: 4,
+        sampling: {},
+      });
       await settle();
       host.injectToClient(bad);
       await assert.rejects(pending, (e: unknown) => e instanceof EngineCrashedError && /engine sent a malformed message/.test(e.message));

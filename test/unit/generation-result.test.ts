@@ -9,11 +9,29 @@ import { computeStats, RunningStats, tokenDigest } from '../../contract/generati
 const piece = new Uint8Array();
 function round(endUs: number, tokens: number, proposed = 0, accepted = 0): RoundRecord {
   return {
-    type: 'round', proposed, accepted, replay: false, clampedTo: null, startUs: 0, endUs, proposeUs: 0, verifyUs: 0, commitUs: 0,
+    type: 'round',
+    proposed,
+    accepted,
+    replay: false,
+    clampedTo: null,
+    startUs: 0,
+    endUs,
+    proposeUs: 0,
+    verifyUs: 0,
+    commitUs: 0,
     tokens: Array.from({ length: tokens }, (_, i) => ({ id: i, piece, origin: 'target' as const })),
   };
 }
-const native = { stopReason: 'max-tokens' as const, replays: 0, clampedTo: null, promptTokens: 10, reusedTokens: 2, prefillUs: 4000, totalUs: 10_000, generated: 0 };
+const native = {
+  stopReason: 'max-tokens' as const,
+  replays: 0,
+  clampedTo: null,
+  promptTokens: 10,
+  reusedTokens: 2,
+  prefillUs: 4000,
+  totalUs: 10_000,
+  generated: 0,
+};
 
 /** The stats by their definition, over all rounds at once (what RunningStats must keep up incrementally). */
 function definitionStats(n: NativeGenerateResult, rounds: readonly RoundRecord[]) {
@@ -27,7 +45,8 @@ function definitionStats(n: NativeGenerateResult, rounds: readonly RoundRecord[]
   return {
     promptTokens: n.promptTokens,
     ttftMs: rounds[0] ? rounds[0].endUs / 1000 : null,
-    prefillTokensPerSecond: n.prefillUs > 0 && n.promptTokens > n.reusedTokens ? ((n.promptTokens - n.reusedTokens) * 1e6) / n.prefillUs : null,
+    prefillTokensPerSecond:
+      n.prefillUs > 0 && n.promptTokens > n.reusedTokens ? ((n.promptTokens - n.reusedTokens) * 1e6) / n.prefillUs : null,
     steadyDecodeTokensPerSecond: steadyUs > 0 ? (steady * 1e6) / steadyUs : null,
     requestTokensPerSecond: emitted > 0 && n.totalUs > 0 ? (emitted * 1e6) / n.totalUs : null,
     proposed,
@@ -37,7 +56,10 @@ function definitionStats(n: NativeGenerateResult, rounds: readonly RoundRecord[]
     clampedTo: n.clampedTo,
     acceptanceRate: proposed > 0 ? accepted / proposed : null,
     meanAcceptanceLength: verify.length > 0 ? 1 + accepted / verify.length : null,
-    acceptancePerPosition: Array.from({ length: width }, (_, i) => verify.filter((r) => r.proposed > i && r.accepted > i).length / verify.filter((r) => r.proposed > i).length),
+    acceptancePerPosition: Array.from(
+      { length: width },
+      (_, i) => verify.filter((r) => r.proposed > i && r.accepted > i).length / verify.filter((r) => r.proposed > i).length,
+    ),
   };
 }
 
@@ -51,14 +73,21 @@ describe('RunningStats', () => {
     for (let i = 0; i < 300; i++) {
       const proposed = i === 0 ? 0 : next(8);
       const accepted = proposed === 0 ? 0 : next(proposed + 1);
-      const r = { ...round((endUs += 500 + next(1000)), accepted + 1, proposed, accepted), replay: i === 40, clampedTo: i === 40 ? 6 : null };
+      const r = {
+        ...round((endUs += 500 + next(1000)), accepted + 1, proposed, accepted),
+        replay: i === 40,
+        clampedTo: i === 40 ? 6 : null,
+      };
       rounds.push(r);
       running.add(r);
       const partial = running.partialNative(12);
       assert.deepEqual(running.stats(partial), definitionStats(partial, rounds), `after round ${i}`);
     }
     const partial = running.partialNative(12);
-    assert.deepEqual([partial.replays, partial.clampedTo, partial.generated, partial.totalUs], [1, 6, rounds.reduce((n, r) => n + r.tokens.length, 0), endUs]);
+    assert.deepEqual(
+      [partial.replays, partial.clampedTo, partial.generated, partial.totalUs],
+      [1, 6, rounds.reduce((n, r) => n + r.tokens.length, 0), endUs],
+    );
   });
 });
 

@@ -89,7 +89,10 @@ describe('gguf writer -> reader round trip', () => {
       const b = info.tensors[1];
       assert.ok(a && b);
       const base = info.dataOffset;
-      assert.deepEqual([0, 1, 2].map((i) => bytes.readFloatLE(base + a.offset + 4 * i)), [1, -2, 3.5]);
+      assert.deepEqual(
+        [0, 1, 2].map((i) => bytes.readFloatLE(base + a.offset + 4 * i)),
+        [1, -2, 3.5],
+      );
       const halves = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => bytes.readUInt16LE(base + b.offset + 2 * i));
       assert.deepEqual(halves, [0x0000, 0x3c00, 0xbc00, 0x2e66, 0x7bff, 0x0000, 0x0001, 0x3800]);
     });
@@ -102,7 +105,10 @@ describe('gguf writer -> reader round trip', () => {
     assert.equal(getNumber(info, 't.f32'), 0.5);
     assert.deepEqual(getArray(info, 't.i32s').value, [1, -2, 3]);
     assert.throws(() => getNumber(info, 't.u64'), /does not fit a JS number/);
-    assert.throws(() => getString(info, 't.u32'), (e: unknown) => e instanceof GgufFormatError && /"t\.u32" is u32, expected string/.test(e.message));
+    assert.throws(
+      () => getString(info, 't.u32'),
+      (e: unknown) => e instanceof GgufFormatError && /"t\.u32" is u32, expected string/.test(e.message),
+    );
     assert.throws(() => getNumber(info, 't.strings'), /is array of string, expected a number/);
     assert.throws(() => getArray(info, 't.bool'), /is bool, expected an array/);
     assert.throws(() => getString(info, 'missing.key'), /"missing\.key" is missing/);
@@ -260,13 +266,19 @@ describe('synthetic models', () => {
     const b = await makeModels(join(dir, 'set-b'));
     const names = Object.keys(SYNTHETIC_MODELS) as (keyof typeof SYNTHETIC_MODELS)[];
     assert.deepEqual(Object.keys(a).sort(), [...names].sort());
-    const sha = async (p: string): Promise<string> => createHash('sha256').update(await readFile(p)).digest('hex');
+    const sha = async (p: string): Promise<string> =>
+      createHash('sha256')
+        .update(await readFile(p))
+        .digest('hex');
     for (const name of names) assert.equal(await sha(a[name]), await sha(b[name]), name);
 
     assert.ok(logs.every((l) => l.startsWith('generated ')));
     const again: string[] = [];
     await makeModels(join(dir, 'set-a'), { onLog: (l) => again.push(l) });
-    assert.deepEqual(again, names.map((n) => `cached ${n}`));
+    assert.deepEqual(
+      again,
+      names.map((n) => `cached ${n}`),
+    );
   });
 
   test('generated models carry the keys llama.cpp requires', async () => {

@@ -52,8 +52,15 @@ describe('the borrowed-machine GPU check pack', () => {
 
   test('keeps what the build reads and drops the rest', () => {
     for (const rel of [
-      'CMakeLists.txt', 'include/llama.h', 'src/CMakeLists.txt', 'src/llama-ext.h', 'common/build-info.cpp.in',
-      'ggml/CMakeLists.txt', 'ggml/src/CMakeLists.txt', 'ggml/src/ggml-cpu/CMakeLists.txt', 'ggml/src/ggml-cuda/CMakeLists.txt',
+      'CMakeLists.txt',
+      'include/llama.h',
+      'src/CMakeLists.txt',
+      'src/llama-ext.h',
+      'common/build-info.cpp.in',
+      'ggml/CMakeLists.txt',
+      'ggml/src/CMakeLists.txt',
+      'ggml/src/ggml-cpu/CMakeLists.txt',
+      'ggml/src/ggml-cuda/CMakeLists.txt',
       'vendor/CMakeLists.txt',
     ]) {
       assert.ok(has(rel), rel);
@@ -66,13 +73,26 @@ describe('the borrowed-machine GPU check pack', () => {
     const engine = [...checker.matchAll(/\$\{power_src\}\/([\w.-]+\.cpp)/g)].map((m) => m[1]!);
     for (const f of engine) assert.ok(existsSync(join(ROOT, 'native', 'src', f)), `native/src/${f}`);
     const src = readFileSync(join(llama, 'src', 'CMakeLists.txt'), 'utf8');
-    const listed = [...src.slice(src.indexOf('add_library(llama'), src.indexOf(')', src.indexOf('add_library(llama'))).matchAll(/^\s+([\w./-]+\.(?:cpp|h))$/gm)].map((m) => m[1]!);
+    const listed = [
+      ...src
+        .slice(src.indexOf('add_library(llama'), src.indexOf(')', src.indexOf('add_library(llama')))
+        .matchAll(/^\s+([\w./-]+\.(?:cpp|h))$/gm),
+    ].map((m) => m[1]!);
     assert.ok(listed.length > 20);
     for (const f of listed) assert.ok(has(join('src', f)), `src/${f}`);
     const vendor = readFileSync(join(llama, 'vendor', 'CMakeLists.txt'), 'utf8');
     for (const m of vendor.matchAll(/^add_subdirectory\((\w[\w-]*)\)/gm)) assert.ok(has(`vendor/${m[1]}/CMakeLists.txt`), m[1]);
     for (const f of ['f16-f16', 'q4_0-q4_0', 'q8_0-q8_0', 'bf16-bf16']) assert.ok(has(`${INSTANCES}/fattn-vec-instance-${f}.cu`), f);
-    for (const gone of ['models', 'tools', 'tests', 'docs', 'ggml/src/ggml-vulkan', 'ggml/src/ggml-metal', 'vendor/cpp-httplib', 'common/jinja']) {
+    for (const gone of [
+      'models',
+      'tools',
+      'tests',
+      'docs',
+      'ggml/src/ggml-vulkan',
+      'ggml/src/ggml-metal',
+      'vendor/cpp-httplib',
+      'common/jinja',
+    ]) {
       assert.ok(!has(gone), gone);
     }
     assert.equal(packer.keepPath('models/ggml-vocab-llama-spm.gguf'), false);
@@ -86,14 +106,16 @@ describe('the borrowed-machine GPU check pack', () => {
       let file = '';
       for (const line of readFileSync(join(patchDir, p), 'utf8').split('\n')) {
         if (line.startsWith('+++ b/')) file = readFileSync(join(llama, line.slice(6)), 'utf8');
-        else if (line.startsWith('+') && !line.startsWith('+++') && line.trim().length > 1) assert.ok(file.includes(line.slice(1)), `${p}: ${line}`);
+        else if (line.startsWith('+') && !line.startsWith('+++') && line.trim().length > 1)
+          assert.ok(file.includes(line.slice(1)), `${p}: ${line}`);
       }
     }
   });
 
   test('the CUDA stubs stand in for exactly the instances dropped', () => {
     const all = join(dir, 'gpu-check', 'cuda-instances-all');
-    const compiled = (f: string) => !f.startsWith('fattn-vec-') || ['f16-f16', 'q4_0-q4_0', 'q8_0-q8_0', 'bf16-bf16'].some((x) => f === `fattn-vec-instance-${x}.cu`);
+    const compiled = (f: string) =>
+      !f.startsWith('fattn-vec-') || ['f16-f16', 'q4_0-q4_0', 'q8_0-q8_0', 'bf16-bf16'].some((x) => f === `fattn-vec-instance-${x}.cu`);
     const key = (macro: string, args: string[]) => `${macro.replace(/^DECL_/, '')}<${args.join(',')}>`;
     const release = new Set<string>();
     for (const f of readdirSync(all).filter((f) => f.endsWith('.cu') && compiled(f))) {
@@ -117,10 +139,19 @@ describe('the borrowed-machine GPU check pack', () => {
       }
       const stubs = [...text.matchAll(/^template <> void (\w+)<([^>]*)>\(/gm)];
       if (stubs.length) stubFiles.push(join(llama, INSTANCES, f));
-      for (const m of stubs) add(key(fnMacro[m[1]!]!, m[2]!.split(',').map((s) => s.trim())));
+      for (const m of stubs)
+        add(
+          key(
+            fnMacro[m[1]!]!,
+            m[2]!.split(',').map((s) => s.trim()),
+          ),
+        );
     }
     assert.deepEqual([...packed.keys()].sort(), [...release].sort());
-    assert.ok([...packed.values()].every((n) => n === 1), 'each case defined once');
+    assert.ok(
+      [...packed.values()].every((n) => n === 1),
+      'each case defined once',
+    );
     // kept: what the check's models reach (head sizes 64 and 128, F16 caches, no MMQ; every MMF)
     for (const c of kept) {
       if (c.macro === 'DECL_MMF_CASE') continue;
@@ -180,9 +211,21 @@ describe('the borrowed-machine GPU check pack', () => {
     // as test/gpu/native-check.sh configures it: the layer-input targets come with the pack
     const archs = readFileSync(join(dirname(llama), 'layer-input-archs.txt'), 'utf8');
     assert.match(archs, /^(?:[\w.-]+,)*llama(?:,[\w.-]+)*$/);
-    const r = spawnSync('cmake', ['-S', join(ROOT, 'native', 'checker'), '-B', build, `-DLLAMA_SRC_DIR=${llama}`, `-DPOWER_LAYER_INPUT_ARCHS=${archs}`, ...(hasCommand('ninja') ? ['-G', 'Ninja'] : [])], {
-      encoding: 'utf8',
-    });
+    const r = spawnSync(
+      'cmake',
+      [
+        '-S',
+        join(ROOT, 'native', 'checker'),
+        '-B',
+        build,
+        `-DLLAMA_SRC_DIR=${llama}`,
+        `-DPOWER_LAYER_INPUT_ARCHS=${archs}`,
+        ...(hasCommand('ninja') ? ['-G', 'Ninja'] : []),
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
     assert.equal(r.status, 0, r.stdout + r.stderr);
   });
 });

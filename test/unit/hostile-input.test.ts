@@ -21,7 +21,15 @@ import { checkModelFile, ModelFileError } from '../../node/models/check-file.js'
 import { modelSanityProblem } from '../../node/models/model-sanity.js';
 import { OutputDirError, prepareOutputDir } from '../../node/models/output-dir.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';
-import { makeHostileHeaders, makePoisonedModels, RawGguf, tinySpec, withMeta, type HostileFiles, type PoisonedModels } from '../fixtures/hostile-gguf.js';
+import {
+  makeHostileHeaders,
+  makePoisonedModels,
+  RawGguf,
+  tinySpec,
+  withMeta,
+  type HostileFiles,
+  type PoisonedModels,
+} from '../fixtures/hostile-gguf.js';
 
 async function refused(path: string, pattern: RegExp): Promise<void> {
   const t0 = performance.now();
@@ -57,7 +65,10 @@ describe('hostile GGUF headers are refused with the numbers', () => {
     g.kvArrayHeader('a', GgufValueType.UINT64, 2_000_000).bytes(Buffer.alloc(16_000_000));
     g.kvArrayHeader('b', GgufValueType.UINT64, 2_000_000).bytes(Buffer.alloc(16_000_000));
     const path = await g.write(join(dir, 'budget.gguf'));
-    await assert.rejects(readGgufInfo(path, { ...(await import('../../node/gguf/limits.js')).GGUF_LIMITS, maxMetadataBytes: 20_000_000 }), /more than 20000000 bytes of memory \(at array "b"\)/);
+    await assert.rejects(
+      readGgufInfo(path, { ...(await import('../../node/gguf/limits.js')).GGUF_LIMITS, maxMetadataBytes: 20_000_000 }),
+      /more than 20000000 bytes of memory \(at array "b"\)/,
+    );
     assert.equal((await readGgufInfo(path)).metadata.size, 3);
   });
 
@@ -82,7 +93,8 @@ describe('models that would load and then abort are refused before loading', () 
   after(() => rm(dir, { recursive: true, force: true }));
 
   const check = (path: string) => checkModelFile(path, ['llama']);
-  test('a NaN norm epsilon', () => assert.rejects(check(models.nanEpsilon), /llama.attention.layer_norm_rms_epsilon is NaN, not a finite number/));
+  test('a NaN norm epsilon', () =>
+    assert.rejects(check(models.nanEpsilon), /llama.attention.layer_norm_rms_epsilon is NaN, not a finite number/));
   test('a zero-size tensor', () => {
     // our writer refuses to write one, so the header the reader would return is built directly
     const spec = tinySpec();
@@ -122,7 +134,10 @@ describe('the draft vocabulary is compared as bytes', () => {
 describe('the K/S schedule a context can hold', () => {
   test('K + 1 verify rows must fit the batch llama.cpp allows for the context', () => {
     assert.equal(effectiveBatch({ k: 16, contextSize: 16, batchSize: 512 }), 16);
-    assert.match(scheduleProblem({ k: 16, s: 16, contextSize: 16, batchSize: 512, recurrent: false })!, /K = 16 needs a verify batch of 17 rows .* lower K to 15/);
+    assert.match(
+      scheduleProblem({ k: 16, s: 16, contextSize: 16, batchSize: 512, recurrent: false })!,
+      /K = 16 needs a verify batch of 17 rows .* lower K to 15/,
+    );
     assert.equal(scheduleProblem({ k: 15, s: 15, contextSize: 16, batchSize: 512, recurrent: false }), null);
   });
   test('S snapshots need a ubatch of more than S + 1 rows on a recurrent target', () => {
@@ -146,7 +161,10 @@ describe('resource values', () => {
   test('a context far beyond the available memory is refused with numbers', () => {
     const spec = tinySpec({ embd: 64, heads: 8, kvHeads: 8, layers: 32 });
     const plan = { target: infoOfSpec(spec), contextSize: 1 << 24, batchSize: 512, gpuLayers: -1, s: 0, flashAttn: true };
-    assert.match(checkCpuFit(plan, 8 * 1024 ** 3)!, /a context of 16777216 tokens needs about 128\.\d+ GiB on the CPU .* 8\.00 GiB is available; lower --ctx/);
+    assert.match(
+      checkCpuFit(plan, 8 * 1024 ** 3)!,
+      /a context of 16777216 tokens needs about 128\.\d+ GiB on the CPU .* 8\.00 GiB is available; lower --ctx/,
+    );
     assert.equal(checkCpuFit({ ...plan, contextSize: 4096 }, 8 * 1024 ** 3), null);
   });
 });
@@ -168,25 +186,43 @@ describe('chat templates', () => {
   test('a looping template is stopped by the time budget', async () => {
     const t0 = performance.now();
     await assert.rejects(
-      renderChatBounded('{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}', user, tokens, { timeMs: 500, heapMb: 64, overheadBytes: 1 << 20 }),
+      renderChatBounded('{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}', user, tokens, {
+        timeMs: 500,
+        heapMb: 64,
+        overheadBytes: 1 << 20,
+      }),
       /did not finish within 0.5 s/,
     );
     assert.ok(performance.now() - t0 < 5000);
   });
   test('an exploding template is stopped by its heap or output budget', async () => {
     await assert.rejects(
-      renderChatBounded('{% for i in range(1000000000) %}x{% endfor %}', user, tokens, { timeMs: 20_000, heapMb: 32, overheadBytes: 1 << 20 }),
+      renderChatBounded('{% for i in range(1000000000) %}x{% endfor %}', user, tokens, {
+        timeMs: 20_000,
+        heapMb: 32,
+        overheadBytes: 1 << 20,
+      }),
       /ran out of its 32 MB of memory|did not finish/,
     );
     await assert.rejects(
-      renderChatBounded('{% for i in range(100000) %}xxxxxxxxxx{% endfor %}{{ messages[0].content }}', user, tokens, { timeMs: 20_000, heapMb: 64, overheadBytes: 1000 }),
+      renderChatBounded('{% for i in range(100000) %}xxxxxxxxxx{% endfor %}{{ messages[0].content }}', user, tokens, {
+        timeMs: 20_000,
+        heapMb: 64,
+        overheadBytes: 1000,
+      }),
       /produced 1000005 bytes \(at most 1010 for this conversation\)/,
     );
   });
   test('a rendering is cancelled by its signal', async () => {
     const controller = new AbortController();
     const t0 = performance.now();
-    const pending = renderChatBounded('{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}', user, tokens, undefined, controller.signal);
+    const pending = renderChatBounded(
+      '{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}',
+      user,
+      tokens,
+      undefined,
+      controller.signal,
+    );
     setTimeout(() => controller.abort(), 300);
     await assert.rejects(pending, /cancelled while rendering the chat template/);
     assert.ok(performance.now() - t0 < 4000);

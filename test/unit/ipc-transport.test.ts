@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-
 import type { ConcernSpec } from '../../contract/api/describe.js';
 import { PowerError } from '../../contract/api/errors.js';
 import { powerApi } from '../../contract/api/index.js';
@@ -67,8 +66,14 @@ describe('IPC transport generated from a description', () => {
   test('a service error keeps its ApiError code; anything else thrown becomes internal', async () => {
     const f = fixture();
     const api = createIpcClient(description, f.port);
-    await assert.rejects(api.math.fail({ code: 'busy' }), (e: unknown) => e instanceof PowerError && e.code === 'busy' && e.message === 'failed with busy');
-    await assert.rejects(api.math.crash({}), (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'undefined is not a function');
+    await assert.rejects(
+      api.math.fail({ code: 'busy' }),
+      (e: unknown) => e instanceof PowerError && e.code === 'busy' && e.message === 'failed with busy',
+    );
+    await assert.rejects(
+      api.math.crash({}),
+      (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'undefined is not a function',
+    );
   });
 
   test('errorsAsData rejects with a plain { code, message } (what survives contextBridge)', async () => {
@@ -78,24 +83,36 @@ describe('IPC transport generated from a description', () => {
       assert.deepEqual(e, { code: 'not-found', message: 'failed with not-found' });
       return Object.getPrototypeOf(e) === Object.prototype;
     });
-    await assert.rejects(api.math.add({ a: 'x' as unknown as number }), (e: unknown) => Object.getPrototypeOf(e) === Object.prototype && (e as { code: string }).code === 'bad-input');
+    await assert.rejects(
+      api.math.add({ a: 'x' as unknown as number }),
+      (e: unknown) => Object.getPrototypeOf(e) === Object.prototype && (e as { code: string }).code === 'bad-input',
+    );
   });
 
   test('a bad input from the page is refused by the main side before the service sees it', async () => {
     const f = fixture();
     const api = createIpcClient(description, f.port);
-    await assert.rejects(api.math.add({ a: 'x' as unknown as number }), (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /^math\.add: a: /.test(e.message));
+    await assert.rejects(
+      api.math.add({ a: 'x' as unknown as number }),
+      (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /^math\.add: a: /.test(e.message),
+    );
     assert.deepEqual(f.calls, []);
   });
 
   test('the main side validates every message itself: bad inputs, unknown methods and broken envelopes sent around the client', async () => {
     const f = fixture();
-    const reply = (await f.port.raw({ id: 1, concern: 'math', method: 'add', input: { a: 'x' } })) as { id: number; error: { code: string; message: string } };
+    const reply = (await f.port.raw({ id: 1, concern: 'math', method: 'add', input: { a: 'x' } })) as {
+      id: number;
+      error: { code: string; message: string };
+    };
     assert.equal(reply.id, 1);
     assert.equal(reply.error.code, 'bad-input');
     assert.match(reply.error.message, /^math\.add: a: /);
     assert.deepEqual(f.calls, []);
-    assert.deepEqual(await f.port.raw({ id: 2, concern: 'math', method: 'pow', input: {} }), { id: 2, error: { code: 'not-found', message: 'no method math.pow' } });
+    assert.deepEqual(await f.port.raw({ id: 2, concern: 'math', method: 'pow', input: {} }), {
+      id: 2,
+      error: { code: 'not-found', message: 'no method math.pow' },
+    });
     const proto = (await f.port.raw({ id: 3, concern: 'math', method: '__proto__', input: {} })) as { error?: { code: string } };
     assert.equal(proto.error?.code, 'not-found');
     const envelope = (await f.port.raw({ id: 4, what: 'ever' })) as { id: number; error: { code: string } };
@@ -107,7 +124,10 @@ describe('IPC transport generated from a description', () => {
   test('an output that breaks the description is not handed to the page', async () => {
     const f = fixture();
     const api = createIpcClient(description, f.port);
-    await assert.rejects(api.math.lie({}), (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'math.lie produced an invalid result');
+    await assert.rejects(
+      api.math.lie({}),
+      (e: unknown) => e instanceof PowerError && e.code === 'internal' && e.message === 'math.lie produced an invalid result',
+    );
     assert.match(f.logs.join('\n'), /math\.lie answered with a result that does not match/);
   });
 
@@ -120,7 +140,10 @@ describe('IPC transport generated from a description', () => {
     test(`every message from ${label} is refused before the service sees it`, async () => {
       const f = fixture(sender);
       const api = createIpcClient(description, f.port);
-      await assert.rejects(api.math.add({ a: 1 }), (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /may not use PowerApi/.test(e.message));
+      await assert.rejects(
+        api.math.add({ a: 1 }),
+        (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /may not use PowerApi/.test(e.message),
+      );
       const warnings: string[] = [];
       const client = createIpcClient(description, f.port, { onProtocolError: (m) => warnings.push(m) });
       client.math.onTick(() => {});
@@ -165,7 +188,10 @@ describe('IPC transport generated from a description', () => {
 
   test('a subscription to an event the description lacks is refused; a page that goes drops its subscriptions', async () => {
     const f = fixture();
-    assert.deepEqual(await f.port.raw({ id: 1, subscribe: 'math.onNope' }), { id: 1, error: { code: 'not-found', message: 'no event math.onNope' } });
+    assert.deepEqual(await f.port.raw({ id: 1, subscribe: 'math.onNope' }), {
+      id: 1,
+      error: { code: 'not-found', message: 'no event math.onNope' },
+    });
     assert.equal(((await f.port.raw({ id: 2, subscribe: 'not an event' })) as { error: { code: string } }).error.code, 'bad-input');
     // not something structured clone would carry, but the dispatcher must not trust the clone either
     const answers: unknown[] = [];
@@ -204,7 +230,8 @@ describe('IPC transport for the PowerApi description', () => {
     const names = [...members('methods'), ...members('events')].map(([c, m]) => `${c}.${m}`);
     assert.equal(new Set(names).size, names.length);
     assert.ok(names.includes('chats.send') && names.includes('generation.onDone'));
-    for (const [c, m] of members('methods')) assert.ok(ClientMessage.safeParse({ id: 1, concern: c, method: m, input: {} }).success, `${c}.${m}`);
+    for (const [c, m] of members('methods'))
+      assert.ok(ClientMessage.safeParse({ id: 1, concern: c, method: m, input: {} }).success, `${c}.${m}`);
     for (const [c, e] of members('events')) {
       assert.ok(ClientMessage.safeParse({ id: 1, subscribe: `${c}.${e}` }).success, `${c}.${e}`);
       assert.ok(ServerMessage.safeParse({ event: `${c}.${e}`, payload: null }).success, `${c}.${e}`);
@@ -212,20 +239,30 @@ describe('IPC transport for the PowerApi description', () => {
 
     // the dispatcher routes each of them to the service
     const reached: string[] = [];
-    const service = new Proxy({}, {
-      get: (_t, concernName: string) =>
-        new Proxy({}, {
-          get: (_u, member: string) => (arg: unknown) => {
-            reached.push(`${concernName}.${member}`);
-            return typeof arg === 'function' ? () => {} : Promise.reject(new PowerError('busy', 'stand-in'));
-          },
-        }),
-    });
+    const service = new Proxy(
+      {},
+      {
+        get: (_t, concernName: string) =>
+          new Proxy(
+            {},
+            {
+              get: (_u, member: string) => (arg: unknown) => {
+                reached.push(`${concernName}.${member}`);
+                return typeof arg === 'function' ? () => {} : Promise.reject(new PowerError('busy', 'stand-in'));
+              },
+            },
+          ),
+      },
+    );
     const dispatcher = createIpcDispatcher(powerApi as Record<string, ConcernSpec>, service as never, { isTrustedSender: () => true });
     const answers: unknown[] = [];
     let id = 1;
-    for (const [c, e] of members('events')) dispatcher.receive({ id: 1, ...APP_PAGE }, { id: id++, subscribe: `${c}.${e}` }, (m) => answers.push(m));
-    assert.ok(answers.every((a) => (a as { result?: unknown }).result === null), JSON.stringify(answers.slice(0, 3)));
+    for (const [c, e] of members('events'))
+      dispatcher.receive({ id: 1, ...APP_PAGE }, { id: id++, subscribe: `${c}.${e}` }, (m) => answers.push(m));
+    assert.ok(
+      answers.every((a) => (a as { result?: unknown }).result === null),
+      JSON.stringify(answers.slice(0, 3)),
+    );
     for (const [c, m] of members('methods')) {
       const spec = (powerApi as Record<string, ConcernSpec>)[c]!.methods[m]!;
       // the smallest input the schema takes, when it takes an empty object
@@ -241,7 +278,8 @@ describe('IPC transport for the PowerApi description', () => {
     const port: IpcRendererPort = { send: () => {}, onMessage: () => {} };
     const api = createIpcClient(powerApi, port) as unknown as Record<string, Record<string, unknown>>;
     for (const [name, spec] of Object.entries(powerApi)) {
-      for (const member of [...Object.keys(spec.methods), ...Object.keys(spec.events)]) assert.equal(typeof api[name]?.[member], 'function', `${name}.${member}`);
+      for (const member of [...Object.keys(spec.methods), ...Object.keys(spec.events)])
+        assert.equal(typeof api[name]?.[member], 'function', `${name}.${member}`);
     }
   });
 });

@@ -28,7 +28,10 @@ describe('ldd report', () => {
   test('the driver and CUDA runtime are reported, not failed', () => {
     const v = judge('libggml-cuda.so', '/w/build/addon-cuda', parseLdd(LDD));
     assert.deepEqual(v.problems, []);
-    assert.deepEqual(v.cuda.map((e) => e.name), ['libcudart.so.13', 'libcublas.so.13', 'libcuda.so.1']);
+    assert.deepEqual(
+      v.cuda.map((e) => e.name),
+      ['libcudart.so.13', 'libcublas.so.13', 'libcuda.so.1'],
+    );
   });
 
   test('anything else unresolved fails, and our libraries must come from the folder', () => {

@@ -16,7 +16,8 @@ describe('facts read from the llama.cpp source', () => {
   test('the layer-input targets are the graphs that set t_layer_inp, under their GGUF names', () => {
     const archs = layerInputArchitectures(SRC);
     // a template graph (llama, lfm2), a class whose file name differs from its name (gpt-oss), plain ones
-    for (const a of ['llama', 'lfm2', 'gpt-oss', 'qwen3', 'qwen35', 'qwen3moe', 'gemma4']) assert.ok(archs.includes(a), `${a} in ${archs.join(' ')}`);
+    for (const a of ['llama', 'lfm2', 'gpt-oss', 'qwen3', 'qwen35', 'qwen3moe', 'gemma4'])
+      assert.ok(archs.includes(a), `${a} in ${archs.join(' ')}`);
     // graphs that keep no layer inputs
     for (const a of ['gemma3', 'qwen2', 'phi3']) assert.ok(!archs.includes(a), a);
     assert.ok(archs.every((a) => knownArchitectures(SRC).includes(a)));

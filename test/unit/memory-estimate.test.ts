@@ -3,16 +3,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
+import { checkFit, estimateMemory, GIB, MIB, modelPlacement, RESERVE_BYTES, type MemoryPlan } from '../../node/engine/memory-estimate.js';
 import {
-  checkFit,
-  estimateMemory,
-  GIB,
-  MIB,
-  modelPlacement,
-  RESERVE_BYTES,
-  type MemoryPlan,
-} from '../../node/engine/memory-estimate.js';
-import { makeLlamaModelSpec, makeQwen35ModelSpec, SYNTHETIC_MODELS, type LlamaModelParams, type Qwen35ModelParams } from '../../tools/models/synthetic.js';
+  makeLlamaModelSpec,
+  makeQwen35ModelSpec,
+  SYNTHETIC_MODELS,
+  type LlamaModelParams,
+  type Qwen35ModelParams,
+} from '../../tools/models/synthetic.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';
 
 const target = infoOfSpec(makeLlamaModelSpec(SYNTHETIC_MODELS['target.gguf'].params));
@@ -33,7 +31,10 @@ const plan = (over: Partial<MemoryPlan> = {}): MemoryPlan => ({
 describe('memory estimate', () => {
   test('all layers: every weight but the token embedding, F16 KV per attention block', () => {
     const p = modelPlacement(target, plan());
-    assert.equal(p.weights, bytesOf(target, (n) => n !== 'token_embd.weight'));
+    assert.equal(
+      p.weights,
+      bytesOf(target, (n) => n !== 'token_embd.weight'),
+    );
     // 4 blocks x 2048 ctx x 2 kv heads x (32 + 32) dims x 2 bytes (llama.cpp logs 2.00 MiB)
     assert.equal(p.kv, 4 * 2048 * 2 * 64 * 2);
     assert.equal(p.recurrent, 0);
@@ -43,7 +44,10 @@ describe('memory estimate', () => {
   test('N GPU layers take the last blocks, and the output head from N >= 1 (llama.cpp i_gpu_start)', () => {
     const two = modelPlacement(target, plan({ gpuLayers: 2 }));
     // i_gpu_start = 4 + 1 - 2 = 3: block 3 and the output head
-    assert.equal(two.weights, bytesOf(target, (n) => n.startsWith('blk.3.') || n.startsWith('output')));
+    assert.equal(
+      two.weights,
+      bytesOf(target, (n) => n.startsWith('blk.3.') || n.startsWith('output')),
+    );
     assert.equal(two.kv, 2048 * 2 * 64 * 2);
     const none = estimateMemory(plan({ gpuLayers: 0 }));
     assert.deepEqual(none, { weights: 0, kv: 0, recurrent: 0, draft: 0, compute: 0, reserve: 0, total: 0 });
@@ -66,7 +70,10 @@ describe('memory estimate', () => {
     const spec = makeLlamaModelSpec(SYNTHETIC_MODELS['target.gguf'].params);
     const tied = infoOfSpec({ ...spec, tensors: spec.tensors.filter((t) => t.name !== 'output.weight') });
     const p = modelPlacement(tied, plan({ target: tied }));
-    assert.equal(p.weights, bytesOf(tied, () => true));
+    assert.equal(
+      p.weights,
+      bytesOf(tied, () => true),
+    );
   });
 
   test('the draft adds its weights and KV; Flash Attention off adds the score matrix', () => {
@@ -83,8 +90,17 @@ describe('memory estimate', () => {
 
   test('an 8B-shaped F16 model (tiny vocabulary): 13 GiB of blocks, KV linear in the context', () => {
     const big: LlamaModelParams = {
-      arch: 'llama', name: 'big', vocab: 'default', seed: 1, dtype: 'f16',
-      embd: 4096, layers: 32, heads: 32, kvHeads: 8, ff: 14336, contextLength: 8192,
+      arch: 'llama',
+      name: 'big',
+      vocab: 'default',
+      seed: 1,
+      dtype: 'f16',
+      embd: 4096,
+      layers: 32,
+      heads: 32,
+      kvHeads: 8,
+      ff: 14336,
+      contextLength: 8192,
     };
     const info = infoOfSpec(makeLlamaModelSpec(big));
     const at4k = estimateMemory(plan({ target: info, contextSize: 4096 }));
@@ -101,6 +117,9 @@ describe('memory estimate', () => {
     const e = estimateMemory(plan());
     assert.equal(checkFit(e, plan(), { name: 'CUDA0', freeBytes: e.total }), null);
     const why = checkFit(e, plan(), { name: 'CUDA0', freeBytes: e.total - 1 });
-    assert.match(why!, /^not enough memory on CUDA0: needs about [\d.]+ MiB \(weights [\d.]+ MiB, KV 2\.0 MiB at 2048 ctx, compute [\d.]+ MiB, reserve 256\.0 MiB\) but [\d.]+ MiB is free; lower --ctx/);
+    assert.match(
+      why!,
+      /^not enough memory on CUDA0: needs about [\d.]+ MiB \(weights [\d.]+ MiB, KV 2\.0 MiB at 2048 ctx, compute [\d.]+ MiB, reserve 256\.0 MiB\) but [\d.]+ MiB is free; lower --ctx/,
+    );
   });
 });

@@ -98,7 +98,7 @@ describe('preload bundle', () => {
     assert.deepEqual(sent, [['power:channel', { id: 1, subscribe: 'models.onLibraryChanged' }]]);
     toPage({ event: 'models.onLibraryChanged', payload: { entries: [] } });
     toPage({ event: 'models.onOther', payload: { entries: [] } }); // not subscribed: not delivered
-    toPage({ event: 'models.onLibraryChanged' , payload: { entries: [] }, extra: 1 }); // not the protocol: dropped
+    toPage({ event: 'models.onLibraryChanged', payload: { entries: [] }, extra: 1 }); // not the protocol: dropped
     await new Promise((r) => setImmediate(r));
     assert.equal(got.length, 1);
     assert.deepEqual(plain(got[0]), [{ entries: [] }], 'the listener gets the payload, never the IPC event');

@@ -27,11 +27,14 @@ describe('profiles', () => {
   test('Balanced K7/S7 is the default; Peak K7/S6 and the autoregressive control are presets', () => {
     const { profiles: list, activeId } = profiles.list();
     assert.equal(activeId, 'balanced');
-    assert.deepEqual(list.map((p) => [p.id, p.k, p.s, p.strategy]), [
-      ['balanced', 7, null, null],
-      ['peak', 7, 6, null],
-      ['autoregressive', null, null, 'none'],
-    ]);
+    assert.deepEqual(
+      list.map((p) => [p.id, p.k, p.s, p.strategy]),
+      [
+        ['balanced', 7, null, null],
+        ['peak', 7, 6, null],
+        ['autoregressive', null, null, 'none'],
+      ],
+    );
     assert.deepEqual(resolveProfile(PRESETS[1]!, 'mtp'), { entry: PRESETS[1], strategy: 'mtp', k: 7, s: 6 });
     assert.equal(resolveProfile(PRESETS[2]!, 'mtp').strategy, 'none');
     assert.deepEqual(resolveProfile(PRESETS[0]!, 'mtp'), { entry: PRESETS[0], strategy: 'mtp', k: 7, s: 7 }, 'Balanced: S = K');
@@ -40,11 +43,21 @@ describe('profiles', () => {
   test("one K/S resolver: a request's K and S over the profile's, S = K by default, S above K refused naming both sources", () => {
     assert.deepEqual(resolveProfile(PRESETS[0]!, 'ngram', { k: 3 }), { entry: PRESETS[0], strategy: 'ngram', k: 3, s: 3 });
     assert.deepEqual(resolveProfile(PRESETS[1]!, 'ngram', { k: 5, s: 2 }), { entry: PRESETS[1], strategy: 'ngram', k: 5, s: 2 });
-    assert.throws(() => resolveProfile(PRESETS[1]!, 'ngram', { k: 3 }), /^PowerError: S of the profile 'Peak K7\/S6 \(guarded\)' must be from 0 to K \(3\) \(got 6\)$/);
-    assert.deepEqual(resolveProfile(PRESETS[1]!, 'ngram', { s: 7 }), { entry: PRESETS[1], strategy: 'ngram', k: 7, s: 7 }, "the request's S over the profile's");
+    assert.throws(
+      () => resolveProfile(PRESETS[1]!, 'ngram', { k: 3 }),
+      /^PowerError: S of the profile 'Peak K7\/S6 \(guarded\)' must be from 0 to K \(3\) \(got 6\)$/,
+    );
+    assert.deepEqual(
+      resolveProfile(PRESETS[1]!, 'ngram', { s: 7 }),
+      { entry: PRESETS[1], strategy: 'ngram', k: 7, s: 7 },
+      "the request's S over the profile's",
+    );
     assert.deepEqual(resolveKS([{ kName: '--k', sName: '--s' }]), { k: 7, s: 7 });
     assert.throws(() => resolveKS([{ k: 3, s: 4, kName: '--k', sName: '--s' }]), /^PowerError: --s must be from 0 to K \(3\) \(got 4\)$/);
-    assert.throws(() => resolveKS([{ s: 9, kName: '--k', sName: '--s' }]), /--s must be from 0 to K \(7\) \(got 9\); K is from the default K/);
+    assert.throws(
+      () => resolveKS([{ s: 9, kName: '--k', sName: '--s' }]),
+      /--s must be from 0 to K \(7\) \(got 9\); K is from the default K/,
+    );
   });
 
   test('every profile round-trips through TOML that the CLI reads', async () => {
@@ -62,12 +75,18 @@ describe('profiles', () => {
   });
 
   test('custom K/S is checked against the loaded model; bad TOML is refused with the reason', async () => {
-    await assert.rejects(profiles.create({ name: 'x', strategy: null, k: 4, s: 2 }, ATTENTION), /does not apply to this attention-only target/);
+    await assert.rejects(
+      profiles.create({ name: 'x', strategy: null, k: 4, s: 2 }, ATTENTION),
+      /does not apply to this attention-only target/,
+    );
     assert.equal((await profiles.create({ name: 'y', strategy: null, k: 4, s: null }, ATTENTION)).s, null);
     await assert.rejects(profiles.create({ name: 'x', strategy: null, k: 3, s: 5 }, RECURRENT), /must not exceed K/);
     await assert.rejects(profiles.importToml('t', 'spec_mode = ', RECURRENT), (e: { code: string }) => e.code === 'bad-input');
     await assert.rejects(profiles.importToml('t', 'spec_mode = "warp"', RECURRENT), /invalid: spec_mode/);
-    await assert.rejects(profiles.importToml('t', 'spec_mode = "mtp"\nspec_mtp_fr_vocab_size = 8192', RECURRENT), (e: { code: string }) => e.code === 'unsupported');
+    await assert.rejects(
+      profiles.importToml('t', 'spec_mode = "mtp"\nspec_mtp_fr_vocab_size = 8192', RECURRENT),
+      (e: { code: string }) => e.code === 'unsupported',
+    );
     await assert.rejects(profiles.delete('balanced'), /preset/);
     await assert.rejects(profiles.select('nope'), (e: { code: string }) => e.code === 'not-found');
   });

@@ -66,7 +66,8 @@ describe('block formats', () => {
       for (let b = 0; b < x.length; b += 32) {
         const amax = Math.max(...Array.from(x.subarray(b, b + 32), Math.abs));
         // plus the scale's own f16 rounding (relative 2^-11) times the largest code
-        const bound = type === 'f16' ? amax * 2 ** -11 : type === 'q8_0' ? (amax / 127) * (0.5 + 127 * 2 ** -11) : (amax / 8) * (1 + 8 * 2 ** -11);
+        const bound =
+          type === 'f16' ? amax * 2 ** -11 : type === 'q8_0' ? (amax / 127) * (0.5 + 127 * 2 ** -11) : (amax / 8) * (1 + 8 * 2 ** -11);
         for (let j = b; j < b + 32; j++) {
           assert.ok(Math.abs(back[j]! - x[j]!) <= bound * 1.001 + 1e-7, `${type} element ${j}: ${x[j]} -> ${back[j]}`);
         }

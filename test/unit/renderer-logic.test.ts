@@ -40,7 +40,20 @@ function stats(over: Record<string, unknown> = {}): ReplyStats {
 }
 
 function round(index: number, endUs: number, tokens: number): ApiRound {
-  return { index, proposed: 4, accepted: tokens - 1, replay: false, clampedTo: null, tokenIds: Array(tokens).fill(1), origins: [], startUs: 0, endUs, proposeUs: 0, verifyUs: 0, commitUs: 0 };
+  return {
+    index,
+    proposed: 4,
+    accepted: tokens - 1,
+    replay: false,
+    clampedTo: null,
+    tokenIds: Array(tokens).fill(1),
+    origins: [],
+    startUs: 0,
+    endUs,
+    proposeUs: 0,
+    verifyUs: 0,
+    commitUs: 0,
+  };
 }
 
 const ALL_AVAILABLE: Strategies = {
@@ -114,19 +127,28 @@ describe('error advice', () => {
 describe('draft method and draft model pickers', () => {
   test('an attention-only target without drafts offers none and the n-gram strategies only', () => {
     const options = draftMethodOptions(ALL_AVAILABLE, []);
-    assert.deepEqual(options.map((o) => o.value), ['none', 'ngram', ...LLAMA_NGRAMS]);
+    assert.deepEqual(
+      options.map((o) => o.value),
+      ['none', 'ngram', ...LLAMA_NGRAMS],
+    );
     assert.ok(options.every((o) => !o.disabled));
   });
   test('mtp is offered when the target has NextN layers', () => {
     const options = draftMethodOptions({ ...ALL_AVAILABLE, mtp: { available: true } }, []);
-    assert.deepEqual(options.map((o) => o.value), ['none', 'ngram', 'mtp', ...LLAMA_NGRAMS]);
+    assert.deepEqual(
+      options.map((o) => o.value),
+      ['none', 'ngram', 'mtp', ...LLAMA_NGRAMS],
+    );
   });
   test('draft-model appears with compatible drafts; incompatible drafts are disabled with their reason', () => {
     const drafts = [
       { modelId: 'a', name: 'draft-close', strategy: 'draft-model', compatible: true },
       { modelId: 'b', name: 'draft-badvocab', strategy: 'draft-model', compatible: false, reason: 'the vocabularies differ' },
     ];
-    assert.deepEqual(draftMethodOptions(ALL_AVAILABLE, drafts).map((o) => o.value), ['none', 'ngram', 'draft-model', ...LLAMA_NGRAMS]);
+    assert.deepEqual(
+      draftMethodOptions(ALL_AVAILABLE, drafts).map((o) => o.value),
+      ['none', 'ngram', 'draft-model', ...LLAMA_NGRAMS],
+    );
     const files = draftFileOptions('draft-model', drafts);
     assert.deepEqual(files[0], { value: 'a', label: 'draft-close', disabled: false });
     assert.equal(files[1]!.disabled, true);
@@ -213,19 +235,48 @@ describe('live replies', () => {
   test('one frame of batches appends tokens and rounds in order and keeps the latest stats', () => {
     const before = {};
     const after = applyLiveEvents(before, [
-      { chatId: 'c', messageId: 'm', rounds: [streamed(round(1, 1000, 1), [1], ['He'], ['target'])], text: 'He', stats: stats({ accepted: 0 }) },
+      {
+        chatId: 'c',
+        messageId: 'm',
+        rounds: [streamed(round(1, 1000, 1), [1], ['He'], ['target'])],
+        text: 'He',
+        stats: stats({ accepted: 0 }),
+      },
       { chatId: 'c', messageId: 'm', rounds: [], text: '', stats: stats({ accepted: 0 }) },
-      { chatId: 'c', messageId: 'm', rounds: [streamed(round(2, 2000, 1), [2], ['llo'], ['accepted'])], text: 'llo', stats: stats({ accepted: 1 }) },
+      {
+        chatId: 'c',
+        messageId: 'm',
+        rounds: [streamed(round(2, 2000, 1), [2], ['llo'], ['accepted'])],
+        text: 'llo',
+        stats: stats({ accepted: 1 }),
+      },
     ]);
     assert.deepEqual(before, {}, 'the previous state is not mutated');
     const reply = after['m']!;
     assert.equal(reply.status, 'streaming');
-    assert.deepEqual(reply.tokens.map((t) => t.text), ['He', 'llo']);
-    assert.deepEqual(reply.tokens.map((t) => [t.id, t.origin, t.round]), [[1, 'target', 1], [2, 'accepted', 2]]);
+    assert.deepEqual(
+      reply.tokens.map((t) => t.text),
+      ['He', 'llo'],
+    );
+    assert.deepEqual(
+      reply.tokens.map((t) => [t.id, t.origin, t.round]),
+      [
+        [1, 'target', 1],
+        [2, 'accepted', 2],
+      ],
+    );
     assert.equal(reply.rounds.length, 2);
     assert.equal('texts' in reply.rounds[0]!, false, 'rounds are stored without their texts (the tokens hold them)');
     assert.equal(reply.stats!.accepted, 1);
-    const next = applyLiveEvents(after, [{ chatId: 'c', messageId: 'm', rounds: [streamed(round(3, 3000, 1), [3], ['!'], ['bonus'])], text: '!', stats: stats({ accepted: 1 }) }]);
+    const next = applyLiveEvents(after, [
+      {
+        chatId: 'c',
+        messageId: 'm',
+        rounds: [streamed(round(3, 3000, 1), [3], ['!'], ['bonus'])],
+        text: '!',
+        stats: stats({ accepted: 1 }),
+      },
+    ]);
     assert.equal(after['m']!.tokens.length, 2, 'earlier snapshots stay as they were');
     assert.equal(next['m']!.tokens.length, 3);
     const tail = applyLiveEvents(next, [{ chatId: 'c', messageId: 'm', rounds: [], text: '\uFFFD', stats: stats({ accepted: 1 }) }]);
@@ -246,9 +297,22 @@ describe('live replies', () => {
 });
 
 describe('A/B and the report', () => {
-  const side = (over: Partial<AbSide>): AbSide => ({ messageId: 'm', profile: 'Balanced', strategy: 'draft-model', k: 7, s: null, digest: 'sha256:aa', stats: stats(), tokens: 32, ...over });
+  const side = (over: Partial<AbSide>): AbSide => ({
+    messageId: 'm',
+    profile: 'Balanced',
+    strategy: 'draft-model',
+    k: 7,
+    s: null,
+    digest: 'sha256:aa',
+    stats: stats(),
+    tokens: 32,
+    ...over,
+  });
   test('speedup is the ratio of steady decode rates; digests are compared', () => {
-    const r = compareAb(side({ stats: stats({ decodeTokensPerSecondMedian: 150, requestTokensPerSecond: 120 }) }), side({ strategy: 'none', stats: stats({ decodeTokensPerSecondMedian: 100, requestTokensPerSecond: 100 }) }));
+    const r = compareAb(
+      side({ stats: stats({ decodeTokensPerSecondMedian: 150, requestTokensPerSecond: 120 }) }),
+      side({ strategy: 'none', stats: stats({ decodeTokensPerSecondMedian: 100, requestTokensPerSecond: 100 }) }),
+    );
     assert.equal(r.decodeSpeedup, 1.5);
     assert.equal(r.requestSpeedup, 1.2);
     assert.equal(r.digestsMatch, true);
@@ -260,13 +324,16 @@ describe('A/B and the report', () => {
 describe('the Report tab', () => {
   test("lists the chat's replies in conversation order, replaced ones before the one shown, and counts the reportable ones", async () => {
     const chat = await sampleChat();
-    assert.deepEqual(replyRows(chat).map((r) => [r.message.id, r.turn, r.superseded]), [
-      ['s1', 1, true],
-      ['c1', 1, false],
-      ['s2', 2, true],
-      ['p2', 2, false],
-      ['e3', 3, false],
-    ]);
+    assert.deepEqual(
+      replyRows(chat).map((r) => [r.message.id, r.turn, r.superseded]),
+      [
+        ['s1', 1, true],
+        ['c1', 1, false],
+        ['s2', 2, true],
+        ['p2', 2, false],
+        ['e3', 3, false],
+      ],
+    );
     assert.equal(reportable(replyRows(chat)), 4, 'the failed reply is not reportable');
     assert.deepEqual(replyRows(null), []);
   });
@@ -280,7 +347,10 @@ describe('frame batching', () => {
   test('everything pushed before a frame is delivered once, in order', () => {
     const frames: Array<() => void> = [];
     const delivered: number[][] = [];
-    const batcher = createFrameBatcher<number>((items) => delivered.push(items), (cb) => frames.push(cb));
+    const batcher = createFrameBatcher<number>(
+      (items) => delivered.push(items),
+      (cb) => frames.push(cb),
+    );
     for (let i = 0; i < 500; i++) batcher.push(i);
     assert.equal(frames.length, 1, 'one frame is scheduled for many tokens');
     frames.shift()!();

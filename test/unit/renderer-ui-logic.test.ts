@@ -16,7 +16,16 @@ import { customApplied, profileToRun, sendBlocker, type SendState } from '../../
 import { parseTheme, resolveTheme } from '../../renderer/src/logic/theme.js';
 import { PROFILE_PRESETS } from '../../contract/api/profiles.js';
 import { RECOMMENDED_PAIRS } from '../../contract/recommended-models.js';
-import type { ChatSummary, DevicesReport, DownloadEntry, Draft, EngineState, ModelEntry, ProfileEntry, Strategies } from '../../renderer/src/api-types.js';
+import type {
+  ChatSummary,
+  DevicesReport,
+  DownloadEntry,
+  Draft,
+  EngineState,
+  ModelEntry,
+  ProfileEntry,
+  Strategies,
+} from '../../renderer/src/api-types.js';
 import { reply, sampleChat } from '../fixtures/chats.js';
 
 const GIB = 1024 ** 3;
@@ -76,7 +85,13 @@ const TABLE = (over: Partial<Strategies> = {}): Strategies =>
     ...over,
   }) as Strategies;
 
-const candidate = (e: ModelEntry, compatible = true): Draft => ({ modelId: e.id, name: e.name, strategy: 'draft-model', compatible, ...(compatible ? {} : { reason: 'vocabulary differs' }) });
+const candidate = (e: ModelEntry, compatible = true): Draft => ({
+  modelId: e.id,
+  name: e.name,
+  strategy: 'draft-model',
+  compatible,
+  ...(compatible ? {} : { reason: 'vocabulary differs' }),
+});
 
 describe('the library in groups', () => {
   test('artifacts by their architecture, drafts by name or by being a small member of a family, the rest are models', () => {
@@ -108,7 +123,9 @@ describe('the library in groups', () => {
     const hybrid = LIBRARY.find((e) => e.name === 'qwen-hybrid');
     assert.deepEqual(bestMethod(hybrid, TABLE({ mtp: { available: true } }), [], LIBRARY), { method: 'mtp', draftId: null });
     const target = LIBRARY.find((e) => e.name === 'llama-8b');
-    const drafts = LIBRARY.filter((e) => e !== target && e.facts?.architecture === 'llama').map((e) => candidate(e, e.name !== 'tiny-draft'));
+    const drafts = LIBRARY.filter((e) => e !== target && e.facts?.architecture === 'llama').map((e) =>
+      candidate(e, e.name !== 'tiny-draft'),
+    );
     // the quantized copy of the target is compatible but not a draft; tiny-draft is incompatible
     assert.deepEqual(bestMethod(target, TABLE(), drafts, LIBRARY), { method: 'draft-model', draftId: 'id-llama-1b' });
     assert.deepEqual(bestMethod(target, TABLE(), [candidate(LIBRARY[1]!)], LIBRARY), { method: 'ngram', draftId: null });
@@ -122,12 +139,22 @@ describe('the library in groups', () => {
     assert.equal(addPathProblem('file', '/models/a.gguf'), null);
     assert.equal(addPathProblem('folder', '/models'), null);
     assert.equal(describeAdded({ added: [{ name: 'a' }, { name: 'b' }], skipped: [] }), 'Added a, b.');
-    assert.equal(describeAdded({ added: [], skipped: [{ path: '/m/x.gguf', reason: 'not a GGUF file' }] }), 'Nothing was added. Skipped 1: x.gguf (not a GGUF file).');
+    assert.equal(
+      describeAdded({ added: [], skipped: [{ path: '/m/x.gguf', reason: 'not a GGUF file' }] }),
+      'Nothing was added. Skipped 1: x.gguf (not a GGUF file).',
+    );
   });
 });
 
 const CPU = { name: 'CPU', description: 'AMD EPYC', type: 'cpu', backend: 'CPU', freeBytes: 20 * GIB, totalBytes: 24 * GIB };
-const gpu = (i: number, free: number) => ({ name: `CUDA${i}`, description: 'NVIDIA RTX 4090', type: 'gpu', backend: 'CUDA', freeBytes: free * GIB, totalBytes: 24 * GIB });
+const gpu = (i: number, free: number) => ({
+  name: `CUDA${i}`,
+  description: 'NVIDIA RTX 4090',
+  type: 'gpu',
+  backend: 'CUDA',
+  freeBytes: free * GIB,
+  totalBytes: 24 * GIB,
+});
 const report = (devices: DevicesReport['flavours'][number]['devices'], usable: boolean): DevicesReport => ({
   flavours: [
     { flavour: 'cuda', dir: '/b/cuda', gpu: 'cuda', devices, cuda: null },
@@ -145,7 +172,19 @@ function engineOn(device: string, kind: 'cpu' | 'cuda'): EngineState {
     draft: null,
     recurrent: false,
     contextSize: 2048,
-    backend: { device, kind, flavour: kind, batchInvariant: true, llamaCppRelease: 'b1', gpuLayers: null, flashAttn: 'off', sampling: 'cpu', samplingReason: null, choice: null, memoryEstimateBytes: null },
+    backend: {
+      device,
+      kind,
+      flavour: kind,
+      batchInvariant: true,
+      llamaCppRelease: 'b1',
+      gpuLayers: null,
+      flashAttn: 'off',
+      sampling: 'cpu',
+      samplingReason: null,
+      choice: null,
+      memoryEstimateBytes: null,
+    },
     reloadPending: false,
     lastCrash: null,
     restarts: 0,
@@ -167,8 +206,16 @@ describe('devices', () => {
     );
     assert.match(two[2]!.reason!, /most free memory \(CUDA1\)/);
     const none = deviceOptions(report([CPU], false));
-    assert.deepEqual(none.at(-1), { value: 'cuda', label: 'CUDA (unavailable: no NVIDIA driver)', disabled: true, reason: 'no NVIDIA driver' });
-    assert.deepEqual(deviceOptions(null).map((o) => o.value), ['auto', 'cpu', 'cuda']);
+    assert.deepEqual(none.at(-1), {
+      value: 'cuda',
+      label: 'CUDA (unavailable: no NVIDIA driver)',
+      disabled: true,
+      reason: 'no NVIDIA driver',
+    });
+    assert.deepEqual(
+      deviceOptions(null).map((o) => o.value),
+      ['auto', 'cpu', 'cuda'],
+    );
   });
 
   test('the badge: CPU, or the CUDA device with its free memory', () => {
@@ -238,7 +285,10 @@ describe('per-reply figures', () => {
   test('rolling figures pool this model’s speculative replies only', async () => {
     const a = await reply({ id: 'a', profile: null, strategy: 'draft-model', k: 4, s: null, ids: [1, 2, 3, 4, 5] });
     const b = await reply({ id: 'b', profile: null, strategy: 'none', k: null, s: null, ids: [1, 2, 3] });
-    const c = { ...(await reply({ id: 'c', profile: null, strategy: 'draft-model', k: 4, s: null, ids: [1, 2, 3] })), model: { id: 'other', name: 'other', sha256: null } };
+    const c = {
+      ...(await reply({ id: 'c', profile: null, strategy: 'draft-model', k: 4, s: null, ids: [1, 2, 3] })),
+      model: { id: 'other', name: 'other', sha256: null },
+    };
     const d = await reply({ id: 'd', profile: null, strategy: 'draft-model', k: 4, s: null, ids: [1, 2, 3], status: 'error' });
     assert.deepEqual(rollingForModel([a, b, c, d], 'model-target', null), [a.stats]);
     assert.deepEqual(rollingForModel([a, b, c, d], 'model-target', 'a'), []);
@@ -275,10 +325,20 @@ describe('the send gate', () => {
     assert.match(sendBlocker({ ...base, engine: { ...base.engine!, model: null } })!, /^Load a model first/);
     assert.match(sendBlocker({ ...base, engine: null })!, /^Load a model first/);
     assert.match(sendBlocker({ ...base, streaming: { chatId: 'here' } })!, /Stop or Escape/);
-    assert.equal(sendBlocker({ ...base, streaming: { chatId: 'there' }, streamingTitle: 'Long story' }), 'A reply is being written in “Long story”: wait for it, or open that chat to stop it.');
-    const invalid = { ...base, profileChoice: 'custom', custom: { ok: false as const, kError: 'K must be a whole number from 1 to 16.', sError: null } };
+    assert.equal(
+      sendBlocker({ ...base, streaming: { chatId: 'there' }, streamingTitle: 'Long story' }),
+      'A reply is being written in “Long story”: wait for it, or open that chat to stop it.',
+    );
+    const invalid = {
+      ...base,
+      profileChoice: 'custom',
+      custom: { ok: false as const, kError: 'K must be a whole number from 1 to 16.', sError: null },
+    };
     assert.match(sendBlocker(invalid)!, /^The Custom profile is not valid: K must be a whole number from 1 to 16\./);
-    assert.match(sendBlocker({ ...base, profileChoice: 'custom', custom: { ok: true, k: 3, s: null } })!, /^Apply the Custom profile first/);
+    assert.match(
+      sendBlocker({ ...base, profileChoice: 'custom', custom: { ok: true, k: 3, s: null } })!,
+      /^Apply the Custom profile first/,
+    );
     assert.equal(sendBlocker({ ...base, profileChoice: 'custom', custom: { ok: true, k: 3, s: null }, activeProfile: custom }), null);
     assert.equal(sendBlocker({ ...base, samplingProblem: 'Fix Seed under Sampling: …' }), 'Fix Seed under Sampling: …');
   });
@@ -307,7 +367,15 @@ describe('the send gate', () => {
 });
 
 describe('the chat list', () => {
-  const chat = (id: string, over: Partial<ChatSummary> = {}): ChatSummary => ({ id, title: 'New chat', createdAt: '', updatedAt: '', messages: 0, streaming: false, ...over });
+  const chat = (id: string, over: Partial<ChatSummary> = {}): ChatSummary => ({
+    id,
+    title: 'New chat',
+    createdAt: '',
+    updatedAt: '',
+    messages: 0,
+    streaming: false,
+    ...over,
+  });
 
   test('New chat reuses an empty, untitled chat, the open one first', () => {
     const chats = [chat('a', { messages: 2, title: 'Hi' }), chat('b'), chat('c')];
@@ -337,8 +405,20 @@ describe('theme, load settings, downloads', () => {
   });
 
   test('the load settings: empty is the engine’s default, every bad field named', () => {
-    assert.deepEqual(checkLoadFields({ contextSize: '', threads: '', gpuLayers: '', remote: '' }), { ok: true, contextSize: undefined, threads: undefined, gpuLayers: -1, rpc: undefined });
-    assert.deepEqual(checkLoadFields({ contextSize: '8192', threads: '4', gpuLayers: '20', remote: '' }), { ok: true, contextSize: 8192, threads: 4, gpuLayers: 20, rpc: undefined });
+    assert.deepEqual(checkLoadFields({ contextSize: '', threads: '', gpuLayers: '', remote: '' }), {
+      ok: true,
+      contextSize: undefined,
+      threads: undefined,
+      gpuLayers: -1,
+      rpc: undefined,
+    });
+    assert.deepEqual(checkLoadFields({ contextSize: '8192', threads: '4', gpuLayers: '20', remote: '' }), {
+      ok: true,
+      contextSize: 8192,
+      threads: 4,
+      gpuLayers: 20,
+      rpc: undefined,
+    });
     const bad = checkLoadFields({ contextSize: '8', threads: '1.5', gpuLayers: '-2', remote: 'gpu-box' });
     assert.equal(bad.ok, false);
     if (!bad.ok) assert.deepEqual(Object.keys(bad.errors), ['contextSize', 'threads', 'gpuLayers', 'remote']);
@@ -374,7 +454,10 @@ describe('theme, load settings, downloads', () => {
     assert.equal(downloadLine(d), '512 KiB of 2.0 MiB');
     assert.equal(downloadLine({ ...d, state: 'done', modelId: 'm' }), 'downloaded and added to the library');
     assert.equal(downloadLine({ ...d, state: 'cancelled' }), 'cancelled (the partial file was removed)');
-    assert.equal(downloadLine({ ...d, state: 'failed', error: { code: 'network', message: 'network: ENOTFOUND', resumable: true } }), 'failed: network: ENOTFOUND (Download again resumes it)');
+    assert.equal(
+      downloadLine({ ...d, state: 'failed', error: { code: 'network', message: 'network: ENOTFOUND', resumable: true } }),
+      'failed: network: ENOTFOUND (Download again resumes it)',
+    );
     const later = { ...d, id: 'e', startedAt: '2026-01-02T00:00:00.000Z' };
     assert.equal(latestByFile([later, d]).get('a.gguf')!.id, 'e');
     assert.match(approxSize(RECOMMENDED_PAIRS.find((p) => p.draft !== null)!), /^about \d+\.\d GB$/);

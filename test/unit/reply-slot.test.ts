@@ -11,7 +11,10 @@ describe('reply slot', () => {
   test('take refuses busy while a reply, a load or a completion holds the slot, naming it', async () => {
     const slot = new ReplySlot();
     const reply = slot.take({ kind: 'reply', chatId: 'c1', messageId: null });
-    assert.throws(() => slot.take({ kind: 'load' }), (e: unknown) => e instanceof PowerError && e.code === 'busy' && /reply is streaming in chat c1/.test(e.message));
+    assert.throws(
+      () => slot.take({ kind: 'load' }),
+      (e: unknown) => e instanceof PowerError && e.code === 'busy' && /reply is streaming in chat c1/.test(e.message),
+    );
     reply.release();
     const load = slot.take({ kind: 'load' });
     assert.throws(() => slot.take({ kind: 'reply', chatId: 'c2', messageId: null }), /a model is loading/);

@@ -42,8 +42,14 @@ describe('reply steps', () => {
 
   test('a prompt that leaves no room for one token is refused with its size and the advice', () => {
     assert.doesNotThrow(() => checkPromptFits(2047, 2048, 'prompt'));
-    assert.throws(() => checkPromptFits(2048, 2048, 'prompt'), (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && e.message === 'the prompt is 2048 tokens but the context holds 2048');
-    assert.throws(() => checkPromptFits(3000, 2048, 'conversation', 'start a new chat'), { message: 'the conversation is 3000 tokens but the context holds 2048: start a new chat' });
+    assert.throws(
+      () => checkPromptFits(2048, 2048, 'prompt'),
+      (e: unknown) =>
+        e instanceof PowerError && e.code === 'bad-input' && e.message === 'the prompt is 2048 tokens but the context holds 2048',
+    );
+    assert.throws(() => checkPromptFits(3000, 2048, 'conversation', 'start a new chat'), {
+      message: 'the conversation is 3000 tokens but the context holds 2048: start a new chat',
+    });
   });
 
   test("the engine's sampling: the request's settings over the defaults, undefined ones left at the default, greedy's seed 0", () => {
@@ -54,18 +60,27 @@ describe('reply steps', () => {
   test("the status is 'generating' during the run and 'ready' after it, also after a failure", async () => {
     const { log, supervisor } = fakeSupervisor();
     assert.equal(await whileGenerating(supervisor, async () => 5), 5);
-    await assert.rejects(whileGenerating(supervisor, () => Promise.reject(new Error('bad'))), /bad/);
+    await assert.rejects(
+      whileGenerating(supervisor, () => Promise.reject(new Error('bad'))),
+      /bad/,
+    );
     assert.deepEqual(log, ['generating', 'ready', 'generating', 'ready']);
   });
 
   test("an engine crash marks the engine crashed and never says 'ready'; the error says how far the reply got", async () => {
     const { log, supervisor } = fakeSupervisor();
     const crash = new EngineCrashedError('the engine process stopped (signal SIGKILL)', { code: null, signal: 'SIGKILL' });
-    await assert.rejects(whileGenerating(supervisor, () => Promise.reject(crash)), EngineCrashedError);
+    await assert.rejects(
+      whileGenerating(supervisor, () => Promise.reject(crash)),
+      EngineCrashedError,
+    );
     assert.deepEqual(log, ['generating', 'crashed: the engine process stopped (signal SIGKILL)', 'unloaded']);
     const kept = crashDuringReply(supervisor, crash, 12, true);
     assert.equal(kept.code, 'engine-crashed');
-    assert.match(kept.message, /^the engine stopped during this reply; the 12 tokens before it are kept, and the model reloads on the next request \(the engine process stopped/);
+    assert.match(
+      kept.message,
+      /^the engine stopped during this reply; the 12 tokens before it are kept, and the model reloads on the next request \(the engine process stopped/,
+    );
     assert.match(crashDuringReply(supervisor, crash, 3, false).message, /during this reply; after 3 tokens, and the model reloads/);
   });
 });

@@ -156,7 +156,10 @@ describe('profile names', () => {
       { name: 'k4', k: 4, s: 4 },
       { name: 'k7s5', k: 7, s: 5 },
     ]);
-    assert.deepEqual(parseProfileList('control,k2').map((p) => p.name), ['control', 'k2']);
+    assert.deepEqual(
+      parseProfileList('control,k2').map((p) => p.name),
+      ['control', 'k2'],
+    );
   });
 
   for (const bad of ['fast', 'k0', 'k17', 'k3s4', 'k4,,k5', 'balanced,k7s7', 'k']) {
@@ -169,7 +172,10 @@ describe('profile names', () => {
 describe('task files', () => {
   test('a JSONL line with a missing field names the file, the line and the field', () => {
     const text = '{"id":"a","category":"coding","prompt":"x"}\n\n{"id":"b","category":"coding"}\n';
-    assert.throws(() => parseTasks(text, 'my.jsonl'), (e: Error) => e instanceof TaskFileError && /my\.jsonl line 3: prompt/.test(e.message));
+    assert.throws(
+      () => parseTasks(text, 'my.jsonl'),
+      (e: Error) => e instanceof TaskFileError && /my\.jsonl line 3: prompt/.test(e.message),
+    );
   });
 
   test('not JSON, unknown fields, duplicate ids and an empty file are refused', () => {
@@ -187,8 +193,15 @@ describe('task files', () => {
     const categories = [...new Set(matrix.tasks.map((t) => t.category))];
     assert.equal(categories.length, 12);
     assert.equal(calibration.tasks.length, 12);
-    assert.deepEqual(calibration.tasks.map((t) => t.category), categories);
-    for (const t of calibration.tasks) assert.deepEqual(matrix.tasks.find((m) => m.id === t.id), t);
+    assert.deepEqual(
+      calibration.tasks.map((t) => t.category),
+      categories,
+    );
+    for (const t of calibration.tasks)
+      assert.deepEqual(
+        matrix.tasks.find((m) => m.id === t.id),
+        t,
+      );
     for (const c of categories) assert.ok(matrix.tasks.filter((t) => t.category === c).length >= 8, c);
     const raw = await readFile(join(TASKS_DIR, 'matrix.jsonl'), 'utf8');
     assert.equal(new Set(matrix.tasks.map((t) => t.prompt)).size, 100, 'every prompt is different');
@@ -229,7 +242,7 @@ describe('progress line', () => {
 });
 
 describe('the print engine for PDF reports', () => {
-  test('looked for where each system keeps a Chromium-based browser: Edge and Chrome on Windows, Debian\'s Chromium on Linux', () => {
+  test("looked for where each system keeps a Chromium-based browser: Edge and Chrome on Windows, Debian's Chromium on Linux", () => {
     const windows = chromiumCandidates('win32', { ProgramFiles: 'C:\\Program Files', 'ProgramFiles(x86)': 'C:\\Program Files (x86)' });
     assert.equal(windows[0], 'C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe');
     assert.ok(windows.includes('C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe'));
@@ -245,7 +258,9 @@ describe('the print engine for PDF reports', () => {
         e.message.includes('looked for Z:\\nowhere\\Microsoft\\Edge\\Application\\msedge.exe') &&
         e.message.endsWith('; install Microsoft Edge or Google Chrome, point POWER_CHROMIUM at one, or export HTML'),
     );
-    assert.throws(() => findChromium({ POWER_CHROMIUM: '/nonexistent/chromium' }), /POWER_CHROMIUM=\/nonexistent\/chromium is not an executable file/);
+    assert.throws(
+      () => findChromium({ POWER_CHROMIUM: '/nonexistent/chromium' }),
+      /POWER_CHROMIUM=\/nonexistent\/chromium is not an executable file/,
+    );
   });
 });
-

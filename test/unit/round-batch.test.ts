@@ -10,14 +10,24 @@ describe('round batches', () => {
   test('expand into every round record, in order, with their tokens, origins and pieces', () => {
     const rounds = expandRoundBatch(RoundBatch.parse(twoRounds()));
     assert.equal(rounds.length, 2);
-    assert.deepEqual(rounds[0]!.tokens.map((t) => [t.id, t.origin]), [[7, 'target']]);
+    assert.deepEqual(
+      rounds[0]!.tokens.map((t) => [t.id, t.origin]),
+      [[7, 'target']],
+    );
     assert.deepEqual([rounds[0]!.proposed, rounds[0]!.clampedTo, rounds[0]!.replay, rounds[0]!.endUs], [0, null, false, 900]);
     const r = rounds[1]!;
     assert.deepEqual(
       [r.proposed, r.accepted, r.replay, r.clampedTo, r.startUs, r.endUs, r.proposeUs, r.verifyUs, r.commitUs],
       [4, 2, true, 3, 900, 2000, 300, 700, 20],
     );
-    assert.deepEqual(r.tokens.map((t) => [t.id, t.origin]), [[8, 'accepted'], [9, 'accepted'], [10, 'correction']]);
+    assert.deepEqual(
+      r.tokens.map((t) => [t.id, t.origin]),
+      [
+        [8, 'accepted'],
+        [9, 'accepted'],
+        [10, 'correction'],
+      ],
+    );
     const text = new TextDecoder().decode(Buffer.concat(rounds.flatMap((x) => x.tokens.map((t) => t.piece))));
     assert.equal(text, 'Hello world');
   });

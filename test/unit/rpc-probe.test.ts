@@ -64,10 +64,16 @@ describe('the RPC probe', () => {
 
   test('a server that accepts but does not answer (busy with another client) is refused after the time limit, not waited on', async () => {
     const busy = await fake(() => {});
-    await assert.rejects(probeRpcServer(busy, { timeoutMs: 300 }), refusedWith(/accepted the connection but did not answer within 0\.3 s \(it serves one client at a time/));
+    await assert.rejects(
+      probeRpcServer(busy, { timeoutMs: 300 }),
+      refusedWith(/accepted the connection but did not answer within 0\.3 s \(it serves one client at a time/),
+    );
   });
 
   test('nothing listening is refused at once', async () => {
-    await assert.rejects(probeRpcServer('127.0.0.1:1'), refusedWith(/^cannot reach the RPC server at 127\.0\.0\.1:1: nothing listens there$/));
+    await assert.rejects(
+      probeRpcServer('127.0.0.1:1'),
+      refusedWith(/^cannot reach the RPC server at 127\.0\.0\.1:1: nothing listens there$/),
+    );
   });
 });

@@ -31,7 +31,10 @@ test('penalties keep a speculative chain on the CPU: auto says so, an explicit b
   // without proposals there is one row per pass: penalties run on the backend
   assert.deepEqual(resolveSamplingPath('backend', PENALTIES, { onGpu: false, k: 0 }), { path: 'backend', reason: null });
   // repeat-last-n 0 turns the penalties off
-  assert.deepEqual(resolveSamplingPath('backend', { ...PENALTIES, repeatLastN: 0 }, { onGpu: false, k: 3 }), { path: 'backend', reason: null });
+  assert.deepEqual(resolveSamplingPath('backend', { ...PENALTIES, repeatLastN: 0 }, { onGpu: false, k: 3 }), {
+    path: 'backend',
+    reason: null,
+  });
 });
 
 test('an explicit path is kept; the proposer drafts on the backend where auto puts the target there', () => {
@@ -44,9 +47,12 @@ test('an explicit path is kept; the proposer drafts on the backend where auto pu
 test("the dist sampler's uniform draws match std::mt19937 with uniform_real_distribution<double>", () => {
   // printed by a C++ program compiled with g++ (libstdc++), the library llama.cpp is built with here
   const expected: [number, number, number][] = [
-    [0, 0, 0.59284461651668263], [0, 4, 0.62356369649610832],
-    [7, 0, 0.22733907496470684], [7, 2, 0.97822289621420422],
-    [1234, 1, 0.81783844288953322], [1234, 4, 0.86066977348643725],
+    [0, 0, 0.59284461651668263],
+    [0, 4, 0.62356369649610832],
+    [7, 0, 0.22733907496470684],
+    [7, 2, 0.97822289621420422],
+    [1234, 1, 0.81783844288953322],
+    [1234, 4, 0.86066977348643725],
   ];
   for (const [seed, index, u] of expected) assert.equal(uniformDraw(seed, index), u, `seed ${seed}, draw ${index}`);
 });
@@ -81,7 +87,10 @@ test('a seeded draw within rounding of the edge between two adjacent candidates 
   assert.deepEqual(atEdge.cpuCumulative, { before: 0, after: p[0] });
   assert.equal(atEdge.backendCumulative?.before, p[0]);
   // far from the edge (0.1 away), or the two tokens not next to each other in the order
-  assert.equal(explainDivergence(evidence({ seeded: true, draw, drawnFromP: Float64Array.from([draw - 0.1, 0.2, 0.9 - draw]) })).cause, 'unexplained');
+  assert.equal(
+    explainDivergence(evidence({ seeded: true, draw, drawnFromP: Float64Array.from([draw - 0.1, 0.2, 0.9 - draw]) })).cause,
+    'unexplained',
+  );
   assert.equal(explainDivergence(evidence({ seeded: true, draw, drawnFromP: p, backendToken: 4 })).cause, 'unexplained');
   // a token outside the candidates, or a speculative run (its draws are not counted)
   assert.equal(explainDivergence(evidence({ seeded: true, draw, drawnFromP: p, backendToken: 7 })).cause, 'unexplained');

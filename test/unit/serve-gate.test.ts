@@ -56,7 +56,13 @@ after(async () => {
 
 describe('token', () => {
   test('every route refuses a request without the token or with a wrong one (401, OpenAI error shape)', async () => {
-    for (const [method, path] of [['GET', '/'], ['GET', '/assets/app.js'], ['GET', '/v1/models'], ['POST', '/v1/chat/completions'], ['POST', '/v1/completions']] as const) {
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['GET', '/assets/app.js'],
+      ['GET', '/v1/models'],
+      ['POST', '/v1/chat/completions'],
+      ['POST', '/v1/completions'],
+    ] as const) {
       const none = await http(server.origin, path, { method });
       assert.equal(none.status, 401, `${method} ${path}`);
       assert.equal(none.headers['www-authenticate'], 'Bearer realm="power"');
@@ -89,7 +95,11 @@ describe('origin and host', () => {
     const r = await http(server.origin, '/v1/models', { headers: { ...auth, Origin: 'https://evil.example' } });
     assert.equal(r.status, 403);
     assert.match(r.body, /origin https:\/\/evil\.example are not allowed/);
-    const post = await http(server.origin, '/v1/chat/completions', { method: 'POST', headers: { ...auth, Origin: 'http://localhost:1', 'Content-Type': 'application/json' }, body: '{}' });
+    const post = await http(server.origin, '/v1/chat/completions', {
+      method: 'POST',
+      headers: { ...auth, Origin: 'http://localhost:1', 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(post.status, 403);
   });
 
@@ -196,7 +206,15 @@ describe('static files', () => {
   });
 
   test('nothing outside the folder is reachable: dot segments, encoded separators, symlinks', async () => {
-    for (const path of ['/../secret.txt', '/assets/../../secret.txt', '/%2e%2e/secret.txt', '/assets/%2e%2e%2f%2e%2e%2fsecret.txt', '/..%5csecret.txt', '/assets/link.txt', '/%00']) {
+    for (const path of [
+      '/../secret.txt',
+      '/assets/../../secret.txt',
+      '/%2e%2e/secret.txt',
+      '/assets/%2e%2e%2f%2e%2e%2fsecret.txt',
+      '/..%5csecret.txt',
+      '/assets/link.txt',
+      '/%00',
+    ]) {
       const r = await get(path);
       assert.notEqual(r.status, 200, path);
       assert.doesNotMatch(r.body, /SECRET/, path);

@@ -21,7 +21,17 @@ describe('sender frames', () => {
     assert.equal(isTrustedSender({ id: 1, url: APP_ENTRY_URL, isMainFrame: true }), true);
     assert.equal(isTrustedSender({ id: 1, url: 'app://power/chat/3', isMainFrame: true }), true);
     assert.equal(isTrustedSender({ id: 1, url: APP_ENTRY_URL, isMainFrame: false }), false);
-    for (const url of ['app://evil/index.html', 'app://power.evil/', 'app://user:pw@power/', 'file:///index.html', 'http://127.0.0.1/', 'https://power/', 'about:blank', 'garbage', null]) {
+    for (const url of [
+      'app://evil/index.html',
+      'app://power.evil/',
+      'app://user:pw@power/',
+      'file:///index.html',
+      'http://127.0.0.1/',
+      'https://power/',
+      'about:blank',
+      'garbage',
+      null,
+    ]) {
       assert.equal(isTrustedSender({ id: 1, url, isMainFrame: true }), false, String(url));
     }
   });
@@ -43,17 +53,37 @@ describe('navigation and new windows', () => {
     assert.equal(navigationDecision('https://example.com/a?b=c', true).openExternally, 'https://example.com/a?b=c');
     assert.equal(navigationDecision('http://example.com/', true).openExternally, 'http://example.com/');
     assert.equal(navigationDecision('https://example.com/', false).openExternally, null);
-    for (const url of ['file:///etc/passwd', 'javascript:alert(1)', 'smb://host/share', 'app://power/', 'data:text/html,x', 'ms-settings:', 'https://user:pw@example.com/']) {
+    for (const url of [
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'smb://host/share',
+      'app://power/',
+      'data:text/html,x',
+      'ms-settings:',
+      'https://user:pw@example.com/',
+    ]) {
       assert.equal(navigationDecision(url, true).openExternally, null, url);
       assert.equal(externalUrl(url), null, url);
     }
   });
 
   test('new windows are always denied; a clicked http(s) link opens in the system browser', () => {
-    assert.deepEqual(windowOpenDecision({ url: 'https://example.com/', disposition: 'foreground-tab' }), { action: 'deny', openExternally: 'https://example.com/' });
-    assert.deepEqual(windowOpenDecision({ url: 'https://example.com/', disposition: 'background-tab' }), { action: 'deny', openExternally: 'https://example.com/' });
-    assert.deepEqual(windowOpenDecision({ url: 'https://example.com/', disposition: 'new-window' }), { action: 'deny', openExternally: null });
-    assert.deepEqual(windowOpenDecision({ url: 'file:///etc/passwd', disposition: 'foreground-tab' }), { action: 'deny', openExternally: null });
+    assert.deepEqual(windowOpenDecision({ url: 'https://example.com/', disposition: 'foreground-tab' }), {
+      action: 'deny',
+      openExternally: 'https://example.com/',
+    });
+    assert.deepEqual(windowOpenDecision({ url: 'https://example.com/', disposition: 'background-tab' }), {
+      action: 'deny',
+      openExternally: 'https://example.com/',
+    });
+    assert.deepEqual(windowOpenDecision({ url: 'https://example.com/', disposition: 'new-window' }), {
+      action: 'deny',
+      openExternally: null,
+    });
+    assert.deepEqual(windowOpenDecision({ url: 'file:///etc/passwd', disposition: 'foreground-tab' }), {
+      action: 'deny',
+      openExternally: null,
+    });
     assert.deepEqual(windowOpenDecision({ url: 'app://power/', disposition: 'foreground-tab' }), { action: 'deny', openExternally: null });
   });
 
@@ -64,7 +94,18 @@ describe('navigation and new windows', () => {
 
 describe('permissions', () => {
   test('every permission request and check is refused, even from the app itself', () => {
-    for (const p of ['media', 'geolocation', 'notifications', 'clipboard-read', 'midi', 'openExternal', 'fullscreen', 'hid', 'serial', 'unknown-future-permission']) {
+    for (const p of [
+      'media',
+      'geolocation',
+      'notifications',
+      'clipboard-read',
+      'midi',
+      'openExternal',
+      'fullscreen',
+      'hid',
+      'serial',
+      'unknown-future-permission',
+    ]) {
       assert.equal(permissionRequestDecision(p, APP_ENTRY_URL), false, p);
       assert.equal(permissionCheckDecision(p, 'app://power'), false, p);
     }
@@ -102,7 +143,12 @@ describe('app:// files', () => {
   });
 
   test('no path leaves the folder', async () => {
-    for (const url of ['app://power/../secret.txt', 'app://power/%2e%2e/secret.txt', 'app://power/assets/%2e%2e%2f%2e%2e%2fsecret.txt', 'app://power/assets/..%2f..%2fsecret.txt']) {
+    for (const url of [
+      'app://power/../secret.txt',
+      'app://power/%2e%2e/secret.txt',
+      'app://power/assets/%2e%2e%2f%2e%2e%2fsecret.txt',
+      'app://power/assets/..%2f..%2fsecret.txt',
+    ]) {
       const answer = await resolveAppFile(root, 'GET', url);
       assert.ok(answer.status === 403 || answer.status === 404, `${url}: ${answer.status}`);
     }
@@ -167,14 +213,23 @@ describe('window bounds', () => {
 describe('quit sequence', () => {
   const event = () => {
     let prevented = 0;
-    return { preventDefault: () => void prevented++, get prevented() { return prevented; } };
+    return {
+      preventDefault: () => void prevented++,
+      get prevented() {
+        return prevented;
+      },
+    };
   };
 
   test('the first quit waits for the service to close, then exits 0; later requests are swallowed', async () => {
     let release: () => void = () => {};
     let closes = 0;
     const exits: number[] = [];
-    const quit = createQuitSequence({ close: () => (closes++, new Promise<void>((r) => (release = r))), exit: (c) => exits.push(c), timeoutMs: 10_000 });
+    const quit = createQuitSequence({
+      close: () => (closes++, new Promise<void>((r) => (release = r))),
+      exit: (c) => exits.push(c),
+      timeoutMs: 10_000,
+    });
     const first = event();
     quit.onBeforeQuit(first);
     const second = event();
@@ -195,7 +250,12 @@ describe('quit sequence', () => {
   test('a close that hangs does not keep the app alive', async () => {
     const exits: number[] = [];
     const logs: string[] = [];
-    const quit = createQuitSequence({ close: () => new Promise<void>(() => {}), exit: (c) => exits.push(c), timeoutMs: 20, log: (l) => logs.push(l) });
+    const quit = createQuitSequence({
+      close: () => new Promise<void>(() => {}),
+      exit: (c) => exits.push(c),
+      timeoutMs: 20,
+      log: (l) => logs.push(l),
+    });
     quit.onBeforeQuit(event());
     assert.equal(await quit.done, 1);
     assert.deepEqual(exits, [1]);
@@ -204,7 +264,14 @@ describe('quit sequence', () => {
 
   test('a close that fails still exits', async () => {
     const exits: number[] = [];
-    const quit = createQuitSequence({ close: async () => { throw new Error('disk full'); }, exit: (c) => exits.push(c), timeoutMs: 1000, log: () => {} });
+    const quit = createQuitSequence({
+      close: async () => {
+        throw new Error('disk full');
+      },
+      exit: (c) => exits.push(c),
+      timeoutMs: 1000,
+      log: () => {},
+    });
     quit.onBeforeQuit(event());
     assert.equal(await quit.done, 1);
     assert.deepEqual(exits, [1]);
@@ -216,7 +283,19 @@ describe('menu', () => {
     const noop = () => {};
     const template = menuTemplate({ addModelFile: noop, addModelFolder: noop, openDataFolder: noop }, 'linux');
     const roles = JSON.stringify(template, (_k, v: unknown) => (typeof v === 'function' ? undefined : v));
-    for (const role of ['editMenu', 'windowMenu', 'quit', 'reload', 'toggleDevTools', 'togglefullscreen', 'zoomIn', 'zoomOut', 'resetZoom', 'about']) assert.match(roles, new RegExp(`"role":"${role}"`));
+    for (const role of [
+      'editMenu',
+      'windowMenu',
+      'quit',
+      'reload',
+      'toggleDevTools',
+      'togglefullscreen',
+      'zoomIn',
+      'zoomOut',
+      'resetZoom',
+      'about',
+    ])
+      assert.match(roles, new RegExp(`"role":"${role}"`));
     assert.match(roles, /Add Model File…/);
     assert.match(roles, /Add Model Folder…/);
     const mac = JSON.stringify(menuTemplate({ addModelFile: noop, addModelFolder: noop, openDataFolder: noop }, 'darwin'));

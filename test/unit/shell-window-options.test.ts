@@ -64,7 +64,9 @@ describe('shell policies stay Electron-free at run time', () => {
     const { ESLint } = await import('eslint');
     const eslint = new ESLint({ cwd: ROOT });
     const lint = async (code: string) =>
-      (await eslint.lintText(`${code}\nexport const used = 1;\n`, { filePath: join(ROOT, 'electron/policy/x.ts') }))[0]!.messages.filter((m) => m.ruleId === 'no-restricted-imports');
+      (await eslint.lintText(`${code}\nexport const used = 1;\n`, { filePath: join(ROOT, 'electron/policy/x.ts') }))[0]!.messages.filter(
+        (m) => m.ruleId === 'no-restricted-imports',
+      );
     assert.equal((await lint("import { app } from 'electron';\nvoid app;")).length, 1);
     assert.deepEqual(await lint("import type { App } from 'electron';\nexport type A = App;"), []);
   });

@@ -5,15 +5,38 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import type { DeviceInfo } from '../../contract/engine-types.js';
-import { checkSplitFit, estimateSplit, expertOnHost, GIB, layerDevices, type MemoryPlan, type SplitDevice } from '../../node/engine/memory-estimate.js';
+import {
+  checkSplitFit,
+  estimateSplit,
+  expertOnHost,
+  GIB,
+  layerDevices,
+  type MemoryPlan,
+  type SplitDevice,
+} from '../../node/engine/memory-estimate.js';
 import { parseEndpoint, parseEndpointList, RpcEndpointError } from '../../node/engine/rpc.js';
 import { parseTensorSplit, planDevices, SplitError, type RemoteDevice } from '../../node/engine/split.js';
 import { makeLlamaModelSpec, SYNTHETIC_MODELS } from '../../tools/models/synthetic.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';
 
 const target = infoOfSpec(makeLlamaModelSpec(SYNTHETIC_MODELS['target.gguf'].params));
-const plan = (over: Partial<MemoryPlan> = {}): MemoryPlan => ({ target, contextSize: 2048, batchSize: 512, gpuLayers: -1, s: 0, flashAttn: true, ...over });
-const dev = (name: string, freeBytes = 8 * GIB, over: Partial<SplitDevice> = {}): SplitDevice => ({ name, description: `${name} desc`, freeBytes, remote: false, cuda: true, ...over });
+const plan = (over: Partial<MemoryPlan> = {}): MemoryPlan => ({
+  target,
+  contextSize: 2048,
+  batchSize: 512,
+  gpuLayers: -1,
+  s: 0,
+  flashAttn: true,
+  ...over,
+});
+const dev = (name: string, freeBytes = 8 * GIB, over: Partial<SplitDevice> = {}): SplitDevice => ({
+  name,
+  description: `${name} desc`,
+  freeBytes,
+  remote: false,
+  cuda: true,
+  ...over,
+});
 
 describe('split points (llama.cpp load_tensors)', () => {
   test('every layer offloaded, split 1:1 over two devices: blocks 0-1 on the first, 2-3 and the head on the second', () => {
@@ -30,20 +53,35 @@ describe('split points (llama.cpp load_tensors)', () => {
   });
 });
 
-describe('each device\'s share', () => {
+describe("each device's share", () => {
   test('weights, KV and the head go with their blocks; the token embedding stays on the host', () => {
     const shares = estimateSplit(plan({ gpuLayers: 4 }), [dev('A'), dev('B')], { tensorSplit: [1, 1] });
-    assert.deepEqual(shares.map((s) => [s.device?.name ?? 'host', s.blocks, s.output]), [
-      ['host', [0], false],
-      ['A', [1, 2], false],
-      ['B', [3], true],
-    ]);
+    assert.deepEqual(
+      shares.map((s) => [s.device?.name ?? 'host', s.blocks, s.output]),
+      [
+        ['host', [0], false],
+        ['A', [1, 2], false],
+        ['B', [3], true],
+      ],
+    );
     const perBlockKv = 2048 * 2 * 64 * 2;
-    assert.deepEqual(shares.map((s) => s.kv), [perBlockKv, 2 * perBlockKv, perBlockKv]);
+    assert.deepEqual(
+      shares.map((s) => s.kv),
+      [perBlockKv, 2 * perBlockKv, perBlockKv],
+    );
     const bytes = (pred: (n: string) => boolean) => target.tensors.filter((t) => pred(t.name)).reduce((a, t) => a + t.byteSize, 0);
-    assert.equal(shares[1]!.weights, bytes((n) => n.startsWith('blk.1.') || n.startsWith('blk.2.')));
-    assert.equal(shares[2]!.weights, bytes((n) => n.startsWith('blk.3.') || n.startsWith('output')));
-    assert.equal(shares[0]!.weights, bytes((n) => n.startsWith('blk.0.') || n === 'token_embd.weight'));
+    assert.equal(
+      shares[1]!.weights,
+      bytes((n) => n.startsWith('blk.1.') || n.startsWith('blk.2.')),
+    );
+    assert.equal(
+      shares[2]!.weights,
+      bytes((n) => n.startsWith('blk.3.') || n.startsWith('output')),
+    );
+    assert.equal(
+      shares[0]!.weights,
+      bytes((n) => n.startsWith('blk.0.') || n === 'token_embd.weight'),
+    );
     // the host's weights are memory-mapped: not in its total
     assert.equal(shares[0]!.total, shares[0]!.kv + shares[0]!.compute);
   });
@@ -51,7 +89,10 @@ describe('each device\'s share', () => {
   test('split mode none uses the main device only; the draft goes where it is told', () => {
     const draft = infoOfSpec(makeLlamaModelSpec(SYNTHETIC_MODELS['draft-far.gguf'].params));
     const shares = estimateSplit(plan({ draft }), [dev('A'), dev('B')], { splitMode: 'none', mainGpu: 1, draftDevice: 0 });
-    assert.deepEqual(shares.map((s) => s.device?.name ?? 'host'), ['host', 'B']);
+    assert.deepEqual(
+      shares.map((s) => s.device?.name ?? 'host'),
+      ['host', 'B'],
+    );
     assert.ok(shares[1]!.draft > 0);
     assert.equal(shares[1]!.blocks.length, 4);
   });
@@ -74,43 +115,78 @@ describe('each device\'s share', () => {
   });
 
   test('a share that does not fit is refused naming the device, its blocks and the numbers; the others are not named', () => {
-    const shares = estimateSplit(plan({ contextSize: 1 << 20 }), [dev('RPC0', 64 * GIB, { remote: true, cuda: false, description: '10.0.0.2:50052' }), dev('RPC1', GIB / 4, { remote: true, cuda: false, description: '10.0.0.3:50052' })], { tensorSplit: [1, 1] });
+    const shares = estimateSplit(
+      plan({ contextSize: 1 << 20 }),
+      [
+        dev('RPC0', 64 * GIB, { remote: true, cuda: false, description: '10.0.0.2:50052' }),
+        dev('RPC1', GIB / 4, { remote: true, cuda: false, description: '10.0.0.3:50052' }),
+      ],
+      { tensorSplit: [1, 1] },
+    );
     const refusal = checkSplitFit(shares, plan({ contextSize: 1 << 20 }), 64 * GIB);
-    assert.match(refusal ?? '', /^not enough memory on RPC1 \(10\.0\.0\.3:50052\): its share \(block 3 and the output head\) needs about [\d.]+ (GiB|MiB) \(weights .*KV 256\.0 MiB at 1048576 ctx.*\) but 256\.0 MiB is free; lower --ctx/);
+    assert.match(
+      refusal ?? '',
+      /^not enough memory on RPC1 \(10\.0\.0\.3:50052\): its share \(block 3 and the output head\) needs about [\d.]+ (GiB|MiB) \(weights .*KV 256\.0 MiB at 1048576 ctx.*\) but 256\.0 MiB is free; lower --ctx/,
+    );
     assert.doesNotMatch(refusal!, /RPC0|the CPU/);
     assert.equal(checkSplitFit(estimateSplit(plan(), [dev('RPC0')], {}), plan(), 64 * GIB), null);
-    const host = checkSplitFit(estimateSplit(plan({ contextSize: 1 << 20, gpuLayers: 0 }), [dev('RPC0')], {}), plan({ contextSize: 1 << 20 }), GIB / 8);
+    const host = checkSplitFit(
+      estimateSplit(plan({ contextSize: 1 << 20, gpuLayers: 0 }), [dev('RPC0')], {}),
+      plan({ contextSize: 1 << 20 }),
+      GIB / 8,
+    );
     assert.match(host ?? '', /^not enough memory on the CPU \(this machine\): its share \(blocks 0–3 and the output head\)/);
   });
 });
 
 describe('the devices a load gives llama.cpp', () => {
-  const info = (name: string, backend: string, over: Partial<DeviceInfo> = {}): DeviceInfo => ({ name, description: name, type: backend === 'CPU' ? 'cpu' : 'gpu', backend, freeBytes: GIB, totalBytes: GIB, ...over });
+  const info = (name: string, backend: string, over: Partial<DeviceInfo> = {}): DeviceInfo => ({
+    name,
+    description: name,
+    type: backend === 'CPU' ? 'cpu' : 'gpu',
+    backend,
+    freeBytes: GIB,
+    totalBytes: GIB,
+    ...over,
+  });
   const cpu = info('CPU', 'CPU');
   const gpus = [info('CUDA0', 'CUDA'), info('CUDA1', 'CUDA')];
   const remote: RemoteDevice[] = [{ ...info('RPC0', 'RPC'), endpoint: '10.0.0.2:50052' }];
 
   test('without split flags: the chosen GPU only, or nothing (the CPU); remote devices first', () => {
-    assert.deepEqual(planDevices('cuda', gpus[1]!, [cpu, ...gpus], []).devices.map((d) => d.name), ['CUDA1']);
+    assert.deepEqual(
+      planDevices('cuda', gpus[1]!, [cpu, ...gpus], []).devices.map((d) => d.name),
+      ['CUDA1'],
+    );
     assert.deepEqual(planDevices('cpu', cpu, [cpu], []).devices, []);
     const withRemote = planDevices('cuda', gpus[0]!, [cpu, ...gpus], remote);
-    assert.deepEqual(withRemote.devices.map((d) => d.name), ['RPC0', 'CUDA0']);
+    assert.deepEqual(
+      withRemote.devices.map((d) => d.name),
+      ['RPC0', 'CUDA0'],
+    );
     // the draft stays on the local GPU, never on the network
     assert.deepEqual(withRemote.draftDevices, ['CUDA0']);
     assert.deepEqual(planDevices('cpu', cpu, [cpu], remote).draftDevices, []);
   });
 
   test('--split-mode layer|row or --tensor-split: every local GPU; none with --main-gpu: llama.cpp picks it', () => {
-    assert.deepEqual(planDevices('cuda', gpus[0]!, [cpu, ...gpus], [], { splitMode: 'layer' }).devices.map((d) => d.name), ['CUDA0', 'CUDA1']);
+    assert.deepEqual(
+      planDevices('cuda', gpus[0]!, [cpu, ...gpus], [], { splitMode: 'layer' }).devices.map((d) => d.name),
+      ['CUDA0', 'CUDA1'],
+    );
     assert.deepEqual(planDevices('cuda', gpus[0]!, [cpu, ...gpus], [], { tensorSplit: [3, 1] }).params, { tensorSplit: [3, 1] });
     const none = planDevices('cuda', gpus[0]!, [cpu, ...gpus], [], { splitMode: 'none', mainGpu: 1 });
-    assert.deepEqual(none.devices.map((d) => d.name), ['CUDA0', 'CUDA1']);
+    assert.deepEqual(
+      none.devices.map((d) => d.name),
+      ['CUDA0', 'CUDA1'],
+    );
     assert.deepEqual(none.params, { splitMode: 'none', mainGpu: 1 });
     assert.deepEqual(none.draftDevices, ['CUDA1']);
   });
 
   test('a split the devices cannot honour is refused with what the split has', () => {
-    const refuse = (f: () => unknown, message: RegExp) => assert.throws(f, (e: unknown) => e instanceof SplitError && message.test(e.message));
+    const refuse = (f: () => unknown, message: RegExp) =>
+      assert.throws(f, (e: unknown) => e instanceof SplitError && message.test(e.message));
     refuse(() => planDevices('cpu', cpu, [cpu], [], { tensorSplit: [1] }), /needs devices to split over/);
     refuse(() => planDevices('cpu', cpu, [cpu], remote, { tensorSplit: [1, 1] }), /2 entries but the split has 1 device \(RPC0\)/);
     refuse(() => planDevices('cpu', cpu, [cpu], remote, { mainGpu: 1 }), /--main-gpu 1: the split has 1 device \(RPC0\)/);

@@ -73,7 +73,11 @@ function scriptedEngine(batches: ScriptedRound[][]): { engine: EngineClient; can
     proposeUs: 0,
     verifyUs: 0,
     commitUs: 0,
-    tokens: tokens.map((t, i) => ({ id: t.id, piece: typeof t.piece === 'string' ? enc.encode(t.piece) : t.piece, origin: i === 0 ? 'target' : 'accepted' })),
+    tokens: tokens.map((t, i) => ({
+      id: t.id,
+      piece: typeof t.piece === 'string' ? enc.encode(t.piece) : t.piece,
+      origin: i === 0 ? 'target' : 'accepted',
+    })),
   });
   const engine = {
     onRound(_id: string, l: (round: RoundRecord) => void) {
@@ -152,7 +156,10 @@ describe('runRequest ends a reply at a stop string', () => {
     assert.equal(r.tokenTexts.join(''), 'Hi there.');
     assert.deepEqual(r.tokenTexts, ['Hi', ' there', '.', '', '', '']);
     assert.deepEqual(r.streamedIds, r.outcome.tokens);
-    assert.ok(r.sunk.every((b) => !b.text.includes('<|')), JSON.stringify(r.sunk.map((b) => b.text)));
+    assert.ok(
+      r.sunk.every((b) => !b.text.includes('<|')),
+      JSON.stringify(r.sunk.map((b) => b.text)),
+    );
     // the engine was cancelled once, and its last batch never reached the reply
     assert.equal(r.cancels, 1);
     assert.equal(r.delivered, 3);
@@ -162,21 +169,34 @@ describe('runRequest ends a reply at a stop string', () => {
   test('inside a speculative round: the round ends with the token that completes the marker, the rest is dropped', async () => {
     const r = await generate(
       [
-        [[{ id: 1, piece: 'Yes' }, { id: 2, piece: '<|im_' }, { id: 3, piece: 'end|>' }, { id: 4, piece: ' after' }]],
+        [
+          [
+            { id: 1, piece: 'Yes' },
+            { id: 2, piece: '<|im_' },
+            { id: 3, piece: 'end|>' },
+            { id: 4, piece: ' after' },
+          ],
+        ],
         [tok(5, 'never')],
       ],
       [CHATML_END],
     );
     assert.equal(r.outcome.text, 'Yes');
     assert.deepEqual(r.outcome.tokens, [1, 2, 3]);
-    assert.deepEqual(r.outcome.rounds.map((x) => x.tokens.map((t) => t.id)), [[1, 2, 3]]);
+    assert.deepEqual(
+      r.outcome.rounds.map((x) => x.tokens.map((t) => t.id)),
+      [[1, 2, 3]],
+    );
     assert.deepEqual(r.sunk[0]!.rounds[0]!.tokenIds, [1, 2, 3]);
     assert.equal(r.outcome.stopReason, 'stop');
   });
 
   test('a character split over pieces right before the marker is shown whole; a prefix that never completes is released at the end', async () => {
     const euro = enc.encode('€');
-    const cut = await generate([[tok(1, euro.subarray(0, 2)), tok(2, Uint8Array.of(...euro.subarray(2), ...enc.encode('<|im_e'))), tok(3, 'nd|>')]], [CHATML_END]);
+    const cut = await generate(
+      [[tok(1, euro.subarray(0, 2)), tok(2, Uint8Array.of(...euro.subarray(2), ...enc.encode('<|im_e'))), tok(3, 'nd|>')]],
+      [CHATML_END],
+    );
     assert.equal(cut.outcome.text, '€');
     assert.deepEqual(cut.tokenTexts, ['', '€', '']);
     // "<|im" could still become the marker until the reply ends: then it is the reply's, as a tail
@@ -202,11 +222,14 @@ describe('runRequest ends a reply at a stop string', () => {
 
 describe('the stop strings of a conversation', () => {
   const info = (chatTemplate: string | null) => ({ bos: 1, eos: 2, eot: 7, addBos: true, chatTemplate }) as unknown as NativeModelInfo;
-  const engineTokenizing = (ids: number[]) => ({ call: async (method: string) => (method === 'tokenize' ? Int32Array.from(ids) : '') }) as unknown as EngineClient;
+  const engineTokenizing = (ids: number[]) =>
+    ({ call: async (method: string) => (method === 'tokenize' ? Int32Array.from(ids) : '') }) as unknown as EngineClient;
 
   test('the ChatML fallback ends its turn at <|im_end|> unless the model has it as its EOS or EOT token', async () => {
     // Gemma 3 270M: <|im_end|> is six pieces of text
-    assert.deepEqual(await new Conversation(engineTokenizing([236820, 236909, 548, 236779, 643, 111038]), 'm', info(null)).stops(), [CHATML_END]);
+    assert.deepEqual(await new Conversation(engineTokenizing([236820, 236909, 548, 236779, 643, 111038]), 'm', info(null)).stops(), [
+      CHATML_END,
+    ]);
     // one token, but not one the engine stops at: still a stop string
     assert.deepEqual(await new Conversation(engineTokenizing([151645]), 'm', info(null)).stops(), [CHATML_END]);
     assert.deepEqual(await new Conversation(engineTokenizing([7]), 'm', info(null)).stops(), []);

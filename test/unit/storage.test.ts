@@ -24,7 +24,9 @@ describe('storage', () => {
     const kind = { format: 'crash-test', version: 1, schema: z.object({ n: z.number(), body: z.string() }) };
     const path = join(dir, 'state.json');
     for (let run = 0; run < 5; run++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/storage-writer.ts', path], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/storage-writer.ts', path], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let reported = 0;
       child.stdout.setEncoding('utf8');
       child.stdout.on('data', (s: string) => {

@@ -29,7 +29,10 @@ test('mtp needs NextN layers; draft artifacts need their own architecture', () =
   const dspark = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'dflash', kind: 'dspark', compatible: true } });
   assert.deepEqual(dspark.dspark, { available: true });
   assert.match(dspark.dflash.reason!, /dspark artifact, not a dflash artifact/);
-  const bad = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: false, reason: 'vocabulary size differs' } });
+  const bad = strategyAvailability({
+    nextnLayers: 0,
+    draft: { architecture: 'llama', compatible: false, reason: 'vocabulary size differs' },
+  });
   assert.match(bad['draft-model'].reason!, /incompatible: vocabulary size differs/);
 });
 

@@ -11,8 +11,16 @@ test("the synthetic models' template wraps one user message and opens the assist
 });
 
 test('a ChatML-style template with bos_token renders', () => {
-  const tmpl = "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
-  const out = renderChat(tmpl, [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }], { bos: '<s>', eos: '</s>' });
+  const tmpl =
+    '{{ bos_token }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}';
+  const out = renderChat(
+    tmpl,
+    [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ],
+    { bos: '<s>', eos: '</s>' },
+  );
   assert.equal(out, '<s><|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
 });
 

@@ -40,16 +40,56 @@ class ByteBuilder {
     this.buf.copy(next, 0, 0, this.length);
     this.buf = next;
   }
-  u8(v: number): void { this.reserve(1); this.buf.writeUInt8(v, this.length); this.length += 1; }
-  i8(v: number): void { this.reserve(1); this.buf.writeInt8(v, this.length); this.length += 1; }
-  u16(v: number): void { this.reserve(2); this.buf.writeUInt16LE(v, this.length); this.length += 2; }
-  i16(v: number): void { this.reserve(2); this.buf.writeInt16LE(v, this.length); this.length += 2; }
-  u32(v: number): void { this.reserve(4); this.buf.writeUInt32LE(v, this.length); this.length += 4; }
-  i32(v: number): void { this.reserve(4); this.buf.writeInt32LE(v, this.length); this.length += 4; }
-  f32(v: number): void { this.reserve(4); this.buf.writeFloatLE(v, this.length); this.length += 4; }
-  f64(v: number): void { this.reserve(8); this.buf.writeDoubleLE(v, this.length); this.length += 8; }
-  u64(v: bigint | number): void { this.reserve(8); this.buf.writeBigUInt64LE(BigInt(v), this.length); this.length += 8; }
-  i64(v: bigint): void { this.reserve(8); this.buf.writeBigInt64LE(v, this.length); this.length += 8; }
+  u8(v: number): void {
+    this.reserve(1);
+    this.buf.writeUInt8(v, this.length);
+    this.length += 1;
+  }
+  i8(v: number): void {
+    this.reserve(1);
+    this.buf.writeInt8(v, this.length);
+    this.length += 1;
+  }
+  u16(v: number): void {
+    this.reserve(2);
+    this.buf.writeUInt16LE(v, this.length);
+    this.length += 2;
+  }
+  i16(v: number): void {
+    this.reserve(2);
+    this.buf.writeInt16LE(v, this.length);
+    this.length += 2;
+  }
+  u32(v: number): void {
+    this.reserve(4);
+    this.buf.writeUInt32LE(v, this.length);
+    this.length += 4;
+  }
+  i32(v: number): void {
+    this.reserve(4);
+    this.buf.writeInt32LE(v, this.length);
+    this.length += 4;
+  }
+  f32(v: number): void {
+    this.reserve(4);
+    this.buf.writeFloatLE(v, this.length);
+    this.length += 4;
+  }
+  f64(v: number): void {
+    this.reserve(8);
+    this.buf.writeDoubleLE(v, this.length);
+    this.length += 8;
+  }
+  u64(v: bigint | number): void {
+    this.reserve(8);
+    this.buf.writeBigUInt64LE(BigInt(v), this.length);
+    this.length += 8;
+  }
+  i64(v: bigint): void {
+    this.reserve(8);
+    this.buf.writeBigInt64LE(v, this.length);
+    this.length += 8;
+  }
   str(s: string): void {
     const bytes = Buffer.from(s, 'utf8');
     this.u64(bytes.length);
@@ -57,8 +97,14 @@ class ByteBuilder {
     bytes.copy(this.buf, this.length);
     this.length += bytes.length;
   }
-  zeros(n: number): void { this.reserve(n); this.buf.fill(0, this.length, this.length + n); this.length += n; }
-  bytes(): Buffer { return this.buf.subarray(0, this.length); }
+  zeros(n: number): void {
+    this.reserve(n);
+    this.buf.fill(0, this.length, this.length + n);
+    this.length += n;
+  }
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
 }
 
 function checkNumber(key: string, kind: GgufScalarKind, v: number): void {
@@ -75,13 +121,21 @@ function checkBigInt(key: string, kind: 'u64' | 'i64', v: bigint): void {
 
 function writeScalar(b: ByteBuilder, key: string, kind: GgufScalarKind, v: number | bigint | boolean | string): void {
   switch (kind) {
-    case 'u8': case 'i8': case 'u16': case 'i16': case 'u32': case 'i32': case 'f32': case 'f64': {
+    case 'u8':
+    case 'i8':
+    case 'u16':
+    case 'i16':
+    case 'u32':
+    case 'i32':
+    case 'f32':
+    case 'f64': {
       if (typeof v !== 'number') throw new TypeError(`GGUF key "${key}": ${kind} needs a number`);
       checkNumber(key, kind, v);
       b[kind](v);
       return;
     }
-    case 'u64': case 'i64': {
+    case 'u64':
+    case 'i64': {
       if (typeof v !== 'bigint') throw new TypeError(`GGUF key "${key}": ${kind} needs a bigint`);
       checkBigInt(key, kind, v);
       b[kind](v);
@@ -151,13 +205,18 @@ interface PreparedTensor {
 export async function writeGguf(path: string, model: GgufModel): Promise<void> {
   const names = new Set<string>();
   for (const t of model.tensors) checkTensor(t, names);
-  await writeTensors(path, model.metadata, resolveAlignment(model), model.tensors.map((t) => ({
-    name: t.name,
-    shape: t.shape,
-    typeId: DATA_TYPES[t.type].id,
-    size: dataBytes(t.type, elementCount(t.shape)),
-    bytes: () => encodeTensor(t),
-  })));
+  await writeTensors(
+    path,
+    model.metadata,
+    resolveAlignment(model),
+    model.tensors.map((t) => ({
+      name: t.name,
+      shape: t.shape,
+      typeId: DATA_TYPES[t.type].id,
+      size: dataBytes(t.type, elementCount(t.shape)),
+      bytes: () => encodeTensor(t),
+    })),
+  );
 }
 
 /**
@@ -165,25 +224,35 @@ export async function writeGguf(path: string, model: GgufModel): Promise<void> {
  * included), with `metadata` as given: a model cut from another (an early-exit draft of its
  * first blocks with its embeddings and head).
  */
-export async function writeGgufFrom(path: string, metadata: GgufModel['metadata'], source: GgufInfo, tensorNames: readonly string[]): Promise<void> {
+export async function writeGgufFrom(
+  path: string,
+  metadata: GgufModel['metadata'],
+  source: GgufInfo,
+  tensorNames: readonly string[],
+): Promise<void> {
   const alignment = resolveAlignment({ metadata, tensors: [] });
   const src = await open(source.path, 'r');
   try {
-    await writeTensors(path, metadata, alignment, tensorNames.map((name) => {
-      const t = source.tensors.find((x) => x.name === name);
-      if (!t) throw new RangeError(`${source.path} has no tensor "${name}"`);
-      return {
-        name,
-        shape: t.shape,
-        typeId: t.type,
-        size: t.byteSize,
-        bytes: async () => {
-          const buf = Buffer.alloc(t.byteSize);
-          await src.read(buf, 0, t.byteSize, source.dataOffset + t.offset);
-          return buf;
-        },
-      };
-    }));
+    await writeTensors(
+      path,
+      metadata,
+      alignment,
+      tensorNames.map((name) => {
+        const t = source.tensors.find((x) => x.name === name);
+        if (!t) throw new RangeError(`${source.path} has no tensor "${name}"`);
+        return {
+          name,
+          shape: t.shape,
+          typeId: t.type,
+          size: t.byteSize,
+          bytes: async () => {
+            const buf = Buffer.alloc(t.byteSize);
+            await src.read(buf, 0, t.byteSize, source.dataOffset + t.offset);
+            return buf;
+          },
+        };
+      }),
+    );
   } finally {
     await src.close();
   }

@@ -17,7 +17,11 @@ export async function writeEarlyExitDraft(targetPath: string, outPath: string, b
     throw new RangeError(`${targetPath}: a draft of ${blocks} blocks needs a target with more (${countKey} = ${String(count?.value)})`);
   }
   const metadata: GgufEntry[] = [...info.metadata].map(([key, value]) =>
-    key === countKey ? kv(key, gv.u32(blocks)) : key === 'general.name' ? kv(key, gv.str(`${String(value.value)} (first ${blocks} blocks)`)) : kv(key, value),
+    key === countKey
+      ? kv(key, gv.u32(blocks))
+      : key === 'general.name'
+        ? kv(key, gv.str(`${String(value.value)} (first ${blocks} blocks)`))
+        : kv(key, value),
   );
   const keep = info.tensors
     .map((t) => t.name)

@@ -513,7 +513,8 @@ export function makeDflashSpec(p: DflashParams, specOf: TargetSpecOf): GgufModel
       for (let tok = 0; tok < V; tok++) {
         w[tok * E + CONST] = 1;
         if (tok === MASK_TOKEN) continue;
-        for (let k = 1; k <= DFLASH_CODED; k++) w.set(codeTable().subarray(rollout(view, tok, k) * C, (rollout(view, tok, k) + 1) * C), tok * E + (k - 1) * C);
+        for (let k = 1; k <= DFLASH_CODED; k++)
+          w.set(codeTable().subarray(rollout(view, tok, k) * C, (rollout(view, tok, k) + 1) * C), tok * E + (k - 1) * C);
       }
     });
     // head h finds the position h+1 before the query (h+1 … in the anchor-first layout, reading
@@ -544,7 +545,7 @@ export function makeDflashSpec(p: DflashParams, specOf: TargetSpecOf): GgufModel
     });
     // a sink between the peak score and the best other score: a head whose peak position is
     // not in the block (or is a mask) attends to nothing
-    const peak = s * s * (C / 2) * 2 / Math.sqrt(C);
+    const peak = (s * s * (C / 2) * 2) / Math.sqrt(C);
     t.constant(`${b}attn_sinks.weight`, [heads], peak - ATTENTION_GAP / 2);
     t.constant(`${b}ffn_down.weight`, [FF, E], 0);
     t.exact('output.weight', [E, V], (w) => {

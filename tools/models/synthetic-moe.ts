@@ -145,7 +145,9 @@ export type MoeModelSet = Record<keyof typeof MOE_MODELS, string>;
 
 function specHash(params: Qwen3MoeParams): string {
   const { metadata } = makeQwen3MoeSpec(params);
-  const text = JSON.stringify({ v: MOE_GENERATOR_VERSION, params, scales: SCALES, metadata }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  const text = JSON.stringify({ v: MOE_GENERATOR_VERSION, params, scales: SCALES, metadata }, (_k, v: unknown) =>
+    typeof v === 'bigint' ? v.toString() : v,
+  );
   return createHash('sha256').update(text).digest('hex');
 }
 
@@ -166,7 +168,10 @@ export async function makeMoeModels(outDir: string, opts: { force?: boolean; onL
   for (const [file, { params }] of Object.entries(MOE_MODELS) as [keyof typeof MOE_MODELS, { params: Qwen3MoeParams }][]) {
     const path = join(dir, file);
     const hash = specHash(params);
-    const size = await stat(path).then((s) => s.size, () => undefined);
+    const size = await stat(path).then(
+      (s) => s.size,
+      () => undefined,
+    );
     if (!opts.force && manifest[file]?.hash === hash && manifest[file]?.size === size) {
       opts.onLog?.(`cached ${file}`);
     } else {

@@ -53,10 +53,7 @@ interface CommonParams {
   scales?: WeightScales;
 }
 
-type Init =
-  | { kind: 'normal'; std: number }
-  | { kind: 'const'; value: number }
-  | { kind: 'negexp'; std: number }; // -exp(N(0, std²)): strictly negative, like ssm_a
+type Init = { kind: 'normal'; std: number } | { kind: 'const'; value: number } | { kind: 'negexp'; std: number }; // -exp(N(0, std²)): strictly negative, like ssm_a
 
 export type ModelDtype = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 
@@ -158,7 +155,14 @@ function transformerMetadata(
 }
 
 /** A block's Q, K, V and output projections (head dim D). */
-function attentionTensors(t: TensorFactory, b: string, p: { embd: number; heads: number; kvHeads: number }, D: number, s: WeightScales, outputScale = 1): void {
+function attentionTensors(
+  t: TensorFactory,
+  b: string,
+  p: { embd: number; heads: number; kvHeads: number },
+  D: number,
+  s: WeightScales,
+  outputScale = 1,
+): void {
   const E = p.embd;
   t.add(`${b}attn_q.weight`, [E, p.heads * D], { kind: 'normal', std: s.attentionQK });
   t.add(`${b}attn_k.weight`, [E, p.kvHeads * D], { kind: 'normal', std: s.attentionQK });
@@ -479,11 +483,12 @@ function draftArtifacts() {
   const base = { revision: ARTIFACT_REVISION, target: TARGET, targetLayers: [1, 2, 3], contextLength: TARGET.contextLength };
   return {
     'eagle3-close.gguf': {
-      description: 'eagle3 for target.gguf (hidden 257): an induction head over the target\'s features (what followed this token before), else the target\'s next token after [BOS, token]',
+      description:
+        "eagle3 for target.gguf (hidden 257): an induction head over the target's features (what followed this token before), else the target's next token after [BOS, token]",
       params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-close', seed: 201, design: 'close' },
     },
     'eagle3-far.gguf': {
-      description: 'eagle3 for target.gguf with random weights, sharing the target\'s embeddings and head: rarely agrees',
+      description: "eagle3 for target.gguf with random weights, sharing the target's embeddings and head: rarely agrees",
       params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-far', seed: 202, design: 'far' },
     },
     'eagle3-wrong-hidden.gguf': {
@@ -495,7 +500,8 @@ function draftArtifacts() {
       params: { ...base, arch: 'eagle3', name: 'power-synthetic-eagle3-wrong-vocab', seed: 204, design: 'far', vocab: 'alt' },
     },
     'dflash-close.gguf': {
-      description: 'dflash for target.gguf, block 8: block position j ≤ 4 proposes f^j(anchor), f = the target\'s next token after [BOS, token]',
+      description:
+        "dflash for target.gguf, block 8: block position j ≤ 4 proposes f^j(anchor), f = the target's next token after [BOS, token]",
       params: { ...base, arch: 'dflash', name: 'power-synthetic-dflash-close', seed: 205, design: 'close', blockSize: 8 },
     },
     'dflash-far.gguf': {
@@ -508,7 +514,15 @@ function draftArtifacts() {
     },
     'hybrid-dflash-close.gguf': {
       description: 'dflash-close built for hybrid-mtp.gguf (reads trunk layers 1, 2, 3)',
-      params: { ...base, target: HYBRID, arch: 'dflash', name: 'power-synthetic-hybrid-dflash-close', seed: 212, design: 'close', blockSize: 8 },
+      params: {
+        ...base,
+        target: HYBRID,
+        arch: 'dflash',
+        name: 'power-synthetic-hybrid-dflash-close',
+        seed: 212,
+        design: 'close',
+        blockSize: 8,
+      },
     },
     'dspark-close.gguf': {
       description: 'dspark (dflash + Markov head) for target.gguf, block 8, anchor-first: the Markov head chains f over the block',
@@ -532,14 +546,23 @@ function typedSet() {
   const out: Record<string, { description: string; params: ModelParams }> = {};
   for (const dtype of ['f16', 'q8_0', 'q4_0'] as const) {
     const what = TYPED_DESCRIPTIONS[dtype];
-    out[`target-${dtype}.gguf`] = { description: `the target with ${what}`, params: { ...TARGET, name: `power-synthetic-target-${dtype}`, dtype } };
+    out[`target-${dtype}.gguf`] = {
+      description: `the target with ${what}`,
+      params: { ...TARGET, name: `power-synthetic-target-${dtype}`, dtype },
+    };
     out[`draft-close-${dtype}.gguf`] = {
       description: `draft-close with ${what}: the matching draft of target-${dtype}`,
       params: { ...TARGET, name: `power-synthetic-draft-close-${dtype}`, perturb: { scale: 0.02, seed: 101 }, dtype },
     };
-    out[`hybrid-mtp-${dtype}.gguf`] = { description: `the hybrid with ${what}, MTP block included`, params: { ...HYBRID, name: `power-synthetic-hybrid-mtp-${dtype}`, dtype } };
+    out[`hybrid-mtp-${dtype}.gguf`] = {
+      description: `the hybrid with ${what}, MTP block included`,
+      params: { ...HYBRID, name: `power-synthetic-hybrid-mtp-${dtype}`, dtype },
+    };
   }
-  return out as Record<`${'target' | 'draft-close' | 'hybrid-mtp'}-${Exclude<ModelDtype, 'f32'>}.gguf`, { description: string; params: ModelParams }>;
+  return out as Record<
+    `${'target' | 'draft-close' | 'hybrid-mtp'}-${Exclude<ModelDtype, 'f32'>}.gguf`,
+    { description: string; params: ModelParams }
+  >;
 }
 
 export const SYNTHETIC_MODELS = {
@@ -598,11 +621,12 @@ export function makeModelSpec(params: ModelParams): GgufModel {
  * template). Changes to how tensor values are drawn need a GENERATOR_VERSION bump.
  */
 export function specHash(params: ModelParams): string {
-  const resolved = params.arch === 'llama' || params.arch === 'qwen35' || params.arch === 'gemma3' ? { ...params, scales: params.scales ?? DEFAULT_SCALES } : params;
+  const resolved =
+    params.arch === 'llama' || params.arch === 'qwen35' || params.arch === 'gemma3'
+      ? { ...params, scales: params.scales ?? DEFAULT_SCALES }
+      : params;
   const { metadata } = makeModelSpec(params);
-  const text = JSON.stringify({ v: GENERATOR_VERSION, resolved, metadata }, (_k, v: unknown) =>
-    typeof v === 'bigint' ? v.toString() : v,
-  );
+  const text = JSON.stringify({ v: GENERATOR_VERSION, resolved, metadata }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
   return createHash('sha256').update(text).digest('hex');
 }
 

@@ -37,5 +37,9 @@ export interface CompletionBackend {
    * of rounds the engine hands over) and how far the reply has come. Aborting `signal`
    * stops it (stopReason 'cancelled'). Fails with a PowerError (code as in contract/api/errors.ts).
    */
-  complete(input: CompletionInput, onText: (text: string, progress: { tokens: number; rounds: number }) => void, signal: AbortSignal): Promise<CompletionOutput>;
+  complete(
+    input: CompletionInput,
+    onText: (text: string, progress: { tokens: number; rounds: number }) => void,
+    signal: AbortSignal,
+  ): Promise<CompletionOutput>;
 }

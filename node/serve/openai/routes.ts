@@ -78,7 +78,11 @@ function finishReason(out: CompletionOutput): 'stop' | 'length' {
 }
 
 function usage(out: CompletionOutput) {
-  return { prompt_tokens: out.promptTokens, completion_tokens: out.completionTokens, total_tokens: out.promptTokens + out.completionTokens };
+  return {
+    prompt_tokens: out.promptTokens,
+    completion_tokens: out.completionTokens,
+    total_tokens: out.promptTokens + out.completionTokens,
+  };
 }
 
 function power(out: CompletionOutput) {
@@ -89,7 +93,13 @@ export async function listModels(res: ServerResponse, backend: CompletionBackend
   const models = await backend.models();
   sendJson(res, 200, {
     object: 'list',
-    data: models.map((m) => ({ id: m.name, object: 'model', created: m.created, owned_by: 'power', ...(m.problem ? { power: { problem: m.problem } } : {}) })),
+    data: models.map((m) => ({
+      id: m.name,
+      object: 'model',
+      created: m.created,
+      owned_by: 'power',
+      ...(m.problem ? { power: { problem: m.problem } } : {}),
+    })),
   });
 }
 
@@ -110,9 +120,10 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     const out = await backend.complete(input, (piece) => (text += piece), abort.signal);
     checkNotCancelled(out);
     const reason = finishReason(out);
-    const choice = kind === 'chat'
-      ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: reason, logprobs: null }
-      : { index: 0, text, finish_reason: reason, logprobs: null };
+    const choice =
+      kind === 'chat'
+        ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: reason, logprobs: null }
+        : { index: 0, text, finish_reason: reason, logprobs: null };
     sendJson(res, 200, { id, object, created, model: out.model, choices: [choice], usage: usage(out), power: power(out) });
     return;
   }
@@ -121,7 +132,12 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
   const start = (): void => {
     if (started) return;
     started = true;
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
   };
   const event = (data: unknown): void => {
     // the client may be gone (it cancelled by closing): nothing more to send
@@ -131,19 +147,29 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
   };
   const chunkObject = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const delta = (text: string, reason: string | null, model: string, extra: object = {}): void => {
-    const choice = kind === 'chat'
-      ? { index: 0, delta: reason !== null ? {} : text === '' ? { role: 'assistant', content: '' } : { content: text }, finish_reason: reason, logprobs: null }
-      : { index: 0, text, finish_reason: reason, logprobs: null };
+    const choice =
+      kind === 'chat'
+        ? {
+            index: 0,
+            delta: reason !== null ? {} : text === '' ? { role: 'assistant', content: '' } : { content: text },
+            finish_reason: reason,
+            logprobs: null,
+          }
+        : { index: 0, text, finish_reason: reason, logprobs: null };
     event({ id, object: chunkObject, created, model, choices: [choice], ...extra });
   };
   if (kind === 'chat') delta('', null, input.model);
   let out: CompletionOutput;
   try {
-    out = await backend.complete(input, (text, progress) => {
-      // Power's own field, as on the last chunk: how far the reply has come (llama-server adds
-      // fields of its own too; OpenAI clients ignore what they do not know)
-      if (text) delta(text, null, input.model, { power: { tokens: progress.tokens, rounds: progress.rounds } });
-    }, abort.signal);
+    out = await backend.complete(
+      input,
+      (text, progress) => {
+        // Power's own field, as on the last chunk: how far the reply has come (llama-server adds
+        // fields of its own too; OpenAI clients ignore what they do not know)
+        if (text) delta(text, null, input.model, { power: { tokens: progress.tokens, rounds: progress.rounds } });
+      },
+      abort.signal,
+    );
     checkNotCancelled(out);
   } catch (error) {
     if (!started) throw error;

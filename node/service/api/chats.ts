@@ -17,14 +17,24 @@ function supersede(chat: Chat, userIndex: number): void {
   if (removed.length > 0) chat.superseded = [...(chat.superseded ?? []), ...removed.map((message) => ({ replyTo, message }))];
 }
 
-const replyOptions = (p: ReplyOptions): ReplyOptions => ({ ...(p.sampling ? { sampling: p.sampling } : {}), ...(p.profileId ? { profileId: p.profileId } : {}) });
+const replyOptions = (p: ReplyOptions): ReplyOptions => ({
+  ...(p.sampling ? { sampling: p.sampling } : {}),
+  ...(p.profileId ? { profileId: p.profileId } : {}),
+});
 
 export function chatsApi(store: ChatStore, replies: ChatReplies, events: ServiceEvents): ServiceImplementation['chats'] {
   const changed = (chatId: string, change: 'created' | 'updated' | 'deleted'): void => events.chatChanged.emit({ chatId, change });
   return {
     create: async (p) => {
-            const t = now();
-      const chat: Chat = { id: randomUUID(), title: p.title ?? UNTITLED_CHAT, createdAt: t, updatedAt: t, systemPrompt: p.systemPrompt ?? null, messages: [] };
+      const t = now();
+      const chat: Chat = {
+        id: randomUUID(),
+        title: p.title ?? UNTITLED_CHAT,
+        createdAt: t,
+        updatedAt: t,
+        systemPrompt: p.systemPrompt ?? null,
+        messages: [],
+      };
       await store.add(chat);
       changed(chat.id, 'created');
       return structuredClone(chat);
@@ -32,7 +42,7 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
     list: async () => ({ chats: store.list(replies.streamingChat()) }),
     get: async (p) => structuredClone(store.get(p.chatId)),
     rename: async (p) => {
-            const chat = store.get(p.chatId);
+      const chat = store.get(p.chatId);
       chat.title = p.title;
       chat.updatedAt = now();
       await store.save(chat);
@@ -48,7 +58,7 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
       return { ok: true as const };
     },
     send: async (p) => {
-            const chat = store.get(p.chatId);
+      const chat = store.get(p.chatId);
       const userMessage = { id: randomUUID(), role: 'user' as const, content: p.content, createdAt: now() };
       const assistantMessageId = await replies.start(
         chat,
@@ -67,7 +77,7 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
       return { stopped: await replies.stop(chatId) };
     },
     regenerate: async (p) => {
-            const chat = store.get(p.chatId);
+      const chat = store.get(p.chatId);
       let userIndex = chat.messages.length - 1;
       while (userIndex >= 0 && chat.messages[userIndex]!.role !== 'user') userIndex--;
       if (userIndex < 0) throw new PowerError('bad-input', 'the chat has no user message to reply to');
@@ -75,7 +85,7 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
       return { userMessageId: chat.messages[userIndex]!.id, assistantMessageId };
     },
     editAndContinue: async (p) => {
-            const chat = store.get(p.chatId);
+      const chat = store.get(p.chatId);
       const index = chat.messages.findIndex((m) => m.id === p.messageId);
       if (index < 0) throw new PowerError('not-found', `no message ${p.messageId} in chat ${p.chatId}`);
       if (chat.messages[index]!.role !== 'user') throw new PowerError('bad-input', 'only a user message can be edited');

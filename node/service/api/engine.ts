@@ -8,11 +8,16 @@ import type { ModelLibrary } from '../library.js';
 import type { ReplySlot } from '../reply-slot.js';
 import type { SettingsFile } from '../settings.js';
 
-export function engineApi(deps: { library: ModelLibrary; supervisor: EngineSupervisor; settings: SettingsFile; slot: ReplySlot }): ServiceImplementation['engine'] {
+export function engineApi(deps: {
+  library: ModelLibrary;
+  supervisor: EngineSupervisor;
+  settings: SettingsFile;
+  slot: ReplySlot;
+}): ServiceImplementation['engine'] {
   const { library, supervisor, settings, slot } = deps;
   return {
     load: async (p) => {
-            library.get(p.modelId);
+      library.get(p.modelId);
       if (p.method.draftId) library.get(p.method.draftId);
       const lease = slot.take({ kind: 'load' });
       try {
@@ -34,8 +39,8 @@ export function engineApi(deps: { library: ModelLibrary; supervisor: EngineSuper
         lease.release();
       }
     },
-    state: async () => (supervisor.state()),
-    devices: async () => (devicesReport()),
+    state: async () => supervisor.state(),
+    devices: async () => devicesReport(),
     onLoadProgress: supervisor.loadProgress.on,
     onStateChanged: supervisor.stateChanged.on,
   };

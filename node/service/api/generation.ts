@@ -5,7 +5,7 @@ import type { ServiceEvents } from '../events.js';
 
 export function generationApi(replies: ChatReplies, events: ServiceEvents): ServiceImplementation['generation'] {
   return {
-    active: async () => (replies.active()),
+    active: async () => replies.active(),
     onRounds: events.rounds.on,
     onDone: events.done.on,
     onError: events.error.on,

@@ -32,12 +32,24 @@ export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): 
         try {
           gguf = await library.gguf(entry.id);
         } catch (error) {
-          drafts.push({ modelId: entry.id, name: entry.name, strategy: 'draft-model', compatible: false, reason: (error as Error).message });
+          drafts.push({
+            modelId: entry.id,
+            name: entry.name,
+            strategy: 'draft-model',
+            compatible: false,
+            reason: (error as Error).message,
+          });
           continue;
         }
         const check = checkDraftCompatibility(target, gguf);
         // the kind names the strategy it serves (a dflash file with a Markov head is dspark)
-        drafts.push({ modelId: entry.id, name: entry.name, strategy: check.kind, compatible: check.compatible, ...(check.reason ? { reason: check.reason } : {}) });
+        drafts.push({
+          modelId: entry.id,
+          name: entry.name,
+          strategy: check.kind,
+          compatible: check.compatible,
+          ...(check.reason ? { reason: check.reason } : {}),
+        });
       }
       return { drafts };
     },

@@ -9,7 +9,7 @@ export function profilesApi(profiles: Profiles, supervisor: EngineSupervisor): S
     return t ? { recurrent: t.info.recurrent } : null;
   };
   return {
-    list: async () => (profiles.list()),
+    list: async () => profiles.list(),
     select: async (p) => profiles.select(p.profileId),
     create: async (p) => profiles.create(p, loadedTarget()),
     delete: async (p) => {
@@ -17,7 +17,7 @@ export function profilesApi(profiles: Profiles, supervisor: EngineSupervisor): S
       return { ok: true as const };
     },
     importToml: async (p) => {
-            return profiles.importToml(p.name, p.toml, loadedTarget());
+      return profiles.importToml(p.name, p.toml, loadedTarget());
     },
     exportToml: async (p) => ({
       toml: profiles.exportToml(p.profileId, supervisor.loadedOptions()?.method.strategy ?? null),

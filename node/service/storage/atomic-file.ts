@@ -28,7 +28,12 @@ export class DiskFullError extends Error {
     readonly path: string,
     cause: NodeJS.ErrnoException,
   ) {
-    const why = cause.code === 'EDQUOT' ? 'the disk quota is used up' : cause.code === 'EFBIG' ? 'the file is over the size limit' : 'the disk is full';
+    const why =
+      cause.code === 'EDQUOT'
+        ? 'the disk quota is used up'
+        : cause.code === 'EFBIG'
+          ? 'the file is over the size limit'
+          : 'the disk is full';
     const hint = cause.code === 'EFBIG' ? '' : '. Free some space and try again';
     super(`${why}: ${path} could not be saved (${cause.code}); its previous version is kept${hint}`, { cause });
     this.name = 'DiskFullError';

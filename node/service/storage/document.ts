@@ -93,7 +93,11 @@ export function setAsideName(file: string, at = new Date()): string {
  * comes back as if there were none. A newer Power's file, or one that cannot be read, still
  * throws: it is not this one's to replace.
  */
-export async function readDocumentOrSetAside<T extends z.ZodType>(kind: DocumentKind<T>, path: string, log: (line: string) => void): Promise<z.output<T> | null> {
+export async function readDocumentOrSetAside<T extends z.ZodType>(
+  kind: DocumentKind<T>,
+  path: string,
+  log: (line: string) => void,
+): Promise<z.output<T> | null> {
   try {
     return await readDocument(kind, path);
   } catch (error) {

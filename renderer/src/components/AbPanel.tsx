@@ -20,7 +20,12 @@ export function AbPanel() {
   return (
     <section className="panel ab" aria-labelledby="ab-title">
       <h2 id="ab-title">A/B</h2>
-      <button type="button" onClick={() => void runAb()} disabled={!canRun || blocker !== null || pending} title={blocker ?? 'Re-runs the last prompt on the autoregressive control (same context and seed); both replies are kept.'}>
+      <button
+        type="button"
+        onClick={() => void runAb()}
+        disabled={!canRun || blocker !== null || pending}
+        title={blocker ?? 'Re-runs the last prompt on the autoregressive control (same context and seed); both replies are kept.'}
+      >
         Run A/B
       </button>
       {pending && <p className="muted">Running the control…</p>}

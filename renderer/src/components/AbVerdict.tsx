@@ -11,14 +11,17 @@ export function AbVerdictText({ run }: { run: AbResult }) {
   return (
     <>
       <p className="verdict">
-        <strong>{v.speed}</strong> · <span className={run.digestsMatch === false ? 'mismatch' : run.digestsMatch ? 'match' : ''}>{v.digests}</span>
+        <strong>{v.speed}</strong> ·{' '}
+        <span className={run.digestsMatch === false ? 'mismatch' : run.digestsMatch ? 'match' : ''}>{v.digests}</span>
       </p>
       <p className="verdict-detail">
         {run.speculative.strategy}
-        {ks(run.speculative)} {v.rates} autoregressive (steady decode); request-wide speedup {run.requestSpeedup === null ? '—' : `${fixed(run.requestSpeedup)}×`}
+        {ks(run.speculative)} {v.rates} autoregressive (steady decode); request-wide speedup{' '}
+        {run.requestSpeedup === null ? '—' : `${fixed(run.requestSpeedup)}×`}
         {run.requestSpeedup !== null && ` (${speedWords(run.requestSpeedup)})`}.{' '}
         {run.digestsMatch === true && `Same tokens as the target alone (${shortDigest(run.speculative.digest)}).`}
-        {run.digestsMatch === false && `${shortDigest(run.speculative.digest)} vs ${shortDigest(run.control.digest)}: run \`power audit\` to see where.`}
+        {run.digestsMatch === false &&
+          `${shortDigest(run.speculative.digest)} vs ${shortDigest(run.control.digest)}: run \`power audit\` to see where.`}
       </p>
     </>
   );

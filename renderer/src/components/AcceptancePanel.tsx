@@ -2,7 +2,16 @@ import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs } from '../logic/ab.js';
 import { decodeRate, duration, engineEvidence, fixed, percent, tokensPerSecond } from '../logic/format.js';
-import { decodeSeries, emptyReply, pickReply, positionBars, rollingAcceptance, rollingForModel, stopReasonLabel, type ReplyView } from '../logic/reply.js';
+import {
+  decodeSeries,
+  emptyReply,
+  pickReply,
+  positionBars,
+  rollingAcceptance,
+  rollingForModel,
+  stopReasonLabel,
+  type ReplyView,
+} from '../logic/reply.js';
 import { noProposalsNote } from '../../../contract/strategies.js';
 import type { AssistantMessage } from '../api-types.js';
 import type { Store } from '../store/types.js';
@@ -81,7 +90,10 @@ export function AcceptancePanel() {
   const k = message?.k ?? activeK;
   const replies = (chat?.messages ?? []).filter((m): m is AssistantMessage => m.role === 'assistant');
   const modelId = message?.model.id ?? null;
-  const rolling = rollingAcceptance([...rollingForModel(replies, modelId, reply?.messageId ?? null), message?.strategy === 'none' ? null : stats]);
+  const rolling = rollingAcceptance([
+    ...rollingForModel(replies, modelId, reply?.messageId ?? null),
+    message?.strategy === 'none' ? null : stats,
+  ]);
   const engine = engineEvidence(message?.runtime?.backend);
 
   return (

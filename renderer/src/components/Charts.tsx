@@ -43,7 +43,9 @@ export function Sparkline({ values, label }: { values: readonly number[]; label:
   const width = 200;
   const height = 48;
   const span = scale.max - scale.min || 1;
-  const points = values.map((v, i) => `${((i / (values.length - 1)) * width).toFixed(1)},${(height - ((v - scale.min) / span) * height).toFixed(1)}`).join(' ');
+  const points = values
+    .map((v, i) => `${((i / (values.length - 1)) * width).toFixed(1)},${(height - ((v - scale.min) / span) * height).toFixed(1)}`)
+    .join(' ');
   return (
     <figure className="chart spark-chart">
       <figcaption>{label}</figcaption>
@@ -52,15 +54,19 @@ export function Sparkline({ values, label }: { values: readonly number[]; label:
           <span>{fmt(scale.max)}</span>
           <span>{fmt(scale.min)}</span>
         </div>
-        <svg viewBox={`0 0 ${width} ${height}`} width={width} height={height} role="img" aria-label={`${label}: ${values.length} rounds, from ${fmt(scale.min)} to ${fmt(scale.max)} tok/s`}>
+        <svg
+          viewBox={`0 0 ${width} ${height}`}
+          width={width}
+          height={height}
+          role="img"
+          aria-label={`${label}: ${values.length} rounds, from ${fmt(scale.min)} to ${fmt(scale.max)} tok/s`}
+        >
           <line x1="0" y1="0.5" x2={width} y2="0.5" className="grid" />
           <line x1="0" y1={height - 0.5} x2={width} y2={height - 0.5} className="grid" />
           <polyline points={points} className="spark" fill="none" />
         </svg>
       </div>
-      <p className="spark-x hint">
-        tok/s per round, rounds 2 … {values.length + 1}
-      </p>
+      <p className="spark-x hint">tok/s per round, rounds 2 … {values.length + 1}</p>
     </figure>
   );
 }

@@ -18,7 +18,14 @@ function RenameForm({ chat, onDone }: { chat: ChatSummary; onDone: () => void })
         void renameChat(chat.id, title.trim());
       }}
     >
-      <input aria-label="Chat title" value={title} maxLength={200} autoFocus onChange={(e) => setTitle(e.target.value)} onKeyDown={(e) => e.key === 'Escape' && onDone()} />
+      <input
+        aria-label="Chat title"
+        value={title}
+        maxLength={200}
+        autoFocus
+        onChange={(e) => setTitle(e.target.value)}
+        onKeyDown={(e) => e.key === 'Escape' && onDone()}
+      />
       <button type="submit">Save</button>
     </form>
   );
@@ -84,7 +91,9 @@ function ChatItem({ chat, current, streaming }: { chat: ChatSummary; current: bo
 }
 
 export function ChatList() {
-  const { chats, chatId, streamingChat, newChat } = usePower(useShallow((s) => ({ chats: s.chats, chatId: s.chatId, streamingChat: s.streaming?.chatId ?? null, newChat: s.newChat })));
+  const { chats, chatId, streamingChat, newChat } = usePower(
+    useShallow((s) => ({ chats: s.chats, chatId: s.chatId, streamingChat: s.streaming?.chatId ?? null, newChat: s.newChat })),
+  );
   return (
     <nav className="chat-list" aria-label="Chats">
       <button type="button" className="new-chat" onClick={() => void newChat()}>

@@ -35,7 +35,9 @@ function SamplingSettings() {
       <p id="sampling-errors" className="form-errors">
         {check.ok ? '' : samplingProblem(errors)}
       </p>
-      <small className="hint">Temperature 0 is greedy (exactly the target&apos;s own tokens); a stochastic reply without a seed gets a random one.</small>
+      <small className="hint">
+        Temperature 0 is greedy (exactly the target&apos;s own tokens); a stochastic reply without a seed gets a random one.
+      </small>
     </Popover>
   );
 }
@@ -45,7 +47,13 @@ function SystemPrompt() {
   const setSystemPrompt = usePower((s) => s.setSystemPrompt);
   return (
     <Popover summary={systemPrompt.trim() ? 'System prompt (set)' : 'System prompt'} className="system-prompt" align="up">
-      <textarea aria-label="System prompt" rows={3} value={systemPrompt} placeholder="(none)" onChange={(e) => setSystemPrompt(e.target.value)} />
+      <textarea
+        aria-label="System prompt"
+        rows={3}
+        value={systemPrompt}
+        placeholder="(none)"
+        onChange={(e) => setSystemPrompt(e.target.value)}
+      />
     </Popover>
   );
 }
@@ -123,7 +131,12 @@ export function Composer() {
           <button type="submit" className="primary" disabled={blocker !== null || text.trim() === ''} aria-describedby="send-reason">
             Send
           </button>
-          <button type="button" onClick={() => void stop()} disabled={!hereStreaming} title={hereStreaming ? 'Stop the reply (Escape)' : undefined}>
+          <button
+            type="button"
+            onClick={() => void stop()}
+            disabled={!hereStreaming}
+            title={hereStreaming ? 'Stop the reply (Escape)' : undefined}
+          >
             Stop
           </button>
           <button type="button" onClick={() => void regenerate()} disabled={blocker !== null || !hasReply} title={blocker ?? undefined}>

@@ -27,7 +27,17 @@ function describeRun(m: AssistantMessage): string {
 }
 
 /** A stored reply, or (message null) one whose events arrived before the chat was read back. */
-function AssistantReply({ chatId, messageId, message, label = 'Assistant' }: { chatId: string; messageId: string; message: AssistantMessage | null; label?: string }) {
+function AssistantReply({
+  chatId,
+  messageId,
+  message,
+  label = 'Assistant',
+}: {
+  chatId: string;
+  messageId: string;
+  message: AssistantMessage | null;
+  label?: string;
+}) {
   const live = usePower((s) => s.live[messageId]);
   const showOrigins = usePower((s) => s.showOrigins);
   const selected = usePower((s) => s.selectedReplyId === messageId);
@@ -71,7 +81,12 @@ function AbTurn({ chatId, pair }: { chatId: string; pair: AbPair }) {
 
 export function Conversation() {
   const { chat, chatId, streaming, liveCount } = usePower(
-    useShallow((s) => ({ chat: s.chat, chatId: s.chatId, streaming: s.streaming, liveCount: s.streaming ? (s.live[s.streaming.messageId]?.tokens.length ?? 0) : 0 })),
+    useShallow((s) => ({
+      chat: s.chat,
+      chatId: s.chatId,
+      streaming: s.streaming,
+      liveCount: s.streaming ? (s.live[s.streaming.messageId]?.tokens.length ?? 0) : 0,
+    })),
   );
   const end = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -88,7 +103,11 @@ export function Conversation() {
       {chat?.messages.map((m) => {
         if (m.role === 'user') return <UserMessageView key={m.id} message={m as UserMessage} />;
         const pair = pairs.get(m.id);
-        return pair ? <AbTurn key={m.id} chatId={chat.id} pair={pair} /> : <AssistantReply key={m.id} chatId={chat.id} messageId={m.id} message={m} />;
+        return pair ? (
+          <AbTurn key={m.id} chatId={chat.id} pair={pair} />
+        ) : (
+          <AssistantReply key={m.id} chatId={chat.id} messageId={m.id} message={m} />
+        );
       })}
       {chat && streaming && streaming.chatId === chat.id && !chat.messages.some((m) => m.id === streaming.messageId) && (
         <AssistantReply chatId={chat.id} messageId={streaming.messageId} message={null} />

@@ -10,11 +10,35 @@ import { PickerOptions } from './PickerOptions.js';
 import { Popover } from './Popover.js';
 import { usePower } from './store-context.js';
 
-function TextSetting({ id, label, value, placeholder, error, onChange, text = false }: { id: string; label: string; value: string; placeholder: string; error: string | undefined; onChange: (text: string) => void; text?: boolean }) {
+function TextSetting({
+  id,
+  label,
+  value,
+  placeholder,
+  error,
+  onChange,
+  text = false,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  placeholder: string;
+  error: string | undefined;
+  onChange: (text: string) => void;
+  text?: boolean;
+}) {
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} inputMode={text ? 'text' : 'numeric'} value={value} placeholder={placeholder} aria-invalid={error !== undefined} title={error} onChange={(e) => onChange(e.target.value)} />
+      <input
+        id={id}
+        inputMode={text ? 'text' : 'numeric'}
+        value={value}
+        placeholder={placeholder}
+        aria-invalid={error !== undefined}
+        title={error}
+        onChange={(e) => onChange(e.target.value)}
+      />
     </div>
   );
 }
@@ -55,8 +79,22 @@ export function LoadSettings() {
   return (
     <Popover summary="Load settings" className="load-settings">
       <div className="settings-grid">
-        <TextSetting id="context-size" label="Context size" value={s.contextSize} placeholder="model's, ≤ 4096" error={errors.contextSize} onChange={(t) => s.setLoadField('contextSize', t)} />
-        <TextSetting id="threads" label="Threads" value={s.threads} placeholder="physical cores" error={errors.threads} onChange={(t) => s.setLoadField('threads', t)} />
+        <TextSetting
+          id="context-size"
+          label="Context size"
+          value={s.contextSize}
+          placeholder="model's, ≤ 4096"
+          error={errors.contextSize}
+          onChange={(t) => s.setLoadField('contextSize', t)}
+        />
+        <TextSetting
+          id="threads"
+          label="Threads"
+          value={s.threads}
+          placeholder="physical cores"
+          error={errors.threads}
+          onChange={(t) => s.setLoadField('threads', t)}
+        />
         <TextSetting
           id="remote-machines"
           label="Remote machines"

@@ -13,7 +13,9 @@ import { InfoTip } from './Popover.js';
 import { usePower } from './store-context.js';
 
 function ModelPicker() {
-  const { models, targetId, selectTarget } = usePower(useShallow((s) => ({ models: s.models, targetId: s.targetId, selectTarget: s.selectTarget })));
+  const { models, targetId, selectTarget } = usePower(
+    useShallow((s) => ({ models: s.models, targetId: s.targetId, selectTarget: s.selectTarget })),
+  );
   const groups = groupLibrary(models);
   const target = models.find((m) => m.id === targetId);
   const option = (m: (typeof models)[number]) => (
@@ -24,7 +26,13 @@ function ModelPicker() {
   return (
     <div className="field inline">
       <label htmlFor="target">Model</label>
-      <select id="target" className="wide" value={targetId ?? ''} title={target ? modelSummary(target) : undefined} onChange={(e) => void selectTarget(e.target.value || null, true)}>
+      <select
+        id="target"
+        className="wide"
+        value={targetId ?? ''}
+        title={target ? modelSummary(target) : undefined}
+        onChange={(e) => void selectTarget(e.target.value || null, true)}
+      >
         {groups.models.length + groups.drafts.length === 0 && <option value="">No models in the library</option>}
         {!target && groups.models.length + groups.drafts.length > 0 && <option value="">Choose a model</option>}
         <optgroup label="Models">{groups.models.map(option)}</optgroup>
@@ -66,12 +74,20 @@ function MethodPicker() {
 }
 
 function DraftPicker() {
-  const { drafts, method, draftId, setDraft } = usePower(useShallow((s) => ({ drafts: s.drafts, method: s.method, draftId: s.draftId, setDraft: s.setDraft })));
+  const { drafts, method, draftId, setDraft } = usePower(
+    useShallow((s) => ({ drafts: s.drafts, method: s.method, draftId: s.draftId, setDraft: s.setDraft })),
+  );
   const files = draftFileOptions(method, drafts);
   return (
     <div className="field inline">
       <label htmlFor="draft">Draft model</label>
-      <select id="draft" className="wide" value={draftId ?? ''} onChange={(e) => setDraft(e.target.value || null)} disabled={!needsDraft(method)}>
+      <select
+        id="draft"
+        className="wide"
+        value={draftId ?? ''}
+        onChange={(e) => setDraft(e.target.value || null)}
+        disabled={!needsDraft(method)}
+      >
         {!needsDraft(method) && <option value="">not needed for {method}</option>}
         {needsDraft(method) && files.length === 0 && <option value="">no draft in the library</option>}
         <PickerOptions options={files} />
@@ -105,14 +121,23 @@ function LoadProgressBar() {
 
 function EngineStatus() {
   const { engine, devices } = usePower(useShallow((s) => ({ engine: s.engine, devices: s.devices })));
-  if (!engine || !engine.model) return <span className="engine-line muted" data-status="unloaded">Nothing loaded</span>;
+  if (!engine || !engine.model)
+    return (
+      <span className="engine-line muted" data-status="unloaded">
+        Nothing loaded
+      </span>
+    );
   const method = engine.options?.method.strategy ?? 'none';
   const draft = engine.draft ? `: ${engine.draft.name}` : '';
   const badge = deviceBadge(engine, devices);
   const pending = engine.reloadPending ? ' (the engine restarted: it reloads on the next message)' : '';
   const where = `${engine.backend ? ` on ${engine.backend.device}` : ''}${engine.contextSize ? ` · ctx ${engine.contextSize}` : ''}`;
   return (
-    <span className="engine-line" data-status={engine.status} title={`${engine.status === 'loading' ? 'Loading' : 'Loaded'} ${engine.model.name} with ${method}${draft}${where}${pending}`}>
+    <span
+      className="engine-line"
+      data-status={engine.status}
+      title={`${engine.status === 'loading' ? 'Loading' : 'Loaded'} ${engine.model.name} with ${method}${draft}${where}${pending}`}
+    >
       <span className="engine-text">
         {engine.status === 'loading' ? 'Loading' : 'Loaded'} <strong>{engine.model.name}</strong> with {method}
         {draft}
@@ -141,7 +166,13 @@ function LoadButtons() {
   );
   return (
     <div className="load-buttons">
-      <button type="button" className="primary" onClick={() => void load()} disabled={!targetId || loading || streaming} title={streaming ? 'wait for the reply to end' : undefined}>
+      <button
+        type="button"
+        className="primary"
+        onClick={() => void load()}
+        disabled={!targetId || loading || streaming}
+        title={streaming ? 'wait for the reply to end' : undefined}
+      >
         Load
       </button>
       <button type="button" onClick={() => void unload()} disabled={!loaded || loading || streaming}>

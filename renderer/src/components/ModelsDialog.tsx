@@ -20,7 +20,11 @@ function LibraryEntryRow({ entry, loaded }: { entry: ModelEntry; loaded: boolean
         <span className="hint">{modelSummary(entry)}</span>
         <span className="hint path">{entry.path}</span>
       </div>
-      <button type="button" onClick={() => void remove(entry.id)} title={loaded ? 'Unload it first' : 'Removes the entry; the file stays where it is'}>
+      <button
+        type="button"
+        onClick={() => void remove(entry.id)}
+        title={loaded ? 'Unload it first' : 'Removes the entry; the file stays where it is'}
+      >
         Remove
       </button>
     </li>
@@ -60,7 +64,14 @@ function AddModelForm() {
       <h3 id="add-title">Add</h3>
       <div className="field">
         <label htmlFor="model-path">Path on this machine</label>
-        <input id="model-path" value={path} placeholder="/models/llama-3.1-8b-q4_k_m.gguf or /models" aria-invalid={result?.failed === true} aria-describedby="add-result" onChange={(e) => setPath(e.target.value)} />
+        <input
+          id="model-path"
+          value={path}
+          placeholder="/models/llama-3.1-8b-q4_k_m.gguf or /models"
+          aria-invalid={result?.failed === true}
+          aria-describedby="add-result"
+          onChange={(e) => setPath(e.target.value)}
+        />
       </div>
       <div className="buttons">
         <button type="button" disabled={busy} onClick={() => void run('file')}>
@@ -156,7 +167,13 @@ function DownloadFromUrl() {
     >
       <div className="field">
         <label htmlFor="download-url">GGUF address</label>
-        <input id="download-url" type="url" value={url} placeholder="https://huggingface.co/…/model.gguf" onChange={(e) => setUrl(e.target.value)} />
+        <input
+          id="download-url"
+          type="url"
+          value={url}
+          placeholder="https://huggingface.co/…/model.gguf"
+          onChange={(e) => setUrl(e.target.value)}
+        />
       </div>
       <button type="submit" disabled={url.trim() === ''}>
         Download from URL
@@ -166,12 +183,16 @@ function DownloadFromUrl() {
 }
 
 function Downloads() {
-  const { recommended, downloads, error } = usePower(useShallow((s) => ({ recommended: s.recommended, downloads: s.downloads, error: s.downloadError })));
+  const { recommended, downloads, error } = usePower(
+    useShallow((s) => ({ recommended: s.recommended, downloads: s.downloads, error: s.downloadError })),
+  );
   const byFile = latestByFile(downloads);
   return (
     <section className="downloads" aria-labelledby="downloads-title">
       <h3 id="downloads-title">Download</h3>
-      <p className="hint">Recommended target + draft pairs, fetched into the library folder (an interrupted download resumes when started again).</p>
+      <p className="hint">
+        Recommended target + draft pairs, fetched into the library folder (an interrupted download resumes when started again).
+      </p>
       <ul className="pairs" aria-label="Recommended pairs">
         {recommended.map((p) => (
           <RecommendedPairRow key={p.id} pair={p} byFile={byFile} />
@@ -215,9 +236,24 @@ export function ModelsDialog() {
       {open && (
         <div className="dialog-body">
           <AddModelForm />
-          <LibraryGroup id="group-models" title="Models" note="To chat with: the Model picker offers these first." entries={groups.models} />
-          <LibraryGroup id="group-drafts" title="Draft models" note="Smaller models of a family, used by the draft-model method (they can chat too)." entries={groups.drafts} />
-          <LibraryGroup id="group-artifacts" title="Draft artifacts" note="EAGLE-3, DFlash and DSpark heads: they only propose for their target." entries={groups.artifacts} />
+          <LibraryGroup
+            id="group-models"
+            title="Models"
+            note="To chat with: the Model picker offers these first."
+            entries={groups.models}
+          />
+          <LibraryGroup
+            id="group-drafts"
+            title="Draft models"
+            note="Smaller models of a family, used by the draft-model method (they can chat too)."
+            entries={groups.drafts}
+          />
+          <LibraryGroup
+            id="group-artifacts"
+            title="Draft artifacts"
+            note="EAGLE-3, DFlash and DSpark heads: they only propose for their target."
+            entries={groups.artifacts}
+          />
           <Downloads />
         </div>
       )}

@@ -14,7 +14,14 @@ const CUSTOM = 'custom';
 
 function CustomProfileForm() {
   const { k, s, tried, recurrent, setField, apply } = usePower(
-    useShallow((st) => ({ k: st.customK, s: st.customS, tried: st.customTried, recurrent: targetRecurrent(st), setField: st.setCustomField, apply: st.applyCustom })),
+    useShallow((st) => ({
+      k: st.customK,
+      s: st.customS,
+      tried: st.customTried,
+      recurrent: targetRecurrent(st),
+      setField: st.setCustomField,
+      apply: st.applyCustom,
+    })),
   );
   const check = checkCustomProfile(k, s, recurrent);
   const showErrors = tried && !check.ok;
@@ -29,7 +36,14 @@ function CustomProfileForm() {
     >
       <div className="field narrow">
         <label htmlFor="custom-k">K</label>
-        <input id="custom-k" inputMode="numeric" value={k} onChange={(e) => setField('k', e.target.value)} aria-invalid={!check.ok && check.kError !== null} aria-describedby="custom-errors" />
+        <input
+          id="custom-k"
+          inputMode="numeric"
+          value={k}
+          onChange={(e) => setField('k', e.target.value)}
+          aria-invalid={!check.ok && check.kError !== null}
+          aria-describedby="custom-errors"
+        />
       </div>
       <div className="field narrow">
         <label htmlFor="custom-s">S</label>
@@ -109,7 +123,8 @@ export function ProfilePicker() {
           active && (
             <InfoTip label="About this profile">
               <p>
-                <strong>{active.name}</strong> ({active.k === null ? 'no proposals' : `K${active.k}${active.s === null ? '' : `/S${active.s}`}`}): {active.note}
+                <strong>{active.name}</strong> (
+                {active.k === null ? 'no proposals' : `K${active.k}${active.s === null ? '' : `/S${active.s}`}`}): {active.note}
               </p>
             </InfoTip>
           )

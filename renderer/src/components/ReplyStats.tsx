@@ -11,7 +11,13 @@ export function ReplyStats({ reply, message }: { reply: ReplyView; message: Assi
   return (
     <div className="reply-stats" role="group" aria-label="Reply stats" data-stop={stopReason ?? ''}>
       <span className="stats-text">{parts.join(' · ')}</span>
-      <button type="button" className="small" aria-pressed={selected} onClick={() => select(selected ? null : reply.messageId)} title="Show this reply's figures in the Acceptance panel">
+      <button
+        type="button"
+        className="small"
+        aria-pressed={selected}
+        onClick={() => select(selected ? null : reply.messageId)}
+        title="Show this reply's figures in the Acceptance panel"
+      >
         Inspect
       </button>
     </div>

@@ -45,9 +45,9 @@ export function ReportView() {
     <section className="report" aria-labelledby="report-title">
       <h2 id="report-title">Report{chat ? `: ${chat.title}` : ''}</h2>
       <p className="hint">
-        This chat&apos;s performance report in the format of <code>power bench</code>: one request per reply (replies replaced by Regenerate or the A/B
-        included), the figures per profile, the environment and the model files. A reply is compared with an autoregressive reply to the same turn
-        and sampling: run the A/B to get one.
+        This chat&apos;s performance report in the format of <code>power bench</code>: one request per reply (replies replaced by Regenerate
+        or the A/B included), the figures per profile, the environment and the model files. A reply is compared with an autoregressive reply
+        to the same turn and sampling: run the A/B to get one.
       </p>
       <div className="exports" role="group" aria-label="Export the report">
         {EXPORT_FORMATS.map(({ format, label }) => (
@@ -56,55 +56,61 @@ export function ReportView() {
           </button>
         ))}
       </div>
-      {busy && <p className="muted" role="status">Exporting {EXPORT_FORMATS.find((f) => f.format === busy)!.label}…</p>}
+      {busy && (
+        <p className="muted" role="status">
+          Exporting {EXPORT_FORMATS.find((f) => f.format === busy)!.label}…
+        </p>
+      )}
       {failure && failure.chatId === chat?.id && (
         <p className="export-error" role="alert">
           {failure.text}
         </p>
       )}
       {!chat && <p className="muted">Open a chat to see its report.</p>}
-      {chat && count === 0 && <p className="muted">{streaming ? 'The reply is still streaming.' : 'No completed reply yet: send a message first.'}</p>}
+      {chat && count === 0 && (
+        <p className="muted">{streaming ? 'The reply is still streaming.' : 'No completed reply yet: send a message first.'}</p>
+      )}
       <div className="table-wrap" role="region" aria-label="Replies of this chat" tabIndex={0}>
-      <table>
-        <thead>
-          <tr>
-            <th>Turn</th>
-            <th>Model</th>
-            <th>Method</th>
-            <th>Tokens</th>
-            <th>Acceptance</th>
-            <th>Mean length</th>
-            <th>TTFT</th>
-            <th>Decode</th>
-            <th>Request</th>
-            <th>Digest</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map(({ message: m, turn, superseded: replaced }) => (
-            <tr key={m.id} data-message-id={m.id} className={replaced ? 'replaced' : undefined}>
-              <td>
-                {turn}
-                {replaced ? ' (replaced)' : ''}
-              </td>
-              <td>{m.model.name}</td>
-              <td>
-                {m.strategy}
-                {m.k === null ? '' : ` K${m.k}${m.s === null ? '' : `/S${m.s}`}`}
-                {m.draft ? ` (${m.draft.name})` : ''}
-                {m.status === 'done' ? '' : ` · ${m.status}`}
-              </td>
-              <td>{m.tokens.length}</td>
-              <td>{percent(m.stats?.acceptanceRate)}</td>
-              <td>{fixed(m.stats?.meanAcceptanceLength)}</td>
-              <td>{duration(m.stats?.ttftMs)}</td>
-              <td>{tokensPerSecond(decodeRate(m.stats))}</td>
-              <td>{tokensPerSecond(m.stats?.requestTokensPerSecond)}</td>
-              <td title={m.digest ?? ''}>{shortDigest(m.digest)}</td>
+        <table>
+          <thead>
+            <tr>
+              <th>Turn</th>
+              <th>Model</th>
+              <th>Method</th>
+              <th>Tokens</th>
+              <th>Acceptance</th>
+              <th>Mean length</th>
+              <th>TTFT</th>
+              <th>Decode</th>
+              <th>Request</th>
+              <th>Digest</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map(({ message: m, turn, superseded: replaced }) => (
+              <tr key={m.id} data-message-id={m.id} className={replaced ? 'replaced' : undefined}>
+                <td>
+                  {turn}
+                  {replaced ? ' (replaced)' : ''}
+                </td>
+                <td>{m.model.name}</td>
+                <td>
+                  {m.strategy}
+                  {m.k === null ? '' : ` K${m.k}${m.s === null ? '' : `/S${m.s}`}`}
+                  {m.draft ? ` (${m.draft.name})` : ''}
+                  {m.status === 'done' ? '' : ` · ${m.status}`}
+                </td>
+                <td>{m.tokens.length}</td>
+                <td>{percent(m.stats?.acceptanceRate)}</td>
+                <td>{fixed(m.stats?.meanAcceptanceLength)}</td>
+                <td>{duration(m.stats?.ttftMs)}</td>
+                <td>{tokensPerSecond(decodeRate(m.stats))}</td>
+                <td>{tokensPerSecond(m.stats?.requestTokensPerSecond)}</td>
+                <td title={m.digest ?? ''}>{shortDigest(m.digest)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
     </section>
   );

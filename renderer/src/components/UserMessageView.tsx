@@ -21,7 +21,14 @@ function EditForm({ message, onDone }: { message: UserMessage; onDone: () => voi
         void edit(message.id, text).then((ok) => ok && onDone());
       }}
     >
-      <textarea aria-label="Edit message" rows={3} value={text} autoFocus onChange={(e) => setText(e.target.value)} onKeyDown={(e) => e.key === 'Escape' && onDone()} />
+      <textarea
+        aria-label="Edit message"
+        rows={3}
+        value={text}
+        autoFocus
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => e.key === 'Escape' && onDone()}
+      />
       <p className="hint">The replies after this message are dropped and a new one is written.</p>
       <div className="buttons">
         <button type="submit" className="primary" disabled={blocker !== null || text.trim() === ''} title={blocker ?? undefined}>
@@ -48,7 +55,13 @@ export function UserMessageView({ message }: { message: UserMessage }) {
           <p>{message.content}</p>
           <div className="actions">
             <CopyButton text={message.content} />
-            <button type="button" className="small" disabled={streaming} title={streaming ? 'wait for the reply to end' : 'edit and continue from here'} onClick={() => setEditing(true)}>
+            <button
+              type="button"
+              className="small"
+              disabled={streaming}
+              title={streaming ? 'wait for the reply to end' : 'edit and continue from here'}
+              onClick={() => setEditing(true)}
+            >
               Edit
             </button>
           </div>

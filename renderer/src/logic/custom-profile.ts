@@ -3,9 +3,7 @@
 // targets roll back KV rows for free) and never exceeds K.
 import { K_MAX } from '../../../contract/profile.js';
 
-export type CustomCheck =
-  | { ok: true; k: number; s: number | null }
-  | { ok: false; kError: string | null; sError: string | null };
+export type CustomCheck = { ok: true; k: number; s: number | null } | { ok: false; kError: string | null; sError: string | null };
 
 function integer(text: string): number | null {
   const trimmed = text.trim();

@@ -17,7 +17,8 @@ export function freeOfTotal(d: Pick<DeviceInfo, 'freeBytes' | 'totalBytes'>): st
 /** Every device the engine's flavours registered, once each (by backend and name). */
 export function allDevices(report: DevicesReport | null): DeviceInfo[] {
   const seen = new Map<string, DeviceInfo>();
-  for (const f of report?.flavours ?? []) for (const d of f.devices) if (!seen.has(`${d.backend}/${d.name}`)) seen.set(`${d.backend}/${d.name}`, d);
+  for (const f of report?.flavours ?? [])
+    for (const d of f.devices) if (!seen.has(`${d.backend}/${d.name}`)) seen.set(`${d.backend}/${d.name}`, d);
   return [...seen.values()];
 }
 
@@ -39,7 +40,13 @@ export function deviceOptions(report: DevicesReport | null): PickerOption[] {
   for (const d of cuda) {
     const label = `${d.name} · ${d.description} · ${freeOfTotal(d)}`;
     if (d === pick) options.push({ value: 'cuda', label, disabled: false });
-    else options.push({ value: `cuda:${d.name}`, label, disabled: true, reason: `with CUDA the engine uses the device with the most free memory (${pick!.name})` });
+    else
+      options.push({
+        value: `cuda:${d.name}`,
+        label,
+        disabled: true,
+        reason: `with CUDA the engine uses the device with the most free memory (${pick!.name})`,
+      });
   }
   if (cuda.length === 0) {
     const reason = report?.cuda.reason ?? 'no CUDA device';

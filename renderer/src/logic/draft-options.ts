@@ -24,9 +24,19 @@ export function draftMethodOptions(table: Strategies | null, drafts: readonly Dr
       const candidates = drafts.filter((d) => d.strategy === strategy);
       if (candidates.length === 0) continue;
       if (!ENGINE_STRATEGIES.has(strategy)) {
-        options.push({ value: strategy, label: strategy, disabled: true, reason: `this engine build does not run the '${strategy}' proposer yet` });
+        options.push({
+          value: strategy,
+          label: strategy,
+          disabled: true,
+          reason: `this engine build does not run the '${strategy}' proposer yet`,
+        });
       } else if (!candidates.some((d) => d.compatible)) {
-        options.push({ value: strategy, label: strategy, disabled: true, reason: `no compatible draft in the library (${candidates[0]!.reason ?? 'incompatible'})` });
+        options.push({
+          value: strategy,
+          label: strategy,
+          disabled: true,
+          reason: `no compatible draft in the library (${candidates[0]!.reason ?? 'incompatible'})`,
+        });
       } else {
         options.push({ value: strategy, label: strategy, disabled: false });
       }
@@ -39,7 +49,13 @@ export function draftMethodOptions(table: Strategies | null, drafts: readonly Dr
       continue;
     }
     if (!availability) options.push({ value: strategy, label: strategy, disabled: false });
-    else options.push({ value: strategy, label: strategy, disabled: !availability.available, ...(availability.reason ? { reason: availability.reason } : {}) });
+    else
+      options.push({
+        value: strategy,
+        label: strategy,
+        disabled: !availability.available,
+        ...(availability.reason ? { reason: availability.reason } : {}),
+      });
   }
   return options;
 }

@@ -69,7 +69,12 @@ export interface MethodChoice {
  * The best method a target can serve with this library: its own MTP layers, else a compatible
  * draft model (the library's drafts of its architecture first), else ngram, else none.
  */
-export function bestMethod(target: ModelEntry | undefined, strategies: Strategies | null, drafts: readonly Draft[], entries: readonly ModelEntry[]): MethodChoice {
+export function bestMethod(
+  target: ModelEntry | undefined,
+  strategies: Strategies | null,
+  drafts: readonly Draft[],
+  entries: readonly ModelEntry[],
+): MethodChoice {
   if (strategies?.mtp?.available) return { method: 'mtp', draftId: null };
   const byId = new Map(entries.map((e) => [e.id, e]));
   const rank = (d: Draft): number => {
@@ -98,12 +103,17 @@ export function addPathProblem(kind: 'file' | 'folder', path: string): string | 
 }
 
 /** What models.add did, in words: "Added target, draft-close. Skipped 1: x.gguf (not a GGUF file)." */
-export function describeAdded(result: { added: readonly { name: string }[]; skipped: readonly { path: string; reason: string }[] }): string {
+export function describeAdded(result: {
+  added: readonly { name: string }[];
+  skipped: readonly { path: string; reason: string }[];
+}): string {
   const parts: string[] = [];
   if (result.added.length > 0) parts.push(`Added ${result.added.map((a) => a.name).join(', ')}.`);
   else parts.push('Nothing was added.');
   if (result.skipped.length > 0) {
-    parts.push(`Skipped ${result.skipped.length}: ${result.skipped.map((s) => `${s.path.split(/[\\/]/).pop()} (${s.reason})`).join('; ')}.`);
+    parts.push(
+      `Skipped ${result.skipped.length}: ${result.skipped.map((s) => `${s.path.split(/[\\/]/).pop()} (${s.reason})`).join('; ')}.`,
+    );
   }
   return parts.join(' ');
 }

@@ -11,7 +11,12 @@ export type LoadFieldsCheck =
   | { ok: true; contextSize: number | undefined; threads: number | undefined; gpuLayers: number; rpc: string[] | undefined }
   | { ok: false; errors: Partial<Record<keyof LoadFields, string>> };
 
-export const LOAD_FIELD_LABELS: Record<keyof LoadFields, string> = { contextSize: 'Context size', threads: 'Threads', gpuLayers: 'GPU layers', remote: 'Remote machines' };
+export const LOAD_FIELD_LABELS: Record<keyof LoadFields, string> = {
+  contextSize: 'Context size',
+  threads: 'Threads',
+  gpuLayers: 'GPU layers',
+  remote: 'Remote machines',
+};
 
 const ENDPOINT = /^[A-Za-z0-9.-]+:\d{1,5}$/;
 
@@ -28,7 +33,8 @@ export function checkLoadFields(f: LoadFields): LoadFieldsCheck {
   let gpuLayers = -1;
   if (f.contextSize.trim() !== '') {
     const n = whole(f.contextSize);
-    if (n === null || n < 16 || n > 16_777_216) errors.contextSize = 'Context size must be a whole number of tokens from 16 (empty: the model’s, at most 4096).';
+    if (n === null || n < 16 || n > 16_777_216)
+      errors.contextSize = 'Context size must be a whole number of tokens from 16 (empty: the model’s, at most 4096).';
     else contextSize = n;
   }
   if (f.threads.trim() !== '') {

@@ -51,7 +51,9 @@ export function pickReply(chatId: string, message: AssistantMessage, live: Reply
   const stored = replyFromMessage(chatId, message);
   if (!live) return stored;
   if (live.status === 'streaming' && message.status !== 'streaming') return stored;
-  return live.tokens.length >= stored.tokens.length ? live : { ...live, tokens: stored.tokens, rounds: stored.rounds.length > live.rounds.length ? stored.rounds : live.rounds };
+  return live.tokens.length >= stored.tokens.length
+    ? live
+    : { ...live, tokens: stored.tokens, rounds: stored.rounds.length > live.rounds.length ? stored.rounds : live.rounds };
 }
 
 /** Decode tok/s per round (tokens emitted / time since the previous round ended), in order. */
@@ -107,7 +109,11 @@ export function stopReasonLabel(reason: AssistantMessage['stopReason'] | undefin
  * The figures of one reply, in the order they read under it: tokens, decode tok/s, TTFT,
  * acceptance %, mean acceptance length, stop reason.
  */
-export function replyStatsParts(reply: Pick<ReplyView, 'tokens' | 'stats' | 'status'>, strategy: string | null, stopReason: AssistantMessage['stopReason'] | undefined): string[] {
+export function replyStatsParts(
+  reply: Pick<ReplyView, 'tokens' | 'stats' | 'status'>,
+  strategy: string | null,
+  stopReason: AssistantMessage['stopReason'] | undefined,
+): string[] {
   const s = reply.stats;
   const parts = [`${reply.tokens.length} tokens`, `${tokensPerSecond(decodeRate(s))} decode`, `TTFT ${duration(s?.ttftMs)}`];
   if (strategy === 'none') parts.push('no proposals (autoregressive)');
@@ -117,9 +123,17 @@ export function replyStatsParts(reply: Pick<ReplyView, 'tokens' | 'stats' | 'sta
 }
 
 /** The replies of a chat that rolling figures pool: this model's speculative replies that ended. */
-export function rollingForModel(messages: readonly AssistantMessage[], modelId: string | null, excludeId: string | null): Array<ReplyStats | null> {
+export function rollingForModel(
+  messages: readonly AssistantMessage[],
+  modelId: string | null,
+  excludeId: string | null,
+): Array<ReplyStats | null> {
   if (!modelId) return [];
-  return messages.filter((m) => m.model.id === modelId && m.strategy !== 'none' && m.id !== excludeId && m.status !== 'streaming' && m.status !== 'error').map((m) => m.stats);
+  return messages
+    .filter(
+      (m) => m.model.id === modelId && m.strategy !== 'none' && m.id !== excludeId && m.status !== 'streaming' && m.status !== 'error',
+    )
+    .map((m) => m.stats);
 }
 
 /** Tick labels for a sparkline's vertical scale: its top and bottom, in tok/s. */

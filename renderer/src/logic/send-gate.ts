@@ -37,7 +37,8 @@ export function sendBlocker(s: SendState): string | null {
     return `A reply is being written in “${s.streamingTitle ?? 'another chat'}”: wait for it, or open that chat to stop it.`;
   }
   if (s.profileChoice === 'custom') {
-    if (!s.custom.ok) return `The Custom profile is not valid: ${[s.custom.kError, s.custom.sError].filter(Boolean).join(' ')} Fix it or pick another profile.`;
+    if (!s.custom.ok)
+      return `The Custom profile is not valid: ${[s.custom.kError, s.custom.sError].filter(Boolean).join(' ')} Fix it or pick another profile.`;
     if (!customApplied(s.custom, s.activeProfile)) return 'Apply the Custom profile first (or pick another profile).';
   }
   if (s.samplingProblem) return s.samplingProblem;

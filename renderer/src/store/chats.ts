@@ -40,7 +40,11 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
     const live = get().live;
     const known = live[messageId];
     if (known && known.status !== 'streaming') return;
-    set({ streaming: { chatId, messageId }, selectedReplyId: null, live: known ? live : { ...live, [messageId]: emptyReply(chatId, messageId) } });
+    set({
+      streaming: { chatId, messageId },
+      selectedReplyId: null,
+      live: known ? live : { ...live, [messageId]: emptyReply(chatId, messageId) },
+    });
   };
 
   /** the sampling form as the contract takes it, or null (the notice names every bad field) */
@@ -58,217 +62,224 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
   };
 
   return {
-  chats: [],
-  chatId: null,
-  chat: null,
-  live: {},
-  streaming: null,
-  selectedReplyId: null,
-  systemPrompt: '',
-  sampling: { ...DEFAULT_SAMPLING_FORM },
+    chats: [],
+    chatId: null,
+    chat: null,
+    live: {},
+    streaming: null,
+    selectedReplyId: null,
+    systemPrompt: '',
+    sampling: { ...DEFAULT_SAMPLING_FORM },
 
-  setSamplingField(field: SamplingField, value: string) {
-    set({ sampling: { ...get().sampling, [field]: value } });
-  },
+    setSamplingField(field: SamplingField, value: string) {
+      set({ sampling: { ...get().sampling, [field]: value } });
+    },
 
-  setSystemPrompt(text) {
-    set({ systemPrompt: text });
-  },
+    setSystemPrompt(text) {
+      set({ systemPrompt: text });
+    },
 
-  selectReply(id) {
-    set({ selectedReplyId: id });
-  },
+    selectReply(id) {
+      set({ selectedReplyId: id });
+    },
 
-  async refreshChats() {
-    const { api } = get();
-    if (!api) return;
-    try {
-      const { chats } = await api.chats.list({});
-      set({ chats });
-    } catch (error) {
-      get().fail('Reading the chats', error);
-    }
-  },
-
-  async openChat(id) {
-    const { api } = get();
-    if (!api || id === null) {
-      set({ chatId: null, chat: null, systemPrompt: '', selectedReplyId: null });
-      return;
-    }
-    try {
-      const chat = await api.chats.get({ chatId: id });
-      set({ chatId: id, chat, systemPrompt: chat.systemPrompt ?? '', selectedReplyId: null, drawer: null });
-    } catch (error) {
-      get().fail('Opening the chat', error);
-    }
-  },
-
-  async refreshChat() {
-    const { api, chatId } = get();
-    if (!api || !chatId) return;
-    try {
-      const chat = await api.chats.get({ chatId });
-      if (get().chatId === chatId) set({ chat });
-    } catch (error) {
-      get().fail('Reading the chat', error);
-    }
-  },
-
-  async newChat() {
-    const { api } = get();
-    if (!api) return;
-    // an empty New chat is reused, never duplicated
-    const empty = reusableChat(get().chats, get().chatId);
-    if (empty) {
-      if (empty.id !== get().chatId) await get().openChat(empty.id);
-      return;
-    }
-    try {
-      const chat = await api.chats.create({});
-      set({ chatId: chat.id, chat, systemPrompt: '', selectedReplyId: null });
-      await get().refreshChats();
-    } catch (error) {
-      get().fail('Creating a chat', error);
-    }
-  },
-
-  async renameChat(id, title) {
-    const { api } = get();
-    if (!api) return;
-    try {
-      await api.chats.rename({ chatId: id, title });
-      await get().refreshChats();
-      if (get().chatId === id) await get().refreshChat();
-    } catch (error) {
-      get().fail('Renaming the chat', error);
-    }
-  },
-
-  async deleteChat(id) {
-    const { api } = get();
-    if (!api) return;
-    try {
-      const next = get().chatId === id ? chatAfterDelete(get().chats, id) : undefined;
-      await api.chats.delete({ chatId: id });
-      await get().refreshChats();
-      // another chat opens in its place (none when it was the last)
-      if (next !== undefined) await get().openChat(next && get().chats.some((c) => c.id === next) ? next : (get().chats[0]?.id ?? null));
-    } catch (error) {
-      get().fail('Deleting the chat', error);
-    }
-  },
-
-  async send(content) {
-    const { api } = get();
-    if (!api || content.trim() === '') return false;
-    if (noModel('Sending')) return false;
-    const checked = sampling('Sending');
-    if (!checked) return false;
-    let created: string | null = null;
-    try {
-      let chatId = get().chatId;
-      if (!chatId) {
-        const chat = await api.chats.create({ title: titleFromMessage(content) });
-        chatId = created = chat.id;
-        set({ chatId, chat });
+    async refreshChats() {
+      const { api } = get();
+      if (!api) return;
+      try {
+        const { chats } = await api.chats.list({});
+        set({ chats });
+      } catch (error) {
+        get().fail('Reading the chats', error);
       }
-      const systemPrompt = get().systemPrompt.trim();
-      const started = await api.chats.send({
-        chatId,
-        content,
-        systemPrompt: systemPrompt === '' ? null : systemPrompt,
-        sampling: checked,
-      });
-      set({ notice: null });
-      startReply(chatId, started.assistantMessageId);
-      await Promise.all([get().refreshChat(), get().refreshChats()]);
-      return true;
-    } catch (error) {
-      get().fail('Sending', error);
-      // a reply that cannot start leaves no empty chat behind
-      if (created) {
-        await api.chats.delete({ chatId: created }).catch(() => {});
-        if (get().chatId === created) set({ chatId: null, chat: null });
+    },
+
+    async openChat(id) {
+      const { api } = get();
+      if (!api || id === null) {
+        set({ chatId: null, chat: null, systemPrompt: '', selectedReplyId: null });
+        return;
+      }
+      try {
+        const chat = await api.chats.get({ chatId: id });
+        set({ chatId: id, chat, systemPrompt: chat.systemPrompt ?? '', selectedReplyId: null, drawer: null });
+      } catch (error) {
+        get().fail('Opening the chat', error);
+      }
+    },
+
+    async refreshChat() {
+      const { api, chatId } = get();
+      if (!api || !chatId) return;
+      try {
+        const chat = await api.chats.get({ chatId });
+        if (get().chatId === chatId) set({ chat });
+      } catch (error) {
+        get().fail('Reading the chat', error);
+      }
+    },
+
+    async newChat() {
+      const { api } = get();
+      if (!api) return;
+      // an empty New chat is reused, never duplicated
+      const empty = reusableChat(get().chats, get().chatId);
+      if (empty) {
+        if (empty.id !== get().chatId) await get().openChat(empty.id);
+        return;
+      }
+      try {
+        const chat = await api.chats.create({});
+        set({ chatId: chat.id, chat, systemPrompt: '', selectedReplyId: null });
         await get().refreshChats();
+      } catch (error) {
+        get().fail('Creating a chat', error);
       }
-      return false;
-    }
-  },
+    },
 
-  async stop() {
-    const { api, streaming } = get();
-    if (!api || !streaming) return;
-    try {
-      await api.chats.stop({ chatId: streaming.chatId });
-    } catch (error) {
-      get().fail('Stopping', error);
-    }
-  },
+    async renameChat(id, title) {
+      const { api } = get();
+      if (!api) return;
+      try {
+        await api.chats.rename({ chatId: id, title });
+        await get().refreshChats();
+        if (get().chatId === id) await get().refreshChat();
+      } catch (error) {
+        get().fail('Renaming the chat', error);
+      }
+    },
 
-  async regenerate() {
-    const { api, chatId } = get();
-    if (!api || !chatId) return;
-    if (noModel('Regenerating')) return;
-    const checked = sampling('Regenerating');
-    if (!checked) return;
-    try {
-      const started = await api.chats.regenerate({ chatId, sampling: checked });
-      set({ notice: null });
-      startReply(chatId, started.assistantMessageId);
-      await get().refreshChat();
-    } catch (error) {
-      get().fail('Regenerating', error);
-    }
-  },
+    async deleteChat(id) {
+      const { api } = get();
+      if (!api) return;
+      try {
+        const next = get().chatId === id ? chatAfterDelete(get().chats, id) : undefined;
+        await api.chats.delete({ chatId: id });
+        await get().refreshChats();
+        // another chat opens in its place (none when it was the last)
+        if (next !== undefined) await get().openChat(next && get().chats.some((c) => c.id === next) ? next : (get().chats[0]?.id ?? null));
+      } catch (error) {
+        get().fail('Deleting the chat', error);
+      }
+    },
 
-  async editAndContinue(messageId, content) {
-    const { api, chatId } = get();
-    if (!api || !chatId || content.trim() === '') return false;
-    if (noModel('Editing the message')) return false;
-    const checked = sampling('Editing the message');
-    if (!checked) return false;
-    try {
-      const started = await api.chats.editAndContinue({ chatId, messageId, content, sampling: checked });
-      set({ notice: null });
-      startReply(chatId, started.assistantMessageId);
-      await get().refreshChat();
-      return true;
-    } catch (error) {
-      get().fail('Editing the message', error);
-      return false;
-    }
-  },
+    async send(content) {
+      const { api } = get();
+      if (!api || content.trim() === '') return false;
+      if (noModel('Sending')) return false;
+      const checked = sampling('Sending');
+      if (!checked) return false;
+      let created: string | null = null;
+      try {
+        let chatId = get().chatId;
+        if (!chatId) {
+          const chat = await api.chats.create({ title: titleFromMessage(content) });
+          chatId = created = chat.id;
+          set({ chatId, chat });
+        }
+        const systemPrompt = get().systemPrompt.trim();
+        const started = await api.chats.send({
+          chatId,
+          content,
+          systemPrompt: systemPrompt === '' ? null : systemPrompt,
+          sampling: checked,
+        });
+        set({ notice: null });
+        startReply(chatId, started.assistantMessageId);
+        await Promise.all([get().refreshChat(), get().refreshChats()]);
+        return true;
+      } catch (error) {
+        get().fail('Sending', error);
+        // a reply that cannot start leaves no empty chat behind
+        if (created) {
+          await api.chats.delete({ chatId: created }).catch(() => {});
+          if (get().chatId === created) set({ chatId: null, chat: null });
+          await get().refreshChats();
+        }
+        return false;
+      }
+    },
 
-  applyLive(events) {
-    if (events.length === 0) return;
-    const last = events[events.length - 1]!;
-    const live = applyLiveEvents(get().live, events);
-    const streaming = get().streaming ?? (live[last.messageId]?.status === 'streaming' ? { chatId: last.chatId, messageId: last.messageId } : null);
-    set({ live, streaming });
-  },
+    async stop() {
+      const { api, streaming } = get();
+      if (!api || !streaming) return;
+      try {
+        await api.chats.stop({ chatId: streaming.chatId });
+      } catch (error) {
+        get().fail('Stopping', error);
+      }
+    },
 
-  async finishReply(chatId, messageId, outcome) {
-    const live = get().live;
-    const reply = live[messageId] ?? emptyReply(chatId, messageId);
-    const ended: ReplyView =
-      outcome.kind === 'done'
-        ? { ...reply, status: outcome.stopReason === 'cancelled' ? 'stopped' : 'done', digest: outcome.digest, stats: outcome.stats, stopReason: outcome.stopReason }
-        : { ...reply, status: outcome.error.code === 'cancelled' ? 'stopped' : 'error', error: outcome.error };
-    const streaming = get().streaming?.messageId === messageId ? null : get().streaming;
-    set({ live: { ...live, [messageId]: ended }, streaming });
-    if (get().abPending?.chatId === chatId) set({ abPending: null });
-    if (outcome.kind === 'error' && outcome.error.code !== 'cancelled') get().fail('The reply', outcome.error);
+    async regenerate() {
+      const { api, chatId } = get();
+      if (!api || !chatId) return;
+      if (noModel('Regenerating')) return;
+      const checked = sampling('Regenerating');
+      if (!checked) return;
+      try {
+        const started = await api.chats.regenerate({ chatId, sampling: checked });
+        set({ notice: null });
+        startReply(chatId, started.assistantMessageId);
+        await get().refreshChat();
+      } catch (error) {
+        get().fail('Regenerating', error);
+      }
+    },
 
-    const { api } = get();
-    if (!api) return;
-    try {
-      const chat = await api.chats.get({ chatId });
-      if (get().chatId === chatId) set({ chat });
-    } catch {
-      // the chat was deleted meanwhile: nothing to show
-    }
-    void get().refreshChats();
-  },
+    async editAndContinue(messageId, content) {
+      const { api, chatId } = get();
+      if (!api || !chatId || content.trim() === '') return false;
+      if (noModel('Editing the message')) return false;
+      const checked = sampling('Editing the message');
+      if (!checked) return false;
+      try {
+        const started = await api.chats.editAndContinue({ chatId, messageId, content, sampling: checked });
+        set({ notice: null });
+        startReply(chatId, started.assistantMessageId);
+        await get().refreshChat();
+        return true;
+      } catch (error) {
+        get().fail('Editing the message', error);
+        return false;
+      }
+    },
+
+    applyLive(events) {
+      if (events.length === 0) return;
+      const last = events[events.length - 1]!;
+      const live = applyLiveEvents(get().live, events);
+      const streaming =
+        get().streaming ?? (live[last.messageId]?.status === 'streaming' ? { chatId: last.chatId, messageId: last.messageId } : null);
+      set({ live, streaming });
+    },
+
+    async finishReply(chatId, messageId, outcome) {
+      const live = get().live;
+      const reply = live[messageId] ?? emptyReply(chatId, messageId);
+      const ended: ReplyView =
+        outcome.kind === 'done'
+          ? {
+              ...reply,
+              status: outcome.stopReason === 'cancelled' ? 'stopped' : 'done',
+              digest: outcome.digest,
+              stats: outcome.stats,
+              stopReason: outcome.stopReason,
+            }
+          : { ...reply, status: outcome.error.code === 'cancelled' ? 'stopped' : 'error', error: outcome.error };
+      const streaming = get().streaming?.messageId === messageId ? null : get().streaming;
+      set({ live: { ...live, [messageId]: ended }, streaming });
+      if (get().abPending?.chatId === chatId) set({ abPending: null });
+      if (outcome.kind === 'error' && outcome.error.code !== 'cancelled') get().fail('The reply', outcome.error);
+
+      const { api } = get();
+      if (!api) return;
+      try {
+        const chat = await api.chats.get({ chatId });
+        if (get().chatId === chatId) set({ chat });
+      } catch {
+        // the chat was deleted meanwhile: nothing to show
+      }
+      void get().refreshChats();
+    },
   };
 };

@@ -26,7 +26,12 @@ export function createPowerStore(): PowerStore {
  * Subscribes the store to every event it shows and reads the initial state. Returns the
  * function that unsubscribes. The batches of rounds are applied once per animation frame.
  */
-export async function wireEvents(store: PowerStore, api: PowerApi, schedule?: Scheduler, shell: 'electron' | 'browser' = 'browser'): Promise<() => void> {
+export async function wireEvents(
+  store: PowerStore,
+  api: PowerApi,
+  schedule?: Scheduler,
+  shell: 'electron' | 'browser' = 'browser',
+): Promise<() => void> {
   const s = store.getState;
   s().setApi(api, shell);
   const batch = createFrameBatcher<LiveEvent>((events) => s().applyLive(events), schedule);

@@ -30,212 +30,223 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
   /** bumped when the user picks a method: a target's best method never overrides a choice made meanwhile */
   let methodPicks = 0;
   return {
-  models: [],
-  targetId: null,
-  strategies: null,
-  drafts: [],
-  method: 'none',
-  draftId: null,
-  gpuLayers: '-1',
-  contextSize: '',
-  threads: '',
-  remote: '',
-  device: 'auto',
-  flashAttn: 'auto',
-  devices: null,
-  estimate: null,
-  estimateError: null,
-  engine: null,
-  loadProgress: null,
-  addResult: null,
-  methodPinned: false,
+    models: [],
+    targetId: null,
+    strategies: null,
+    drafts: [],
+    method: 'none',
+    draftId: null,
+    gpuLayers: '-1',
+    contextSize: '',
+    threads: '',
+    remote: '',
+    device: 'auto',
+    flashAttn: 'auto',
+    devices: null,
+    estimate: null,
+    estimateError: null,
+    engine: null,
+    loadProgress: null,
+    addResult: null,
+    methodPinned: false,
 
-  setModels(models) {
-    set({ models });
-    const { targetId } = get();
-    const current = models.find((m) => m.id === targetId);
-    if (targetId && (!current || isArtifact(current))) void get().selectTarget(defaultTarget(models), true);
-    else if (!targetId) {
-      const first = defaultTarget(models);
-      if (first) void get().selectTarget(first, true);
-    } else void get().selectTarget(targetId, !get().methodPinned);
-  },
+    setModels(models) {
+      set({ models });
+      const { targetId } = get();
+      const current = models.find((m) => m.id === targetId);
+      if (targetId && (!current || isArtifact(current))) void get().selectTarget(defaultTarget(models), true);
+      else if (!targetId) {
+        const first = defaultTarget(models);
+        if (first) void get().selectTarget(first, true);
+      } else void get().selectTarget(targetId, !get().methodPinned);
+    },
 
-  async selectTarget(id, best = false) {
-    const { api } = get();
-    const changed = get().targetId !== id;
-    // a new target's options replace the old ones only once read: meanwhile none are offered
-    set({ targetId: id, estimate: null, estimateError: null, ...(changed ? { strategies: null, drafts: [] } : {}), ...(best ? { methodPinned: false } : {}) });
-    if (!api || !id) return;
-    const picks = methodPicks;
-    try {
-      const [strategies, { drafts }] = await Promise.all([api.models.strategies({ targetId: id }), api.models.drafts({ targetId: id })]);
-      if (get().targetId !== id) return;
-      if (best && picks === methodPicks) {
-        const choice = bestMethod(get().models.find((m) => m.id === id), strategies, drafts, get().models);
-        set({ strategies, drafts, method: choice.method, draftId: choice.draftId });
-      } else {
-        const methods = draftMethodOptions(strategies, drafts);
-        const method = (settleChoice(get().method, methods) ?? 'none') as Strategy;
-        const files = draftFileOptions(method, drafts);
-        set({ strategies, drafts, method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
+    async selectTarget(id, best = false) {
+      const { api } = get();
+      const changed = get().targetId !== id;
+      // a new target's options replace the old ones only once read: meanwhile none are offered
+      set({
+        targetId: id,
+        estimate: null,
+        estimateError: null,
+        ...(changed ? { strategies: null, drafts: [] } : {}),
+        ...(best ? { methodPinned: false } : {}),
+      });
+      if (!api || !id) return;
+      const picks = methodPicks;
+      try {
+        const [strategies, { drafts }] = await Promise.all([api.models.strategies({ targetId: id }), api.models.drafts({ targetId: id })]);
+        if (get().targetId !== id) return;
+        if (best && picks === methodPicks) {
+          const choice = bestMethod(
+            get().models.find((m) => m.id === id),
+            strategies,
+            drafts,
+            get().models,
+          );
+          set({ strategies, drafts, method: choice.method, draftId: choice.draftId });
+        } else {
+          const methods = draftMethodOptions(strategies, drafts);
+          const method = (settleChoice(get().method, methods) ?? 'none') as Strategy;
+          const files = draftFileOptions(method, drafts);
+          set({ strategies, drafts, method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
+        }
+        await get().refreshEstimate();
+      } catch (error) {
+        get().fail('Reading the model', error);
       }
-      await get().refreshEstimate();
-    } catch (error) {
-      get().fail('Reading the model', error);
-    }
-  },
+    },
 
-  setMethod(method) {
-    methodPicks++;
-    set({ methodPinned: true });
-    const files = draftFileOptions(method, get().drafts);
-    set({ method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
-    void get().refreshEstimate();
-  },
+    setMethod(method) {
+      methodPicks++;
+      set({ methodPinned: true });
+      const files = draftFileOptions(method, get().drafts);
+      set({ method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
+      void get().refreshEstimate();
+    },
 
-  setDraft(id) {
-    set({ draftId: id });
-    void get().refreshEstimate();
-  },
+    setDraft(id) {
+      set({ draftId: id });
+      void get().refreshEstimate();
+    },
 
-  setLoadField(field, text) {
-    set({ [field]: text } as Pick<LibrarySlice, typeof field>);
-    void get().refreshEstimate();
-  },
+    setLoadField(field, text) {
+      set({ [field]: text } as Pick<LibrarySlice, typeof field>);
+      void get().refreshEstimate();
+    },
 
-  setDevice(device) {
-    set({ device });
-  },
+    setDevice(device) {
+      set({ device });
+    },
 
-  setFlashAttn(choice) {
-    set({ flashAttn: choice });
-    void get().refreshEstimate();
-  },
+    setFlashAttn(choice) {
+      set({ flashAttn: choice });
+      void get().refreshEstimate();
+    },
 
-  async refreshEstimate() {
-    const state = get();
-    const { api, targetId, draftId, method } = state;
-    if (!api || !targetId) return;
-    const fields = checkLoadFields(state);
-    if (!fields.ok) {
-      set({ estimate: null, estimateError: Object.values(fields.errors).join(' ') });
-      return;
-    }
-    const target = state.models.find((m) => m.id === targetId);
-    try {
-      const estimate = await api.models.estimate({
-        targetId,
-        ...(needsDraft(method) && draftId ? { draftId } : {}),
-        ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
-        gpuLayers: fields.gpuLayers,
-        s: activeS(state, target?.facts?.recurrent ?? false),
-        flashAttn: state.flashAttn !== 'off',
-        loadMtp: method === 'mtp',
-      });
-      if (get().targetId === targetId) set({ estimate, estimateError: null });
-    } catch (error) {
-      if (get().targetId === targetId) set({ estimate: null, estimateError: message(error) });
-    }
-  },
+    async refreshEstimate() {
+      const state = get();
+      const { api, targetId, draftId, method } = state;
+      if (!api || !targetId) return;
+      const fields = checkLoadFields(state);
+      if (!fields.ok) {
+        set({ estimate: null, estimateError: Object.values(fields.errors).join(' ') });
+        return;
+      }
+      const target = state.models.find((m) => m.id === targetId);
+      try {
+        const estimate = await api.models.estimate({
+          targetId,
+          ...(needsDraft(method) && draftId ? { draftId } : {}),
+          ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
+          gpuLayers: fields.gpuLayers,
+          s: activeS(state, target?.facts?.recurrent ?? false),
+          flashAttn: state.flashAttn !== 'off',
+          loadMtp: method === 'mtp',
+        });
+        if (get().targetId === targetId) set({ estimate, estimateError: null });
+      } catch (error) {
+        if (get().targetId === targetId) set({ estimate: null, estimateError: message(error) });
+      }
+    },
 
-  async refreshDevices() {
-    const { api } = get();
-    if (!api) return;
-    try {
-      set({ devices: await api.engine.devices({}) });
-    } catch {
-      // the Device picker then offers auto and CPU only
-    }
-  },
+    async refreshDevices() {
+      const { api } = get();
+      if (!api) return;
+      try {
+        set({ devices: await api.engine.devices({}) });
+      } catch {
+        // the Device picker then offers auto and CPU only
+      }
+    },
 
-  async load() {
-    const state = get();
-    const { api, targetId, method, draftId } = state;
-    if (!api || !targetId) return;
-    const fields = checkLoadFields(state);
-    if (!fields.ok) {
-      get().fail('Loading', { code: 'bad-input', message: Object.values(fields.errors).join(' ') });
-      return;
-    }
-    if (needsDraft(method) && !draftId) {
-      get().fail('Loading', { code: 'bad-input', message: `The ${method} method needs a draft model: pick one under Draft model.` });
-      return;
-    }
-    set({ loadProgress: { target: 0, draft: needsDraft(method) ? 0 : null, running: true }, notice: null });
-    try {
-      const engine = await api.engine.load({
-        modelId: targetId,
-        device: state.device,
-        gpuLayers: fields.gpuLayers,
-        ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
-        ...(fields.threads !== undefined ? { threads: fields.threads } : {}),
-        ...(fields.rpc ? { rpc: fields.rpc } : {}),
-        ...(state.flashAttn === 'auto' ? {} : { flashAttn: state.flashAttn }),
-        method: { strategy: method, ...(needsDraft(method) && draftId ? { draftId } : {}) },
-      });
+    async load() {
+      const state = get();
+      const { api, targetId, method, draftId } = state;
+      if (!api || !targetId) return;
+      const fields = checkLoadFields(state);
+      if (!fields.ok) {
+        get().fail('Loading', { code: 'bad-input', message: Object.values(fields.errors).join(' ') });
+        return;
+      }
+      if (needsDraft(method) && !draftId) {
+        get().fail('Loading', { code: 'bad-input', message: `The ${method} method needs a draft model: pick one under Draft model.` });
+        return;
+      }
+      set({ loadProgress: { target: 0, draft: needsDraft(method) ? 0 : null, running: true }, notice: null });
+      try {
+        const engine = await api.engine.load({
+          modelId: targetId,
+          device: state.device,
+          gpuLayers: fields.gpuLayers,
+          ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
+          ...(fields.threads !== undefined ? { threads: fields.threads } : {}),
+          ...(fields.rpc ? { rpc: fields.rpc } : {}),
+          ...(state.flashAttn === 'auto' ? {} : { flashAttn: state.flashAttn }),
+          method: { strategy: method, ...(needsDraft(method) && draftId ? { draftId } : {}) },
+        });
+        set({ engine });
+        void get().refreshDevices();
+      } catch (error) {
+        get().fail('Loading the model', error);
+      } finally {
+        const progress = get().loadProgress;
+        set({ loadProgress: progress ? { ...progress, running: false } : null });
+      }
+    },
+
+    async unload() {
+      const { api } = get();
+      if (!api) return;
+      try {
+        set({ engine: await api.engine.unload({}), loadProgress: null });
+        void get().refreshDevices();
+      } catch (error) {
+        get().fail('Unloading', error);
+      }
+    },
+
+    setEngine(engine) {
       set({ engine });
-      void get().refreshDevices();
-    } catch (error) {
-      get().fail('Loading the model', error);
-    } finally {
-      const progress = get().loadProgress;
-      set({ loadProgress: progress ? { ...progress, running: false } : null });
-    }
-  },
+    },
 
-  async unload() {
-    const { api } = get();
-    if (!api) return;
-    try {
-      set({ engine: await api.engine.unload({}), loadProgress: null });
-      void get().refreshDevices();
-    } catch (error) {
-      get().fail('Unloading', error);
-    }
-  },
+    setLoadProgress(role, progress) {
+      const current = get().loadProgress ?? { target: 0, draft: null, running: true };
+      set({ loadProgress: { ...current, [role]: progress } });
+    },
 
-  setEngine(engine) {
-    set({ engine });
-  },
+    async addModels(kind, path) {
+      const { api } = get();
+      if (!api) return false;
+      const problem = addPathProblem(kind, path);
+      if (problem) {
+        set({ addResult: { text: problem, failed: true } });
+        return false;
+      }
+      try {
+        const result = await api.models.add({ path: path.trim() });
+        set({ addResult: { text: describeAdded(result), failed: result.added.length === 0 } });
+        const { entries } = await api.models.list({});
+        get().setModels(entries);
+        return result.added.length > 0;
+      } catch (error) {
+        set({ addResult: { text: `Adding ${path.trim()} failed: ${message(error)}`, failed: true } });
+        return false;
+      }
+    },
 
-  setLoadProgress(role, progress) {
-    const current = get().loadProgress ?? { target: 0, draft: null, running: true };
-    set({ loadProgress: { ...current, [role]: progress } });
-  },
-
-  async addModels(kind, path) {
-    const { api } = get();
-    if (!api) return false;
-    const problem = addPathProblem(kind, path);
-    if (problem) {
-      set({ addResult: { text: problem, failed: true } });
-      return false;
-    }
-    try {
-      const result = await api.models.add({ path: path.trim() });
-      set({ addResult: { text: describeAdded(result), failed: result.added.length === 0 } });
-      const { entries } = await api.models.list({});
-      get().setModels(entries);
-      return result.added.length > 0;
-    } catch (error) {
-      set({ addResult: { text: `Adding ${path.trim()} failed: ${message(error)}`, failed: true } });
-      return false;
-    }
-  },
-
-  async removeModel(id) {
-    const { api } = get();
-    if (!api) return;
-    const name = get().models.find((m) => m.id === id)?.name ?? 'the model';
-    try {
-      await api.models.remove({ modelId: id });
-      set({ addResult: { text: `Removed ${name} from the library (the file stays where it is).`, failed: false } });
-      const { entries } = await api.models.list({});
-      get().setModels(entries);
-    } catch (error) {
-      set({ addResult: { text: `Removing ${name} failed: ${message(error)}`, failed: true } });
-    }
-  },
-};
+    async removeModel(id) {
+      const { api } = get();
+      if (!api) return;
+      const name = get().models.find((m) => m.id === id)?.name ?? 'the model';
+      try {
+        await api.models.remove({ modelId: id });
+        set({ addResult: { text: `Removed ${name} from the library (the file stays where it is).`, failed: false } });
+        const { entries } = await api.models.list({});
+        get().setModels(entries);
+      } catch (error) {
+        set({ addResult: { text: `Removing ${name} failed: ${message(error)}`, failed: true } });
+      }
+    },
+  };
 };

@@ -22,7 +22,13 @@ export const createProfilesSlice: Slice<ProfilesSlice> = (set, get) => ({
     const choice = get().profileChoice;
     // the picker follows the service unless the Custom form is being filled in
     if (active && !active.preset && choice !== 'custom') {
-      set({ profiles, activeProfileId: activeId, profileChoice: 'custom', customK: String(active.k ?? ''), customS: active.s === null ? '' : String(active.s) });
+      set({
+        profiles,
+        activeProfileId: activeId,
+        profileChoice: 'custom',
+        customK: String(active.k ?? ''),
+        customS: active.s === null ? '' : String(active.s),
+      });
     } else set({ profiles, activeProfileId: activeId, profileChoice: choice === 'custom' ? 'custom' : activeId });
   },
 

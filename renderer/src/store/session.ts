@@ -84,7 +84,11 @@ export const createSessionSlice: Slice<SessionSlice> = (set, get) => ({
       return;
     }
     if (last.strategy === 'none') {
-      get().fail('A/B', { code: 'bad-input', message: 'The last reply already ran on the autoregressive control: choose a speculative profile and draft method, send, then run the A/B.' });
+      get().fail('A/B', {
+        code: 'bad-input',
+        message:
+          'The last reply already ran on the autoregressive control: choose a speculative profile and draft method, send, then run the A/B.',
+      });
       return;
     }
     set({ abPending: { chatId, speculative: abSide(last) }, notice: null, selectedReplyId: null });
