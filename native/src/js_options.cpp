@@ -5,32 +5,39 @@
 namespace power {
 namespace {
 
-bool absent(const Napi::Object & opts, const char * key) {
+// the option's value when it is present and passes `is`; nullopt when absent (missing, undefined
+// or null); a TypeError naming it and `what` it must be otherwise
+template <typename Is> std::optional<Napi::Value> present(const Napi::Object & opts, const char * key, Is is, const char * what) {
     if (!opts.Has(key)) {
-        return true;
+        return std::nullopt;
     }
     Napi::Value v = opts.Get(key);
-    return v.IsUndefined() || v.IsNull();
+    if (v.IsUndefined() || v.IsNull()) {
+        return std::nullopt;
+    }
+    if (!is(v)) {
+        throw Napi::TypeError::New(opts.Env(), std::string(key) + " must be " + what);
+    }
+    return v;
+}
+
+bool is_finite_number(const Napi::Value & v) {
+    return v.IsNumber() && std::isfinite(v.As<Napi::Number>().DoubleValue());
 }
 
 } // namespace
 
 double number_option(const Napi::Object & opts, const char * key, double fallback) {
-    if (absent(opts, key)) {
-        return fallback;
-    }
-    Napi::Value v = opts.Get(key);
-    if (!v.IsNumber() || !std::isfinite(v.As<Napi::Number>().DoubleValue())) {
-        throw Napi::TypeError::New(opts.Env(), std::string(key) + " must be a finite number");
-    }
-    return v.As<Napi::Number>().DoubleValue();
+    std::optional<Napi::Value> v = present(opts, key, is_finite_number, "a finite number");
+    return v ? v->As<Napi::Number>().DoubleValue() : fallback;
 }
 
 int64_t integer_option(const Napi::Object & opts, const char * key, int64_t fallback, int64_t lo, int64_t hi) {
-    if (absent(opts, key)) {
+    std::optional<Napi::Value> v = present(opts, key, is_finite_number, "a finite number");
+    if (!v) {
         return fallback;
     }
-    const double n = number_option(opts, key, 0);
+    const double n = v->As<Napi::Number>().DoubleValue();
     if (n != std::floor(n) || n < static_cast<double>(lo) || n > static_cast<double>(hi)) {
         throw Napi::RangeError::New(opts.Env(),
                                     std::string(key) + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -39,25 +46,15 @@ int64_t integer_option(const Napi::Object & opts, const char * key, int64_t fall
 }
 
 bool bool_option(const Napi::Object & opts, const char * key, bool fallback) {
-    if (absent(opts, key)) {
-        return fallback;
-    }
-    Napi::Value v = opts.Get(key);
-    if (!v.IsBoolean()) {
-        throw Napi::TypeError::New(opts.Env(), std::string(key) + " must be a boolean");
-    }
-    return v.As<Napi::Boolean>().Value();
+    std::optional<Napi::Value> v = present(
+        opts, key, [](const Napi::Value & x) { return x.IsBoolean(); }, "a boolean");
+    return v ? v->As<Napi::Boolean>().Value() : fallback;
 }
 
 std::optional<std::string> string_option(const Napi::Object & opts, const char * key) {
-    if (absent(opts, key)) {
-        return std::nullopt;
-    }
-    Napi::Value v = opts.Get(key);
-    if (!v.IsString()) {
-        throw Napi::TypeError::New(opts.Env(), std::string(key) + " must be a string");
-    }
-    return v.As<Napi::String>().Utf8Value();
+    std::optional<Napi::Value> v = present(
+        opts, key, [](const Napi::Value & x) { return x.IsString(); }, "a string");
+    return v ? std::optional<std::string>(v->As<Napi::String>().Utf8Value()) : std::nullopt;
 }
 
 std::optional<std::string> choice_option(const Napi::Object & opts, const char * key, const std::vector<std::string> & allowed) {
@@ -78,25 +75,15 @@ std::optional<std::string> choice_option(const Napi::Object & opts, const char *
 }
 
 std::optional<Napi::Array> array_option(const Napi::Object & opts, const char * key) {
-    if (absent(opts, key)) {
-        return std::nullopt;
-    }
-    Napi::Value v = opts.Get(key);
-    if (!v.IsArray()) {
-        throw Napi::TypeError::New(opts.Env(), std::string(key) + " must be an array");
-    }
-    return v.As<Napi::Array>();
+    std::optional<Napi::Value> v = present(
+        opts, key, [](const Napi::Value & x) { return x.IsArray(); }, "an array");
+    return v ? std::optional<Napi::Array>(v->As<Napi::Array>()) : std::nullopt;
 }
 
 std::optional<Napi::Function> function_option(const Napi::Object & opts, const char * key) {
-    if (absent(opts, key)) {
-        return std::nullopt;
-    }
-    Napi::Value v = opts.Get(key);
-    if (!v.IsFunction()) {
-        throw Napi::TypeError::New(opts.Env(), std::string(key) + " must be a function");
-    }
-    return v.As<Napi::Function>();
+    std::optional<Napi::Value> v = present(
+        opts, key, [](const Napi::Value & x) { return x.IsFunction(); }, "a function");
+    return v ? std::optional<Napi::Function>(v->As<Napi::Function>()) : std::nullopt;
 }
 
 std::vector<std::string> string_list(const Napi::Array & array, const char * key) {

@@ -117,38 +117,13 @@ describe('power generate (autoregressive)', () => {
   });
 
   test('the summary line gives the acceptance, and a strategy that drafted nothing says it ran as the control', () => {
-    const drafting = power([
-      'generate',
-      '--model',
-      models['target.gguf'],
-      '--draft',
-      models['draft-same.gguf'],
-      '--strategy',
-      'draft-model',
-      '--k',
-      '3',
-      '--prompt',
-      'hello',
-      '--max-tokens',
-      '12',
-    ]);
+    const base = ['generate', '--model', models['target.gguf'], '--k', '3', '--prompt', 'hello', '--max-tokens', '12'];
+    const drafting = power([...base, '--draft', models['draft-same.gguf'], '--strategy', 'draft-model']);
     assert.equal(drafting.code, 0, drafting.stderr);
     assert.match(drafting.stderr, /accepted \d+ of \d+ proposed in \d+ rounds, on cpu/);
     assert.doesNotMatch(drafting.stderr, /^note:/m);
     // ngram-simple drafts only after a repeated 12-token key: a 12-token reply to a short prompt never has one
-    const silent = power([
-      'generate',
-      '--model',
-      models['target.gguf'],
-      '--strategy',
-      'ngram-simple',
-      '--k',
-      '3',
-      '--prompt',
-      'hello',
-      '--max-tokens',
-      '12',
-    ]);
+    const silent = power([...base, '--strategy', 'ngram-simple']);
     assert.equal(silent.code, 0, silent.stderr);
     assert.match(
       silent.stderr,
