@@ -5,7 +5,8 @@
 // a source file or anywhere in a Markdown file. It holds when it names a file or folder relative
 // to the repository's root, to the citing file's folder or one of its ancestors, or in the
 // llama.cpp source the addon is built from (build/llama.cpp, when it has been cloned). Absolute
-// paths, placeholders (OUT_DIR/…) and the folders our scripts generate are not citations.
+// paths, placeholders (OUT_DIR/…) and the folders our scripts and builds generate (dist/, build/,
+// gpu-check/, …) are not citations: lint runs before the build, in a fresh clone too.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, resolve } from 'node:path';
@@ -14,8 +15,8 @@ import { fileURLToPath } from 'node:url';
 const EXT = 'ts|tsx|mjs|js|cjs|mts|cpp|h|md|sh|json|patch|yml|yaml|toml|txt|py|html|css';
 const PATH = new RegExp(String.raw`(?<![\w./@~%-])((?:\.{1,2}/)*(?:[\w.-]+/)+[\w.-]+\.(?:${EXT}))(?![\w/])`, 'g');
 const CODE = /\.(ts|tsx|mjs|js|cjs|mts|cpp|h)$/;
-/** first segments that are not this repository's: generated output, a toolkit's layout */
-const NOT_OURS = new Set(['gpu-check', 'include']);
+/** first segments that are not this repository's sources: build outputs (absent in a fresh clone), a toolkit's layout */
+const NOT_OURS = new Set(['gpu-check', 'include', 'dist', 'build', '.cache', 'node_modules']);
 
 /** The text a file's citations live in: comments for source files, all of a Markdown file. */
 export function citingText(file, text) {

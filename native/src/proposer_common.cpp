@@ -1,8 +1,8 @@
-// llama.cpp's own proposers (common/speculative.cpp, through libllama-common) behind our
+// llama.cpp's own proposers (common_speculative, through libllama-common) behind our
 // proposer interface: the draft artifacts that read the target's hidden states (draft-eagle3,
 // draft-dflash, draft-dspark) and llama.cpp's n-gram families (ngram-simple, ngram-map-k,
 // ngram-map-k4v, ngram-mod, ngram-cache). One adapter wraps a common_speculative of exactly one
-// type, driven the way llama-server drives it (tools/server/server-context.cpp):
+// type, driven the way llama-server drives it (its server context):
 //   - the draft context (artifacts only) is created against the target: ctx_other = target,
 //     the target's n_ctx, no recurrent snapshots, the outputs a block draft needs;
 //   - every target decode (prefill chunks, verify, replay) goes to common_speculative_process

@@ -36,7 +36,7 @@ std::string meta(const llama_model * model, const char * key) {
     return llama_model_meta_val_str(model, key, buf, sizeof buf) >= 0 ? std::string(buf) : std::string();
 }
 
-// as common/speculative.cpp's vocabulary check, but complete: the proposals are token ids
+// as common_speculative's vocabulary check, but complete: the proposals are token ids
 std::string vocab_problem(const llama_model * target, const llama_model * draft) {
     const llama_vocab * vt = llama_model_get_vocab(target);
     const llama_vocab * vd = llama_model_get_vocab(draft);

@@ -1,6 +1,6 @@
 // MTP proposer: drafts with the target's own NextN/MTP layers (e.g. Qwen3.5's one NextN block)
 // through a second context on the same model (LLAMA_CONTEXT_TYPE_MTP), after llama.cpp's
-// common_speculative_impl_draft_mtp (common/speculative.cpp), single-head mode.
+// common_speculative_impl_draft_mtp (llama.cpp's common_speculative), single-head mode.
 //
 // The NextN block predicts the token at p + 2 from the pair (h_p, x_{p+1}): the target's
 // last hidden row (before the output head: "h_nextn") at position p and the embedding of the
@@ -97,7 +97,7 @@ class proposer_mtp : public proposer {
         batch_(static_cast<int32_t>(llama_n_batch(target)) + 1, n_embd_) {
         llama_context_params cp = llama_context_default_params();
         cp.ctx_type             = LLAMA_CONTEXT_TYPE_MTP;
-        cp.ctx_other            = target; // as common/speculative.cpp; qwen35-style heads keep their own KV
+        cp.ctx_other            = target; // as common_speculative does; qwen35-style heads keep their own KV
         cp.n_ctx                = llama_n_ctx(target);
         // one decode mirrors up to a whole target batch plus the anchor row
         cp.n_batch          = llama_n_batch(target) + 1;
