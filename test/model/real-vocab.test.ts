@@ -214,13 +214,16 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
           }
         }
         const { proposed, accepted, replays } = counterTotals(runs);
-        assert.ok(proposed > 0, 'the proposer proposed');
+        // seeded replies over 151,936 tokens almost never repeat one (299 distinct in 300 on this
+        // target), so prompt lookup proposes by chance there, a few times or not at all depending
+        // on the CPU's rounding; its greedy replies, and every draft-model reply, always propose
+        if (c.strategy !== 'ngram' || mode === 'greedy') assert.ok(proposed > 0, 'the proposer proposed');
         if (c.s < c.k) assert.ok(replays > 0, 'S < K replays somewhere');
         // the draft agrees often enough that the accepted and bonus paths run (K1 greedy: ~80 %)
         if (c.strategy === 'draft-model' && mode === 'greedy')
           assert.ok(accepted / proposed > 0.2, `the draft agrees (${accepted}/${proposed})`);
         summary.push(
-          `  ${configLabel(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}  acceptance ${(accepted / proposed).toFixed(3)}  replays ${replays}`,
+          `  ${configLabel(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}  acceptance ${proposed > 0 ? (accepted / proposed).toFixed(3) : '- (no proposal)'}  replays ${replays}`,
         );
       });
     }
