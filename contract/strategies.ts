@@ -4,7 +4,7 @@
 
 /** Draft artifacts that read the target's hidden states, run on llama.cpp's own graphs. */
 const ARTIFACT_STRATEGIES = ['dflash', 'eagle3', 'dspark'] as const;
-// llama.cpp's own n-gram families (common/speculative.cpp), under llama.cpp's names: each is its
+// llama.cpp's own n-gram families (its common_speculative), under llama.cpp's names: each is its
 // own algorithm, none of them is our `ngram`
 const LLAMA_CPP_NGRAM_STRATEGIES = ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const;
 

@@ -1,6 +1,6 @@
 // Synthetic draft artifacts that read a target's hidden states: EAGLE-3, DFlash and DSpark GGUFs
-// in the tensor and key layouts llama.cpp's loader expects (src/models/eagle3.cpp,
-// src/models/dflash.cpp, src/llama-arch.cpp), written for one of the synthetic targets.
+// in the tensor and key layouts llama.cpp's loader expects (its eagle3 and dflash
+// model graphs and its architecture table), written for one of the synthetic targets.
 //
 // "Close" artifacts are built, not trained, from what the synthetic target does. Two facts carry
 // them: f(t), the target's greedy next token after [BOS, t] (computed with the target's own

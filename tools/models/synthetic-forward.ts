@@ -1,5 +1,5 @@
 // A plain F32 forward pass of a synthetic llama target (the graph of llama.cpp's
-// src/models/llama.cpp: RMSNorm, RoPE "norm" pairs, grouped-query attention, SwiGLU FFN), used
+// llama model: RMSNorm, RoPE "norm" pairs, grouped-query attention, SwiGLU FFN), used
 // to build draft artifacts that know what the target says after a short context. Not an
 // inference engine: two positions, one thread, float64 sums over F32 weights.
 
