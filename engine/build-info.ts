@@ -9,9 +9,9 @@ import { UNPACKED_ROOT } from '../node/paths.js';
 /**
  * Every flavour scripts/build-native.mjs can build, in the order CPU work prefers them: cpu is
  * llama.cpp built from the bundle without llamafile (batch-invariant), cpu-prebuilt the
- * prebuilt package's libraries.
+ * prebuilt package's libraries; vulkan is llama.cpp built from the bundle with its Vulkan backend.
  */
-export const FLAVOUR_NAMES = ['cpu', 'cpu-prebuilt', 'cuda', 'cuda-src'] as const;
+export const FLAVOUR_NAMES = ['cpu', 'cpu-prebuilt', 'cuda', 'cuda-src', 'vulkan'] as const;
 
 export interface BuildInfo {
   flavour: string;
@@ -27,7 +27,7 @@ export interface BuildInfo {
   /** our patches applied to llama.cpp's source before a from-source build */
   llamaPatches?: string[];
   /** the GPU backend the flavour carries, null for CPU-only */
-  gpu?: 'cuda' | null;
+  gpu?: 'cuda' | 'vulkan' | null;
   /** major version of the CUDA runtime the flavour's libggml-cuda needs */
   cudaMajor?: number | null;
   /** the targets whose graph hands its layer inputs to a draft artifact (read from the source; compiled into the addon too) */

@@ -6,11 +6,12 @@
 // llama/ggml libraries and build-info.json). Incremental: a second run only recompiles what
 // changed, and a llama.cpp build is reused from the cache while its inputs are unchanged.
 //
-//   node scripts/build-native.mjs [--force] [--flavour cpu|cpu-prebuilt|cuda] [--cpu-variants native|all]
+//   node scripts/build-native.mjs [--force] [--flavour cpu|cpu-prebuilt|cuda|vulkan] [--cpu-variants native|all]
 //       no --flavour (npm install): cpu (llama.cpp from source, batch-invariant: the default),
-//       cpu-prebuilt, and cuda when @node-llama-cpp/<platform>-cuda is installed
-//   node scripts/build-native.mjs --from-source [--cuda [--cuda-arch "89;90"]] [--force]
-//       without --cuda: the cpu flavour (as above); with it: cuda-src
+//       cpu-prebuilt, cuda when @node-llama-cpp/<platform>-cuda is installed, and vulkan
+//       (from source) when glslc and the Vulkan headers are
+//   node scripts/build-native.mjs --from-source [--cuda [--cuda-arch "89;90"] | --vulkan] [--force]
+//       without --cuda: the cpu flavour (as above); with it: cuda-src; with --vulkan: vulkan
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { FLAVOURS, fail, packageDir, platformKey, prebuiltLibDir } from './native/flavours.mjs';
-import { buildLlamaFromSource, sourcePatches } from './native/llama-from-source.mjs';
+import { buildLlamaFromSource, missingVulkanPieces, sourcePatches } from './native/llama-from-source.mjs';
 import { knownArchitectures, layerInputArchitectures } from './native/llama-source-facts.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,7 +35,7 @@ function option(name) {
   return value;
 }
 
-const KNOWN = ['--force', '--flavour', '--from-source', '--cuda', '--cuda-arch', '--cpu-variants'];
+const KNOWN = ['--force', '--flavour', '--from-source', '--cuda', '--vulkan', '--cuda-arch', '--cpu-variants'];
 for (const [i, a] of args.entries()) {
   const isValue = i > 0 && ['--flavour', '--cuda-arch', '--cpu-variants'].includes(args[i - 1]);
   if (!isValue && !KNOWN.includes(a)) fail(`unknown argument '${a}' (known: ${KNOWN.join(', ')})`);
@@ -42,12 +43,15 @@ for (const [i, a] of args.entries()) {
 const force = args.includes('--force');
 const fromSource = args.includes('--from-source');
 const cuda = args.includes('--cuda');
+const vulkan = args.includes('--vulkan');
 const cudaArchs = option('--cuda-arch');
 const flavourArg = option('--flavour');
 // native: compiled for this machine's CPU (fast here); all: every x86 level, for packages
 const cpuVariants = option('--cpu-variants') ?? 'native';
 if (!['native', 'all'].includes(cpuVariants)) fail(`--cpu-variants must be native or all (got '${cpuVariants}')`);
 if (cuda && !fromSource) fail('--cuda goes with --from-source (npm install builds the prebuilt CUDA flavour by itself)');
+if (vulkan && !fromSource) fail('--vulkan goes with --from-source (or --flavour vulkan)');
+if (vulkan && cuda) fail('give either --cuda or --vulkan');
 if (cudaArchs !== undefined && !cuda) fail('--cuda-arch goes with --from-source --cuda');
 if (cudaArchs !== undefined && !/^(native|all|all-major|\d+(-real|-virtual)?(;\d+(-real|-virtual)?)*)$/.test(cudaArchs)) {
   fail(`--cuda-arch must be a ';'-separated list such as "89;90" (got '${cudaArchs}')`);
@@ -185,11 +189,21 @@ const src = llamaSource();
 
 /** A flavour whose llama.cpp is built here from the bundle (cached by its inputs). */
 function buildFromSource(flavour) {
-  const onGpu = FLAVOURS[flavour].gpu === 'cuda';
-  const built = buildLlamaFromSource({ srcDir: src.dir, srcCommit: src.commit, cuda: onGpu, cudaArchs, cpuVariants });
+  const gpu = FLAVOURS[flavour].gpu;
+  const onGpu = gpu === 'cuda';
+  const built = buildLlamaFromSource({
+    srcDir: src.dir,
+    srcCommit: src.commit,
+    cuda: onGpu,
+    vulkan: gpu === 'vulkan',
+    cudaArchs,
+    cpuVariants,
+  });
   buildAddon(flavour, built.libDir, src, {
     cudaMajor: built.cudaMajor,
-    ...(onGpu ? { cudaVersion: built.cudaVersion, cudaArchitectures: cudaArchs ?? 'ggml default' } : { cpuVariants }),
+    ...(onGpu
+      ? { cudaVersion: built.cudaVersion, cudaArchitectures: cudaArchs ?? 'ggml default' }
+      : { cpuVariants: gpu ? 'portable' : cpuVariants }),
     llamaBuildKey: built.key,
     llamaBuildSeconds: built.builtSeconds,
     llamaCmakeOptions: built.defs,
@@ -199,13 +213,15 @@ function buildFromSource(flavour) {
 }
 
 if (fromSource) {
-  buildFromSource(cuda ? 'cuda-src' : 'cpu');
+  buildFromSource(cuda ? 'cuda-src' : vulkan ? 'vulkan' : 'cpu');
 } else {
-  const wanted = flavourArg ? [flavourArg] : ['cpu', 'cpu-prebuilt', 'cuda'];
+  const vulkanMissing = missingVulkanPieces();
+  if (!flavourArg && vulkanMissing.length) console.log(`power: no vulkan flavour (it needs ${vulkanMissing.join(' and ')})`);
+  const wanted = flavourArg ? [flavourArg] : ['cpu', 'cpu-prebuilt', 'cuda', ...(vulkanMissing.length ? [] : ['vulkan'])];
   for (const flavour of wanted) {
     const f = FLAVOURS[flavour];
     if (f.route === 'source') {
-      if (f.gpu) fail(`flavour '${flavour}' is built with --from-source --cuda`);
+      if (f.gpu === 'cuda') fail(`flavour '${flavour}' is built with --from-source --cuda`);
       buildFromSource(flavour);
       continue;
     }

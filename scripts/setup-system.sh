@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The system packages Power's build and tests need on Debian or Ubuntu, installed where missing:
 # a C++ toolchain, cmake, ninja and git (llama.cpp and the addon are built here from the bundle),
-# clang-format (npm run lint checks the C++ formatting),
+# clang-format (npm run lint checks the C++ formatting), glslc and the Vulkan headers and loader
+# (npm install then builds the vulkan flavour too) with Mesa's lavapipe (a Vulkan device that
+# runs on the CPU: the tests run the Vulkan engine on it),
 # and Debian's Chromium (power bench prints its PDF with it; the report and UI tests drive it;
 # playwright-core never downloads a browser). Run as root (or with sudo); .ci/run calls it.
 set -euo pipefail
@@ -13,6 +15,9 @@ command -v git >/dev/null || need+=(git)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v clang-format >/dev/null || need+=(clang-format)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v glslc >/dev/null || need+=(glslc)
+[ -f /usr/include/vulkan/vulkan.hpp ] || need+=(libvulkan-dev)
+ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
 if [ ${#need[@]} -eq 0 ]; then
   echo "setup-system: everything is installed"
   exit 0

@@ -54,6 +54,15 @@ Napi::Value init(const Napi::CallbackInfo & info) {
         if (verbose == nullptr || *verbose == '\0' || std::strcmp(verbose, "0") == 0) {
             ggml_set_abort_callback(abort_in_one_line);
         }
+        // the Vulkan backend (our patch) registers CPU-type devices too: Power lists them and runs
+        // on one only when asked (--device vulkan without a real GPU); `auto` never picks one
+#ifdef _WIN32
+        if (std::getenv("GGML_VK_CPU_DEVICES") == nullptr) {
+            _putenv_s("GGML_VK_CPU_DEVICES", "1");
+        }
+#else
+        setenv("GGML_VK_CPU_DEVICES", "1", 0);
+#endif
         uint64_t mark = log_capture_mark();
         llama_backend_init();
         ggml_backend_load_all_from_path(dir.c_str());
@@ -100,8 +109,18 @@ Napi::Array extra_buffer_types(Napi::Env env, ggml_backend_dev_t dev) {
     return out;
 }
 
+// Whether a device is a GPU-class device that runs on the CPU (a CPU-type Vulkan device such
+// as Mesa's lavapipe, which ggml reports as a GPU): our Vulkan patch answers through the
+// backend's proc address; every other backend has no such device.
+bool runs_on_cpu(ggml_backend_dev_t dev) {
+    using is_cpu_type_fn = bool (*)(ggml_backend_dev_t);
+    auto is_cpu_type     = reinterpret_cast<is_cpu_type_fn>(
+        ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(dev), "ggml_backend_vk_device_is_cpu_type"));
+    return is_cpu_type != nullptr && is_cpu_type(dev);
+}
+
 // devices() -> [{ name, description, type, backend, freeBytes, totalBytes, features,
-// extraBufferTypes }]; a remote device (addRpcServer) reports the memory it had when it was added
+// extraBufferTypes, onCpu }]; a remote device (addRpcServer) reports the memory it had when it was added
 Napi::Value devices(const Napi::CallbackInfo & info) {
     Napi::Env env   = info.Env();
     Napi::Array out = Napi::Array::New(env);
@@ -118,6 +137,7 @@ Napi::Value devices(const Napi::CallbackInfo & info) {
         d.Set("totalBytes", static_cast<double>(total_bytes));
         d.Set("features", backend_features(env, ggml_backend_dev_backend_reg(dev)));
         d.Set("extraBufferTypes", extra_buffer_types(env, dev));
+        d.Set("onCpu", runs_on_cpu(dev));
         out.Set(static_cast<uint32_t>(i), d);
     }
     return out;

@@ -24,8 +24,15 @@ const PATCH_DIR = join(dirname(fileURLToPath(import.meta.url)), 'patches');
  * own comment; docs/exactness.md lists them. `hash` changes with any patch, and so does the
  * build's cache key.
  */
-export function sourcePatches() {
-  const names = existsSync(PATCH_DIR) ? readdirSync(PATCH_DIR).filter((f) => f.endsWith('.patch')).sort() : [];
+export function sourcePatches(defs = null) {
+  const all = existsSync(PATCH_DIR) ? readdirSync(PATCH_DIR).filter((f) => f.endsWith('.patch')).sort() : [];
+  // a backend's patches (ggml-vulkan-*, ggml-cuda-*) change only the builds that compile that
+  // backend: with `defs`, the others leave the build's hash (and its cache key) alone
+  const compiled = (name) => {
+    const backend = /^ggml-(vulkan|cuda)-/.exec(name)?.[1];
+    return !defs || !backend || defs[`GGML_${backend.toUpperCase()}`] === 'ON';
+  };
+  const names = all.filter(compiled);
   const hash = createHash('sha256');
   for (const name of names) hash.update(name).update('\0').update(readFileSync(join(PATCH_DIR, name))).update('\0');
   return { names, paths: names.map((n) => join(PATCH_DIR, n)), hash: hash.digest('hex').slice(0, 16) };
@@ -96,6 +103,27 @@ function missingCudaPieces(nvcc) {
   return { top, missing };
 }
 
+export const VULKAN_PACKAGES = "on Debian and Ubuntu: apt-get install glslc libvulkan-dev; to run on the CPU's Vulkan device, Mesa's lavapipe: mesa-vulkan-drivers";
+
+/**
+ * What ggml's Vulkan build needs: the glslc shader compiler and the Vulkan headers and loader
+ * library. Empty when all are there (the build is then part of a plain npm install).
+ */
+export function missingVulkanPieces() {
+  const missing = [];
+  try {
+    execFileSync('glslc', ['--version'], { stdio: 'ignore' });
+  } catch {
+    missing.push('the glslc shader compiler');
+  }
+  const includeDirs = [process.env.VULKAN_SDK && join(process.env.VULKAN_SDK, 'include'), '/usr/include', '/usr/local/include'].filter(Boolean);
+  const libDirs = [process.env.VULKAN_SDK && join(process.env.VULKAN_SDK, 'lib'), '/usr/lib/x86_64-linux-gnu', '/usr/lib64', '/usr/lib', '/usr/local/lib'].filter(Boolean);
+  const headers = includeDirs.some((d) => existsSync(join(d, 'vulkan', 'vulkan.hpp')));
+  const loader = libDirs.some((d) => existsSync(join(d, process.platform === 'win32' ? 'vulkan-1.lib' : 'libvulkan.so')));
+  if (!headers || !loader) missing.push('the Vulkan headers and loader library');
+  return missing;
+}
+
 function hasNinja() {
   try {
     execFileSync('ninja', ['--version'], { stdio: 'ignore' });
@@ -117,14 +145,16 @@ function hasNinja() {
  * (docs/exactness.md, batch invariance). Without it every CPU matmul output is one vec_dot
  * over the whole row, whatever the number of rows.
  */
-export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {
-  const native = !cuda && cpuVariants === 'native';
+export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants }) {
+  const gpu = cuda || vulkan;
+  const native = !gpu && cpuVariants === 'native';
   const defs = {
     CMAKE_BUILD_TYPE: 'Release',
     BUILD_SHARED_LIBS: 'ON',
     // ggml refuses GGML_NATIVE with dynamic backends (its variant scoring needs the explicit
-    // feature list), so a native CPU build links its CPU backend into libggml; CUDA and the
-    // all-variants build load their backends at run time
+    // feature list), so a native CPU build links its CPU backend into libggml; the GPU builds and
+    // the all-variants build load their backends at run time (a machine without the GPU's
+    // driver or Vulkan loader still loads the CPU backend)
     GGML_BACKEND_DL: native ? 'OFF' : 'ON',
     GGML_NATIVE: native ? 'ON' : 'OFF',
     GGML_CPU_ALL_VARIANTS: cpuVariants === 'all' ? 'ON' : 'OFF',
@@ -173,6 +203,8 @@ export function llamaCmakeDefs({ cuda, cudaArchs, cpuVariants }) {
     defs.GGML_CUDA_FA_ALL_QUANTS = 'OFF';
     defs.GGML_CUDA_NCCL = 'OFF';
   }
+  // named only when on: ggml's default is off, and the CPU and CUDA builds keep their cache keys
+  if (vulkan) defs.GGML_VULKAN = 'ON';
   if (cuda && cudaArchs) defs.CMAKE_CUDA_ARCHITECTURES = cudaArchs;
   return defs;
 }
@@ -205,7 +237,7 @@ export function llamaBuildKey({ srcCommit, defs, nvccVersion }) {
   const inputs = {
     v: 1,
     srcCommit,
-    patches: sourcePatches().hash,
+    patches: sourcePatches(defs).hash,
     defs,
     cxx: commandOutput(process.env.CXX || 'c++', ['--version']).split('\n')[0],
     cc: commandOutput(process.env.CC || 'cc', ['--version']).split('\n')[0],
@@ -233,7 +265,11 @@ export function llamaCacheRoot() {
  * folder of the built libraries, the seconds it took (0 when cached), the cache key and the
  * CUDA details.
  */
-export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVariants = 'native' }) {
+export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, cudaArchs, cpuVariants = 'native' }) {
+  if (vulkan) {
+    const missing = missingVulkanPieces();
+    if (missing.length) fail(`the Vulkan flavour needs ${missing.join(' and ')} (${VULKAN_PACKAGES})`);
+  }
   let nvcc = cuda ? findNvcc() : null;
   if (cuda && !nvcc) {
     fail(
@@ -259,7 +295,7 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVa
       );
     }
   }
-  const defs = llamaCmakeDefs({ cuda, cudaArchs, cpuVariants });
+  const defs = llamaCmakeDefs({ cuda, vulkan, cudaArchs, cpuVariants });
   const key = llamaBuildKey({ srcCommit, defs, nvccVersion: nvcc?.version });
   const buildDir = join(llamaCacheRoot(), `llama-${key}`);
   const libDir = join(buildDir, 'bin');
@@ -277,7 +313,11 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVa
 
   const started = Date.now();
   const generator = hasNinja() ? ['-G', 'Ninja'] : [];
-  const what = cuda ? `CUDA ${nvcc.version}, architectures ${cudaArchs ?? "ggml's default list"}` : `CPU only, ${cpuVariants === 'all' ? 'all CPU variants' : 'this CPU'}`;
+  const what = cuda
+    ? `CUDA ${nvcc.version}, architectures ${cudaArchs ?? "ggml's default list"}`
+    : vulkan
+      ? 'Vulkan'
+      : `CPU only, ${cpuVariants === 'all' ? 'all CPU variants' : 'this CPU'}`;
   console.log(`power: configuring llama.cpp (${what}, GGML_LLAMAFILE=OFF) in ${buildDir}`);
   // cmake prints its own errors; a failed step ends in one line, not a Node stack trace
   const cmake = (step, argv) => {
@@ -293,7 +333,7 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, cudaArchs, cpuVa
   const seconds = Math.round((Date.now() - started) / 1000);
   const cpuBackends = checkedCpuBackends(buildDir);
   // written last: only a finished build is ever reused
-  writeFileSync(stamp, JSON.stringify({ key, srcCommit, patches: sourcePatches().names, defs, seconds, builtAt: new Date().toISOString() }, null, 2) + '\n');
+  writeFileSync(stamp, JSON.stringify({ key, srcCommit, patches: sourcePatches(defs).names, defs, seconds, builtAt: new Date().toISOString() }, null, 2) + '\n');
   console.log(`power: llama.cpp built in ${seconds} s (${libDir})`);
   return { libDir, seconds, builtSeconds: seconds, key, defs, cpuBackends, ...cudaInfo };
 }
