@@ -89,6 +89,11 @@ export const DeviceInfo = z.object({
   features: z.array(z.string()).optional(),
   /** buffer types its weights may be moved into at load (repacked or AMX layouts), each with its own kernels */
   extraBufferTypes: z.array(z.string()).optional(),
+  /**
+   * a GPU-class device that runs on the CPU (a CPU-type Vulkan device such as Mesa's lavapipe):
+   * used only when asked for by name of its backend (--device vulkan without a real GPU), never by auto
+   */
+  onCpu: z.boolean().optional(),
 });
 export type DeviceInfo = z.infer<typeof DeviceInfo>;
 

@@ -27,7 +27,7 @@ export type GenerationStats = z.infer<typeof GenerationStats>;
 export const GenerationBackend = z.object({
   /** "cpu (AMD EPYC)" or "CUDA0 (NVIDIA H200, 139.4 of 140.0 GiB free)" */
   device: z.string(),
-  kind: z.enum(['cpu', 'cuda']),
+  kind: z.enum(['cpu', 'cuda', 'vulkan']),
   /** the addon flavour the engine host loaded: cpu, cpu-prebuilt, cuda, cuda-src */
   flavour: z.string(),
   /**

@@ -11,7 +11,7 @@ import { engineApi, ENGINE_CHECKS, type EngineApi, type RoundsEvent } from './pr
 import { loadBinding, type NativeModel, type NativeSession } from './binding.js';
 import { addonDir, readBuildInfo } from './build-info.js';
 import { probeCuda } from './cuda-probe.js';
-import { proposerSamplingPath, resolveSamplingPath, type SamplingPlace } from './sampling-path.js';
+import { proposerSamplingPath, resolveSamplingPath, VULKAN_NO_BACKEND_SAMPLING, type SamplingPlace } from './sampling-path.js';
 import { connectToParent } from './host-channel.js';
 
 type Host = ImplementationOf<EngineApi>['engine'];
@@ -44,6 +44,8 @@ const cuda =
         tryLoad: (lib) => binding.tryLoadLibrary(lib),
       })
     : null;
+// the GPU backends that cannot sample in the graph for every model (engine/sampling-path.ts)
+const noBackend = buildInfo.gpu === 'vulkan' ? VULKAN_NO_BACKEND_SAMPLING : null;
 const models = new Map<string, NativeModel>();
 const sessions = new Map<string, NativeSession>();
 /** models whose output layer is on a GPU, and each session's model: where "auto" samples */
@@ -219,7 +221,7 @@ const host: Host = {
   createSession: async (p) => {
     const onGpu = modelOnGpu.get(p.modelId) ?? false;
     const created = await binding.Session.create(model(p.modelId), {
-      proposerSampling: proposerSamplingPath(p.proposerSampling, onGpu),
+      proposerSampling: proposerSamplingPath(p.proposerSampling, onGpu, noBackend),
       contextSize: p.contextSize,
       batchSize: p.batchSize,
       threads: p.threads,
@@ -232,7 +234,7 @@ const host: Host = {
     });
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
-    sessionPlace.set(sessionId, { onGpu, k: created.info().k });
+    sessionPlace.set(sessionId, { onGpu, k: created.info().k, noBackend });
     const info = created.info();
     return {
       sessionId,

@@ -8,7 +8,17 @@ export interface SamplingPlace {
   onGpu: boolean;
   /** proposals per round of the session (0: autoregressive) */
   k: number;
+  /** why the target's GPU backend cannot sample in its graph (null or absent: it can) */
+  noBackend?: string | null;
 }
+
+/**
+ * ggml-vulkan's sampling ops read each output row of a verify pass from an offset of the logits
+ * buffer that the device's storage alignment must divide; with a vocabulary whose rows are not a
+ * multiple of it (the synthetic models' 1,056 bytes against lavapipe's 64) llama.cpp aborts. Until
+ * that is fixed and covered, the Vulkan flavour samples on the CPU.
+ */
+export const VULKAN_NO_BACKEND_SAMPLING = "llama.cpp's Vulkan backend cannot sample verify rows in its graph for every vocabulary size";
 
 export type ResolvedSampling = { path: 'cpu' | 'backend'; reason: string | null; problem?: undefined } | { problem: string };
 
@@ -27,6 +37,11 @@ export function backendChainProblem(sampling: SamplingOptions, k: number): strin
  */
 export function resolveSamplingPath(requested: SamplingPath, sampling: SamplingOptions, place: SamplingPlace): ResolvedSampling {
   if (requested === 'cpu') return { path: 'cpu', reason: null };
+  if (place.noBackend) {
+    return requested === 'backend'
+      ? { problem: `backend sampling is not available here: ${place.noBackend} (use --sampling cpu)` }
+      : { path: 'cpu', reason: `auto: ${place.noBackend}` };
+  }
   const problem = backendChainProblem(sampling, place.k);
   if (requested === 'backend')
     return problem
@@ -37,7 +52,8 @@ export function resolveSamplingPath(requested: SamplingPath, sampling: SamplingO
   return { path: 'backend', reason: null };
 }
 
-/** how the proposer drafts (greedy): on the backend where the target's output is on a GPU */
-export function proposerSamplingPath(requested: SamplingPath, onGpu: boolean): 'cpu' | 'backend' {
+/** how the proposer drafts (greedy): on the backend where the target's output is on a GPU that samples in its graph */
+export function proposerSamplingPath(requested: SamplingPath, onGpu: boolean, noBackend: string | null = null): 'cpu' | 'backend' {
+  if (noBackend) return 'cpu';
   return requested === 'auto' ? (onGpu ? 'backend' : 'cpu') : requested;
 }

@@ -14,4 +14,4 @@ export const StrategyName = z.enum(STRATEGIES);
 export const StrategyAvailability = z.object({ available: z.boolean(), reason: z.string().optional() });
 export const StrategyTable = z.record(StrategyName, StrategyAvailability);
 
-export const DeviceRequest = z.enum(['auto', 'cuda', 'cpu']);
+export const DeviceRequest = z.enum(['auto', 'cuda', 'vulkan', 'cpu']);

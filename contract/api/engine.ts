@@ -75,6 +75,8 @@ export const DevicesReport = z.object({
   /** what --device auto uses, with the reason when it is the CPU */
   auto: z.string(),
   cuda: z.object({ usable: z.boolean(), use: z.string().nullable(), reason: z.string().nullable() }),
+  /** what --device vulkan uses (a real GPU, else a CPU-type device such as lavapipe), or why it cannot */
+  vulkan: z.object({ usable: z.boolean(), use: z.string().nullable(), reason: z.string().nullable() }),
 });
 export type DevicesReport = z.infer<typeof DevicesReport>;
 

@@ -146,7 +146,9 @@ export const Environment = z.object({
   /** NVIDIA driver version (nvidia-smi), null where there is none */
   gpuDriver: z.string().nullable(),
   /** what actually ran the requests (null in a chat report whose replies predate its recording) */
-  backend: z.object({ device: z.string(), kind: z.enum(['cpu', 'cuda']), flavour: z.string(), note: z.string().nullable() }).nullable(),
+  backend: z
+    .object({ device: z.string(), kind: z.enum(['cpu', 'cuda', 'vulkan']), flavour: z.string(), note: z.string().nullable() })
+    .nullable(),
   llamaCppRelease: z.string(),
   powerVersion: z.string(),
   nodeVersion: z.string(),

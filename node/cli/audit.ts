@@ -23,7 +23,7 @@ export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.ggu
   (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
   [--temperature T --seed N] [--top-k N] [--top-p P] [--min-p P] [--repeat-penalty R]
   [--sampling auto|cpu|backend | --compare-sampling]
-  [--ctx N] [--threads N] [--device auto|cuda|cpu] [--gpu-layers N|all]
+  [--ctx N] [--threads N] [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all]
   [--flash-attn on|off|auto] [--json]
   ${SPLIT_USAGE}
   Runs the autoregressive control and the speculative run and compares their tokens. At the

@@ -32,7 +32,7 @@ import { openTarget, sessionProblem } from '../runtime/target.js';
 export const BENCH_USAGE = `power bench --model <model.gguf> [--draft <draft.gguf>] [--strategy S] [--profiles LIST]
   [--tasks calibration|matrix|FILE.jsonl] [--repeat N] [--max-tokens N] [--temperature T --seed N] [--sampling auto|cpu|backend]
   [--out DIR] [--formats json,csv,md,html,pdf] [--raw] [--ctx N] [--threads N]
-  [--device auto|cuda|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
+  [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
   Runs every task with the autoregressive control and each profile (balanced = K7/S7,
   peak = K7/S6, k<K>, k<K>s<S>), interleaved in one engine, and writes report.<format> to --out.`;

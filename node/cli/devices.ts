@@ -1,6 +1,6 @@
 // power devices [--json]: what each built flavour of the addon loads (devices with memory),
 // why CUDA does not load when it does not (driver, runtime libraries, no device), and what
-// --device auto / cuda would do. Always exits 0: it is a report, not a request.
+// --device auto / cuda / vulkan would do. Always exits 0: it is a report, not a request.
 import type { DevicesReport } from '../../contract/api/engine.js';
 import { parseEndpointList, RpcEndpointError } from '../engine/rpc.js';
 import { devicesReport, remoteDevicesReport, type RemoteReport } from '../runtime/devices.js';
@@ -10,14 +10,15 @@ import { UsageError } from './errors.js';
 export const DEVICES_USAGE = `power devices [--rpc HOST:PORT,...] [--json]
   Lists the devices each built flavour of the addon loads (name, description, type, memory;
   for the CPU the extensions its llama.cpp was compiled for and the weight buffers it uses),
-  why CUDA does not load when it does not, and what --device auto and --device cuda would use.
+  why CUDA does not load when it does not, and what --device auto, cuda and vulkan would use
+  (a Vulkan device that runs on the CPU, such as Mesa's lavapipe, is marked: only --device vulkan uses it).
   --rpc: also the devices of those remote machines (power rpc), with their memory.`;
 
 type FlavourReport = DevicesReport['flavours'][number];
 
 const GIB = 1024 ** 3;
 
-function textReport(flavours: FlavourReport[], auto: string, cuda: string): string {
+function textReport(flavours: FlavourReport[], auto: string, cuda: string, vulkan: string): string {
   const lines: string[] = [];
   for (const f of flavours) {
     lines.push(`flavour ${f.flavour} (${f.dir})`);
@@ -25,6 +26,7 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string): stri
       lines.push(
         `  ${d.name.padEnd(8)}${d.type.padEnd(6)}${d.description.padEnd(32)}${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free`,
       );
+      if (d.onCpu) lines.push('          runs on the CPU (a software Vulkan device): only --device vulkan uses it');
       if (d.type === 'cpu' && d.features) {
         lines.push(`          compiled for: ${d.features.length ? d.features.join(' ') : 'no optional extensions'}`);
         const extra = d.extraBufferTypes ?? [];
@@ -40,7 +42,7 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string): stri
       }
     }
   }
-  lines.push(`--device auto -> ${auto}`, `--device cuda -> ${cuda}`);
+  lines.push(`--device auto -> ${auto}`, `--device cuda -> ${cuda}`, `--device vulkan -> ${vulkan}`);
   return lines.join('\n') + '\n';
 }
 
@@ -77,7 +79,8 @@ export async function devicesCommand(argv: string[], out: (s: string) => void): 
   if (values.json) {
     out(JSON.stringify(remote ? { ...report, remote: remote.remote } : report, null, 2) + '\n');
   } else {
-    out(textReport(report.flavours, report.auto, report.cuda.usable ? report.auto : `error: ${report.cuda.reason}`));
+    const vulkan = report.vulkan.usable ? (report.vulkan.use ?? '') : `error: ${report.vulkan.reason}`;
+    out(textReport(report.flavours, report.auto, report.cuda.usable ? report.auto : `error: ${report.cuda.reason}`, vulkan));
     if (remote) out(remoteText(remote.flavour, remote.remote));
   }
   return 0;

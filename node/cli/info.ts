@@ -1,4 +1,4 @@
-// power info <file.gguf> [--draft <file.gguf>] [--device auto|cuda|cpu] [--json]
+// power info <file.gguf> [--draft <file.gguf>] [--device auto|cuda|vulkan|cpu] [--json]
 import { strategyAvailability, STRATEGIES } from '../../contract/strategies.js';
 import { readBuildInfo } from '../../engine/build-info.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
@@ -8,7 +8,7 @@ import { choice, parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
 import { checkFile, openModel } from '../runtime/open-model.js';
 
-export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--device auto|cuda|cpu] [--json]
+export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--device auto|cuda|vulkan|cpu] [--json]
   Shows a model's architecture, size, quantization, context, layers, vocabulary, chat template,
   which speculative strategies it can serve (with the reason when not), and the device it
   would run on (on CUDA: the memory estimate at the default context and whether it fits).

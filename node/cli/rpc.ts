@@ -13,7 +13,7 @@ import { int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import type { Io } from './generate.js';
 
-export const RPC_USAGE = `power rpc [--host 127.0.0.1] [--port ${DEFAULT_RPC_PORT}] [--device auto|cuda|cpu|NAME,...] [--threads N] [--verbose]
+export const RPC_USAGE = `power rpc [--host 127.0.0.1] [--port ${DEFAULT_RPC_PORT}] [--device auto|cuda|vulkan|cpu|NAME,...] [--threads N] [--verbose]
   Serves this machine's devices (every GPU, else the CPU; or the devices named) to other
   machines over llama.cpp's RPC protocol, for their --rpc HOST:PORT. Prints one line,
   "Power RPC server at HOST:PORT serving ...", when it accepts connections; runs until Ctrl-C or
@@ -42,7 +42,7 @@ export function exposureWarning(endpoint: string): string {
   );
 }
 
-/** --device: auto|cuda|cpu (as the other commands), or device names as llama.cpp's rpc-server takes them. */
+/** --device: auto|cuda|vulkan|cpu (as the other commands), or device names as llama.cpp's rpc-server takes them. */
 function deviceChoice(raw: string | undefined): { request: DeviceRequest; names: string[] } {
   if (raw === undefined) return { request: 'auto', names: [] };
   if ((DEVICE_REQUESTS as readonly string[]).includes(raw)) return { request: raw as DeviceRequest, names: [] };
@@ -52,10 +52,11 @@ function deviceChoice(raw: string | undefined): { request: DeviceRequest; names:
     .filter((s) => s !== '');
   if (names.length === 0 || names.some((n) => !/^[\w.[\]:-]{1,64}$/.test(n))) {
     throw new UsageError(
-      `--device takes auto, cuda, cpu or device names such as CPU or CUDA0,CUDA1 (got '${raw}'; power devices lists them)`,
+      `--device takes auto, cuda, vulkan, cpu or device names such as CPU, CUDA0,CUDA1 or Vulkan0 (got '${raw}'; power devices lists them)`,
     );
   }
-  return { request: names.some((n) => /^CUDA/i.test(n)) ? 'cuda' : 'cpu', names };
+  const request = names.some((n) => /^CUDA/i.test(n)) ? 'cuda' : names.some((n) => /^Vulkan/i.test(n)) ? 'vulkan' : 'cpu';
+  return { request, names };
 }
 
 export async function rpcCommand(argv: string[], io: RpcIo): Promise<number> {

@@ -1,10 +1,21 @@
 // Starts an engine host on the flavour and device a --device request asks for. Each host
-// loads exactly one flavour; `auto` may start the CUDA flavour, find no CUDA device, and then
-// start the CPU flavour instead (saying why). `cuda` never falls back: it fails closed.
+// loads exactly one flavour; `auto` may start the CUDA flavour, find no CUDA device, try the
+// Vulkan flavour, and then start the CPU flavour instead (saying why). `cuda` and `vulkan`
+// never fall back: they fail closed.
 import type { CudaStatus, DeviceInfo } from '../../contract/engine-types.js';
 import { builtFlavours } from '../../engine/build-info.js';
 import { EngineClient, type EngineOptions } from './client.js';
-import { cpuDevice, describeDevice, flavourPlan, NO_CUDA_FLAVOUR, pickCudaDevice, type DeviceRequest } from './device-select.js';
+import {
+  cpuDevice,
+  describeDevice,
+  flavourPlan,
+  NO_CUDA_FLAVOUR,
+  NO_VULKAN_FLAVOUR,
+  pickCudaDevice,
+  pickVulkanDevice,
+  type DeviceKind,
+  type DeviceRequest,
+} from './device-select.js';
 import { probeRpcServer, RpcUnavailableError } from './rpc.js';
 import type { RemoteDevice } from './split.js';
 
@@ -19,7 +30,7 @@ export class DeviceUnavailableError extends Error {
 export interface EngineOnDevice {
   engine: EngineClient;
   flavour: string;
-  kind: 'cuda' | 'cpu';
+  kind: DeviceKind;
   device: DeviceInfo;
   /** how `auto` decided, for the user (null for an explicit request) */
   note: string | null;
@@ -118,40 +129,77 @@ export function builtForSelection() {
   return only;
 }
 
+/** The engine that found its GPU: the placement on that device. */
+function onGpu(
+  started: Awaited<ReturnType<typeof hello>>,
+  flavour: string,
+  kind: 'cuda' | 'vulkan',
+  device: DeviceInfo,
+  note: string | null,
+  options: Options,
+) {
+  return withRemote(
+    {
+      engine: started.engine,
+      flavour,
+      kind,
+      device,
+      note,
+      devices: started.hello.devices,
+      cuda: started.hello.cuda,
+      llamaCppRelease: started.hello.llamaCppRelease,
+    },
+    started.hello.rpc,
+    options,
+  );
+}
+
+/**
+ * `vulkan`: the Vulkan flavour on its best real GPU, else on a CPU-type Vulkan device (lavapipe:
+ * asked for by name, so it may run there); `cuda`: the CUDA flavour's device; `auto`: CUDA, else
+ * a real Vulkan GPU, else the CPU, saying why; `cpu`: the CPU flavour.
+ */
 export async function startEngineOn(request: DeviceRequest, options: Options = {}): Promise<EngineOnDevice> {
   const plan = flavourPlan(builtForSelection());
   if (!plan.cpu) throw new DeviceUnavailableError('the native addon is not built: run npm install');
   if (request === 'cpu') return onCpu(plan.cpu, options, null);
-
-  if (!plan.cuda) {
-    if (request === 'cuda') throw new DeviceUnavailableError(`--device cuda: ${NO_CUDA_FLAVOUR}`);
-    return onCpu(plan.cpu, options, 'auto: no CUDA flavour is built; using the CPU');
-  }
-  const started = await hello(plan.cuda, options);
-  const gpu = pickCudaDevice(started.hello.devices);
-  if (gpu) {
-    return withRemote(
-      {
-        engine: started.engine,
-        flavour: plan.cuda,
-        kind: 'cuda',
-        device: gpu,
-        note: request === 'auto' ? `auto: chose ${describeDevice(gpu)}` : null,
-        devices: started.hello.devices,
-        cuda: started.hello.cuda,
-        llamaCppRelease: started.hello.llamaCppRelease,
-      },
-      started.hello.rpc,
-      options,
+  if (request === 'vulkan') {
+    if (!plan.vulkan) throw new DeviceUnavailableError(`--device vulkan: ${NO_VULKAN_FLAVOUR}`);
+    const started = await hello(plan.vulkan, options);
+    const gpu = pickVulkanDevice(started.hello.devices, true);
+    if (gpu) return onGpu(started, plan.vulkan, 'vulkan', gpu, null, options);
+    await started.engine.close();
+    throw new DeviceUnavailableError(
+      "--device vulkan: the Vulkan loader found no usable device (a GPU driver with Vulkan support, or Mesa's lavapipe: mesa-vulkan-drivers)",
     );
   }
-  const reason = started.hello.cuda?.reason ?? 'the CUDA flavour registered no CUDA device';
-  if (request === 'cuda') {
+
+  // cuda or auto: CUDA first
+  const why: string[] = [];
+  if (!plan.cuda) {
+    if (request === 'cuda') throw new DeviceUnavailableError(`--device cuda: ${NO_CUDA_FLAVOUR}`);
+    why.push('no CUDA flavour is built');
+  } else {
+    const started = await hello(plan.cuda, options);
+    const gpu = pickCudaDevice(started.hello.devices);
+    if (gpu) return onGpu(started, plan.cuda, 'cuda', gpu, request === 'auto' ? `auto: chose ${describeDevice(gpu)}` : null, options);
+    const reason = started.hello.cuda?.reason ?? 'the CUDA flavour registered no CUDA device';
+    if (request === 'cuda') {
+      await started.engine.close();
+      throw new DeviceUnavailableError(`--device cuda: ${reason}`);
+    }
+    why.push(`no CUDA device (${reason})`);
+    if (plan.cpu === plan.cuda && !plan.vulkan) return onCpu(plan.cpu, options, `auto: ${why.join('; ')}; using the CPU`, started);
     await started.engine.close();
-    throw new DeviceUnavailableError(`--device cuda: ${reason}`);
   }
-  const note = `auto: no CUDA device (${reason}); using the CPU`;
-  if (plan.cpu === plan.cuda) return onCpu(plan.cpu, options, note, started);
-  await started.engine.close();
-  return onCpu(plan.cpu, options, note);
+  // auto without CUDA: a real Vulkan GPU (never a CPU-type device: the CPU flavour is faster there)
+  if (plan.vulkan) {
+    const started = await hello(plan.vulkan, options);
+    const gpu = pickVulkanDevice(started.hello.devices, false);
+    if (gpu) return onGpu(started, plan.vulkan, 'vulkan', gpu, `auto: ${why.join('; ')}; chose ${describeDevice(gpu)}`, options);
+    await started.engine.close();
+    const onCpuOnly = started.hello.devices.find((d) => d.onCpu);
+    why.push(onCpuOnly ? `no Vulkan GPU (${onCpuOnly.name} runs on the CPU: --device vulkan uses it)` : 'no Vulkan device');
+  }
+  return onCpu(plan.cpu, options, `auto: ${why.join('; ')}; using the CPU`);
 }

@@ -6,6 +6,7 @@
 // it does next to a GPU.
 import type { DeviceInfo } from '../../contract/engine-types.js';
 import type { SplitDevice, SplitParams } from './memory-estimate.js';
+import type { DeviceKind } from './device-select.js';
 
 export const SPLIT_MODES = ['layer', 'row', 'none'] as const;
 export type SplitModeName = (typeof SPLIT_MODES)[number];
@@ -67,27 +68,29 @@ export function splitRequested(r: SplitRequest | undefined): boolean {
  * --split-mode none uses the chosen one, or the device --main-gpu names.
  */
 export function planDevices(
-  kind: 'cpu' | 'cuda',
+  kind: DeviceKind,
   chosen: DeviceInfo,
   local: readonly DeviceInfo[],
   remote: readonly RemoteDevice[],
   r: SplitRequest = {},
 ): DevicePlan {
-  const cuda = local.filter((d) => d.backend === 'CUDA');
+  // the chosen device's peers: the other GPUs of its backend (a CPU-type Vulkan device joins a
+  // split only as the chosen one)
+  const peers = local.filter((d) => d.backend === chosen.backend && (!d.onCpu || d === chosen));
   let gpus: DeviceInfo[] = [];
-  if (kind === 'cuda') {
+  if (kind !== 'cpu') {
     const everyGpu =
       r.splitMode === 'layer' ||
       r.splitMode === 'row' ||
       r.tensorSplit !== undefined ||
       (r.splitMode === 'none' && r.mainGpu !== undefined);
-    gpus = everyGpu ? cuda : [chosen];
+    gpus = everyGpu ? peers : [chosen];
   }
   const devices: DeviceInfo[] = [...remote, ...gpus];
   const names = devices.map((d) => d.name).join(', ');
   if (r.tensorSplit !== undefined) {
     if (devices.length === 0)
-      throw new SplitError('--tensor-split needs devices to split over: a GPU (--device cuda) or remote machines (--rpc)');
+      throw new SplitError('--tensor-split needs devices to split over: a GPU (--device cuda or vulkan) or remote machines (--rpc)');
     if (r.tensorSplit.length > devices.length) {
       throw new SplitError(
         `--tensor-split has ${r.tensorSplit.length} entries but the split has ${devices.length} device${devices.length === 1 ? '' : 's'} (${names})`,
@@ -96,7 +99,7 @@ export function planDevices(
     if (!r.tensorSplit.some((x) => x > 0)) throw new SplitError('--tensor-split needs at least one proportion above 0');
   }
   if (r.mainGpu !== undefined) {
-    if (devices.length === 0) throw new SplitError('--main-gpu needs a GPU (--device cuda) or remote machines (--rpc)');
+    if (devices.length === 0) throw new SplitError('--main-gpu needs a GPU (--device cuda or vulkan) or remote machines (--rpc)');
     if (r.mainGpu >= devices.length)
       throw new SplitError(
         `--main-gpu ${r.mainGpu}: the split has ${devices.length} device${devices.length === 1 ? '' : 's'} (${names}), numbered from 0`,
@@ -111,7 +114,7 @@ export function planDevices(
   // the draft on the main local GPU (where a GPU runs the target): it never waits on the network
   const mainIndex = r.mainGpu ?? 0;
   const main = devices[mainIndex];
-  const draftDevice = main && main.backend === 'CUDA' ? main : (gpus[0] ?? null);
+  const draftDevice = main && gpus.includes(main) ? main : (gpus[0] ?? null);
   const params: DevicePlan['params'] = {
     ...(r.splitMode ? { splitMode: r.splitMode } : {}),
     ...(r.mainGpu !== undefined ? { mainGpu: r.mainGpu } : {}),

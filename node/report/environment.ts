@@ -49,7 +49,7 @@ export function environment(
 ): Environment {
   const cpuList = cpus();
   const gpus = placement.devices
-    .filter((d) => d.backend.toUpperCase() === 'CUDA')
+    .filter((d) => d.backend.toUpperCase() === 'CUDA' || (d.backend === 'Vulkan' && !d.onCpu))
     .map((d) => ({ name: d.name, description: d.description, memoryBytes: d.totalBytes }));
   return {
     os: { platform: platform(), release: release(), arch: arch() },

@@ -1,11 +1,18 @@
-// What each built flavour of the addon loads and what --device auto / cuda would use: the data
+// What each built flavour of the addon loads and what --device auto / cuda / vulkan would use: the data
 // behind `power devices` and engine.devices.
 import type { DevicesReport } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
 import type { DeviceInfo } from '../../contract/engine-types.js';
 import { addonDir } from '../../engine/build-info.js';
 import { EngineClient } from '../engine/client.js';
-import { describeDevice, flavourPlan, NO_CUDA_FLAVOUR, pickCudaDevice } from '../engine/device-select.js';
+import {
+  describeDevice,
+  flavourPlan,
+  NO_CUDA_FLAVOUR,
+  NO_VULKAN_FLAVOUR,
+  pickCudaDevice,
+  pickVulkanDevice,
+} from '../engine/device-select.js';
 import { builtForSelection, DeviceUnavailableError } from '../engine/engine-on-device.js';
 import { probeRpcServer, RpcUnavailableError } from '../engine/rpc.js';
 
@@ -37,7 +44,7 @@ function builtFlavourPlan(): { built: ReturnType<typeof builtForSelection>; plan
 export async function devicesReport(): Promise<DevicesReport> {
   const { built, plan } = builtFlavourPlan();
   if (!plan.cpu) throw new PowerError('device', 'the native addon is not built: run npm install');
-  const wanted = [...new Set([plan.cuda, plan.cpu].filter((f): f is string => f !== null))];
+  const wanted = [...new Set([plan.cuda, plan.vulkan, plan.cpu].filter((f): f is string => f !== null))];
   const flavours: FlavourReport[] = [];
   for (const f of wanted) flavours.push(await probeFlavour(f, built.find((b) => b.flavour === f)?.gpu ?? null));
 
@@ -46,10 +53,23 @@ export async function devicesReport(): Promise<DevicesReport> {
   const cpuReport = flavours.find((f) => f.flavour === plan.cpu)!;
   const cpu = cpuReport.devices.find((d) => d.type === 'cpu');
   const whyNot = cudaReport ? (cudaReport.cuda?.reason ?? 'no CUDA device') : NO_CUDA_FLAVOUR;
+  // the same rules as startEngineOn: auto takes a real Vulkan GPU only, --device vulkan any
+  const vulkanReport = flavours.find((f) => f.flavour === plan.vulkan) ?? null;
+  const vkGpu = vulkanReport ? pickVulkanDevice(vulkanReport.devices, false) : null;
+  const vkAny = vulkanReport ? pickVulkanDevice(vulkanReport.devices, true) : null;
+  const vkWhyNot = vulkanReport ? 'the Vulkan loader found no usable device' : NO_VULKAN_FLAVOUR;
+  const why = [whyNot, ...(plan.vulkan ? [vkAny ? `no Vulkan GPU (${vkAny.name} runs on the CPU)` : vkWhyNot] : [])].join('; ');
   const auto = gpu
     ? `${describeDevice(gpu)} (flavour ${plan.cuda})`
-    : `${cpu ? describeDevice(cpu) : 'cpu'} (flavour ${plan.cpu}): ${whyNot}`;
-  return { flavours, auto, cuda: { usable: gpu !== null, use: gpu ? gpu.name : null, reason: gpu ? null : whyNot } };
+    : vkGpu
+      ? `${describeDevice(vkGpu)} (flavour ${plan.vulkan})`
+      : `${cpu ? describeDevice(cpu) : 'cpu'} (flavour ${plan.cpu}): ${why}`;
+  return {
+    flavours,
+    auto,
+    cuda: { usable: gpu !== null, use: gpu ? gpu.name : null, reason: gpu ? null : whyNot },
+    vulkan: { usable: vkAny !== null, use: vkAny ? vkAny.name : null, reason: vkAny ? null : vkWhyNot },
+  };
 }
 
 /** One remote machine of `power devices --rpc`: its devices with their memory, or why it cannot be used. */

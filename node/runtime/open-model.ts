@@ -9,7 +9,7 @@ import { readBuildInfo, type BuildInfo } from '../../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
 import { availableMemoryBytes, checkCpuFit } from '../engine/cpu-memory.js';
 import { EngineCallError, EngineCrashedError, type EngineClient, type EngineOptions } from '../engine/client.js';
-import type { DeviceRequest } from '../engine/device-select.js';
+import { defaultFlashAttn, type DeviceRequest } from '../engine/device-select.js';
 import { DeviceUnavailableError, startEngineOn, type EngineOnDevice } from '../engine/engine-on-device.js';
 import {
   checkFit,
@@ -146,7 +146,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
     });
     if (devicePlan.devices.length > 1 || placement.remote.length > 0) {
       // a split: each device's share, and the host's, against what each has free
-      const plan = planFor(options.gpuLayers, placement.kind === 'cuda');
+      const plan = planFor(options.gpuLayers, defaultFlashAttn(placement.kind) === 'on');
       const shares = estimateSplit(plan, devicePlan.memory.devices, devicePlan.memory.split);
       const on = shares.filter((x) => x.device !== null);
       const sum = (f: (x: DeviceShare) => number) => on.reduce((a, x) => a + f(x), 0);
@@ -161,8 +161,8 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
       };
       memory = { estimate, plan, refusal: checkSplitFit(shares, plan, availableMemoryBytes()), shares };
       if (memory.refusal && options.enforceFit) throw new PowerError('device', memory.refusal);
-    } else if (placement.kind === 'cuda') {
-      const plan = planFor(options.gpuLayers, true);
+    } else if (placement.kind !== 'cpu') {
+      const plan = planFor(options.gpuLayers, defaultFlashAttn(placement.kind) === 'on');
       const estimate = estimateMemory(plan);
       memory = { estimate, plan, refusal: checkFit(estimate, plan, placement.device) };
       if (memory.refusal && options.enforceFit) throw new PowerError('device', memory.refusal);

@@ -17,7 +17,7 @@ import type { GenerationBackend } from '../../contract/generation-result.js';
 import { batchInvariance, readBuildInfo } from '../../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
-import { describeDevice, type DeviceRequest } from '../engine/device-select.js';
+import { defaultFlashAttn, describeDevice, type DeviceRequest } from '../engine/device-select.js';
 import type { SplitRequest } from '../engine/split.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { checkDraftCompatibility, checkDraftK, type DraftCompatibility } from '../models/draft-compat.js';
@@ -52,16 +52,6 @@ export interface OpenedTarget extends OpenedModel {
   /** what the sessions ask llama.cpp for: what the request said, else defaultFlashAttn */
   flashAttn: FlashAttnMode;
   contextSize: number;
-}
-
-/**
- * Flash Attention when the request leaves it open. CUDA: on (its kernels are not
- * batch-invariant either way, and on is much faster). CPU: off, where llama.cpp's own choice
- * would be on: both are exact on the default engine, and off measured equal or faster from
- * 1,024 positions on (bench/RESULTS-cpu.md, docs/exactness.md).
- */
-export function defaultFlashAttn(kind: 'cpu' | 'cuda'): 'on' | 'off' {
-  return kind === 'cuda' ? 'on' : 'off';
 }
 
 /** Opens the target, checks that it can serve the strategy, and loads the draft. */

@@ -50,7 +50,7 @@ function replyRuntime(supervisor: EngineSupervisor, target: OpenedTarget, sessio
     // createSession's default: the service does not change it
     batchSize: 512,
     gpus: target.placement.devices
-      .filter((d) => d.backend.toUpperCase() === 'CUDA')
+      .filter((d) => d.backend.toUpperCase() === 'CUDA' || (d.backend === 'Vulkan' && !d.onCpu))
       .map((d) => ({ name: d.name, description: d.description, memoryBytes: d.totalBytes })),
   };
 }

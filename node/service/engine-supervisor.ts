@@ -6,7 +6,7 @@
 import type { EngineState, LoadOptions } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
 import { SAMPLING_DEFAULTS, type SamplingUsed } from '../../contract/engine-types.js';
-import { resolveSamplingPath } from '../../engine/sampling-path.js';
+import { resolveSamplingPath, VULKAN_NO_BACKEND_SAMPLING } from '../../engine/sampling-path.js';
 import type { Strategy } from '../../contract/strategies.js';
 import type { EngineOptions } from '../engine/client.js';
 import { parseEndpoint, RpcEndpointError } from '../engine/rpc.js';
@@ -93,8 +93,9 @@ export class EngineSupervisor {
 
   /** Where a request with the default sampling runs on this load (its own path may differ). */
   private samplingOfLoad(t: OpenedTarget): SamplingUsed {
-    const onGpu = t.placement.kind === 'cuda' && (this.options?.gpuLayers ?? -1) !== 0;
-    const resolved = resolveSamplingPath('auto', SAMPLING_DEFAULTS, { onGpu, k: this.session?.k ?? 0 });
+    const onGpu = t.placement.kind !== 'cpu' && (this.options?.gpuLayers ?? -1) !== 0;
+    const noBackend = t.placement.kind === 'vulkan' ? VULKAN_NO_BACKEND_SAMPLING : null;
+    const resolved = resolveSamplingPath('auto', SAMPLING_DEFAULTS, { onGpu, k: this.session?.k ?? 0, noBackend });
     return resolved.problem === undefined ? { path: resolved.path, reason: resolved.reason } : { path: 'cpu', reason: resolved.problem };
   }
 

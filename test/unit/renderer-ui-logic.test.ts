@@ -162,6 +162,7 @@ const report = (devices: DevicesReport['flavours'][number]['devices'], usable: b
   ],
   auto: usable ? 'CUDA0 (NVIDIA RTX 4090, 21.3 of 24.0 GiB free)' : 'cpu (AMD EPYC) (flavour cpu): no NVIDIA driver',
   cuda: { usable, use: usable ? 'CUDA0' : null, reason: usable ? null : 'no NVIDIA driver' },
+  vulkan: { usable: false, use: null, reason: 'no Vulkan flavour of the addon is built' },
 });
 
 function engineOn(device: string, kind: 'cpu' | 'cuda'): EngineState {
@@ -216,6 +217,35 @@ describe('devices', () => {
       deviceOptions(null).map((o) => o.value),
       ['auto', 'cpu', 'cuda'],
     );
+  });
+
+  test('Vulkan devices: a real GPU is the pick, a CPU-type device (lavapipe) says that it runs on the CPU and is picked only alone', () => {
+    const vk = (i: number, description: string, onCpu: boolean, free: number) => ({
+      name: `Vulkan${i}`,
+      description,
+      type: 'gpu',
+      backend: 'Vulkan',
+      freeBytes: free * GIB,
+      totalBytes: 24 * GIB,
+      onCpu,
+    });
+    const withVulkan = (devices: DevicesReport['flavours'][number]['devices']): DevicesReport => ({
+      ...report([CPU], false),
+      flavours: [{ flavour: 'vulkan', dir: '/b/vulkan', gpu: 'vulkan', devices, cuda: null }, ...report([CPU], false).flavours],
+    });
+    const both = deviceOptions(
+      withVulkan([vk(0, 'llvmpipe (LLVM 15.0.6, 256 bits)', true, 22), vk(1, 'AMD Radeon RX 7900 XTX', false, 20)]),
+    );
+    assert.deepEqual(
+      both.filter((o) => o.value.startsWith('vulkan')).map((o) => [o.value, o.label, o.disabled]),
+      [
+        ['vulkan:Vulkan0', 'Vulkan0 · llvmpipe (LLVM 15.0.6, 256 bits) · runs on the CPU · 22.0 / 24.0 GiB free', true],
+        ['vulkan', 'Vulkan1 · AMD Radeon RX 7900 XTX · 20.0 / 24.0 GiB free', false],
+      ],
+    );
+    const alone = deviceOptions(withVulkan([vk(0, 'llvmpipe (LLVM 15.0.6, 256 bits)', true, 22)]));
+    assert.deepEqual(alone.at(-1)!.value, 'vulkan');
+    assert.equal(alone.at(-1)!.disabled, false);
   });
 
   test('the badge: CPU, or the CUDA device with its free memory', () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { SAMPLING_DEFAULTS } from '../../contract/engine-types.js';
-import { proposerSamplingPath, resolveSamplingPath } from '../../engine/sampling-path.js';
+import { proposerSamplingPath, resolveSamplingPath, VULKAN_NO_BACKEND_SAMPLING } from '../../engine/sampling-path.js';
 import { explainDivergence, type DivergenceEvidence } from '../../node/service/audit.js';
 import { uniformDraw } from '../../node/service/sampling-draw.js';
 
@@ -42,6 +42,17 @@ test('an explicit path is kept; the proposer drafts on the backend where auto pu
   assert.equal(proposerSamplingPath('auto', true), 'backend');
   assert.equal(proposerSamplingPath('auto', false), 'cpu');
   assert.equal(proposerSamplingPath('backend', false), 'backend');
+});
+
+test('a GPU backend that cannot sample in its graph (Vulkan): auto samples on the CPU saying why, an explicit backend is refused, the proposer drafts on the CPU', () => {
+  const place = { onGpu: true, k: 7, noBackend: VULKAN_NO_BACKEND_SAMPLING };
+  const auto = resolveSamplingPath('auto', SAMPLING_DEFAULTS, place);
+  assert.equal(auto.problem, undefined);
+  assert.equal(auto.path, 'cpu');
+  assert.match(auto.reason ?? '', /^auto: llama\.cpp's Vulkan backend/);
+  assert.match(resolveSamplingPath('backend', SAMPLING_DEFAULTS, place).problem ?? '', /not available here.*--sampling cpu/);
+  assert.deepEqual(resolveSamplingPath('cpu', SAMPLING_DEFAULTS, place), { path: 'cpu', reason: null });
+  assert.equal(proposerSamplingPath('auto', true, VULKAN_NO_BACKEND_SAMPLING), 'cpu');
 });
 
 test("the dist sampler's uniform draws match std::mt19937 with uniform_real_distribution<double>", () => {

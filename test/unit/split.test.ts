@@ -184,6 +184,21 @@ describe('the devices a load gives llama.cpp', () => {
     assert.deepEqual(none.draftDevices, ['CUDA1']);
   });
 
+  test('Vulkan: a split takes the real Vulkan GPUs, never a CPU-type one (lavapipe) unless it is the device chosen', () => {
+    const lavapipe = info('Vulkan0', 'Vulkan', { onCpu: true });
+    const vk = [info('Vulkan1', 'Vulkan'), info('Vulkan2', 'Vulkan')];
+    const local = [cpu, lavapipe, ...vk, ...gpus];
+    assert.deepEqual(
+      planDevices('vulkan', vk[0]!, local, [], { splitMode: 'layer' }).devices.map((d) => d.name),
+      ['Vulkan1', 'Vulkan2'],
+    );
+    assert.deepEqual(
+      planDevices('vulkan', lavapipe, [cpu, lavapipe], []).devices.map((d) => d.name),
+      ['Vulkan0'],
+    );
+    assert.deepEqual(planDevices('vulkan', vk[1]!, local, []).draftDevices, ['Vulkan2']);
+  });
+
   test('a split the devices cannot honour is refused with what the split has', () => {
     const refuse = (f: () => unknown, message: RegExp) =>
       assert.throws(f, (e: unknown) => e instanceof SplitError && message.test(e.message));

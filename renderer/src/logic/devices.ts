@@ -1,11 +1,12 @@
 // The Device picker and the status badge, from engine.devices (what `power devices` reports) and
-// the engine's state. The contract's device request is auto, cpu or cuda: with CUDA the engine
-// takes the device with the most free memory, so the other CUDA devices are listed, disabled,
-// with that reason.
+// the engine's state. The contract's device request is auto, cpu, cuda or vulkan: with CUDA or
+// Vulkan the engine takes the device with the most free memory (for Vulkan a real GPU before a
+// CPU-type device such as lavapipe), so the backend's other devices are listed, disabled, with
+// that reason.
 import type { DeviceInfo, DevicesReport, EngineState } from '../api-types.js';
 import type { PickerOption } from './draft-options.js';
 
-export type DeviceChoice = 'auto' | 'cpu' | 'cuda';
+export type DeviceChoice = 'auto' | 'cpu' | 'cuda' | 'vulkan';
 
 const GIB = 1024 ** 3;
 
@@ -26,6 +27,13 @@ export function allDevices(report: DevicesReport | null): DeviceInfo[] {
 export function cudaPick(devices: readonly DeviceInfo[]): DeviceInfo | null {
   const cuda = devices.filter((d) => d.backend === 'CUDA');
   return cuda.reduce<DeviceInfo | null>((best, d) => (!best || d.freeBytes > best.freeBytes ? d : best), null);
+}
+
+/** The Vulkan device a `vulkan` request runs on: the real GPU with the most free memory, else a CPU-type one. */
+export function vulkanPick(devices: readonly DeviceInfo[]): DeviceInfo | null {
+  const vulkan = devices.filter((d) => d.backend === 'Vulkan');
+  const real = vulkan.filter((d) => !d.onCpu);
+  return (real.length > 0 ? real : vulkan).reduce<DeviceInfo | null>((best, d) => (!best || d.freeBytes > best.freeBytes ? d : best), null);
 }
 
 export function deviceOptions(report: DevicesReport | null): PickerOption[] {
@@ -52,6 +60,19 @@ export function deviceOptions(report: DevicesReport | null): PickerOption[] {
     const reason = report?.cuda.reason ?? 'no CUDA device';
     options.push({ value: 'cuda', label: `CUDA (unavailable: ${reason})`, disabled: true, reason });
   }
+  const vulkan = devices.filter((d) => d.backend === 'Vulkan');
+  const vkPick = vulkanPick(devices);
+  for (const d of vulkan) {
+    const label = `${d.name} · ${d.description}${d.onCpu ? ' · runs on the CPU' : ''} · ${freeOfTotal(d)}`;
+    if (d === vkPick) options.push({ value: 'vulkan', label, disabled: false });
+    else
+      options.push({
+        value: `vulkan:${d.name}`,
+        label,
+        disabled: true,
+        reason: `with Vulkan the engine uses ${vkPick!.name} (a real GPU before one that runs on the CPU, then the most free memory)`,
+      });
+  }
   return options;
 }
 
@@ -66,7 +87,7 @@ export function deviceBadge(engine: EngineState | null, report: DevicesReport | 
   // "CUDA0 (NVIDIA H200, 139.4 of 140.0 GiB free)"
   const m = /^(\S+) \((.*?)(?:, ([\d.]+) of ([\d.]+) GiB free)?\)$/.exec(backend.device);
   const name = m?.[1] ?? backend.device;
-  const known = allDevices(report).find((d) => d.backend === 'CUDA' && d.name === name);
+  const known = allDevices(report).find((d) => d.backend !== 'CPU' && d.name === name);
   if (known) return `${known.name} · ${known.description} · ${freeOfTotal(known)}`;
   if (m?.[3] && m[4]) return `${name} · ${m[2]} · ${m[3]} / ${m[4]} GiB free`;
   return m ? `${name} · ${m[2]}` : backend.device;
