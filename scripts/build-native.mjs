@@ -204,6 +204,8 @@ function buildFromSource(flavour) {
     ...(onGpu
       ? { cudaVersion: built.cudaVersion, cudaArchitectures: cudaArchs ?? 'ggml default' }
       : { cpuVariants: gpu ? 'portable' : cpuVariants }),
+    // the patches that change this build (a backend's own patches only where it is compiled)
+    llamaPatches: sourcePatches(built.defs).names,
     llamaBuildKey: built.key,
     llamaBuildSeconds: built.builtSeconds,
     llamaCmakeOptions: built.defs,

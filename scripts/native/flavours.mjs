@@ -22,6 +22,12 @@ export const FLAVOURS = {
   // was built against CUDA 13 (its libggml-cuda.so needs libcudart.so.13, libcublas.so.13)
   cuda: { route: 'prebuilt', packageSuffix: '-cuda', libSuffix: '.cuda', gpu: 'cuda', cudaMajor: 13, batchInvariant: false, flashAttnBatchInvariant: false },
   'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda', batchInvariant: false, flashAttnBatchInvariant: false },
+  // llama.cpp from the bundle with GGML_VULKAN=ON (built by npm install where glslc and the
+  // Vulkan headers are installed): NVIDIA without a CUDA toolkit, AMD and Intel GPUs, and
+  // Mesa's lavapipe, the CPU-type Vulkan device the tests run on
+  // batch-invariant with Flash Attention off through ggml-vulkan-verify-rows-as-decode.patch
+  // (docs/exactness.md); Flash Attention's Vulkan kernels are not covered (they crashed lavapipe)
+  vulkan: { route: 'source', libSuffix: '', gpu: 'vulkan', batchInvariant: true, flashAttnBatchInvariant: false },
 };
 
 export function fail(message) {

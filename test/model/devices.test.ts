@@ -17,11 +17,12 @@ interface DevicesJson {
   flavours: {
     flavour: string;
     gpu: string | null;
-    devices: { name: string; description: string; type: string; backend: string; freeBytes: number; totalBytes: number }[];
+    devices: { name: string; description: string; type: string; backend: string; freeBytes: number; totalBytes: number; onCpu?: boolean }[];
     cuda: { devices: number; reason: string | null; libraries: { name: string; role: string; error: string | null }[] } | null;
   }[];
   auto: string;
   cuda: { usable: boolean; use: string | null; reason: string | null };
+  vulkan: { usable: boolean; use: string | null; reason: string | null };
 }
 
 describe('devices', () => {
@@ -59,6 +60,34 @@ describe('devices', () => {
     for (const f of devices.flavours) assert.match(run.stdout, new RegExp(`^flavour ${f.flavour} \\(`, 'm'));
     assert.match(run.stdout, /^--device auto -> /m);
     assert.match(run.stdout, /^--device cuda -> /m);
+    assert.match(run.stdout, /^--device vulkan -> /m);
+  });
+
+  test('--device vulkan runs every layer on the Vulkan device (here lavapipe, marked as running on the CPU), Flash Attention off, sampled on the CPU; without one it fails closed', () => {
+    const args = ['generate', '--json', '--model', models['target.gguf'], '--prompt', 'hello', '--max-tokens', '8', '--device', 'vulkan'];
+    const run = power(args);
+    if (!devices.vulkan.usable) {
+      assert.equal(run.code, 2, run.stderr);
+      assert.equal(run.stderr, `error: --device vulkan: ${devices.vulkan.reason}\n`);
+      return;
+    }
+    assert.equal(run.code, 0, run.stderr);
+    const result = GenerationResult.parse(jsonOf(run));
+    assert.equal(result.backend.kind, 'vulkan');
+    assert.equal(result.backend.flavour, 'vulkan');
+    assert.match(result.backend.device, new RegExp(`^${devices.vulkan.use} \\(`));
+    assert.equal(result.backend.gpuLayers, 'all');
+    assert.equal(result.backend.flashAttn, 'off');
+    assert.equal(result.backend.sampling, 'cpu');
+    const vulkan = devices.flavours.find((f) => f.flavour === 'vulkan')!;
+    const used = vulkan.devices.find((d) => d.name === devices.vulkan.use)!;
+    assert.equal(used.backend, 'Vulkan');
+    // a CPU-type device is never what auto picks
+    if (used.onCpu) assert.match(devices.auto, new RegExp(`^cpu \\(.*no Vulkan GPU \\(${used.name} runs on the CPU\\)`));
+    // the explicit backend path is refused on Vulkan, with the way around it
+    const backend = power([...args, '--sampling', 'backend']);
+    assert.equal(backend.code, 2, backend.stderr);
+    assert.match(backend.stderr, /backend sampling is not available here: .*--sampling cpu/);
   });
 
   test('--device cuda fails closed with the reason when no CUDA device loads', (t) => {
@@ -93,7 +122,14 @@ describe('devices', () => {
       assert.ok(auto.backend.memoryEstimateBytes! > 0);
     } else {
       assert.equal(auto.backend.kind, 'cpu');
-      assert.equal(auto.backend.choice, `auto: no CUDA device (${devices.cuda.reason}); using the CPU`);
+      const vulkan = devices.flavours.find((f) => f.flavour === 'vulkan');
+      const lavapipe = vulkan?.devices.find((d) => d.onCpu);
+      const vulkanWhy = !vulkan
+        ? ''
+        : lavapipe
+          ? `; no Vulkan GPU (${lavapipe.name} runs on the CPU: --device vulkan uses it)`
+          : '; no Vulkan device';
+      assert.equal(auto.backend.choice, `auto: no CUDA device (${devices.cuda.reason})${vulkanWhy}; using the CPU`);
       // same device, same flavour: the same tokens
       assert.equal(auto.digest, cpu.digest);
     }
@@ -103,10 +139,10 @@ describe('devices', () => {
     assert.match(text.stderr, /on (cpu|CUDA\d) \(/);
   });
 
-  test('--device takes only auto, cuda or cpu', () => {
+  test('--device takes only auto, cuda, vulkan or cpu', () => {
     const run = power(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--device', 'gpu']);
     assert.equal(run.code, 2);
-    assert.equal(run.stderr, "error: --device must be one of auto, cuda, cpu (got 'gpu')\n");
+    assert.equal(run.stderr, "error: --device must be one of auto, cuda, vulkan, cpu (got 'gpu')\n");
   });
 
   test('the link check passes on this machine (driver and CUDA runtime only reported)', () => {
