@@ -103,20 +103,7 @@ async function onCpu(flavour: string, options: Options, note: string | null, reu
     await started.engine.close();
     throw new DeviceUnavailableError(`the ${flavour} flavour of the addon has no CPU device`);
   }
-  return withRemote(
-    {
-      engine: started.engine,
-      flavour,
-      kind: 'cpu' as const,
-      device,
-      note,
-      devices: started.hello.devices,
-      cuda: started.hello.cuda,
-      llamaCppRelease: started.hello.llamaCppRelease,
-    },
-    started.hello.rpc,
-    options,
-  );
+  return placed(started, flavour, 'cpu', device, note, options);
 }
 
 /** POWER_FLAVOUR=<name> pins every request to one built flavour (e.g. cpu-prebuilt, to compare with the prebuilt libraries). */
@@ -129,11 +116,11 @@ export function builtForSelection() {
   return only;
 }
 
-/** The engine that found its GPU: the placement on that device. */
-function onGpu(
+/** A started engine placed on one of its devices, with the remote machines added. */
+function placed(
   started: Awaited<ReturnType<typeof hello>>,
   flavour: string,
-  kind: 'cuda' | 'vulkan',
+  kind: DeviceKind,
   device: DeviceInfo,
   note: string | null,
   options: Options,
@@ -167,7 +154,7 @@ export async function startEngineOn(request: DeviceRequest, options: Options = {
     if (!plan.vulkan) throw new DeviceUnavailableError(`--device vulkan: ${NO_VULKAN_FLAVOUR}`);
     const started = await hello(plan.vulkan, options);
     const gpu = pickVulkanDevice(started.hello.devices, true);
-    if (gpu) return onGpu(started, plan.vulkan, 'vulkan', gpu, null, options);
+    if (gpu) return placed(started, plan.vulkan, 'vulkan', gpu, null, options);
     await started.engine.close();
     throw new DeviceUnavailableError(
       "--device vulkan: the Vulkan loader found no usable device (a GPU driver with Vulkan support, or Mesa's lavapipe: mesa-vulkan-drivers)",
@@ -182,7 +169,7 @@ export async function startEngineOn(request: DeviceRequest, options: Options = {
   } else {
     const started = await hello(plan.cuda, options);
     const gpu = pickCudaDevice(started.hello.devices);
-    if (gpu) return onGpu(started, plan.cuda, 'cuda', gpu, request === 'auto' ? `auto: chose ${describeDevice(gpu)}` : null, options);
+    if (gpu) return placed(started, plan.cuda, 'cuda', gpu, request === 'auto' ? `auto: chose ${describeDevice(gpu)}` : null, options);
     const reason = started.hello.cuda?.reason ?? 'the CUDA flavour registered no CUDA device';
     if (request === 'cuda') {
       await started.engine.close();
@@ -196,7 +183,7 @@ export async function startEngineOn(request: DeviceRequest, options: Options = {
   if (plan.vulkan) {
     const started = await hello(plan.vulkan, options);
     const gpu = pickVulkanDevice(started.hello.devices, false);
-    if (gpu) return onGpu(started, plan.vulkan, 'vulkan', gpu, `auto: ${why.join('; ')}; chose ${describeDevice(gpu)}`, options);
+    if (gpu) return placed(started, plan.vulkan, 'vulkan', gpu, `auto: ${why.join('; ')}; chose ${describeDevice(gpu)}`, options);
     await started.engine.close();
     const onCpuOnly = started.hello.devices.find((d) => d.onCpu);
     why.push(onCpuOnly ? `no Vulkan GPU (${onCpuOnly.name} runs on the CPU: --device vulkan uses it)` : 'no Vulkan device');

@@ -36,6 +36,16 @@ export function vulkanPick(devices: readonly DeviceInfo[]): DeviceInfo | null {
   return (real.length > 0 ? real : vulkan).reduce<DeviceInfo | null>((best, d) => (!best || d.freeBytes > best.freeBytes ? d : best), null);
 }
 
+/** A backend's devices: the one its request runs on is the option, the others are listed disabled with `rule`. */
+function backendOptions(value: 'cuda' | 'vulkan', devices: readonly DeviceInfo[], pick: DeviceInfo | null, rule: string): PickerOption[] {
+  const name = value === 'cuda' ? 'CUDA' : 'Vulkan';
+  return devices.map((d) => {
+    const label = `${d.name} · ${d.description}${d.onCpu ? ' · runs on the CPU' : ''} · ${freeOfTotal(d)}`;
+    if (d === pick) return { value, label, disabled: false };
+    return { value: `${value}:${d.name}`, label, disabled: true, reason: `with ${name} the engine uses ${rule} (${pick!.name})` };
+  });
+}
+
 export function deviceOptions(report: DevicesReport | null): PickerOption[] {
   const devices = allDevices(report);
   const cpu = devices.find((d) => d.type === 'cpu');
@@ -44,35 +54,15 @@ export function deviceOptions(report: DevicesReport | null): PickerOption[] {
     { value: 'cpu', label: cpu ? `CPU · ${cpu.description} · ${freeOfTotal(cpu)}` : 'CPU', disabled: false },
   ];
   const cuda = devices.filter((d) => d.backend === 'CUDA');
-  const pick = cudaPick(devices);
-  for (const d of cuda) {
-    const label = `${d.name} · ${d.description} · ${freeOfTotal(d)}`;
-    if (d === pick) options.push({ value: 'cuda', label, disabled: false });
-    else
-      options.push({
-        value: `cuda:${d.name}`,
-        label,
-        disabled: true,
-        reason: `with CUDA the engine uses the device with the most free memory (${pick!.name})`,
-      });
-  }
+  options.push(...backendOptions('cuda', cuda, cudaPick(devices), 'the device with the most free memory'));
   if (cuda.length === 0) {
     const reason = report?.cuda.reason ?? 'no CUDA device';
     options.push({ value: 'cuda', label: `CUDA (unavailable: ${reason})`, disabled: true, reason });
   }
   const vulkan = devices.filter((d) => d.backend === 'Vulkan');
-  const vkPick = vulkanPick(devices);
-  for (const d of vulkan) {
-    const label = `${d.name} · ${d.description}${d.onCpu ? ' · runs on the CPU' : ''} · ${freeOfTotal(d)}`;
-    if (d === vkPick) options.push({ value: 'vulkan', label, disabled: false });
-    else
-      options.push({
-        value: `vulkan:${d.name}`,
-        label,
-        disabled: true,
-        reason: `with Vulkan the engine uses ${vkPick!.name} (a real GPU before one that runs on the CPU, then the most free memory)`,
-      });
-  }
+  options.push(
+    ...backendOptions('vulkan', vulkan, vulkanPick(devices), 'a real GPU before one that runs on the CPU, then the most free memory'),
+  );
   return options;
 }
 
