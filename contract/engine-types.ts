@@ -9,18 +9,27 @@ export const FlashAttn = z.enum(['auto', 'on', 'off']);
 export const SamplingPath = z.enum(['auto', 'cpu', 'backend']);
 export type SamplingPath = z.infer<typeof SamplingPath>;
 
-export const SamplingOptions = z.object({
-  temperature: z.number().min(0).max(100).default(0),
-  seed: z.number().int().min(0).max(0xffffffff).default(0),
-  topK: z.number().int().min(0).default(40),
-  topP: z.number().gt(0).max(1).default(0.95),
-  minP: z.number().min(0).max(1).default(0.05),
-  repeatPenalty: z.number().gt(0).max(100).default(1),
-  repeatLastN: z.number().int().min(0).default(64),
-  presencePenalty: z.number().min(-100).max(100).default(0),
-  frequencyPenalty: z.number().min(-100).max(100).default(0),
-  path: SamplingPath.default('auto'),
-});
+/** the longest grammar or JSON schema a request may carry (characters) */
+export const GRAMMAR_MAX_CHARS = 1_000_000;
+
+export const SamplingOptions = z
+  .object({
+    temperature: z.number().min(0).max(100).default(0),
+    seed: z.number().int().min(0).max(0xffffffff).default(0),
+    topK: z.number().int().min(0).default(40),
+    topP: z.number().gt(0).max(1).default(0.95),
+    minP: z.number().min(0).max(1).default(0.05),
+    repeatPenalty: z.number().gt(0).max(100).default(1),
+    repeatLastN: z.number().int().min(0).default(64),
+    presencePenalty: z.number().min(-100).max(100).default(0),
+    frequencyPenalty: z.number().min(-100).max(100).default(0),
+    path: SamplingPath.default('auto'),
+    /** a GBNF grammar the reply follows (llama.cpp's grammar sampler, root rule `root`) */
+    grammar: z.string().min(1).max(GRAMMAR_MAX_CHARS).optional(),
+    /** a JSON schema (as JSON text) the reply follows, turned into a grammar by llama.cpp's converter */
+    jsonSchema: z.string().min(1).max(GRAMMAR_MAX_CHARS).optional(),
+  })
+  .refine((s) => s.grammar === undefined || s.jsonSchema === undefined, { error: 'give a grammar or a JSON schema, not both' });
 export type SamplingOptions = z.infer<typeof SamplingOptions>;
 
 /** The sampling defaults, the one table of them: every front door and form starts from these. */
@@ -66,6 +75,8 @@ export const NativeGenerateResult = z.object({
   prefillUs: z.number(),
   totalUs: z.number(),
   generated: z.number().int(),
+  /** proposals not verified because the request's grammar refused them (and the ones after them) */
+  grammarCut: z.number().int().min(0),
 });
 export type NativeGenerateResult = z.infer<typeof NativeGenerateResult>;
 

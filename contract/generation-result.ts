@@ -124,6 +124,7 @@ export class RunningStats {
       prefillUs: 0,
       totalUs: this.lastEndUs,
       generated: this.emitted,
+      grammarCut: 0,
     };
   }
 

@@ -24,6 +24,8 @@ export type ResolvedSampling = { path: 'cpu' | 'backend'; reason: string | null;
 
 /** what keeps the chain from running whole on the backend, or null */
 export function backendChainProblem(sampling: SamplingOptions, k: number): string | null {
+  // llama.cpp's grammar sampler walks the grammar's stacks on the host (native/src/sampling.cpp says the same)
+  if (sampling.grammar !== undefined || sampling.jsonSchema !== undefined) return 'a grammar (or JSON schema) is applied on the CPU only';
   const penalties =
     sampling.repeatLastN !== 0 && (sampling.repeatPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0);
   // llama.cpp's penalties keep one history per sequence: with K + 1 rows of a sequence in one

@@ -140,7 +140,7 @@ generate_result run_generation(session_core & core, const generate_request & req
     if (!invalid.empty()) {
         throw std::invalid_argument(invalid);
     }
-    sampler_ptr sampler = make_sampler(vocab, req.sampling);
+    target_sampler sampler = make_sampler(vocab, req.sampling);
     if (req.sampling.backend) {
         const std::string problem = backend_chain_problem(req.sampling, core.spec.k + 1);
         if (!problem.empty()) {
@@ -148,7 +148,7 @@ generate_result run_generation(session_core & core, const generate_request & req
         }
     }
     // before the prompt: the first token is drawn in the prefill's last pass
-    backend_sampler_scope attached(core.ctx.get(), sampler.get(), req.sampling.backend);
+    backend_sampler_scope attached(core.ctx.get(), sampler.chain_ptr(), req.sampling.backend);
 
     core.prop->begin(core.committed);
     bool completed    = prefill(core, req.prompt, result.reused_tokens);
@@ -161,7 +161,7 @@ generate_result run_generation(session_core & core, const generate_request & req
 
     // the first token comes from the prompt's last row: an autoregressive step, no proposals
     round_state st;
-    llama_token first = draw_target_row(core, sampler.get(), req.sampling.backend, -1, static_cast<llama_pos>(req.prompt.size()));
+    llama_token first = draw_target_row(core, sampler, req.sampling.backend, -1, static_cast<llama_pos>(req.prompt.size()));
     if (llama_vocab_is_eog(vocab, first)) {
         result.stop_reason = "eos";
         result.total_us    = llama_time_us() - t0;
@@ -175,7 +175,7 @@ generate_result run_generation(session_core & core, const generate_request & req
     result.generated = 1;
     st.anchor        = first;
 
-    transaction tx(core, sampler.get(), req.sampling.backend, st);
+    transaction tx(core, sampler, req.sampling.backend, st);
     while (true) {
         const int32_t budget = req.max_tokens - result.generated;
         if (budget <= 0) {
@@ -207,9 +207,10 @@ generate_result run_generation(session_core & core, const generate_request & req
             break;
         }
     }
-    result.replays  = st.replays;
-    result.clamp    = st.clamp;
-    result.total_us = llama_time_us() - t0;
+    result.replays     = st.replays;
+    result.grammar_cut = st.grammar_cut;
+    result.clamp       = st.clamp;
+    result.total_us    = llama_time_us() - t0;
     return result;
 }
 

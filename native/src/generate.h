@@ -64,6 +64,7 @@ struct generate_result {
     int32_t generated     = 0;  // tokens emitted
     int32_t replays       = 0;  // guarded replays (at most one per request)
     int32_t clamp         = -1; // the clamp in force at the end (-1: none)
+    int32_t grammar_cut   = 0;  // proposals dropped before verification because the grammar refused them
 };
 
 // runs the request; throws std::runtime_error with a readable message on failure, after

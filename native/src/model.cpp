@@ -396,23 +396,23 @@ Napi::Value Model::sampling_order_check(const Napi::CallbackInfo & info) {
     };
     std::vector<llama_token> proposals(props.Data(), props.Data() + props.ElementLength());
 
-    sampler_ptr spec = make_sampler(vocab, sp);
-    sampler_ptr ar   = make_sampler(vocab, sp);
+    target_sampler spec = make_sampler(vocab, sp);
+    target_sampler ar   = make_sampler(vocab, sp);
     std::vector<llama_token_data> cur;
     std::vector<llama_token> emitted;
     std::vector<const char *> origins;
     const auto draw = [&](int32_t i) {
-        return sample_row(spec.get(), row(i), n_vocab, cur);
+        return sample_row(spec, row(i), n_vocab, cur);
     };
     const row_decision d = sample_through_first_mismatch(vocab, draw, proposals, n_rows, emitted, origins);
 
     std::vector<llama_token> ar_tokens;
     const int32_t sampled_rows = static_cast<int32_t>(emitted.size()) + (d.eog ? 1 : 0);
     for (int32_t i = 0; i < sampled_rows + extra && i < n_rows; i++) {
-        ar_tokens.push_back(sample_row(ar.get(), row(i), n_vocab, cur));
+        ar_tokens.push_back(sample_row(ar, row(i), n_vocab, cur));
     }
-    const llama_token probe_spec = sample_row(spec.get(), row(0), n_vocab, cur);
-    const llama_token probe_ar   = sample_row(ar.get(), row(0), n_vocab, cur);
+    const llama_token probe_spec = sample_row(spec, row(0), n_vocab, cur);
+    const llama_token probe_ar   = sample_row(ar, row(0), n_vocab, cur);
 
     auto to_js = [&env](const std::vector<llama_token> & v) {
         Napi::Array a = Napi::Array::New(env, v.size());

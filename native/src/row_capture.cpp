@@ -24,7 +24,7 @@ void raise_runner_up(float * logits, int32_t n_vocab) {
 
 } // namespace
 
-void inspect_sampled_row(row_capture & cap, llama_sampler * sampler, llama_pos pos, float * logits, int32_t n_vocab) {
+void inspect_sampled_row(row_capture & cap, const target_sampler & sampler, llama_pos pos, float * logits, int32_t n_vocab) {
     if (pos != cap.position && pos != cap.perturb_position) {
         return;
     }
@@ -37,13 +37,15 @@ void inspect_sampled_row(row_capture & cap, llama_sampler * sampler, llama_pos p
         cap.captured = true;
         // copies of the chain: the request's own sampler must advance only for its own row
         std::vector<llama_token_data> cur;
-        cap.row_token = sample_row(sampler_ptr(llama_sampler_clone(sampler)).get(), cap.row.data(), n_vocab, cur);
+        target_sampler copy = sampler.clone();
+        cap.row_token       = sample_row(copy, cap.row.data(), n_vocab, cur);
         cap.drawn_from.clear();
         if (!cur.empty() && cur[0].p > 0.0f) {
             cap.drawn_from = cur; // what dist accumulated (sample_row leaves the chain's output there)
         }
         if (static_cast<int32_t>(cap.other.size()) == n_vocab) {
-            cap.other_token = sample_row(sampler_ptr(llama_sampler_clone(sampler)).get(), cap.other.data(), n_vocab, cur);
+            target_sampler other = sampler.clone();
+            cap.other_token      = sample_row(other, cap.other.data(), n_vocab, cur);
         }
     }
     if (perturb && cap.perturb_hidden) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "llama.h"
+#include "sampling.h"
 
 namespace power {
 
@@ -48,7 +49,7 @@ struct row_capture {
 
 // Called with the row about to be sampled for the token at `pos` (the sampler not yet advanced
 // for it). May change the row only under the test hook.
-void inspect_sampled_row(row_capture & cap, llama_sampler * sampler, llama_pos pos, float * logits, int32_t n_vocab);
+void inspect_sampled_row(row_capture & cap, const target_sampler & sampler, llama_pos pos, float * logits, int32_t n_vocab);
 
 // The backend drew `token` for `pos` in the graph: only the token is known.
 void note_backend_draw(row_capture & cap, llama_pos pos, llama_token token);

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "json-schema-to-grammar.h"
+#include "log_capture.h"
+
 namespace power {
 
 std::string validate(const sampling_params & p) {
@@ -18,7 +21,34 @@ std::string validate(const sampling_params & p) {
     return {};
 }
 
+std::string grammar_from_json_schema(const std::string & schema_json) {
+    common_json schema;
+    try {
+        schema = common_json::parse(schema_json);
+    } catch (const std::exception & e) {
+        throw std::invalid_argument(std::string("the JSON schema is not JSON: ") + e.what());
+    }
+    try {
+        return json_schema_to_grammar(schema);
+    } catch (const std::exception & e) {
+        throw std::invalid_argument(std::string("llama.cpp cannot turn the JSON schema into a grammar: ") + e.what());
+    }
+}
+
+std::string grammar_problem(const llama_vocab * vocab, const std::string & grammar) {
+    const uint64_t mark = log_capture_mark();
+    sampler_ptr parsed(llama_sampler_init_grammar(vocab, grammar.c_str(), "root"));
+    if (parsed) {
+        return {};
+    }
+    const std::string why = log_capture_problems_since(mark);
+    return "llama.cpp's GBNF parser refused the grammar" + (why.empty() ? std::string() : ": " + why);
+}
+
 std::string backend_chain_problem(const sampling_params & p, int32_t rows_per_seq) {
+    if (!p.grammar.empty()) {
+        return "a grammar (or JSON schema) is applied on the CPU only";
+    }
     const bool penalties = p.repeat_last_n != 0 && (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f);
     // llama.cpp's penalties sampler keeps one token history per sequence: with several rows of a
     // sequence in one pass, row i would not see rows 0..i-1, so it refuses the backend there
@@ -43,7 +73,25 @@ backend_sampler_scope::~backend_sampler_scope() {
     }
 }
 
-sampler_ptr make_sampler(const llama_vocab * vocab, const sampling_params & p) {
+target_sampler target_sampler::clone() const {
+    target_sampler copy;
+    copy.chain.reset(llama_sampler_clone(chain.get()));
+    if (grammar) {
+        copy.grammar.reset(llama_sampler_clone(grammar.get()));
+    }
+    return copy;
+}
+
+void target_sampler::accept(llama_token token) {
+    if (grammar) {
+        llama_sampler_accept(grammar.get(), token);
+    }
+    llama_sampler_accept(chain.get(), token);
+}
+
+namespace {
+
+sampler_ptr make_chain(const sampling_params & p, const llama_vocab * vocab) {
     llama_sampler_chain_params cp = llama_sampler_chain_default_params();
     cp.no_perf                    = true;
     sampler_ptr chain(llama_sampler_chain_init(cp));
@@ -64,6 +112,20 @@ sampler_ptr make_sampler(const llama_vocab * vocab, const sampling_params & p) {
     return chain;
 }
 
+} // namespace
+
+target_sampler make_sampler(const llama_vocab * vocab, const sampling_params & p) {
+    target_sampler s;
+    s.chain = make_chain(p, vocab);
+    if (!p.grammar.empty()) {
+        s.grammar.reset(llama_sampler_init_grammar(vocab, p.grammar.c_str(), "root"));
+        if (!s.grammar) {
+            throw std::invalid_argument(grammar_problem(vocab, p.grammar));
+        }
+    }
+    return s;
+}
+
 sampler_ptr make_greedy_chain() {
     llama_sampler_chain_params cp = llama_sampler_chain_default_params();
     cp.no_perf                    = true;
@@ -72,18 +134,65 @@ sampler_ptr make_greedy_chain() {
     return chain;
 }
 
-llama_token sample_row(llama_sampler * sampler, const float * logits, int32_t n_vocab, std::vector<llama_token_data> & cur) {
+namespace {
+
+// the row through `first` (the grammar, or nothing) and then the chain; the chain's pick
+llama_token draw_from_row(llama_sampler * first, llama_sampler * chain, const float * logits, int32_t n_vocab,
+                          std::vector<llama_token_data> & cur) {
     cur.resize(n_vocab);
     for (llama_token id = 0; id < n_vocab; id++) {
         cur[id] = llama_token_data{id, logits[id], 0.0f};
     }
     llama_token_data_array arr = {cur.data(), cur.size(), -1, false};
-    llama_sampler_apply(sampler, &arr);
+    if (first) {
+        llama_sampler_apply(first, &arr);
+    }
+    llama_sampler_apply(chain, &arr);
     const llama_token token = arr.data[arr.selected].id;
     if (arr.data == cur.data()) {
         cur.resize(arr.size); // what the chain kept, for a caller that looks (row_capture)
     }
-    llama_sampler_accept(sampler, token);
+    return token;
+}
+
+bool grammar_allows(llama_sampler * grammar, llama_token token) {
+    llama_token_data single    = {token, 1.0f, 0.0f};
+    llama_token_data_array one = {&single, 1, -1, false};
+    llama_sampler_apply(grammar, &one);
+    return one.data[0].logit != -INFINITY;
+}
+
+} // namespace
+
+size_t grammar_admitted_prefix(const target_sampler & sampler, const std::vector<llama_token> & proposals, const llama_vocab * vocab) {
+    if (!sampler.grammar) {
+        return proposals.size();
+    }
+    sampler_ptr walk(llama_sampler_clone(sampler.grammar.get()));
+    for (size_t i = 0; i < proposals.size(); i++) {
+        if (!grammar_allows(walk.get(), proposals[i])) {
+            return i;
+        }
+        if (llama_vocab_is_eog(vocab, proposals[i])) {
+            return i + 1;
+        }
+        llama_sampler_accept(walk.get(), proposals[i]);
+    }
+    return proposals.size();
+}
+
+llama_token sample_row(target_sampler & sampler, const float * logits, int32_t n_vocab, std::vector<llama_token_data> & cur) {
+    llama_token token = draw_from_row(nullptr, sampler.chain.get(), logits, n_vocab, cur);
+    // checking the one drawn token costs little; filtering the whole vocabulary (262,144 rows on
+    // Gemma) is paid only when the grammar refuses it
+    if (sampler.grammar && !grammar_allows(sampler.grammar.get(), token)) {
+        token = draw_from_row(sampler.grammar.get(), sampler.chain.get(), logits, n_vocab, cur);
+        if (!grammar_allows(sampler.grammar.get(), token)) {
+            // every token was refused (the grammar has no way on from here)
+            throw std::runtime_error("the grammar allows no token after this point of the reply");
+        }
+    }
+    sampler.accept(token);
     return token;
 }
 

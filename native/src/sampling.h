@@ -22,7 +22,16 @@ struct sampling_params {
     // the chain runs in the target's graph, on the device that holds its output layer
     // (llama_set_sampler): only the sampled token comes back, not the row of logits
     bool backend = false;
+    // a GBNF grammar the reply must follow (root rule "root"); empty: free text
+    std::string grammar;
 };
+
+// llama.cpp's JSON-schema-to-GBNF conversion (the one llama-server uses); throws
+// std::invalid_argument saying what is wrong with the schema
+std::string grammar_from_json_schema(const std::string & schema_json);
+
+// "" when llama.cpp's grammar parser takes `grammar` on this vocabulary, else why not
+std::string grammar_problem(const llama_vocab * vocab, const std::string & grammar);
 
 // whether llama.cpp runs the whole chain on the backend for a context that outputs up to
 // `rows_per_seq` rows per sequence; "" when it does, else what stays on the CPU
@@ -31,9 +40,24 @@ std::string backend_chain_problem(const sampling_params & p, int32_t rows_per_se
 // returns an empty string when the values are usable, else what is wrong with them
 std::string validate(const sampling_params & p);
 
-// penalties -> (greedy | top-k -> top-p -> min-p -> temperature -> dist(seed)); the chain
-// accepts each sampled token itself (llama_sampler_sample), so penalties see emitted tokens
-sampler_ptr make_sampler(const llama_vocab * vocab, const sampling_params & p);
+// The request's target sampler. The chain: penalties -> (greedy | top-k -> top-p -> min-p ->
+// temperature -> dist(seed)). The grammar, when there is one, is kept beside the chain as
+// llama-server keeps it: the chain draws, the grammar checks only the drawn token, and only a
+// token it refuses makes the row drawn again with the grammar applied first. One rule per row
+// for every run, so a speculative row draws what the autoregressive one draws.
+struct target_sampler {
+    sampler_ptr chain;
+    sampler_ptr grammar; // null: free text
+
+    // the chain is what backend sampling attaches to the graph (no grammar there)
+    llama_sampler * chain_ptr() const { return chain.get(); }
+    // a copy in the same state (RNG, penalty history, grammar stacks)
+    target_sampler clone() const;
+    // advances the RNG history, the penalties and the grammar for an emitted token
+    void accept(llama_token token);
+};
+
+target_sampler make_sampler(const llama_vocab * vocab, const sampling_params & p);
 
 // The request's sampler as the context sees it: attached to the target's sequence 0 for backend
 // sampling, detached again when the request ends (the chain dies with the request).
@@ -52,10 +76,14 @@ class backend_sampler_scope {
 // a chain of one greedy sampler: how proposers draft (backend sampling takes chains only)
 sampler_ptr make_greedy_chain();
 
+// how many of `proposals` the grammar admits in a row from where it stands (the first it refuses
+// and every one after it could never be emitted); an end-of-generation proposal ends the run
+size_t grammar_admitted_prefix(const target_sampler & sampler, const std::vector<llama_token> & proposals, const llama_vocab * vocab);
+
 // samples one row of logits: the chain's candidates buffer is `cur` (reused; on return it holds
-// what the chain kept, in its order), the chain accepts the token (its RNG and penalty history
-// advance exactly once)
-llama_token sample_row(llama_sampler * sampler, const float * logits, int32_t n_vocab, std::vector<llama_token_data> & cur);
+// what the chain kept, in its order), then the sampler accepts the token (its RNG, penalty
+// history and grammar advance exactly once)
+llama_token sample_row(target_sampler & sampler, const float * logits, int32_t n_vocab, std::vector<llama_token_data> & cur);
 
 // what step 4 of the transaction decided
 struct row_decision {

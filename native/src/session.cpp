@@ -51,7 +51,7 @@ session_params read_session_params(Napi::Object opts) {
     return p;
 }
 
-sampling_params read_sampling(Napi::Object opts) {
+sampling_params read_sampling(Napi::Object opts, const llama_vocab * vocab) {
     sampling_params s;
     s.temperature       = static_cast<float>(number_option(opts, "temperature", s.temperature));
     s.seed              = static_cast<uint32_t>(number_option(opts, "seed", s.seed));
@@ -68,6 +68,26 @@ sampling_params read_sampling(Napi::Object opts) {
     std::string invalid = validate(s);
     if (!invalid.empty()) {
         throw Napi::RangeError::New(opts.Env(), invalid);
+    }
+    std::optional<std::string> grammar = string_option(opts, "grammar");
+    std::optional<std::string> schema  = string_option(opts, "jsonSchema");
+    if (grammar && schema) {
+        throw Napi::Error::New(opts.Env(), "give a grammar or a JSON schema, not both");
+    }
+    if (schema) {
+        try {
+            s.grammar = grammar_from_json_schema(*schema);
+        } catch (const std::exception & e) {
+            throw Napi::Error::New(opts.Env(), e.what());
+        }
+    } else if (grammar) {
+        s.grammar = *grammar;
+    }
+    if (!s.grammar.empty()) {
+        const std::string problem = grammar_problem(vocab, s.grammar);
+        if (!problem.empty()) {
+            throw Napi::Error::New(opts.Env(), problem);
+        }
     }
     return s;
 }
@@ -101,6 +121,7 @@ Napi::Object result_to_js(Napi::Env env, const generate_result & r) {
     out.Set("prefillUs", static_cast<double>(r.prefill_us));
     out.Set("totalUs", static_cast<double>(r.total_us));
     out.Set("generated", r.generated);
+    out.Set("grammarCut", r.grammar_cut);
     return out;
 }
 
@@ -213,7 +234,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
         throw Napi::RangeError::New(env, "maxTokens must be an integer in [1, 16777216]");
     }
     req->max_tokens = static_cast<int32_t>(max_tokens);
-    req->sampling   = read_sampling(opts);
+    req->sampling   = read_sampling(opts, llama_model_get_vocab(core.model.get()));
 
     auto on_round = std::make_shared<Napi::FunctionReference>(Napi::Persistent(info[2].As<Napi::Function>()));
     core.busy     = true;

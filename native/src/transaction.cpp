@@ -18,7 +18,7 @@ round_batch::origin origin_code(const char * origin) {
 
 } // namespace
 
-llama_token draw_target_row(session_core & core, llama_sampler * sampler, bool backend, int32_t i, llama_pos pos) {
+llama_token draw_target_row(session_core & core, target_sampler & sampler, bool backend, int32_t i, llama_pos pos) {
     llama_context * ctx = core.ctx.get();
     if (backend) {
         const llama_token token = llama_get_sampled_token_ith(ctx, i);
@@ -26,7 +26,7 @@ llama_token draw_target_row(session_core & core, llama_sampler * sampler, bool b
             throw std::runtime_error("the backend sampler drew no token for output row " + std::to_string(i));
         }
         note_backend_draw(core.capture, pos, token);
-        llama_sampler_accept(sampler, token); // the RNG and penalty history advance for it
+        sampler.accept(token); // the RNG and penalty history advance for it (no grammar: CPU only)
         return token;
     }
     const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
@@ -35,7 +35,7 @@ llama_token draw_target_row(session_core & core, llama_sampler * sampler, bool b
     return sample_row(sampler, logits, n_vocab, core.candidates);
 }
 
-transaction::transaction(session_core & core, llama_sampler * sampler, bool backend, round_state & st) :
+transaction::transaction(session_core & core, target_sampler & sampler, bool backend, round_state & st) :
     core_(core), sampler_(sampler), backend_(backend), st_(st), vocab_(llama_model_get_vocab(core.model.get())) {}
 
 int32_t transaction::scheduled_proposals(int32_t budget) const {
@@ -77,6 +77,11 @@ void transaction::request_proposals(int32_t n_max) {
         if (static_cast<int32_t>(st_.proposals.size()) > n_max) {
             st_.proposals.resize(n_max); // proposals are advisory; the schedule is not
         }
+        // the proposers draft without the grammar: a proposal it refuses can never be emitted,
+        // so the verify pass stops short of it (the rows after it would be discarded anyway)
+        const size_t admitted = grammar_admitted_prefix(sampler_, st_.proposals, vocab_);
+        st_.grammar_cut += static_cast<int32_t>(st_.proposals.size() - admitted);
+        st_.proposals.resize(admitted);
     } else {
         st_.proposals.clear();
     }

@@ -16,10 +16,11 @@ namespace power {
 // per-request state the rounds share; buffers are reused, so a round allocates nothing once
 // they have grown
 struct round_state {
-    llama_token anchor = -1; // last emitted token, not yet in the target's state
-    int32_t clamp      = -1; // proposals per round after a guarded replay (-1: none)
-    int32_t replays    = 0;
-    int32_t round_no   = 0; // verify rounds so far in this request
+    llama_token anchor  = -1; // last emitted token, not yet in the target's state
+    int32_t clamp       = -1; // proposals per round after a guarded replay (-1: none)
+    int32_t replays     = 0;
+    int32_t round_no    = 0; // verify rounds so far in this request
+    int32_t grammar_cut = 0; // proposals the grammar refused before verification (with the ones after them)
 
     // this round
     std::vector<llama_token> proposals;
@@ -35,12 +36,12 @@ struct round_state {
 // Samples the target's output row `i` of the last decode, the token for sequence position `pos`,
 // and advances the sampler for it: from the row of logits on the CPU, or the token the backend
 // drew in the graph. `power audit`'s capture sees each row first (row_capture.h).
-llama_token draw_target_row(session_core & core, llama_sampler * sampler, bool backend, int32_t i, llama_pos pos);
+llama_token draw_target_row(session_core & core, target_sampler & sampler, bool backend, int32_t i, llama_pos pos);
 
 class transaction {
   public:
     // backend: the sampler is attached to the target's context (sampling_params::backend)
-    transaction(session_core & core, llama_sampler * sampler, bool backend, round_state & st);
+    transaction(session_core & core, target_sampler & sampler, bool backend, round_state & st);
 
     // how many proposals this round may ask for: K, or the clamp, bounded by the tokens still
     // to emit and the room left in the context
@@ -61,7 +62,7 @@ class transaction {
     void replay_kept(int32_t kept);
 
     session_core & core_;
-    llama_sampler * sampler_;
+    target_sampler & sampler_;
     bool backend_;
     round_state & st_;
     const llama_vocab * vocab_;

@@ -40,6 +40,10 @@ export interface CompletionRequest {
   s?: number;
   /** a profile id or name */
   profile?: string;
+  /** a GBNF grammar the reply follows */
+  grammar?: string;
+  /** a JSON schema (JSON text) the reply follows */
+  jsonSchema?: string;
 }
 
 export interface CompletionResult {
@@ -188,8 +192,17 @@ export function createCompletions(deps: CompletionDeps): Completions {
             sessionId: session.sessionId,
             prompt,
             maxTokens: request.maxTokens,
-            // OpenAI's temperature and top_p, every other setting at its default
-            sampling: engineSampling({ temperature: request.temperature, topP: request.topP, path: request.samplingPath }, seed),
+            // OpenAI's temperature and top_p and the output's constraint, every other setting at its default
+            sampling: engineSampling(
+              {
+                temperature: request.temperature,
+                topP: request.topP,
+                path: request.samplingPath,
+                grammar: request.grammar,
+                jsonSchema: request.jsonSchema,
+              },
+              seed,
+            ),
             stops,
           },
           {

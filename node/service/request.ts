@@ -211,6 +211,7 @@ export async function cancelledOutcome(promptTokens: number): Promise<RequestOut
     prefillUs: 0,
     totalUs: 0,
     generated: 0,
+    grammarCut: 0,
   };
   const stats = computeStats(native, []);
   return {

@@ -235,6 +235,7 @@ describe('EngineClient over the channel', () => {
       prefillUs: 1,
       totalUs: 2,
       generated: 4,
+      grammarCut: 0,
       sampling: { path: 'cpu' as const, reason: null },
     };
     const later = inMemoryHost({ generate: () => (++calls === 1 ? Promise.resolve(done) : new Promise(() => {})) });

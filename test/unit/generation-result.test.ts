@@ -31,6 +31,7 @@ const native = {
   prefillUs: 4000,
   totalUs: 10_000,
   generated: 0,
+  grammarCut: 0,
 };
 
 /** The stats by their definition, over all rounds at once (what RunningStats must keep up incrementally). */

@@ -2,8 +2,10 @@
 // the fields llama-server, LM Studio and Ollama take, plus Power's own optional `strategy`,
 // `draft`, `k`, `s` and `profile`. Unknown fields are ignored, as those servers do; fields that
 // would change the answer and cannot be honoured (n > 1, tools, logprobs) are refused.
+// Structured output: OpenAI's `response_format` and llama-server's `json_schema` and `grammar`.
 import { z } from 'zod';
 
+import { PowerError } from '../../../contract/api/errors.js';
 import { K_MAX } from '../../../contract/profile.js';
 import { STRATEGIES } from '../../../contract/strategies.js';
 import type { ChatMessage } from '../../chat/template.js';
@@ -15,6 +17,28 @@ export const OpenAiMessage = z.object({
   content: z.union([z.string(), z.array(TextPart)]).nullable(),
 });
 export type OpenAiMessage = z.infer<typeof OpenAiMessage>;
+
+const JsonSchema = z.record(z.string(), z.unknown(), { error: 'a JSON schema must be an object' });
+
+/** OpenAI's response_format; llama-server also takes a `schema` on json_object */
+const ResponseFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object'), schema: JsonSchema.optional() }),
+    z.object({
+      type: z.literal('json_schema'),
+      json_schema: z.object({
+        name: z.string().optional(),
+        description: z.string().optional(),
+        schema: JsonSchema.optional(),
+        /** always kept: the grammar admits only what the schema describes */
+        strict: z.boolean().nullable().optional(),
+      }),
+    }),
+  ],
+  { error: 'response_format.type must be "text", "json_object" or "json_schema"' },
+);
 
 const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullable();
 
@@ -35,6 +59,11 @@ const common = {
   frequency_penalty: z.literal(0, { error: 'frequency_penalty is not supported (only 0)' }).nullable().optional(),
   logprobs: z.literal(false, { error: 'logprobs are not supported' }).nullable().optional(),
   tools: z.array(z.unknown()).max(0, { error: 'tools are not supported' }).nullable().optional(),
+  response_format: ResponseFormat.nullable().optional(),
+  /** llama-server's: a JSON schema the reply follows */
+  json_schema: JsonSchema.nullable().optional(),
+  /** llama-server's: a GBNF grammar the reply follows */
+  grammar: z.string().nullable().optional(),
   // Power's own
   strategy: z.enum(STRATEGIES).optional(),
   /** a draft model: its library name */
@@ -58,6 +87,30 @@ export const CompletionRequest = z.object({
   echo: z.literal(false, { error: 'echo is not supported' }).nullable().optional(),
 });
 export type CompletionRequest = z.infer<typeof CompletionRequest>;
+
+/** what constrains the reply: a GBNF grammar or a JSON schema (as JSON text), or nothing */
+export type OutputConstraint = { grammar: string } | { jsonSchema: string } | Record<string, never>;
+
+/** what `json_object` asks for without a schema: OpenAI promises an object (llama-server takes any JSON value) */
+export const JSON_OBJECT_SCHEMA = { type: 'object' };
+
+/**
+ * The request's constraint, as llama-server reads the same fields: `response_format` json_schema
+ * replaces `json_schema`, json_object takes its own `schema`, else `json_schema`, else any
+ * object; a grammar together with a schema is refused.
+ */
+export function outputConstraint(r: Pick<ChatCompletionRequest, 'response_format' | 'json_schema' | 'grammar'>): OutputConstraint {
+  let schema = r.json_schema ?? null;
+  const format = r.response_format ?? null;
+  if (format?.type === 'json_object') schema = format.schema ?? schema ?? JSON_OBJECT_SCHEMA;
+  if (format?.type === 'json_schema') schema = format.json_schema.schema ?? {};
+  const grammar = r.grammar ?? '';
+  if (schema !== null && grammar !== '') {
+    throw new PowerError('bad-input', 'give a grammar or a JSON schema (json_schema, response_format), not both');
+  }
+  if (schema !== null) return { jsonSchema: JSON.stringify(schema) };
+  return grammar !== '' ? { grammar } : {};
+}
 
 /**
  * The text of a message whose content may be a list of text parts: the parts joined with a line

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { SAMPLING_DEFAULTS } from '../../../contract/engine-types.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../../contract/api/errors.js';
-import { ChatCompletionRequest, chatMessages, CompletionRequest } from './api.js';
+import { ChatCompletionRequest, chatMessages, CompletionRequest, outputConstraint } from './api.js';
 import { describeIssues } from '../../../contract/channel/index.js';
 import { HttpError, readJsonBody, sendError, sendJson } from '../http-util.js';
 import type { CompletionBackend, CompletionInput, CompletionOutput } from './backend.js';
@@ -56,6 +56,7 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
     ...(r.seed != null ? { seed: r.seed } : {}),
     // ended by the service's one stop-string mechanism (node/service/request.ts)
     stop: typeof stop === 'string' ? [stop] : stop,
+    ...outputConstraint(r),
     ...(r.strategy !== undefined ? { strategy: r.strategy } : {}),
     ...(r.draft !== undefined ? { draft: r.draft } : {}),
     ...(r.k !== undefined ? { k: r.k } : {}),
