@@ -50,7 +50,12 @@ const END = '<!-- structured-output: end -->';
 
 const PERSON = {
   type: 'object',
-  properties: { name: { type: 'string' }, age: { type: 'integer' }, city: { type: 'string' }, hobbies: { type: 'array', items: { type: 'string' } } },
+  properties: {
+    name: { type: 'string' },
+    age: { type: 'integer' },
+    city: { type: 'string' },
+    hobbies: { type: 'array', items: { type: 'string' } },
+  },
   required: ['name', 'age', 'city', 'hobbies'],
 };
 const ITEMS = {

@@ -35,6 +35,20 @@ class proposer {
 
     // the transaction failed or was replayed: drop any state derived after the last commit
     virtual void restore() {}
+
+    // the request's grammar for the next propose(): a copy standing after the anchor, the
+    // proposer's to advance (nullptr: free text); `n_vocab`: the target's vocabulary size.
+    // Proposers that pick greedily from a row of logits draft under it (grammar_guided_pick);
+    // the others draft freely and the transaction cuts what the grammar refuses.
+    void guide(llama_sampler * grammar, int32_t n_vocab) {
+        guide_       = grammar;
+        guide_vocab_ = n_vocab;
+    }
+
+  protected:
+    llama_sampler * guide_ = nullptr;
+    int32_t guide_vocab_   = 0;
+    std::vector<llama_token_data> guide_cur_; // candidates buffer for a pick under the grammar
 };
 
 // history + anchor: the sequence a proposer continues, into `seq` (a buffer kept across rounds)

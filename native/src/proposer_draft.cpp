@@ -22,6 +22,8 @@ class proposer_draft : public proposer {
         cp.n_seq_max            = 1;
         ctx_                    = open_proposer_context(model_.get(), cp, p.run, "the draft model's context");
         greedy_                 = make_greedy_chain();
+        backend_                = p.run.backend_sampling;
+        n_vocab_                = llama_vocab_n_tokens(llama_model_get_vocab(model_.get()));
         if (p.run.backend_sampling && !llama_set_sampler(ctx_.get(), 0, greedy_.get())) {
             throw std::runtime_error("llama.cpp could not attach greedy sampling to the draft model's backend");
         }
@@ -47,6 +49,13 @@ class proposer_draft : public proposer {
         for (int i = 0; i < n_max; i++) {
             // the backend's token when the chain is attached, else argmax over the row
             llama_token t = llama_sampler_sample(greedy_.get(), ctx_.get(), -1);
+            if (guide_) {
+                const float * row = backend_ ? nullptr : llama_get_logits_ith(ctx_.get(), -1);
+                t                 = grammar_guided_pick(guide_, t, row, std::min(guide_vocab_, n_vocab_), guide_cur_);
+                if (t == LLAMA_TOKEN_NULL) {
+                    break;
+                }
+            }
             out.push_back(t);
             if (i + 1 == n_max) {
                 break;
@@ -109,6 +118,8 @@ class proposer_draft : public proposer {
     model_ref model_;
     context_ptr ctx_;
     sampler_ptr greedy_;
+    bool backend_    = false; // the greedy chain runs in the draft's graph: no row of logits comes back
+    int32_t n_vocab_ = 0;
     batch_owner batch_;
     std::vector<llama_token> in_kv_; // tokens whose state the draft context holds
     std::vector<llama_token> seq_;   // history + anchor, reused across rounds

@@ -223,7 +223,11 @@ class proposer_mtp : public proposer {
         for (int i = 0; i < n_max; i++) {
             const float * h_next = llama_get_embeddings_nextn_ith(ctx_.get(), last);
             // greedy drafting (top-1): in the head's graph, or over its row of logits
-            const llama_token token = greedy_ ? llama_get_sampled_token_ith(ctx_.get(), last) : argmax_row(last);
+            llama_token token = greedy_ ? llama_get_sampled_token_ith(ctx_.get(), last) : argmax_row(last);
+            if (guide_ && token != LLAMA_TOKEN_NULL) {
+                const float * row = greedy_ ? nullptr : llama_get_logits_ith(ctx_.get(), last);
+                token             = grammar_guided_pick(guide_, token, row, guide_vocab_, guide_cur_);
+            }
             if (!h_next || token == LLAMA_TOKEN_NULL) {
                 break;
             }

@@ -47,7 +47,8 @@ std::string validate(const sampling_params & p);
 // for every run, so a speculative row draws what the autoregressive one draws.
 struct target_sampler {
     sampler_ptr chain;
-    sampler_ptr grammar; // null: free text
+    sampler_ptr grammar;       // null: free text
+    bool plain_greedy = false; // the chain is argmax alone (no penalties)
 
     // the chain is what backend sampling attaches to the graph (no grammar there)
     llama_sampler * chain_ptr() const { return chain.get(); }
@@ -79,6 +80,15 @@ sampler_ptr make_greedy_chain();
 // how many of `proposals` the grammar admits in a row from where it stands (the first it refuses
 // and every one after it could never be emitted); an end-of-generation proposal ends the run
 size_t grammar_admitted_prefix(const target_sampler & sampler, const std::vector<llama_token> & proposals, const llama_vocab * vocab);
+
+// A proposer's greedy pick under the request's grammar. `walk`: the grammar as it stands after
+// the anchor and the tokens drafted so far (nullptr: free text), advanced for the pick. `token`:
+// the proposer's own greedy pick; `logits`: the row it came from (nullptr when a backend drew it),
+// whose first `n_vocab` entries are the target's vocabulary. Returns `token` when the grammar
+// allows it, else the row's best token the grammar allows, else LLAMA_TOKEN_NULL (nothing to
+// draft under the grammar from here).
+llama_token grammar_guided_pick(llama_sampler * walk, llama_token token, const float * logits, int32_t n_vocab,
+                                std::vector<llama_token_data> & cur);
 
 // samples one row of logits: the chain's candidates buffer is `cur` (reused; on return it holds
 // what the chain kept, in its order), then the sampler accepts the token (its RNG, penalty

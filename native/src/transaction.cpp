@@ -73,12 +73,16 @@ void transaction::retain_checkpoint() {
 void transaction::request_proposals(int32_t n_max) {
     const int64_t t = llama_time_us();
     if (n_max > 0) {
+        // the proposers that can draft under the grammar get a copy of it as it stands now
+        sampler_ptr walk(sampler_.grammar ? llama_sampler_clone(sampler_.grammar.get()) : nullptr);
+        core_.prop->guide(walk.get(), llama_vocab_n_tokens(vocab_));
         core_.prop->propose(core_.committed, st_.anchor, n_max, st_.proposals);
+        core_.prop->guide(nullptr, 0);
         if (static_cast<int32_t>(st_.proposals.size()) > n_max) {
             st_.proposals.resize(n_max); // proposals are advisory; the schedule is not
         }
-        // the proposers draft without the grammar: a proposal it refuses can never be emitted,
-        // so the verify pass stops short of it (the rows after it would be discarded anyway)
+        // a proposal the grammar refuses (from a proposer that drafts freely) can never be
+        // emitted, so the verify pass stops short of it (the rows after it would be discarded)
         const size_t admitted = grammar_admitted_prefix(sampler_, st_.proposals, vocab_);
         st_.grammar_cut += static_cast<int32_t>(st_.proposals.size() - admitted);
         st_.proposals.resize(admitted);

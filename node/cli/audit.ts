@@ -22,7 +22,7 @@ import type { Io } from './generate.js';
 export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
   (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
   [--temperature T --seed N] [--top-k N] [--top-p P] [--min-p P] [--repeat-penalty R]
-  [--sampling auto|cpu|backend | --compare-sampling]
+  [--sampling auto|cpu|backend | --compare-sampling] [--grammar FILE | --json-schema FILE]
   [--ctx N] [--threads N] [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all]
   [--flash-attn on|off|auto] [--json]
   ${SPLIT_USAGE}

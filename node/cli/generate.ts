@@ -24,7 +24,7 @@ import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
-  [--repeat-penalty R] [--sampling auto|cpu|backend] [--ctx N] [--threads N]
+  [--repeat-penalty R] [--sampling auto|cpu|backend] [--grammar FILE | --json-schema FILE] [--ctx N] [--threads N]
   [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
   [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]

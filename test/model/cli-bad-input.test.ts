@@ -117,4 +117,19 @@ describe('bad input', () => {
       /draft is incompatible: vocabulary size differs/,
     );
   });
+
+  test('a grammar or JSON schema file that cannot be used', async () => {
+    const notJson = join(dir, 'schema.txt');
+    const badGrammar = join(dir, 'bad.gbnf');
+    await writeFile(notJson, 'type: object');
+    await writeFile(badGrammar, 'root ::= "unclosed');
+    const schema = join(dir, 'schema.json');
+    await writeFile(schema, '{"type": "object"}');
+    const target = models['target.gguf'];
+    assertUsageError(generate(target, '--grammar', join(dir, 'none.gbnf')), /--grammar: cannot read .*none\.gbnf/);
+    assertUsageError(generate(target, '--json-schema', notJson), /--json-schema: .*schema\.txt is not JSON/);
+    assertUsageError(generate(target, '--grammar', badGrammar, '--json-schema', schema), /give --grammar or --json-schema, not both/);
+    assertUsageError(generate(target, '--device', 'cpu', '--grammar', badGrammar), /GBNF parser refused the grammar/);
+  });
 });
+

@@ -169,4 +169,20 @@ describe('power generate (autoregressive)', () => {
     const raw = generate(['--model', models['target.gguf'], '--prompt', 'hello', '--max-tokens', '1', '--raw']);
     assert.ok(templated.stats.promptTokens > raw.stats.promptTokens + 2);
   });
+
+  test('--grammar and --json-schema: the reply follows the file, the same under speculation', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'power-grammar-'));
+    const grammar = join(dir, 'words.gbnf');
+    const schema = join(dir, 'tags.json');
+    await writeFile(grammar, 'root ::= [a-z ]+ "."\n');
+    await writeFile(schema, JSON.stringify({ type: 'array', items: { type: 'string', maxLength: 5 }, maxItems: 3 }));
+    const base = ['--model', models['target.gguf'], '--prompt', 'hello', '--max-tokens', '40', '--raw'];
+    const words = generate([...base, '--grammar', grammar]);
+    assert.match(words.text, /^[a-z ]+\.?$/);
+    assert.equal(generate([...base, '--grammar', grammar, '--strategy', 'ngram', '--k', '4']).digest, words.digest);
+    const tags = generate([...base, '--json-schema', schema]);
+    assert.match(tags.text, /^\[/);
+    if (tags.stopReason === 'eos') assert.ok(Array.isArray(JSON.parse(tags.text)));
+    await rm(dir, { recursive: true, force: true });
+  });
 });

@@ -68,7 +68,10 @@ describe('structured output on Gemma 3 270M through /v1', { skip: realModelSkip(
     assert.deepEqual(Object.keys(person).sort(), ['age', 'city', 'name'], content);
     assert.equal(typeof person.name, 'string');
     assert.ok(Number.isInteger(person.age) && (person.age as number) >= 0 && (person.age as number) <= 120, content);
-    for (const speculative of [{ strategy: 'ngram', k: 4 }, { draft, k: 4 }]) {
+    for (const speculative of [
+      { strategy: 'ngram', k: 4 },
+      { draft, k: 4 },
+    ]) {
       const run = await chat({ response_format: PERSON_FORMAT, ...speculative });
       assert.equal(run.power.digest, ar.power.digest, `${JSON.stringify(speculative)}: ${run.choices[0]!.message!.content}`);
       assert.equal(run.choices[0]!.message!.content, content);
@@ -83,7 +86,6 @@ describe('structured output on Gemma 3 270M through /v1', { skip: realModelSkip(
     assert.equal(events.at(-1), '[DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: { delta: { content?: string } }[] });
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-    console.log('DEBUG', JSON.stringify(text), events.at(-2));
     assert.ok(text.trimStart().startsWith('{'), text);
     // at the token limit the object may be open; a closed one parses as an object
     try {
