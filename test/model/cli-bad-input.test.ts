@@ -132,4 +132,3 @@ describe('bad input', () => {
     assertUsageError(generate(target, '--device', 'cpu', '--grammar', badGrammar), /GBNF parser refused the grammar/);
   });
 });
-

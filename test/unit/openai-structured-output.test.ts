@@ -22,21 +22,29 @@ describe('/v1 structured output fields', () => {
   });
 
   test('json_schema takes its schema; json_object an object, or its own schema, or the json_schema field', () => {
-    assert.deepEqual(schemaOf({ response_format: { type: 'json_schema', json_schema: { name: 'p', strict: true, schema: PERSON } } }), PERSON);
+    assert.deepEqual(
+      schemaOf({ response_format: { type: 'json_schema', json_schema: { name: 'p', strict: true, schema: PERSON } } }),
+      PERSON,
+    );
     assert.deepEqual(schemaOf({ response_format: { type: 'json_schema', json_schema: { name: 'p' } } }), {});
     assert.deepEqual(schemaOf({ response_format: { type: 'json_object' } }), JSON_OBJECT_SCHEMA);
     assert.deepEqual(schemaOf({ response_format: { type: 'json_object', schema: PERSON } }), PERSON);
     assert.deepEqual(schemaOf({ response_format: { type: 'json_object' }, json_schema: PERSON }), PERSON);
     assert.deepEqual(schemaOf({ json_schema: PERSON }), PERSON);
     // response_format json_schema replaces llama-server's field, as llama-server does
-    assert.deepEqual(schemaOf({ response_format: { type: 'json_schema', json_schema: { schema: { type: 'array' } } }, json_schema: PERSON }), {
-      type: 'array',
-    });
+    assert.deepEqual(
+      schemaOf({ response_format: { type: 'json_schema', json_schema: { schema: { type: 'array' } } }, json_schema: PERSON }),
+      {
+        type: 'array',
+      },
+    );
   });
 
   test("llama-server's grammar on both endpoints", () => {
     assert.deepEqual(outputConstraint(chat({ grammar: 'root ::= "a"' })), { grammar: 'root ::= "a"' });
-    assert.deepEqual(outputConstraint(CompletionRequest.parse({ model: 'm', prompt: 'x', grammar: 'root ::= "b"' })), { grammar: 'root ::= "b"' });
+    assert.deepEqual(outputConstraint(CompletionRequest.parse({ model: 'm', prompt: 'x', grammar: 'root ::= "b"' })), {
+      grammar: 'root ::= "b"',
+    });
   });
 
   test('a grammar with a schema is bad input; a response_format of another type or a schema that is no object does not parse', () => {
@@ -44,7 +52,11 @@ describe('/v1 structured output fields', () => {
       () => outputConstraint(chat({ grammar: 'root ::= "a"', response_format: { type: 'json_object' } })),
       (e: unknown) => e instanceof PowerError && e.code === 'bad-input' && /not both/.test(e.message),
     );
-    const bad = ChatCompletionRequest.safeParse({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'xml' } });
+    const bad = ChatCompletionRequest.safeParse({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      response_format: { type: 'xml' },
+    });
     assert.ok(!bad.success);
     assert.match(JSON.stringify(bad.error.issues), /response_format\.type must be/);
     assert.ok(!ChatCompletionRequest.safeParse({ model: 'm', messages: [{ role: 'user', content: 'x' }], json_schema: 'object' }).success);
