@@ -113,6 +113,16 @@ export class RunningStats {
     }
   }
 
+  /** rounds so far, the first token's included */
+  roundCount(): number {
+    return this.count;
+  }
+
+  /** per proposal position: how many rounds accepted it (the counts behind acceptancePerPosition) */
+  acceptedPerPosition(): number[] {
+    return this.reached.map((_, i) => this.acceptedAt[i] ?? 0);
+  }
+
   /** The engine's totals as far as the rounds so far tell them (a snapshot while a reply streams). */
   partialNative(promptTokens: number): NativeGenerateResult {
     return {

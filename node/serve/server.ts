@@ -10,7 +10,7 @@ import { WebSocketServer } from 'ws';
 import type { ApiOf, ConcernSpec } from '../../contract/api/describe.js';
 import type { ImplementationOf } from '../../contract/channel/index.js';
 import { WS_MAX_MESSAGE_BYTES } from '../../contract/transport/ws-protocol.js';
-import { answerClientErrors, guardExchange, HttpError, sendError } from './http-util.js';
+import { answerClientErrors, guardExchange, HttpError, sendError, sendJson } from './http-util.js';
 import type { CompletionBackend } from './openai/backend.js';
 import { complete, listModels, openAiError } from './openai/routes.js';
 import { authorize, hostPort, hostProblem, originProblem, tokenCookie } from './security.js';
@@ -69,6 +69,14 @@ export async function startServer<D extends Record<string, ConcernSpec>>(options
 
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const path = url.pathname;
+    // llama-server's: whether the server answers, and its counters for Prometheus
+    if (path === '/health' || path === '/v1/health' || path === '/metrics') {
+      if (req.method !== 'GET') return sendError(res, new HttpError(405, `use GET for ${path}`));
+      if (path !== '/metrics') return sendJson(res, 200, { status: 'ok' });
+      res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(options.completions.metrics());
+      return;
+    }
     if (path === '/v1' || path.startsWith('/v1/')) {
       try {
         if (path === '/v1/models') {
@@ -76,7 +84,8 @@ export async function startServer<D extends Record<string, ConcernSpec>>(options
           return await listModels(res, options.completions);
         }
         const kind = path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'text' : null;
-        if (!kind) throw new HttpError(404, `no endpoint ${path} (Power serves /v1/models, /v1/chat/completions, /v1/completions)`);
+        if (!kind)
+          throw new HttpError(404, `no endpoint ${path} (Power serves /v1/models, /v1/chat/completions, /v1/completions, /v1/health)`);
         if (req.method !== 'POST') throw new HttpError(405, `use POST for ${path}`);
         return await complete(req, res, options.completions, kind);
       } catch (error) {

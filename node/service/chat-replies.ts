@@ -20,6 +20,7 @@ import type { ServiceEvents } from './events.js';
 import type { ModelLibrary } from './library.js';
 import type { Profiles } from './profiles.js';
 import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
+import type { ServiceMetrics } from './metrics.js';
 import type { ReplySlot, SlotLease } from './reply-slot.js';
 import { runRequest, type RoundsBatch } from './request.js';
 
@@ -35,6 +36,8 @@ export interface ChatReplyDeps {
   store: ChatStore;
   slot: ReplySlot;
   events: ServiceEvents;
+  /** every reply's outcome counts for GET /metrics */
+  metrics: ServiceMetrics;
 }
 
 export const now = (): string => new Date().toISOString();
@@ -211,6 +214,7 @@ export class ChatReplies {
           },
         }),
       );
+      this.deps.metrics.record(outcome);
       message.digest = outcome.digest;
       message.stats = outcome.replyStats;
       message.stopReason = outcome.stopReason;

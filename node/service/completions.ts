@@ -17,6 +17,7 @@ import type { ModelLibrary } from './library.js';
 import { DEFAULT_K } from '../../contract/profile.js';
 import type { Profiles } from './profiles.js';
 import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
+import type { ServiceMetrics } from './metrics.js';
 import type { ReplySlot } from './reply-slot.js';
 import { runRequest } from './request.js';
 import { asPowerError } from '../runtime/target.js';
@@ -67,6 +68,8 @@ export interface CompletionDeps {
   profiles: Profiles;
   /** the reply slot shared with chat replies: a completion waits its turn */
   slot: ReplySlot;
+  /** every completion's outcome counts for GET /metrics */
+  metrics: ServiceMetrics;
 }
 
 /** How far a completion has come when a piece of its text arrives. */
@@ -216,6 +219,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
           },
         ),
       );
+      deps.metrics.record(outcome);
       return {
         model: modelName,
         promptTokens: prompt.length,

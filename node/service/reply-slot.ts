@@ -30,6 +30,11 @@ export class ReplySlot {
   private readonly waiting: Waiter[] = [];
   private closed = false;
 
+  /** How many completions wait their turn. */
+  waitingCount(): number {
+    return this.waiting.length;
+  }
+
   /** The lease held now (null when the slot is free). */
   holder(): SlotLease | null {
     return this.current;

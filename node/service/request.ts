@@ -60,6 +60,10 @@ export interface RequestOutcome extends GenerationOutcome {
   native: NativeGenerateResult;
   /** the final stats with the prompt's reuse */
   replyStats: ReplyStats;
+  /** per proposal position: the rounds that accepted it */
+  acceptedPerPosition: number[];
+  /** rounds, the first token's included (each after the first is one target pass) */
+  roundCount: number;
 }
 
 export interface RunOptions {
@@ -197,6 +201,8 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
     sampling: native.sampling,
     native,
     replyStats: replyStats(native, stats, true),
+    acceptedPerPosition: running.acceptedPerPosition(),
+    roundCount: running.roundCount(),
   };
 }
 
@@ -226,5 +232,7 @@ export async function cancelledOutcome(promptTokens: number): Promise<RequestOut
     sampling: null,
     native,
     replyStats: replyStats(native, stats, true),
+    acceptedPerPosition: [],
+    roundCount: 0,
   };
 }

@@ -24,6 +24,7 @@ import { ServiceEvents } from './events.js';
 import { ModelLibrary } from './library.js';
 import { Profiles } from './profiles.js';
 import { ReplySlot } from './reply-slot.js';
+import { ServiceMetrics } from './metrics.js';
 import { SettingsFile } from './settings.js';
 import type { PowerService, ServiceImplementation, ServiceOptions } from './types.js';
 
@@ -37,7 +38,8 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
   const supervisor = new EngineSupervisor(library, options.engine);
   const slot = new ReplySlot();
   const events = new ServiceEvents();
-  const replies = new ChatReplies({ supervisor, library, profiles, store, slot, events });
+  const metrics = new ServiceMetrics(slot);
+  const replies = new ChatReplies({ supervisor, library, profiles, store, slot, events, metrics });
   let closed = false;
 
   // a finished download joins the library like a file the user adds
@@ -67,7 +69,8 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
     implementation,
     enginePid: () => supervisor.pid(),
     // stateless completions (the OpenAI API of power serve) wait their turn for the reply slot
-    completions: createCompletions({ supervisor, library, profiles, slot }),
+    completions: createCompletions({ supervisor, library, profiles, slot, metrics }),
+    metrics,
     close: async () => {
       if (closed) return;
       closed = true;

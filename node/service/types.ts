@@ -3,6 +3,7 @@ import type { PowerApi, powerApi } from '../../contract/api/index.js';
 import type { ImplementationOf } from '../../contract/channel/index.js';
 import type { EngineOptions } from '../engine/client.js';
 import type { Completions } from './completions.js';
+import type { ServiceMetrics } from './metrics.js';
 
 export interface ServiceOptions {
   /** chats, library.json, settings.json live here (see data-dir.ts) */
@@ -24,6 +25,8 @@ export type PowerService = PowerApi & {
   close(): Promise<void>;
   /** stateless completions (the OpenAI-compatible API): node/service/completions.ts */
   completions: Completions;
+  /** the replies' counters, as GET /metrics of power serve shows them */
+  metrics: ServiceMetrics;
   /** test and diagnostics: the process id of the current engine host (null when none runs) */
   enginePid(): number | null;
 };

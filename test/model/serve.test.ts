@@ -169,6 +169,45 @@ describe('power serve', () => {
     assert.equal(draft.power.digest, plain.power.digest);
   });
 
+  test('GET /metrics: Prometheus text under llama-server names that counts a speculative reply', async () => {
+    /** the exposition format, line by line (a malformed line fails), as name{labels} -> value */
+    const scrape = async () => {
+      const r = await http(serve.origin, '/metrics', { headers: serve.auth });
+      assert.equal(r.status, 200, r.body);
+      const values = new Map<string, number>();
+      const typed = new Set<string>();
+      for (const line of r.body.trimEnd().split('\n')) {
+        const type = /^# TYPE ([a-zA-Z_:][\w:]*) (counter|gauge)$/.exec(line);
+        if (type) typed.add(type[1]!);
+        if (line.startsWith('#')) {
+          assert.match(line, /^# (HELP|TYPE) [a-zA-Z_:][\w:]* \S/);
+          continue;
+        }
+        const sample = /^([a-zA-Z_:][\w:]*)(\{[a-z_]+="[^"]*"\})? (-?[\d.e+-]+)$/.exec(line);
+        assert.ok(sample, `a sample line: ${line}`);
+        assert.ok(typed.has(sample[1]!), `${sample[1]} has its TYPE first`);
+        values.set(sample[1]! + (sample[2] ?? ''), Number(sample[3]));
+      }
+      return values;
+    };
+    const before = await scrape();
+    const out = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 24, strategy: 'ngram', k: 4 });
+    const after = await scrape();
+    const delta = (name: string) => (after.get(`llamacpp:${name}`) ?? 0) - (before.get(`llamacpp:${name}`) ?? 0);
+    const stats = out.power.stats as { proposed: number; accepted: number; rounds: number; evaluatedPromptTokens: number };
+    assert.equal(delta('tokens_predicted_total'), out.usage.completion_tokens);
+    assert.equal(delta('prompt_tokens_total') + delta('prompt_tokens_cached_total'), out.usage.prompt_tokens);
+    assert.equal(delta('prompt_tokens_total'), stats.evaluatedPromptTokens);
+    assert.equal(delta('spec_decode_num_draft_tokens_total'), stats.proposed);
+    assert.equal(delta('spec_decode_num_accepted_tokens_total'), stats.accepted);
+    assert.equal(delta('spec_decode_num_drafts_total'), stats.rounds);
+    assert.ok(delta('tokens_predicted_seconds_total') > 0);
+    assert.equal(after.get('llamacpp:requests_processing'), 0);
+    let perPosition = 0;
+    for (const [key, value] of after) if (key.startsWith('llamacpp:spec_decode_num_accepted_tokens_per_pos_total{')) perPosition += value;
+    assert.ok(perPosition >= stats.accepted, 'the accepted tokens are counted per draft position');
+  });
+
   test("llama-server's backend_sampling picks the sampling path; greedy is the same on both", async () => {
     const body = { model: 'target', prompt: 'one two three', max_tokens: 12, draft: 'draft-close', k: 4 };
     const cpu = await completion('/v1/completions', { ...body, backend_sampling: false });

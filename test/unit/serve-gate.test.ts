@@ -29,6 +29,7 @@ const completions: CompletionBackend = {
   complete: () => {
     throw new Error('the gate let a refused request through');
   },
+  metrics: () => '# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 0\n',
 };
 
 let dir = '';
@@ -62,6 +63,8 @@ describe('token', () => {
       ['GET', '/v1/models'],
       ['POST', '/v1/chat/completions'],
       ['POST', '/v1/completions'],
+      ['GET', '/metrics'],
+      ['GET', '/health'],
     ] as const) {
       const none = await http(server.origin, path, { method });
       assert.equal(none.status, 401, `${method} ${path}`);
@@ -70,6 +73,19 @@ describe('token', () => {
       assert.equal((await http(server.origin, path, { method, headers: { Authorization: 'Bearer nope' } })).status, 401);
       assert.equal((await http(server.origin, `${path}?token=nope`, { method })).status, 401);
     }
+  });
+
+  test('with the token: /health answers ok, /metrics is Prometheus text; other methods are refused', async () => {
+    for (const path of ['/health', '/v1/health']) {
+      const r = await http(server.origin, path, { headers: auth });
+      assert.equal(r.status, 200);
+      assert.deepEqual(JSON.parse(r.body), { status: 'ok' });
+    }
+    const m = await http(server.origin, '/metrics', { headers: auth });
+    assert.equal(m.status, 200);
+    assert.equal(m.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+    assert.match(m.body, /^llamacpp:prompt_tokens_total 0$/m);
+    assert.equal((await http(server.origin, '/metrics', { method: 'POST', headers: auth })).status, 405);
   });
 
   test('Authorization: Bearer opens the API', async () => {

@@ -32,6 +32,8 @@ export interface LibraryModel {
 
 export interface CompletionBackend {
   models(): Promise<LibraryModel[]>;
+  /** the replies' counters in Prometheus' text format (GET /metrics) */
+  metrics(): string;
   /**
    * Generates one reply, calling onText with whole characters as they come (one call per batch
    * of rounds the engine hands over) and how far the reply has come. Aborting `signal`

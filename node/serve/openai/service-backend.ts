@@ -11,5 +11,6 @@ export function serviceCompletions(service: PowerService): CompletionBackend {
         problem: e.problem,
       })),
     complete: (input, onText, signal) => service.completions.complete(input, onText, signal),
+    metrics: () => service.metrics.prometheus(),
   };
 }
