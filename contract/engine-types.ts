@@ -9,6 +9,9 @@ export const FlashAttn = z.enum(['auto', 'on', 'off']);
 export const SamplingPath = z.enum(['auto', 'cpu', 'backend']);
 export type SamplingPath = z.infer<typeof SamplingPath>;
 
+/** the most top log-probabilities a request may ask for per token (OpenAI's and the engine's limit) */
+export const LOGPROBS_MAX = 20;
+
 /** the longest grammar or JSON schema a request may carry (characters) */
 export const GRAMMAR_MAX_CHARS = 1_000_000;
 
@@ -26,6 +29,8 @@ export const SamplingOptions = z
     path: SamplingPath.default('auto'),
     /** a GBNF grammar the reply follows (llama.cpp's grammar sampler, root rule `root`) */
     grammar: z.string().min(1).max(GRAMMAR_MAX_CHARS).optional(),
+    /** log-probabilities of each emitted token: its own and those of the row's N most likely tokens (0–20) */
+    logprobs: z.number().int().min(0).max(LOGPROBS_MAX).optional(),
     /** a JSON schema (as JSON text) the reply follows, turned into a grammar by llama.cpp's converter */
     jsonSchema: z.string().min(1).max(GRAMMAR_MAX_CHARS).optional(),
   })
@@ -37,7 +42,22 @@ export const SAMPLING_DEFAULTS: SamplingOptions = SamplingOptions.parse({});
 
 export const TokenOrigin = z.enum(['target', 'accepted', 'correction', 'bonus']);
 
-export const EmittedToken = z.object({ id: z.number().int(), piece: z.instanceof(Uint8Array), origin: TokenOrigin });
+/** a token's log-probability in the row it was drawn from, and the row's most likely tokens' (most likely first) */
+export const TokenLogprobs = z.object({
+  /** the token's own piece (as EmittedToken.piece), so the entry stands alone */
+  piece: z.instanceof(Uint8Array),
+  logprob: z.number(),
+  top: z.array(z.object({ id: z.number().int(), logprob: z.number(), piece: z.instanceof(Uint8Array) })),
+});
+export type TokenLogprobs = z.infer<typeof TokenLogprobs>;
+
+export const EmittedToken = z.object({
+  id: z.number().int(),
+  piece: z.instanceof(Uint8Array),
+  origin: TokenOrigin,
+  /** when the request asked for them (SamplingOptions.logprobs) */
+  logprobs: TokenLogprobs.optional(),
+});
 export type EmittedToken = z.infer<typeof EmittedToken>;
 
 export const RoundRecord = z.object({

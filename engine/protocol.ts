@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { concern } from '../contract/api/describe.js';
 import { CHECKED_BY_CLIENT } from '../contract/channel/checks.js';
 
-import type { EmittedToken } from '../contract/engine-types.js';
+import type { EmittedToken, TokenLogprobs } from '../contract/engine-types.js';
 import {
   CudaStatus,
   DeviceInfo,
@@ -82,6 +82,13 @@ export const RoundBatch = z
     bytes: z.instanceof(Uint8Array),
     /** per token: where its piece ends in `bytes` */
     pieceEnds: z.instanceof(Uint32Array),
+    /** when the request asked for log-probabilities: per token its own */
+    logprobs: z.instanceof(Float32Array).optional(),
+    /** the same number of entries per token: the row's most likely tokens, their log-probabilities and pieces */
+    topIds: z.instanceof(Int32Array).optional(),
+    topLogprobs: z.instanceof(Float32Array).optional(),
+    topBytes: z.instanceof(Uint8Array).optional(),
+    topPieceEnds: z.instanceof(Uint32Array).optional(),
   })
   .superRefine((b, ctx) => {
     const bad = (message: string) => ctx.addIssue({ code: 'custom', message });
@@ -102,8 +109,30 @@ export const RoundBatch = z
       if (b.pieceEnds[i]! < end || b.pieceEnds[i]! > b.bytes.length) return bad(`token ${i}: piece out of range`);
       end = b.pieceEnds[i]!;
     }
+    if (b.logprobs === undefined) return;
+    const top = b.topIds?.length ?? -1;
+    if (b.logprobs.length !== n || !b.topLogprobs || !b.topBytes || !b.topPieceEnds || n === 0 || top % n !== 0)
+      return bad('logprobs: one per token, and the same number of top entries per token');
+    if (b.topLogprobs.length !== top || b.topPieceEnds.length !== top) return bad('topLogprobs and topPieceEnds: one per top entry');
+    end = 0;
+    for (let i = 0; i < top; i++) {
+      if (b.topPieceEnds[i]! < end || b.topPieceEnds[i]! > b.topBytes.length) return bad(`top entry ${i}: piece out of range`);
+      end = b.topPieceEnds[i]!;
+    }
   });
 export type RoundBatch = z.infer<typeof RoundBatch>;
+
+/** Token `t`'s log-probabilities in a validated batch that carries them. */
+function tokenLogprobs(b: RoundBatch, t: number): TokenLogprobs {
+  const n = b.topIds!.length / b.ids.length;
+  const top: TokenLogprobs['top'] = [];
+  for (let i = t * n; i < (t + 1) * n; i++) {
+    const start = i === 0 ? 0 : b.topPieceEnds![i - 1]!;
+    top.push({ id: b.topIds![i]!, logprob: b.topLogprobs![i]!, piece: b.topBytes!.subarray(start, b.topPieceEnds![i]!) });
+  }
+  const start = t === 0 ? 0 : b.pieceEnds[t - 1]!;
+  return { piece: b.bytes.subarray(start, b.pieceEnds[t]!), logprob: b.logprobs![t]!, top };
+}
 
 /** The round records of a (validated) batch, in order; pieces are views into `bytes`. */
 export function expandRoundBatch(b: RoundBatch): RoundRecord[] {
@@ -114,7 +143,9 @@ export function expandRoundBatch(b: RoundBatch): RoundRecord[] {
     const tokens: EmittedToken[] = [];
     for (const last = t + x[9]!; t < last; t++) {
       const start = t === 0 ? 0 : b.pieceEnds[t - 1]!;
-      tokens.push({ id: b.ids[t]!, piece: b.bytes.subarray(start, b.pieceEnds[t]!), origin: ORIGINS[b.origins[t]!]! });
+      const token: EmittedToken = { id: b.ids[t]!, piece: b.bytes.subarray(start, b.pieceEnds[t]!), origin: ORIGINS[b.origins[t]!]! };
+      if (b.logprobs) token.logprobs = tokenLogprobs(b, t);
+      tokens.push(token);
     }
     out.push({
       type: 'round',

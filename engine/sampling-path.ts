@@ -24,7 +24,9 @@ export type ResolvedSampling = { path: 'cpu' | 'backend'; reason: string | null;
 
 /** what keeps the chain from running whole on the backend, or null */
 export function backendChainProblem(sampling: SamplingOptions, k: number): string | null {
-  // llama.cpp's grammar sampler walks the grammar's stacks on the host (native/src/sampling.cpp says the same)
+  // the rows of logits stay on the device on the backend path (native/src/sampling.cpp says the same)
+  if (sampling.logprobs !== undefined) return 'log-probabilities are read from rows of logits on the CPU only';
+  // llama.cpp's grammar sampler walks the grammar's stacks on the host
   if (sampling.grammar !== undefined || sampling.jsonSchema !== undefined) return 'a grammar (or JSON schema) is applied on the CPU only';
   const penalties =
     sampling.repeatLastN !== 0 && (sampling.repeatPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0);

@@ -89,6 +89,11 @@ void round_batch::clear() {
     origins.clear();
     bytes.clear();
     piece_ends.clear();
+    logprobs.clear();
+    top_ids.clear();
+    top_logprobs.clear();
+    top_bytes.clear();
+    top_piece_ends.clear();
 }
 
 void round_batch::drop_partial_round() {
@@ -101,6 +106,26 @@ void round_batch::drop_partial_round() {
         origins.resize(named);
         piece_ends.resize(named);
         bytes.resize(named > 0 ? piece_ends.back() : 0);
+    }
+    if (logprobs.size() > named) {
+        const size_t n_top = top_ids.size() / logprobs.size();
+        logprobs.resize(named);
+        top_ids.resize(named * n_top);
+        top_logprobs.resize(named * n_top);
+        top_piece_ends.resize(named * n_top);
+        top_bytes.resize(top_piece_ends.empty() ? 0 : top_piece_ends.back());
+    }
+}
+
+void round_batch::add_probs(const llama_vocab * vocab, const row_probs & probs) {
+    logprobs.push_back(probs.chosen);
+    char buf[256];
+    for (const auto & [id, logprob] : probs.top) {
+        const int32_t n = llama_token_to_piece(vocab, id, buf, sizeof buf, 0, false);
+        top_ids.push_back(id);
+        top_logprobs.push_back(logprob);
+        top_bytes.insert(top_bytes.end(), buf, buf + (n > 0 ? n : 0));
+        top_piece_ends.push_back(static_cast<uint32_t>(top_bytes.size()));
     }
 }
 
@@ -161,6 +186,8 @@ generate_result run_generation(session_core & core, const generate_request & req
 
     // the first token comes from the prompt's last row: an autoregressive step, no proposals
     round_state st;
+    core.n_probs = req.sampling.n_probs;
+    core.drawn_probs.clear();
     llama_token first = draw_target_row(core, sampler, req.sampling.backend, -1, static_cast<llama_pos>(req.prompt.size()));
     if (llama_vocab_is_eog(vocab, first)) {
         result.stop_reason = "eos";
@@ -169,6 +196,9 @@ generate_result run_generation(session_core & core, const generate_request & req
     }
     round_batch & first_batch = sink.open();
     first_batch.add_token(vocab, first, round_batch::target);
+    if (!core.drawn_probs.empty()) {
+        first_batch.add_probs(vocab, core.drawn_probs.front());
+    }
     int64_t round_start = llama_time_us() - t0;
     first_batch.add_round(0, 0, false, -1, 0, round_start, 0, 0, 0, 1);
     sink.close(true);

@@ -33,11 +33,20 @@ struct round_batch {
     std::vector<uint8_t> origins;     // per token
     std::vector<uint8_t> bytes;       // the tokens' pieces (a piece may be part of a UTF-8 character)
     std::vector<uint32_t> piece_ends; // per token: where its piece ends in `bytes`
+    // when the request asked for log-probabilities (else empty): per token its own, and n_top
+    // entries per token of the row's most likely tokens, with their pieces
+    std::vector<float> logprobs;
+    std::vector<int32_t> top_ids;
+    std::vector<float> top_logprobs;
+    std::vector<uint8_t> top_bytes;
+    std::vector<uint32_t> top_piece_ends;
 
     size_t rounds() const { return numbers.size() / n_fields; }
     void clear();
     // appends a token and its piece
     void add_token(const llama_vocab * vocab, llama_token id, origin o);
+    // the log-probabilities of the token added last
+    void add_probs(const llama_vocab * vocab, const row_probs & probs);
     // drops tokens no recorded round names (a round that failed halfway through recording)
     void drop_partial_round();
     // appends a round's record; its tokens must have been added just before (n_tok of them)

@@ -46,7 +46,40 @@ std::string grammar_problem(const llama_vocab * vocab, const std::string & gramm
     return "llama.cpp's GBNF parser refused the grammar" + (why.empty() ? std::string() : ": " + why);
 }
 
+void row_logprobs(const float * logits, int32_t n_vocab, llama_token chosen, int32_t n_top, row_probs & out) {
+    float max = -INFINITY;
+    for (int32_t i = 0; i < n_vocab; i++) {
+        max = std::max(max, logits[i]);
+    }
+    double sum = 0.0;
+    for (int32_t i = 0; i < n_vocab; i++) {
+        sum += std::exp(static_cast<double>(logits[i]) - max);
+    }
+    const double lse = max + std::log(sum);
+    out.chosen       = static_cast<float>(logits[chosen] - lse);
+    out.top.clear();
+    const size_t limit = static_cast<size_t>(std::max(0, n_top));
+    for (llama_token id = 0; id < n_vocab && limit > 0; id++) {
+        const float l = logits[id];
+        if (out.top.size() == limit && !(l > out.top.back().second)) {
+            continue;
+        }
+        const auto at = std::upper_bound(out.top.begin(), out.top.end(), l,
+                                         [](float v, const std::pair<llama_token, float> & d) { return v > d.second; });
+        out.top.insert(at, {id, l});
+        if (out.top.size() > limit) {
+            out.top.pop_back();
+        }
+    }
+    for (auto & entry : out.top) {
+        entry.second = static_cast<float>(entry.second - lse);
+    }
+}
+
 std::string backend_chain_problem(const sampling_params & p, int32_t rows_per_seq) {
+    if (p.n_probs >= 0) {
+        return "log-probabilities are read from rows of logits on the CPU only";
+    }
     if (!p.grammar.empty()) {
         return "a grammar (or JSON schema) is applied on the CPU only";
     }

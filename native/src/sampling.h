@@ -24,7 +24,21 @@ struct sampling_params {
     bool backend = false;
     // a GBNF grammar the reply must follow (root rule "root"); empty: free text
     std::string grammar;
+    // log-probabilities of each emitted token from the row it was drawn from: -1 off, else the
+    // drawn token's and those of the row's n_probs most likely tokens (at most max_probs)
+    int32_t n_probs = -1;
 };
+
+constexpr int32_t max_probs = 20;
+
+// One row's log-probabilities (the log-softmax of its raw logits, before any sampler): the
+// drawn token's, and the `top` most likely tokens as {id, logprob} (most likely first; ties:
+// the lower id first).
+struct row_probs {
+    float chosen = 0.0f;
+    std::vector<std::pair<llama_token, float>> top;
+};
+void row_logprobs(const float * logits, int32_t n_vocab, llama_token chosen, int32_t n_top, row_probs & out);
 
 // llama.cpp's JSON-schema-to-GBNF conversion (the one llama-server uses); throws
 // std::invalid_argument saying what is wrong with the schema

@@ -69,6 +69,7 @@ sampling_params read_sampling(Napi::Object opts, const llama_vocab * vocab) {
     if (!invalid.empty()) {
         throw Napi::RangeError::New(opts.Env(), invalid);
     }
+    s.n_probs                          = static_cast<int32_t>(integer_option(opts, "logprobs", -1, 0, max_probs));
     std::optional<std::string> grammar = string_option(opts, "grammar");
     std::optional<std::string> schema  = string_option(opts, "jsonSchema");
     if (grammar && schema) {
@@ -108,6 +109,13 @@ Napi::Object batch_to_js(Napi::Env env, const round_batch & b) {
     out.Set("origins", typed_copy(env, b.origins));
     out.Set("bytes", typed_copy(env, b.bytes));
     out.Set("pieceEnds", typed_copy(env, b.piece_ends));
+    if (!b.logprobs.empty()) {
+        out.Set("logprobs", typed_copy(env, b.logprobs));
+        out.Set("topIds", typed_copy(env, b.top_ids));
+        out.Set("topLogprobs", typed_copy(env, b.top_logprobs));
+        out.Set("topBytes", typed_copy(env, b.top_bytes));
+        out.Set("topPieceEnds", typed_copy(env, b.top_piece_ends));
+    }
     return out;
 }
 

@@ -13,6 +13,7 @@
 #include "handles.h"
 #include "proposer.h"
 #include "row_capture.h"
+#include "sampling.h"
 
 namespace power {
 
@@ -45,7 +46,11 @@ struct session_core {
     std::unique_ptr<proposer> prop;           // the strategy's proposer ("none" proposes nothing)
     std::vector<uint8_t> checkpoint;          // recurrent state at the start of a round, when needed
     std::vector<llama_token_data> candidates; // the sampler's candidate buffer, reused every row
-    std::string flash_attn_used = "unknown";  // what llama.cpp settled on: on | off | unknown
+    // log-probabilities asked for by the running request (-1: none), and those of the rows drawn
+    // in this round, in order (the emitted tokens' are the first ones)
+    int32_t n_probs = -1;
+    std::vector<row_probs> drawn_probs;
+    std::string flash_attn_used = "unknown"; // what llama.cpp settled on: on | off | unknown
 
     // test hook: fail the verify decode of this round (1-based) of the next request; 0: off
     int32_t fail_at_round = 0;

@@ -32,7 +32,12 @@ llama_token draw_target_row(session_core & core, target_sampler & sampler, bool 
     const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
     float * logits        = llama_get_logits_ith(ctx, i);
     inspect_sampled_row(core.capture, sampler, pos, logits, n_vocab);
-    return sample_row(sampler, logits, n_vocab, core.candidates);
+    const llama_token token = sample_row(sampler, logits, n_vocab, core.candidates);
+    if (core.n_probs >= 0) {
+        core.drawn_probs.emplace_back();
+        row_logprobs(logits, n_vocab, token, core.n_probs, core.drawn_probs.back());
+    }
+    return token;
 }
 
 transaction::transaction(session_core & core, target_sampler & sampler, bool backend, round_state & st) :
@@ -125,7 +130,8 @@ bool transaction::verify() {
 // Step 4: sequential target sampling through the first mismatch. The sampler (its RNG and
 // penalty history included) advances exactly once per emitted token.
 void transaction::sample_rows(int32_t budget) {
-    const int64_t t      = llama_time_us();
+    const int64_t t = llama_time_us();
+    core_.drawn_probs.clear();
     const row_decision d = sample_through_first_mismatch(
         vocab_, [this](int32_t i) { return draw_target_row(core_, sampler_, backend_, i, st_.base + 1 + i); }, st_.proposals, budget,
         st_.emitted, st_.origins);
@@ -199,6 +205,9 @@ void transaction::commit() {
 int64_t transaction::emit(int64_t start_us, int64_t t0, round_batch & out) {
     for (size_t i = 0; i < st_.emitted.size(); i++) {
         out.add_token(vocab_, st_.emitted[i], origin_code(st_.origins[i]));
+        if (i < core_.drawn_probs.size()) {
+            out.add_probs(vocab_, core_.drawn_probs[i]);
+        }
     }
     const int64_t end_us = llama_time_us() - t0;
     out.add_round(static_cast<int32_t>(st_.proposals.size()), st_.accepted, st_.replayed, st_.clamp, start_us, end_us, propose_us,

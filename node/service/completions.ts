@@ -7,7 +7,7 @@
 import { LoadOptions } from '../../contract/api/engine.js';
 import { PowerError } from '../../contract/api/errors.js';
 import type { ReplyStats } from '../../contract/api/generation.js';
-import type { SamplingPath, StopReason } from '../../contract/engine-types.js';
+import type { SamplingPath, StopReason, TokenLogprobs } from '../../contract/engine-types.js';
 import type { Strategy } from '../../contract/strategies.js';
 import type { ChatMessage } from '../chat/template.js';
 import { EngineCrashedError } from '../engine/client.js';
@@ -45,6 +45,8 @@ export interface CompletionRequest {
   grammar?: string;
   /** a JSON schema (JSON text) the reply follows */
   jsonSchema?: string;
+  /** log-probabilities per token: its own and those of the N most likely tokens */
+  logprobs?: number;
 }
 
 export interface CompletionResult {
@@ -78,6 +80,8 @@ export interface CompletionProgress {
   tokens: number;
   /** rounds of the transaction so far */
   rounds: number;
+  /** the log-probabilities of the tokens this piece of text completes, when the request asked for them */
+  logprobs?: TokenLogprobs[];
 }
 
 export interface Completions {
@@ -203,6 +207,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
                 path: request.samplingPath,
                 grammar: request.grammar,
                 jsonSchema: request.jsonSchema,
+                logprobs: request.logprobs,
               },
               seed,
             ),
@@ -214,7 +219,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
             sink: (batch) => {
               for (const round of batch.rounds) streamed += round.tokenIds.length;
               rounds += batch.rounds.length;
-              if (batch.text) onText(batch.text, { tokens: streamed, rounds });
+              if (batch.text || batch.logprobs)
+                onText(batch.text, { tokens: streamed, rounds, ...(batch.logprobs ? { logprobs: batch.logprobs } : {}) });
             },
           },
         ),

@@ -10,7 +10,14 @@
 import { randomUUID } from 'node:crypto';
 
 import type { ApiRound, ReplyStats, StreamedRound } from '../../contract/api/generation.js';
-import type { NativeGenerateResult, RoundRecord, SamplingOptions, SamplingUsed, StopReason } from '../../contract/engine-types.js';
+import type {
+  NativeGenerateResult,
+  RoundRecord,
+  SamplingOptions,
+  SamplingUsed,
+  StopReason,
+  TokenLogprobs,
+} from '../../contract/engine-types.js';
 import { computeStats, RunningStats, tokenDigest, type GenerationStats } from '../../contract/generation-result.js';
 import type { Tokens } from '../../engine/protocol.js';
 import type { EngineClient } from '../engine/client.js';
@@ -34,6 +41,8 @@ export interface RoundsBatch {
   text: string;
   /** the evidence so far */
   stats: ReplyStats;
+  /** per token of these rounds, when the request asked for them (SamplingOptions.logprobs) */
+  logprobs?: TokenLogprobs[];
 }
 
 export interface GenerationOutcome {
@@ -123,6 +132,7 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
   // and given to the sink together, at the end of that task
   let pending: StreamedRound[] = [];
   let pendingText = '';
+  let pendingLogprobs: TokenLogprobs[] = [];
   let index = 0;
   const snapshot = (): ReplyStats => {
     const partial = running.partialNative(promptLength);
@@ -130,9 +140,15 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
   };
   const deliver = (): void => {
     if (pending.length === 0) return;
-    const batch = { rounds: pending, text: pendingText, stats: snapshot() };
+    const batch = {
+      rounds: pending,
+      text: pendingText,
+      stats: snapshot(),
+      ...(pendingLogprobs.length > 0 ? { logprobs: pendingLogprobs } : {}),
+    };
     pending = [];
     pendingText = '';
+    pendingLogprobs = [];
     options.sink?.(batch);
   };
   const keepRounds = options.keepRounds ?? true;
@@ -159,6 +175,7 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
     if (pending.length === 0) queueMicrotask(deliver);
     pending.push({ ...apiRound(round, ++index), texts });
     pendingText += delta;
+    for (const t of round.tokens) if (t.logprobs) pendingLogprobs.push(t.logprobs);
   });
   // at the end: bytes of a character the reply never completed, whatever ended it, shown as
   // U+FFFD (never dropped), and the text held back in case it became a stop string

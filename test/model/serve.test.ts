@@ -169,6 +169,87 @@ describe('power serve', () => {
     assert.equal(draft.power.digest, plain.power.digest);
   });
 
+  test('logprobs: five tokens, five entries from the target rows, the same under speculation (greedy and seeded), streamed too', async () => {
+    interface Entry {
+      token: string;
+      logprob: number;
+      bytes: number[];
+      top_logprobs: { token: string; logprob: number; bytes: number[] }[];
+    }
+    type WithLogprobs = Completion & { choices: { logprobs: { content: Entry[] } }[] };
+    const ask = (extra: object) =>
+      completion('/v1/chat/completions', {
+        model: 'target',
+        messages: [{ role: 'user', content: 'one two three four' }],
+        max_tokens: 5,
+        logprobs: true,
+        top_logprobs: 3,
+        ...extra,
+      }) as Promise<WithLogprobs>;
+    for (const sampling of [{ temperature: 0 }, { temperature: 0.9, seed: 7 }]) {
+      const ar = await ask({ ...sampling, strategy: 'none' });
+      const entries = ar.choices[0]!.logprobs.content;
+      assert.equal(ar.usage.completion_tokens, 5);
+      assert.equal(entries.length, 5, 'one entry per token');
+      assert.equal(entries.map((e) => e.token).join(''), ar.choices[0]!.message!.content);
+      for (const e of entries) {
+        assert.ok(e.logprob <= 0 && Number.isFinite(e.logprob));
+        assert.equal(e.top_logprobs.length, 3);
+        assert.deepEqual(Buffer.from(e.bytes).toString('utf8'), e.token);
+        for (let i = 1; i < 3; i++) assert.ok(e.top_logprobs[i - 1]!.logprob >= e.top_logprobs[i]!.logprob, 'most likely first');
+        if (sampling.temperature === 0) assert.deepEqual([e.token, e.logprob], [e.top_logprobs[0]!.token, e.top_logprobs[0]!.logprob]);
+        else assert.ok(e.logprob <= e.top_logprobs[0]!.logprob);
+      }
+      for (const speculative of [
+        { strategy: 'ngram', k: 4 },
+        { draft: 'draft-close', k: 4 },
+      ]) {
+        const spec = await ask({ ...sampling, ...speculative });
+        assert.equal(spec.power.digest, ar.power.digest);
+        assert.deepEqual(spec.choices[0]!.logprobs, ar.choices[0]!.logprobs, `${JSON.stringify(speculative)} ${JSON.stringify(sampling)}`);
+      }
+      const streamed = await post('/v1/chat/completions', {
+        model: 'target',
+        messages: [{ role: 'user', content: 'one two three four' }],
+        max_tokens: 5,
+        logprobs: true,
+        top_logprobs: 3,
+        stream: true,
+        ...sampling,
+        strategy: 'ngram',
+        k: 4,
+      });
+      const chunks = sseData(streamed.body)
+        .slice(0, -1)
+        .map((e) => JSON.parse(e) as { choices: { logprobs: { content: Entry[] } | null }[] });
+      assert.deepEqual(
+        chunks.flatMap((c) => c.choices[0]?.logprobs?.content ?? []),
+        entries,
+      );
+    }
+    const legacy = (await completion('/v1/completions', {
+      model: 'target',
+      prompt: 'one two',
+      max_tokens: 4,
+      logprobs: 2,
+    })) as Completion & {
+      choices: {
+        logprobs: { tokens: string[]; token_logprobs: number[]; top_logprobs: Record<string, number>[]; text_offset: number[] };
+      }[];
+    };
+    const lp = legacy.choices[0]!.logprobs;
+    assert.equal(lp.tokens.join(''), legacy.choices[0]!.text);
+    assert.equal(lp.token_logprobs.length, 4);
+    assert.ok(lp.top_logprobs.every((t) => Object.keys(t).length <= 2));
+    assert.deepEqual(lp.text_offset[0], 0);
+    const refused = await post('/v1/chat/completions', { model: 'target', messages: [{ role: 'user', content: 'x' }], top_logprobs: 2 });
+    assert.equal(refused.status, 400);
+    assert.match(refused.body, /top_logprobs needs logprobs: true/);
+    const backend = await post('/v1/completions', { model: 'target', prompt: 'x', logprobs: 1, backend_sampling: true });
+    assert.equal(backend.status, 400);
+    assert.match(backend.body, /log-probabilities are read from rows of logits on the CPU only/);
+  });
+
   test('GET /metrics: Prometheus text under llama-server names that counts a speculative reply', async () => {
     /** the exposition format, line by line (a malformed line fails), as name{labels} -> value */
     const scrape = async () => {

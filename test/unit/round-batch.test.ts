@@ -32,6 +32,70 @@ describe('round batches', () => {
     assert.equal(text, 'Hello world');
   });
 
+  test('log-probabilities: each token gets its own and its top entries with their pieces; a batch whose arrays disagree is refused', () => {
+    const enc = new TextEncoder();
+    const tops = ['He', 'A', 'llo', 'lo', ' wor', ' w', 'ld', 'l'];
+    let end = 0;
+    const withProbs = {
+      ...twoRounds(),
+      logprobs: Float32Array.from([-0.5, -0.25, -1, -2]),
+      topIds: Int32Array.from([7, 1, 8, 2, 9, 3, 10, 4]),
+      topLogprobs: Float32Array.from([-0.5, -1, -0.25, -2, -1, -1.5, -0.75, -2]),
+      topBytes: enc.encode(tops.join('')),
+      topPieceEnds: Uint32Array.from(tops.map((p) => (end += enc.encode(p).length))),
+    };
+    const tokens = expandRoundBatch(RoundBatch.parse(withProbs)).flatMap((r) => r.tokens);
+    const dec = new TextDecoder();
+    assert.deepEqual(
+      tokens.map((t) => [
+        dec.decode(t.logprobs!.piece),
+        t.logprobs!.logprob,
+        t.logprobs!.top.map((e) => [e.id, e.logprob, dec.decode(e.piece)]),
+      ]),
+      [
+        [
+          'He',
+          -0.5,
+          [
+            [7, -0.5, 'He'],
+            [1, -1, 'A'],
+          ],
+        ],
+        [
+          'llo',
+          -0.25,
+          [
+            [8, -0.25, 'llo'],
+            [2, -2, 'lo'],
+          ],
+        ],
+        [
+          ' wor',
+          -1,
+          [
+            [9, -1, ' wor'],
+            [3, -1.5, ' w'],
+          ],
+        ],
+        [
+          'ld',
+          -2,
+          [
+            [10, -0.75, 'ld'],
+            [4, -2, 'l'],
+          ],
+        ],
+      ],
+    );
+    assert.ok(!RoundBatch.safeParse({ ...withProbs, logprobs: Float32Array.from([-1]) }).success, 'one per token');
+    assert.ok(!RoundBatch.safeParse({ ...withProbs, topIds: Int32Array.from([7, 1, 8]) }).success, 'the same number per token');
+    assert.ok(
+      !RoundBatch.safeParse({ ...withProbs, topPieceEnds: Uint32Array.from([1, 2, 3, 4, 5, 6, 7, 99]) }).success,
+      'pieces in range',
+    );
+    assert.equal(expandRoundBatch(RoundBatch.parse(twoRounds()))[0]!.tokens[0]!.logprobs, undefined, 'absent unless asked for');
+  });
+
   test('an engine event carries a batch', () => {
     const message = ServerMessage.parse(structuredClone({ event: 'engine.onRounds', payload: { requestId: 'r1', batch: twoRounds() } }));
     assert.ok('event' in message);

@@ -1,11 +1,12 @@
 // The OpenAI-compatible requests `power serve` accepts (/v1/chat/completions, /v1/completions):
 // the fields llama-server, LM Studio and Ollama take, plus Power's own optional `strategy`,
 // `draft`, `k`, `s` and `profile`. Unknown fields are ignored, as those servers do; fields that
-// would change the answer and cannot be honoured (n > 1, tools, logprobs) are refused.
+// would change the answer and cannot be honoured (n > 1, tools) are refused.
 // Structured output: OpenAI's `response_format` and llama-server's `json_schema` and `grammar`.
 import { z } from 'zod';
 
 import { PowerError } from '../../../contract/api/errors.js';
+import { LOGPROBS_MAX } from '../../../contract/engine-types.js';
 import { K_MAX } from '../../../contract/profile.js';
 import { STRATEGIES } from '../../../contract/strategies.js';
 import type { ChatMessage } from '../../chat/template.js';
@@ -57,7 +58,6 @@ const common = {
   n: z.literal(1, { error: 'n must be 1: Power writes one reply per request' }).nullable().optional(),
   presence_penalty: z.literal(0, { error: 'presence_penalty is not supported (only 0)' }).nullable().optional(),
   frequency_penalty: z.literal(0, { error: 'frequency_penalty is not supported (only 0)' }).nullable().optional(),
-  logprobs: z.literal(false, { error: 'logprobs are not supported' }).nullable().optional(),
   tools: z.array(z.unknown()).max(0, { error: 'tools are not supported' }).nullable().optional(),
   response_format: ResponseFormat.nullable().optional(),
   /** llama-server's: a JSON schema the reply follows */
@@ -78,6 +78,10 @@ export const ChatCompletionRequest = z.object({
   ...common,
   messages: z.array(OpenAiMessage).min(1),
   max_completion_tokens: z.number().int().min(1).max(1_000_000).nullable().optional(),
+  /** the log-probability of each token of the reply (from the target's row it was drawn from) */
+  logprobs: z.boolean().nullable().optional(),
+  /** with logprobs: the row's N most likely tokens too */
+  top_logprobs: z.number().int().min(0).max(LOGPROBS_MAX).nullable().optional(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
@@ -85,8 +89,19 @@ export const CompletionRequest = z.object({
   ...common,
   prompt: z.union([z.string(), z.array(z.string()).length(1, { error: 'prompt must be one string: Power writes one reply per request' })]),
   echo: z.literal(false, { error: 'echo is not supported' }).nullable().optional(),
+  /** the legacy API's: the log-probability of each token and of the row's N most likely tokens */
+  logprobs: z.number().int().min(0).max(LOGPROBS_MAX).nullable().optional(),
 });
 export type CompletionRequest = z.infer<typeof CompletionRequest>;
+
+/** How many top log-probabilities per token the request asks for (undefined: none at all). */
+export function logprobsAsked(r: ChatCompletionRequest | CompletionRequest): number | undefined {
+  if ('messages' in r) {
+    if (r.top_logprobs != null && r.logprobs !== true) throw new PowerError('bad-input', 'top_logprobs needs logprobs: true');
+    return r.logprobs === true ? (r.top_logprobs ?? 0) : undefined;
+  }
+  return r.logprobs ?? undefined;
+}
 
 /** what constrains the reply: a GBNF grammar or a JSON schema (as JSON text), or nothing */
 export type OutputConstraint = { grammar: string } | { jsonSchema: string } | Record<string, never>;

@@ -3,7 +3,7 @@
 import type { StopReason } from '../../../contract/engine-types.js';
 import type { GenerationStats } from '../../../contract/generation-result.js';
 import type { Strategy } from '../../../contract/strategies.js';
-import type { CompletionRequest } from '../../service/completions.js';
+import type { CompletionProgress, CompletionRequest } from '../../service/completions.js';
 
 /** what the OpenAI routes ask for: exactly the service's stateless completion request */
 export type CompletionInput = CompletionRequest;
@@ -41,7 +41,7 @@ export interface CompletionBackend {
    */
   complete(
     input: CompletionInput,
-    onText: (text: string, progress: { tokens: number; rounds: number }) => void,
+    onText: (text: string, progress: CompletionProgress) => void,
     signal: AbortSignal,
   ): Promise<CompletionOutput>;
 }

@@ -5,9 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { SAMPLING_DEFAULTS } from '../../../contract/engine-types.js';
+import { SAMPLING_DEFAULTS, type TokenLogprobs } from '../../../contract/engine-types.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../../contract/api/errors.js';
-import { ChatCompletionRequest, chatMessages, CompletionRequest, outputConstraint } from './api.js';
+import { ChatCompletionRequest, chatMessages, CompletionRequest, logprobsAsked, outputConstraint } from './api.js';
+import { chatLogprobs, textLogprobs } from './logprobs.js';
 import { describeIssues } from '../../../contract/channel/index.js';
 import { HttpError, readJsonBody, sendError, sendJson } from '../http-util.js';
 import type { CompletionBackend, CompletionInput, CompletionOutput } from './backend.js';
@@ -63,6 +64,8 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
     ...(r.s !== undefined ? { s: r.s } : {}),
     ...(r.profile !== undefined ? { profile: r.profile } : {}),
   };
+  const logprobs = logprobsAsked(r);
+  if (logprobs !== undefined) input.logprobs = logprobs;
   return { input, stream: r.stream === true, includeUsage: r.stream_options?.include_usage === true };
 }
 
@@ -116,15 +119,28 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     if (!res.writableFinished) abort.abort();
   });
 
+  const asked = input.logprobs !== undefined;
+  /** the logprobs field of a choice: the tokens' entries when asked for, else null */
+  const logprobsOf = (entries: readonly TokenLogprobs[], offset: number) =>
+    !asked ? null : kind === 'chat' ? chatLogprobs(entries) : textLogprobs(entries, offset);
+
   if (!stream) {
     let text = '';
-    const out = await backend.complete(input, (piece) => (text += piece), abort.signal);
+    const entries: TokenLogprobs[] = [];
+    const out = await backend.complete(
+      input,
+      (piece, progress) => {
+        text += piece;
+        if (progress.logprobs) entries.push(...progress.logprobs);
+      },
+      abort.signal,
+    );
     checkNotCancelled(out);
     const reason = finishReason(out);
     const choice =
       kind === 'chat'
-        ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: reason, logprobs: null }
-        : { index: 0, text, finish_reason: reason, logprobs: null };
+        ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: reason, logprobs: logprobsOf(entries, 0) }
+        : { index: 0, text, finish_reason: reason, logprobs: logprobsOf(entries, 0) };
     sendJson(res, 200, { id, object, created, model: out.model, choices: [choice], usage: usage(out), power: power(out) });
     return;
   }
@@ -147,16 +163,19 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     res.write(`data: ${JSON.stringify(data)}\n\n`);
   };
   const chunkObject = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-  const delta = (text: string, reason: string | null, model: string, extra: object = {}): void => {
+  let written = 0; // characters of the reply sent so far (the legacy logprobs' text_offset)
+  const delta = (text: string, reason: string | null, model: string, extra: object = {}, entries: readonly TokenLogprobs[] = []): void => {
+    const logprobs = entries.length > 0 ? logprobsOf(entries, written) : null;
+    written += text.length;
     const choice =
       kind === 'chat'
         ? {
             index: 0,
-            delta: reason !== null ? {} : text === '' ? { role: 'assistant', content: '' } : { content: text },
+            delta: reason !== null ? {} : text === '' && entries.length === 0 ? { role: 'assistant', content: '' } : { content: text },
             finish_reason: reason,
-            logprobs: null,
+            logprobs,
           }
-        : { index: 0, text, finish_reason: reason, logprobs: null };
+        : { index: 0, text, finish_reason: reason, logprobs };
     event({ id, object: chunkObject, created, model, choices: [choice], ...extra });
   };
   if (kind === 'chat') delta('', null, input.model);
@@ -167,7 +186,8 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
       (text, progress) => {
         // Power's own field, as on the last chunk: how far the reply has come (llama-server adds
         // fields of its own too; OpenAI clients ignore what they do not know)
-        if (text) delta(text, null, input.model, { power: { tokens: progress.tokens, rounds: progress.rounds } });
+        if (text || progress.logprobs)
+          delta(text, null, input.model, { power: { tokens: progress.tokens, rounds: progress.rounds } }, progress.logprobs);
       },
       abort.signal,
     );
