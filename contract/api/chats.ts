@@ -2,13 +2,23 @@
 // events; the methods that start one return as soon as it is accepted.
 import { z } from 'zod';
 
-import { SAMPLING_DEFAULTS as D, SamplingPath, StopReason, TokenOrigin } from '../engine-types.js';
+import { GRAMMAR_MAX_CHARS, SAMPLING_DEFAULTS as D, SamplingPath, StopReason, TokenOrigin } from '../engine-types.js';
 import { GenerationBackend } from '../generation-result.js';
 import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
 import { ApiError } from './errors.js';
 import { ApiRound, ReplyStats } from './generation.js';
 import { Id, None, Ok, Time } from './common.js';
+
+/** whether `text` is JSON whose value is an object (what a JSON schema is) */
+export function isJsonObjectText(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
 
 /** Sampling for one reply (temperature 0 is greedy; a stochastic reply without a seed gets a random one). */
 export const ChatSampling = z.object({
@@ -21,6 +31,15 @@ export const ChatSampling = z.object({
   maxTokens: z.number().int().min(1).max(1_000_000).default(512),
   /** where tokens are sampled: auto (the backend when the target is on a GPU), cpu, backend */
   path: SamplingPath.default('auto'),
+  /** the reply's format: free text, or JSON (any object, or one that follows jsonSchema) */
+  format: z.enum(['text', 'json']).default('text'),
+  /** with format json: the JSON schema (as JSON text) the reply follows */
+  jsonSchema: z
+    .string()
+    .min(1)
+    .max(GRAMMAR_MAX_CHARS)
+    .refine(isJsonObjectText, { error: 'the JSON schema must be a JSON object' })
+    .optional(),
 });
 export type ChatSampling = z.infer<typeof ChatSampling>;
 

@@ -19,7 +19,15 @@ import type { EngineSupervisor, ActiveSession } from './engine-supervisor.js';
 import type { ServiceEvents } from './events.js';
 import type { ModelLibrary } from './library.js';
 import type { Profiles } from './profiles.js';
-import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
+import {
+  checkPromptFits,
+  crashDuringReply,
+  drawSeed,
+  formatConstraint,
+  engineSampling,
+  sessionForProfile,
+  whileGenerating,
+} from './reply-steps.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { ReplySlot, SlotLease } from './reply-slot.js';
 import { runRequest, type RoundsBatch } from './request.js';
@@ -175,6 +183,7 @@ export class ChatReplies {
             minP: sampling.minP,
             repeatPenalty: sampling.repeatPenalty,
             path: sampling.path,
+            ...formatConstraint(sampling.format, sampling.jsonSchema),
           },
           seed,
         ),

@@ -18,6 +18,14 @@ type Supervisor = Pick<EngineSupervisor, 'sessionFor' | 'setStatus' | 'loaded' |
  * The seed a request runs with: the one asked for, else a fresh draw for a sampled request (the
  * reply reports it, so the run can be repeated); greedy needs none (null).
  */
+/** what "JSON" asks for without a schema: any object (OpenAI's json_object; llama-server would take any JSON value) */
+export const JSON_OBJECT_SCHEMA = { type: 'object' };
+
+/** The engine's constraint for a reply format: a JSON reply follows its schema, or any object. */
+export function formatConstraint(format: 'text' | 'json', jsonSchema: string | undefined): { jsonSchema?: string } {
+  return format === 'json' ? { jsonSchema: jsonSchema ?? JSON.stringify(JSON_OBJECT_SCHEMA) } : {};
+}
+
 export function drawSeed(seed: number | null | undefined, temperature: number): number | null {
   return seed ?? (temperature > 0 ? randomInt(0, 0xffffffff) : null);
 }

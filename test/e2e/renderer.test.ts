@@ -268,4 +268,27 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     );
     await page.getByRole('tab', { name: 'Chat' }).click();
   });
+  test('Reply format JSON with a schema: the reply is shown as formatted JSON and its figures say so', async () => {
+    await load('target', 'draft-model', 'draft-close');
+    await setSampling('Max tokens', '64');
+    await combo('Reply format').selectOption({ label: 'JSON' });
+    const schema = {
+      type: 'object',
+      properties: { pet: { type: 'string', maxLength: 8 }, legs: { type: 'integer' } },
+      required: ['pet', 'legs'],
+    };
+    await page.getByRole('textbox', { name: 'JSON schema', exact: true }).fill(JSON.stringify(schema));
+    try {
+      const reply = await sendAndWait('A pet, as JSON.');
+      const json = reply.getByLabel('JSON reply', { exact: true });
+      const shown = (await json.textContent())!;
+      assert.match(shown, /^\{\n {2}"pet": /, 'pretty-printed, two spaces');
+      assert.deepEqual(Object.keys(JSON.parse(shown) as object).sort(), ['legs', 'pet']);
+      assert.match((await reply.locator('.reply-stats').textContent())!, /JSON schema/);
+      await page.screenshot({ path: join(RESULTS, 'json-reply.png') });
+    } finally {
+      await openSampling();
+      await combo('Reply format').selectOption({ label: 'Text' });
+    }
+  });
 });

@@ -131,6 +131,43 @@ describe('service chats', () => {
     });
   }
 
+  test('a chat that asks for JSON gets a reply of its schema, the same under draft-model speculation; the reply keeps the format', async () => {
+    const { service, models } = f;
+    await service.engine.load({
+      modelId: models['target.gguf']!.id,
+      device: 'cpu',
+      threads: 1,
+      contextSize: 1024,
+      method: { strategy: 'draft-model', draftId: models['draft-close.gguf']!.id },
+    });
+    const schema = JSON.stringify({
+      type: 'object',
+      properties: { pet: { type: 'string', maxLength: 8 }, legs: { type: 'integer', minimum: 0, maximum: 8 } },
+      required: ['pet', 'legs'],
+      additionalProperties: false,
+    });
+    const sampling = { maxTokens: 64, format: 'json' as const, jsonSchema: schema };
+    const chat = await service.chats.create({});
+    const control = await startedReply(
+      service,
+      service.chats.send({ chatId: chat.id, content: 'a pet', profileId: 'autoregressive', sampling }),
+    );
+    const ar = await control.end;
+    assert.equal(ar.kind, 'done', JSON.stringify(ar.error));
+    const { end } = await startedReply(service, service.chats.regenerate({ chatId: chat.id, profileId: 'balanced', sampling }));
+    const spec = await end;
+    assert.equal(spec.digest, ar.digest);
+    const reply = (await service.chats.get({ chatId: chat.id })).messages.at(-1)!;
+    assert.ok(reply.role === 'assistant');
+    assert.deepEqual([reply.sampling.format, reply.sampling.jsonSchema], ['json', schema]);
+    assert.equal(reply.stopReason, 'eos', reply.content);
+    assert.deepEqual(Object.keys(JSON.parse(reply.content) as object).sort(), ['legs', 'pet']);
+    await assert.rejects(
+      service.chats.send({ chatId: chat.id, content: 'x', sampling: { format: 'json', jsonSchema: '{"type": ' } }),
+      /the JSON schema must be a JSON object/,
+    );
+  });
+
   test('stop keeps what was generated; regenerate replaces it; a message meanwhile is busy', async () => {
     const { service, models } = f;
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });

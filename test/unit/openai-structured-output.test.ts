@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { PowerError } from '../../contract/api/errors.js';
-import { ChatCompletionRequest, CompletionRequest, JSON_OBJECT_SCHEMA, outputConstraint } from '../../node/serve/openai/api.js';
+import { ChatCompletionRequest, CompletionRequest, outputConstraint } from '../../node/serve/openai/api.js';
+import { JSON_OBJECT_SCHEMA } from '../../node/service/reply-steps.js';
 
 const chat = (fields: object) => ChatCompletionRequest.parse({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
 const schemaOf = (fields: object) => {

@@ -9,13 +9,14 @@ import { checkCustomProfile, customProfileName } from '../../renderer/src/logic/
 import { draftFileOptions, draftMethodOptions, settleChoice } from '../../renderer/src/logic/draft-options.js';
 import { createFrameBatcher } from '../../renderer/src/logic/frame-batch.js';
 import { bytes, decodeRate, duration, engineEvidence, percent, shortDigest, tokensPerSecond } from '../../renderer/src/logic/format.js';
-import { decodeSeries, positionBars, rollingAcceptance } from '../../renderer/src/logic/reply.js';
+import { decodeSeries, formatPart, positionBars, prettyJsonReply, rollingAcceptance } from '../../renderer/src/logic/reply.js';
 import { base64Bytes, replyRows, reportable } from '../../renderer/src/logic/report.js';
 import { RUNTIME, sampleChat } from '../fixtures/chats.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM } from '../../renderer/src/logic/sampling.js';
 import { applyLiveEvents } from '../../renderer/src/store/chats.js';
 import { parseGpuLayers } from '../../renderer/src/store/library.js';
-import type { ApiRound, ReplyStats, Strategies } from '../../renderer/src/api-types.js';
+import type { ApiRound, AssistantMessage, ReplyStats, Strategies } from '../../renderer/src/api-types.js';
+import { ChatSampling } from '../../contract/api/chats.js';
 
 /** Stats as the service sends them (built loosely so issue 8's rename of the decode-rate field only touches format.ts). */
 function stats(over: Record<string, unknown> = {}): ReplyStats {
@@ -227,6 +228,33 @@ describe('sampling settings', () => {
     }
     const seed = checkSampling({ ...DEFAULT_SAMPLING_FORM, seed: '1.5' });
     assert.equal(seed.ok, false);
+  });
+  test('reply format: text sends no schema, JSON sends the format and a schema that is a JSON object, or refuses it', () => {
+    const text = checkSampling({ ...DEFAULT_SAMPLING_FORM, jsonSchema: '{"type": "array"}' });
+    assert.ok(text.ok && text.sampling.format !== 'json' && !('jsonSchema' in text.sampling), 'a schema under Text is not sent');
+    const json = checkSampling({ ...DEFAULT_SAMPLING_FORM, format: 'json' });
+    assert.deepEqual(json.ok && [json.sampling.format, json.sampling.jsonSchema], ['json', undefined]);
+    const schema = checkSampling({ ...DEFAULT_SAMPLING_FORM, format: 'json', jsonSchema: ' {"type": "object"} ' });
+    assert.deepEqual(schema.ok && schema.sampling.jsonSchema, '{"type": "object"}');
+    for (const bad of ['{"type": ', '[1, 2]', '"object"']) {
+      const r = checkSampling({ ...DEFAULT_SAMPLING_FORM, format: 'json', jsonSchema: bad });
+      assert.ok(!r.ok && r.errors.jsonSchema === 'JSON schema must be a JSON object, or empty for any JSON object.', bad);
+    }
+  });
+});
+
+describe('JSON replies', () => {
+  const sampling = (over: object) => ({ ...ChatSampling.parse({}), seed: null, ...over }) as AssistantMessage['sampling'];
+  test('a whole JSON reply of a JSON chat is pretty-printed; free text, an unfinished reply or a text chat is not', () => {
+    assert.equal(prettyJsonReply(sampling({ format: 'json' }), '{"a":1,"b":[true]}'), '{\n  "a": 1,\n  "b": [\n    true\n  ]\n}');
+    assert.equal(prettyJsonReply(sampling({ format: 'json' }), '{"a":'), null);
+    assert.equal(prettyJsonReply(sampling({}), '{"a":1}'), null);
+    assert.equal(prettyJsonReply(undefined, '{"a":1}'), null);
+  });
+  test('the evidence names the format', () => {
+    assert.equal(formatPart(sampling({ format: 'json' })), 'JSON');
+    assert.equal(formatPart(sampling({ format: 'json', jsonSchema: '{}' })), 'JSON schema');
+    assert.equal(formatPart(sampling({})), null);
   });
 });
 

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { PowerError } from '../../../contract/api/errors.js';
 import { LOGPROBS_MAX } from '../../../contract/engine-types.js';
 import { K_MAX } from '../../../contract/profile.js';
+import { JSON_OBJECT_SCHEMA } from '../../service/reply-steps.js';
 import { STRATEGIES } from '../../../contract/strategies.js';
 import type { ChatMessage } from '../../chat/template.js';
 
@@ -105,9 +106,6 @@ export function logprobsAsked(r: ChatCompletionRequest | CompletionRequest): num
 
 /** what constrains the reply: a GBNF grammar or a JSON schema (as JSON text), or nothing */
 export type OutputConstraint = { grammar: string } | { jsonSchema: string } | Record<string, never>;
-
-/** what `json_object` asks for without a schema: OpenAI promises an object (llama-server takes any JSON value) */
-export const JSON_OBJECT_SCHEMA = { type: 'object' };
 
 /**
  * The request's constraint, as llama-server reads the same fields: `response_format` json_schema

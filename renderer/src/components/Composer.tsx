@@ -32,6 +32,28 @@ function SamplingSettings() {
           </div>
         ))}
       </div>
+      <div className="field">
+        <label htmlFor="sampling-format">Reply format</label>
+        <select id="sampling-format" value={sampling.format} onChange={(e) => setField('format', e.target.value)}>
+          <option value="text">Text</option>
+          <option value="json">JSON</option>
+        </select>
+      </div>
+      {sampling.format === 'json' && (
+        <div className="field">
+          <label htmlFor="sampling-jsonSchema">JSON schema</label>
+          <textarea
+            id="sampling-jsonSchema"
+            rows={4}
+            spellCheck={false}
+            value={sampling.jsonSchema}
+            placeholder="empty: any JSON object"
+            aria-invalid={errors.jsonSchema !== undefined}
+            aria-describedby={errors.jsonSchema ? 'sampling-errors' : undefined}
+            onChange={(e) => setField('jsonSchema', e.target.value)}
+          />
+        </div>
+      )}
       <p id="sampling-errors" className="form-errors">
         {check.ok ? '' : samplingProblem(errors)}
       </p>

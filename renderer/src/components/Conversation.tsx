@@ -4,7 +4,7 @@ import { useEffect, useRef } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs, type AbPair } from '../logic/ab.js';
-import { emptyReply, pickReply, replyText } from '../logic/reply.js';
+import { emptyReply, pickReply, prettyJsonReply, replyText } from '../logic/reply.js';
 import type { AssistantMessage, UserMessage } from '../api-types.js';
 import { AbVerdictLine } from './AbVerdict.js';
 import { CopyButton } from './CopyButton.js';
@@ -43,6 +43,7 @@ function AssistantReply({
   const selected = usePower((s) => s.selectedReplyId === messageId);
   const reply = message ? pickReply(chatId, message, live) : (live ?? emptyReply(chatId, messageId));
   const text = reply.tokens.length > 0 || reply.status === 'streaming' || !message ? replyText(reply) : message.content;
+  const pretty = reply.status === 'streaming' ? null : prettyJsonReply(message?.sampling, text);
   return (
     <article
       className={`message assistant status-${reply.status}${selected ? ' selected' : ''}`}
@@ -58,7 +59,15 @@ function AssistantReply({
         </span>
         <span className="actions">{reply.status !== 'streaming' && <CopyButton text={text} />}</span>
       </header>
-      {showOrigins ? <TokenOrigins tokens={reply.tokens} /> : <Markdown source={text} />}
+      {showOrigins ? (
+        <TokenOrigins tokens={reply.tokens} />
+      ) : pretty !== null ? (
+        <pre className="json-reply" aria-label="JSON reply">
+          <code>{pretty}</code>
+        </pre>
+      ) : (
+        <Markdown source={text} />
+      )}
       {reply.error && reply.error.code !== 'cancelled' && <p className="reply-error">The reply ended early: {reply.error.message}</p>}
       <ReplyStats reply={reply} message={message} />
     </article>

@@ -1,4 +1,4 @@
-import { replyStatsParts, type ReplyView } from '../logic/reply.js';
+import { formatPart, replyStatsParts, type ReplyView } from '../logic/reply.js';
 import type { AssistantMessage } from '../api-types.js';
 import { usePower } from './store-context.js';
 
@@ -7,7 +7,8 @@ export function ReplyStats({ reply, message }: { reply: ReplyView; message: Assi
   const selected = usePower((s) => s.selectedReplyId === reply.messageId);
   const select = usePower((s) => s.selectReply);
   const stopReason = reply.stopReason ?? message?.stopReason ?? null;
-  const parts = replyStatsParts(reply, message?.strategy ?? null, stopReason);
+  const format = formatPart(message?.sampling);
+  const parts = [...replyStatsParts(reply, message?.strategy ?? null, stopReason), ...(format ? [format] : [])];
   return (
     <div className="reply-stats" role="group" aria-label="Reply stats" data-stop={stopReason ?? ''}>
       <span className="stats-text">{parts.join(' · ')}</span>

@@ -141,3 +141,19 @@ export function sparkScale(values: readonly number[]): { max: number; min: numbe
   if (values.length === 0) return null;
   return { max: Math.max(...values), min: Math.min(...values, 0) };
 }
+
+/** A JSON reply (the chat asked for format json) pretty-printed, or null while it is not whole JSON yet (streaming, cut at the token limit). */
+export function prettyJsonReply(sampling: AssistantMessage['sampling'] | undefined, text: string): string | null {
+  if (sampling?.format !== 'json') return null;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return null;
+  }
+}
+
+/** The reply's format as its evidence says it: "JSON", "JSON schema", or nothing for free text. */
+export function formatPart(sampling: AssistantMessage['sampling'] | undefined): string | null {
+  if (sampling?.format !== 'json') return null;
+  return sampling.jsonSchema !== undefined ? 'JSON schema' : 'JSON';
+}

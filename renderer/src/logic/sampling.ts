@@ -1,10 +1,14 @@
 // The sampling settings as typed in the form, turned into the contract's ChatSampling (only the
 // fields the user filled in; the service's defaults apply to the rest). Bad values are refused
 // here with the field's name, before anything is sent.
-import { ChatSampling } from '../../../contract/api/chats.js';
+import { ChatSampling, isJsonObjectText } from '../../../contract/api/chats.js';
 
-export type SamplingForm = Record<SamplingField, string>;
 export type SamplingField = 'temperature' | 'topK' | 'topP' | 'minP' | 'repeatPenalty' | 'seed' | 'maxTokens';
+/** the reply's format: 'text' or 'json', and the JSON schema text (empty: any object) */
+export type FormatField = 'format' | 'jsonSchema';
+export type SamplingForm = Record<SamplingField | FormatField, string>;
+/** a field whose value can be refused */
+type CheckedField = SamplingField | 'jsonSchema';
 
 export const SAMPLING_LABELS: Record<SamplingField, string> = {
   temperature: 'Temperature',
@@ -27,9 +31,13 @@ export const DEFAULT_SAMPLING_FORM: SamplingForm = {
   repeatPenalty: String(DEFAULTS.repeatPenalty),
   seed: '',
   maxTokens: String(DEFAULTS.maxTokens),
+  format: DEFAULTS.format,
+  jsonSchema: '',
 };
 
-export type SamplingCheck = { ok: true; sampling: Partial<ChatSampling> } | { ok: false; errors: Partial<Record<SamplingField, string>> };
+export type SamplingCheck = { ok: true; sampling: Partial<ChatSampling> } | { ok: false; errors: Partial<Record<CheckedField, string>> };
+
+const JSON_SCHEMA_PROBLEM = 'JSON schema must be a JSON object, or empty for any JSON object.';
 
 /** What each field accepts, as the message of a bad value says it. */
 export const SAMPLING_RANGES: Record<SamplingField, string> = {
@@ -43,8 +51,8 @@ export const SAMPLING_RANGES: Record<SamplingField, string> = {
 };
 
 export function checkSampling(form: SamplingForm): SamplingCheck {
-  const values: Record<string, number> = {};
-  const errors: Partial<Record<SamplingField, string>> = {};
+  const values: Record<string, number | string> = {};
+  const errors: Partial<Record<CheckedField, string>> = {};
   const bad = (field: SamplingField): string => `${SAMPLING_LABELS[field]} must be ${SAMPLING_RANGES[field]}.`;
   for (const field of Object.keys(SAMPLING_LABELS) as SamplingField[]) {
     const text = form[field].trim();
@@ -52,6 +60,14 @@ export function checkSampling(form: SamplingForm): SamplingCheck {
     const value = Number(text);
     if (!Number.isFinite(value)) errors[field] = bad(field);
     else values[field] = value;
+  }
+  if (form.format === 'json') {
+    values.format = 'json';
+    const schema = form.jsonSchema.trim();
+    if (schema !== '') {
+      if (isJsonObjectText(schema)) values.jsonSchema = schema;
+      else errors.jsonSchema = JSON_SCHEMA_PROBLEM;
+    }
   }
   const parsed = ChatSampling.partial().safeParse(values);
   if (!parsed.success) {
@@ -65,10 +81,11 @@ export function checkSampling(form: SamplingForm): SamplingCheck {
 }
 
 /** Every bad field named in one message, in the form's order. */
-export function samplingProblem(errors: Partial<Record<SamplingField, string>>): string {
-  const fields = (Object.keys(SAMPLING_LABELS) as SamplingField[]).filter((f) => errors[f]);
+export function samplingProblem(errors: Partial<Record<CheckedField, string>>): string {
+  const labels: Record<CheckedField, string> = { ...SAMPLING_LABELS, jsonSchema: 'JSON schema' };
+  const fields = (Object.keys(labels) as CheckedField[]).filter((f) => errors[f]);
   if (fields.length === 0) return '';
-  const names = fields.map((f) => SAMPLING_LABELS[f]);
+  const names = fields.map((f) => labels[f]);
   const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
   return `Fix ${list} under Sampling: ${fields.map((f) => errors[f]).join(' ')}`;
 }

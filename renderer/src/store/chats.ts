@@ -3,7 +3,7 @@
 import { titleFromMessage } from '../../../contract/api/chats.js';
 import { emptyReply, type ReplyView } from '../logic/reply.js';
 import { chatAfterDelete, reusableChat } from '../logic/chat-list.js';
-import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingField } from '../logic/sampling.js';
+import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingField, type FormatField } from '../logic/sampling.js';
 import type { ChatSampling } from '../api-types.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
 
@@ -71,7 +71,7 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
     systemPrompt: '',
     sampling: { ...DEFAULT_SAMPLING_FORM },
 
-    setSamplingField(field: SamplingField, value: string) {
+    setSamplingField(field: SamplingField | FormatField, value: string) {
       set({ sampling: { ...get().sampling, [field]: value } });
     },
 
