@@ -26,7 +26,10 @@ function ldd(file: string): string {
 function binaries(dir: string): string[] {
   return readdirSync(dir)
     .filter(
-      (f) => f.endsWith('.so') || f.endsWith('.node') || f === 'power-reference' || f === 'power-bench-loop' || f === 'power-chat-template',
+      (f) =>
+        f.endsWith('.so') ||
+        f.endsWith('.node') ||
+        ['power-reference', 'power-bench-loop', 'power-chat-template', 'power-kernel-rows'].includes(f),
     )
     .sort()
     .map((f) => join(dir, f));

@@ -18,6 +18,12 @@ type FlavourReport = DevicesReport['flavours'][number];
 
 const GIB = 1024 ** 3;
 
+/** A CPU weight buffer, and what it means for the kernels that multiply the weights in it. */
+function weightBufferText(name: string): string {
+  if (name === 'CPU_REPACK') return 'CPU_REPACK (interleaved Q4_0, Q4_K, IQ4_NL and MXFP4 weights on AVX2)';
+  return `${name} (kernels of their own for these weights)`;
+}
+
 function textReport(flavours: FlavourReport[], auto: string, cuda: string, vulkan: string): string {
   const lines: string[] = [];
   for (const f of flavours) {
@@ -31,7 +37,7 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string, vulka
         lines.push(`          compiled for: ${d.features.length ? d.features.join(' ') : 'no optional extensions'}`);
         const extra = d.extraBufferTypes ?? [];
         lines.push(
-          `          weight buffers: ${extra.length ? `${extra.join(', ')} (other kernels for these weights)` : 'plain (every matrix in one kernel family)'}`,
+          `          weight buffers: ${extra.length ? extra.map(weightBufferText).join(', ') : 'plain (every matrix in one kernel family)'}`,
         );
       }
     }

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 // 512 cells and tiles batches of 64 rows or more, so a row's sums depend on the batch it is in
 // (docs/exactness.md).
 export const FLAVOURS = {
-  // the default: llama.cpp from the bundle with GGML_LLAMAFILE=OFF (scripts/native/llama-from-source.mjs)
+  // the default: llama.cpp from the bundle with our batch-invariance patches (scripts/native/llama-from-source.mjs)
   cpu: { route: 'source', libSuffix: '', gpu: null, batchInvariant: true, flashAttnBatchInvariant: true },
   // node-llama-cpp's prebuilt CPU libraries: llamafile's sgemm makes them not batch-invariant
   'cpu-prebuilt': { route: 'prebuilt', packageSuffix: '', libSuffix: '', gpu: null, batchInvariant: false, flashAttnBatchInvariant: false },

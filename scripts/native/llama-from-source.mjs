@@ -140,10 +140,10 @@ function hasNinja() {
  *             ggml's portable CPU backend: dynamic backends exclude GGML_NATIVE);
  *   'all':    one CPU backend per x86 feature level (GGML_CPU_ALL_VARIANTS, loaded at run time
  *             by GGML_BACKEND_DL), for packages that must run on other machines.
- * GGML_LLAMAFILE is always OFF: llamafile's sgemm sums a multi-row batch in another order than
- * a one-row decode, so a verify pass would not compute each row as a one-row decode does
- * (docs/exactness.md, batch invariance). Without it every CPU matmul output is one vec_dot
- * over the whole row, whatever the number of rows.
+ * GGML_LLAMAFILE is ON only on x86: there ggml-cpu-llamafile-every-row.patch makes llamafile's
+ * sgemm multiply a lone row as it multiplies the rows of a batch (as released, one row went to
+ * vec_dot, which sums in another order: docs/exactness.md, batch invariance). Elsewhere (ARM)
+ * nobody checked its kernels, so it stays off and every matmul output is one vec_dot.
  */
 export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants }) {
   const gpu = cuda || vulkan;
@@ -158,13 +158,14 @@ export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants })
     GGML_BACKEND_DL: native ? 'OFF' : 'ON',
     GGML_NATIVE: native ? 'ON' : 'OFF',
     GGML_CPU_ALL_VARIANTS: cpuVariants === 'all' ? 'ON' : 'OFF',
-    GGML_LLAMAFILE: 'OFF',
-    // the CPU weight repacking (Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, IQ4_NL into interleaved blocks)
-    // multiplies a batch with a gemm kernel and one row with a gemv kernel that sum in other
-    // orders: on Gemma 3 270M Q4_K_M a verify row differed from the one-row decode by 0.82 and
-    // greedy output left the control at token 25 (docs/exactness.md). Off, every quantized
-    // matmul output is one vec_dot again; measured there: prompts 0.92x, decode 1.01x
-    GGML_CPU_REPACK: cuda ? 'ON' : 'OFF',
+    GGML_LLAMAFILE: process.arch === 'x64' ? 'ON' : 'OFF',
+    // the CPU weight repacking (interleaved Q4_0, Q4_K, IQ4_NL, MXFP4 blocks on x86 AVX2): a
+    // batch is multiplied by a gemm kernel, one row by a gemv kernel. As released the Q4_K gemv
+    // summed in another order (on Gemma 3 270M Q4_K_M greedy output left the control at token
+    // 25); ggml-cpu-repack-one-order.patch makes every row of a gemm sum as the gemv sums it and
+    // keeps the layouts nobody checked (AVX-512 tiles, other CPUs) off (docs/exactness.md).
+    // Prompts and decodes run on the faster kernels, and a verify row is still a one-row decode
+    GGML_CPU_REPACK: 'ON',
     // AMX (our patch's option): with it compiled in (-march=native on a Xeon with AMX, the
     // sapphirerapids variant), ggml-cpu moves quantized weights into its AMX buffer, whose
     // kernels crashed there and multiply a batch and one row differently (docs/exactness.md).
@@ -318,7 +319,7 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, 
     : vulkan
       ? 'Vulkan'
       : `CPU only, ${cpuVariants === 'all' ? 'all CPU variants' : 'this CPU'}`;
-  console.log(`power: configuring llama.cpp (${what}, GGML_LLAMAFILE=OFF) in ${buildDir}`);
+  console.log(`power: configuring llama.cpp (${what}) in ${buildDir}`);
   // cmake prints its own errors; a failed step ends in one line, not a Node stack trace
   const cmake = (step, argv) => {
     try {
