@@ -31,9 +31,9 @@ namespace {
 constexpr int K = 2048; // the row length: 8 super-blocks of every K-quant
 
 const std::vector<ggml_type> ALL_TYPES = {
-    GGML_TYPE_F32,  GGML_TYPE_F16,    GGML_TYPE_BF16,   GGML_TYPE_Q8_0,    GGML_TYPE_Q4_0,   GGML_TYPE_Q5_0,
-    GGML_TYPE_IQ4_NL, GGML_TYPE_MXFP4, GGML_TYPE_Q2_K,  GGML_TYPE_Q3_K,    GGML_TYPE_Q4_K,   GGML_TYPE_Q5_K,
-    GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS, GGML_TYPE_IQ3_S,  GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ2_S,
+    GGML_TYPE_F32,    GGML_TYPE_F16,    GGML_TYPE_BF16,  GGML_TYPE_Q8_0,    GGML_TYPE_Q4_0,  GGML_TYPE_Q5_0,
+    GGML_TYPE_IQ4_NL, GGML_TYPE_MXFP4,  GGML_TYPE_Q2_K,  GGML_TYPE_Q3_K,    GGML_TYPE_Q4_K,  GGML_TYPE_Q5_K,
+    GGML_TYPE_Q6_K,   GGML_TYPE_IQ4_XS, GGML_TYPE_IQ3_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ2_S,
 };
 
 // batch widths: every verify pass up to K = 16, then prompt chunks past the 16-row tiles
@@ -42,7 +42,7 @@ std::vector<int> batch_widths() {
     for (int n = 2; n <= 17; n++) {
         w.push_back(n);
     }
-    for (int n : { 30, 43, 56, 69 }) {
+    for (int n : {30, 43, 56, 69}) {
         w.push_back(n);
     }
     return w;
@@ -63,13 +63,14 @@ cpu_backend open_cpu(int threads) {
     }
     out.dev = dev;
     out.backend.reset(ggml_backend_dev_init(dev, nullptr));
-    out.plain = ggml_backend_dev_buffer_type(dev);
+    out.plain              = ggml_backend_dev_buffer_type(dev);
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
-    auto set_threads       = reinterpret_cast<ggml_backend_set_n_threads_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads"));
+    auto set_threads = reinterpret_cast<ggml_backend_set_n_threads_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads"));
     if (set_threads != nullptr && out.backend) {
         set_threads(out.backend.get(), threads);
     }
-    auto extra = reinterpret_cast<ggml_backend_dev_get_extra_bufts_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts"));
+    auto extra =
+        reinterpret_cast<ggml_backend_dev_get_extra_bufts_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts"));
     for (ggml_backend_buffer_type_t * b = extra != nullptr ? extra(dev) : nullptr; b != nullptr && *b != nullptr; b++) {
         if (std::strcmp(ggml_backend_buft_name(*b), "CPU_REPACK") == 0) {
             out.repack = *b;
@@ -82,7 +83,7 @@ cpu_backend open_cpu(int threads) {
 // buffer does not take this matrix (the repacked one has no layout for some types and heights)
 std::vector<float> multiply(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, ggml_type type, int rows,
                             const std::vector<uint8_t> & w, const float * x, int n) {
-    ggml_init_params ip = { 4 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true };
+    ggml_init_params ip = {4 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true};
     ggml_context_ptr wctx(ggml_init(ip));
     ggml_tensor * W = ggml_new_tensor_2d(wctx.get(), type, K, rows);
     ggml_backend_buffer_ptr wbuf(ggml_backend_alloc_ctx_tensors_from_buft(wctx.get(), buft));
@@ -105,8 +106,7 @@ std::vector<float> multiply(const cpu_backend & cpu, ggml_backend_buffer_type_t 
 }
 
 // one type, one buffer, one matrix height: the batch widths whose outputs differ from the lone rows
-bool check(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char * buft_name, ggml_type type, int rows,
-           std::mt19937 & rng) {
+bool check(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char * buft_name, ggml_type type, int rows, std::mt19937 & rng) {
     std::normal_distribution<float> normal(0.f, 1.f);
     std::vector<float> wf(static_cast<size_t>(K) * rows);
     for (float & v : wf) {
@@ -162,7 +162,7 @@ bool check(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char 
 } // namespace
 
 int main(int argc, char ** argv) {
-    int threads = 2;
+    int threads                  = 2;
     std::vector<ggml_type> types = ALL_TYPES;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
@@ -201,7 +201,7 @@ int main(int argc, char ** argv) {
     bool all_ok = true;
     for (ggml_type type : types) {
         // heights: a multiple of 16 (every tile), of 4 only, and of neither (the fallbacks)
-        for (int rows : { 640, 100, 262 }) {
+        for (int rows : {640, 100, 262}) {
             all_ok = check(cpu, cpu.plain, "plain", type, rows, rng) && all_ok;
             if (cpu.repack != nullptr) {
                 all_ok = check(cpu, cpu.repack, "repacked", type, rows, rng) && all_ok;
