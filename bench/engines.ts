@@ -26,6 +26,7 @@ import { makeModelFiles, type LlamaModelParams } from '../tools/models/synthetic
 import { cpuModel, load1 } from './lib/machine.js';
 import { RESULTS_EXACT_MD, RESULTS_REAL_MD, writeBetweenMarkers, writeTail } from './lib/results.js';
 import { failer, powerSync, requireDist } from './lib/run.js';
+import { ARTICLE } from './lib/text-prompts.js';
 import { medianOf } from './lib/stats.js';
 
 const FLAVOURS = ['cpu', 'cpu-prebuilt'] as const;
@@ -91,12 +92,6 @@ const userModel = values.model;
 if (userModel && !existsSync(userModel)) fail(`--model ${userModel}: no such file`);
 if (values['prompt-file'] && !userModel) fail('--prompt-file goes with --model (the synthetic model takes token ids)');
 // a text to continue, for a model with a real vocabulary: prefill of a few hundred tokens
-const ARTICLE =
-  'The history of the lighthouse is a history of coasts, ships and the people who kept the lamps burning. ' +
-  'Before electric light, keepers climbed the tower several times a night to trim wicks, wind the clockwork ' +
-  'that turned the lens and polish the glass, because a single dark night could mean a wreck on the rocks below. ' +
-  'The first towers burned wood or coal in open braziers; later came oil lamps with reflectors, and then the ' +
-  'Fresnel lens, whose rings of prisms bent the light of one flame into a beam visible for twenty miles. ';
 const textPrompt = values['prompt-file']
   ? readFileSync(values['prompt-file'], 'utf8')
   : ARTICLE.repeat(Math.max(1, Math.round(promptLength / 90)));

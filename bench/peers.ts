@@ -9,13 +9,12 @@
 //
 //   node --import tsx bench/peers.ts [--out DIR] [--tokens N] [--prompts N] [--threads N] [--k K]
 //                                    [--write] [--no-server] [--no-speculative-simple] [--no-nlc] [--build-server]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 
 import type { Report, RequestRecord } from '../contract/report/schema.js';
@@ -26,6 +25,7 @@ import { BENCH_MODELS, makeModelFiles, makeModels } from '../tools/models/synthe
 import type { NlcJob, NlcResult } from './peers-nlc.js';
 import { fixed, percent, times } from './lib/format.js';
 import {
+  buildLlamaTools,
   compileAgainstPrebuilt,
   ensureLlamaSource,
   LLAMA_SRC,
@@ -232,28 +232,8 @@ async function powerBench(m: Pair, texts: readonly string[]): Promise<{ ar: Powe
 /** llama-server (and llama-speculative-simple) built by cmake from the bundle, native CPU flags. */
 function buildWithCmake(targets: readonly string[]): void {
   ensureLlamaSource('CMakeLists.txt', fail);
-  const configure = [
-    '-S',
-    LLAMA_SRC,
-    '-B',
-    LLAMA_BUILD,
-    '-DCMAKE_BUILD_TYPE=Release',
-    '-DBUILD_SHARED_LIBS=OFF',
-    '-DGGML_NATIVE=ON',
-    '-DGGML_OPENMP=OFF',
-    '-DLLAMA_CURL=OFF',
-    '-DLLAMA_OPENSSL=OFF',
-    '-DLLAMA_BUILD_TESTS=OFF',
-    '-DLLAMA_BUILD_UI=OFF',
-    '-DLLAMA_USE_PREBUILT_UI=OFF',
-  ];
-  if (spawnSync('ninja', ['--version']).status === 0) configure.push('-G', 'Ninja');
-  const started = performance.now();
-  for (const args of [configure, ['--build', LLAMA_BUILD, '--target', ...targets, '-j', String(cpus().length)]]) {
-    const r = spawnSync('cmake', args, { stdio: 'inherit' });
-    if (r.status !== 0) fail(`cmake ${args.slice(0, 2).join(' ')} failed`);
-  }
-  console.log(`  built ${targets.join(', ')} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const seconds = buildLlamaTools({ src: LLAMA_SRC, build: LLAMA_BUILD, targets, defs: { GGML_OPENMP: 'OFF' } }, fail);
+  console.log(`  built ${targets.join(', ')} in ${seconds.toFixed(0)} s`);
 }
 
 interface Tool {

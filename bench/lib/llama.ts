@@ -4,6 +4,7 @@
 // llama-speculative-simple's command line and summary.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -18,13 +19,56 @@ export const PREBUILT_LIBS = ['libllama-common.so', 'libllama.v0.4.0.so', 'libgg
 /** The include folders of the release's source every tool needs. */
 export const LLAMA_INCLUDES = ['include', 'ggml/include', 'common', 'vendor'];
 
-/** Clones the release's source from the bundle unless `probe` (a path inside LLAMA_SRC) is there. */
-export function ensureLlamaSource(probe: string, fail: (message: string) => never, log?: (line: string) => void): void {
-  if (existsSync(join(LLAMA_SRC, probe))) return;
-  if (!existsSync(BUNDLE)) fail(`no llama.cpp source at ${relative(ROOT, LLAMA_SRC)} and no ${relative(ROOT, BUNDLE)}`);
-  log?.(`cloning the release source from ${relative(ROOT, BUNDLE)}`);
-  const c = spawnSync('git', ['clone', '--quiet', BUNDLE, LLAMA_SRC], { stdio: 'inherit' });
+/**
+ * The release as shipped, for peers that must run llama.cpp's own kernels (llama-server as its
+ * users build it), with one change: scripts/native/patches/ggml-cpu-no-amx.patch, so that
+ * GGML_CPU_AMX=OFF keeps AMX out of both sides on a Xeon that has it (Power's engine never runs it).
+ */
+export const LLAMA_STOCK_SRC = join(ROOT, 'build', 'llama-stock');
+const NO_AMX_PATCH = join(ROOT, 'scripts', 'native', 'patches', 'ggml-cpu-no-amx.patch');
+
+/** Clones the release's source from the bundle into `dir` (LLAMA_SRC by default) unless `probe` (a path inside it) is there. */
+export function ensureLlamaSource(probe: string, fail: (message: string) => never, log?: (line: string) => void, dir = LLAMA_SRC): void {
+  if (existsSync(join(dir, probe))) return;
+  if (!existsSync(BUNDLE)) fail(`no llama.cpp source at ${relative(ROOT, dir)} and no ${relative(ROOT, BUNDLE)}`);
+  log?.(`cloning the release source from ${relative(ROOT, BUNDLE)} into ${relative(ROOT, dir)}`);
+  const c = spawnSync('git', ['clone', '--quiet', BUNDLE, dir], { stdio: 'inherit' });
   if (c.status !== 0) fail('git clone of the source bundle failed');
+  if (dir === LLAMA_STOCK_SRC) {
+    const p = spawnSync('git', ['apply', NO_AMX_PATCH], { cwd: dir, stdio: 'inherit' });
+    if (p.status !== 0) fail(`git apply ${relative(ROOT, NO_AMX_PATCH)} failed in ${relative(ROOT, dir)}`);
+  }
+}
+
+/**
+ * llama.cpp's own programs (llama-server, llama-speculative-simple, ...) built by cmake from the
+ * source in `src` into `build`: static, native CPU flags, no network pieces. Skipped when every
+ * target's executable is there; returns the build time in seconds (0 when skipped).
+ */
+export function buildLlamaTools(
+  o: { src: string; build: string; targets: readonly string[]; defs?: Readonly<Record<string, string>> },
+  fail: (message: string) => never,
+): number {
+  if (o.targets.every((t) => existsSync(join(o.build, 'bin', t)))) return 0;
+  const defs: Record<string, string> = {
+    CMAKE_BUILD_TYPE: 'Release',
+    BUILD_SHARED_LIBS: 'OFF',
+    GGML_NATIVE: 'ON',
+    LLAMA_CURL: 'OFF',
+    LLAMA_OPENSSL: 'OFF',
+    LLAMA_BUILD_TESTS: 'OFF',
+    LLAMA_BUILD_UI: 'OFF',
+    LLAMA_USE_PREBUILT_UI: 'OFF',
+    ...o.defs,
+  };
+  const configure = ['-S', o.src, '-B', o.build, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)];
+  if (spawnSync('ninja', ['--version']).status === 0) configure.push('-G', 'Ninja');
+  const started = performance.now();
+  for (const args of [configure, ['--build', o.build, '--target', ...o.targets, '-j', String(cpus().length)]]) {
+    const r = spawnSync('cmake', args, { stdio: 'inherit' });
+    if (r.status !== 0) fail(`cmake ${args.slice(0, 2).join(' ')} failed`);
+  }
+  return (performance.now() - started) / 1000;
 }
 
 export interface PrebuiltTool {

@@ -1,0 +1,394 @@
+// Power against llama.cpp's llama-server, server to server, as a user comparing them would:
+// the same real model (Gemma 3 270M Q4_K_M), llama-server built from the same release as shipped
+// (bench/lib/llama.ts, LLAMA_STOCK_SRC), both on the CPU with the same threads, one server
+// process at a time (ggml's threads spin: two engines on the same cores measure neither),
+// streamed /v1/completions, greedy, four kinds of prompt (bench/lib/text-prompts.ts), every
+// configuration once per round, the rounds interleaved, medians over the rounds:
+//   - prefill: prompt tokens / time to the first streamed token (the client's clock, cold: no
+//     prompt cache on either side);
+//   - decode: (tokens - 1) / time from the first to the last streamed token (the client's clock);
+//   - acceptance from each server's own counters (llama-server's timings, Power's stats);
+//   - exactness: each Power reply against Power's autoregressive one, and llama-server's
+//     against Power's.
+//
+//   node --import tsx bench/vs-llama-server.ts [--tokens 256] [--rounds 2] [--threads 2] [--k 4] [--write]
+//
+// Needs dist/ (npm run build), the real model (node scripts/install-real-model.mjs) and cmake;
+// builds llama-server into build/llama-stock/build on the first run (~6 min on 2 cores).
+// --write replaces its section of bench/RESULTS-real.md.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+
+import { ROOT } from '../node/paths.js';
+import { buildLlamaTools, ensureLlamaSource, LLAMA_STOCK_SRC } from './lib/llama.js';
+import { isoSeconds, load1, machineLine } from './lib/machine.js';
+import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';
+import { failer, POWER_BIN, requireDist } from './lib/run.js';
+import { medianOf } from './lib/stats.js';
+import { PROMPT_KINDS } from './lib/text-prompts.js';
+
+const { values } = parseArgs({
+  options: {
+    tokens: { type: 'string', default: '256' },
+    rounds: { type: 'string', default: '2' },
+    threads: { type: 'string', default: '2' },
+    k: { type: 'string', default: '4' },
+    write: { type: 'boolean', default: false },
+  },
+});
+const TOKENS = Number(values.tokens);
+const ROUNDS = Number(values.rounds);
+const THREADS = Number(values.threads);
+const K = Number(values.k);
+const fail: (message: string) => never = failer('vs-llama-server');
+for (const [name, v] of Object.entries({ tokens: TOKENS, rounds: ROUNDS, threads: THREADS, k: K })) {
+  if (!Number.isInteger(v) || v < 1) fail(`--${name} must be a positive integer`);
+}
+requireDist(fail);
+const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
+if (!existsSync(MODEL)) fail(`${relative(ROOT, MODEL)} is missing: node scripts/install-real-model.mjs`);
+const CTX = 4096;
+const BEGIN = '<!-- vs-llama-server: begin -->';
+const END = '<!-- vs-llama-server: end -->';
+
+// ------------------------------------------------------------------ the servers and their settings
+
+interface Config {
+  /** the row's name */
+  name: string;
+  server: 'power' | 'llama-server';
+  /** llama-server: its command-line flags for speculation */
+  flags?: readonly string[];
+  /** Power: the request's strategy and K */
+  strategy?: string;
+  k?: number;
+}
+
+const CONFIGS: readonly Config[] = [
+  { name: 'llama-server, autoregressive', server: 'llama-server', flags: [] },
+  { name: 'Power, autoregressive', server: 'power', strategy: 'none' },
+  {
+    name: `llama-server \`--spec-type ngram-simple --spec-draft-n-max ${K}\``,
+    server: 'llama-server',
+    flags: ['--spec-type', 'ngram-simple', '--spec-draft-n-max', String(K)],
+  },
+  { name: `Power \`ngram-simple\`, K${K}`, server: 'power', strategy: 'ngram-simple', k: K },
+  { name: 'llama-server `--spec-type ngram-mod`', server: 'llama-server', flags: ['--spec-type', 'ngram-mod'] },
+  { name: `Power \`ngram-mod\`, K${K}`, server: 'power', strategy: 'ngram-mod', k: K },
+  { name: `Power \`ngram\` (ours), K${K}`, server: 'power', strategy: 'ngram', k: K },
+];
+
+interface Server {
+  base: string;
+  headers: Record<string, string>;
+  model: string;
+  child: ChildProcess;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => done(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await gone;
+  clearTimeout(timer);
+}
+
+async function waitHealthy(
+  child: ChildProcess,
+  base: string,
+  headers: Record<string, string>,
+  log: () => string,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) fail(`${what} exited (${child.exitCode}): ${log().slice(-800)}`);
+    const ok = await fetch(`${base}/health`, { headers }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) fail(`${what} did not come up: ${log().slice(-800)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** llama-server with the model and a configuration's flags; no prompt cache, one slot. */
+async function startLlamaServer(exe: string, flags: readonly string[]): Promise<Server> {
+  const port = await freePort();
+  const args = ['-m', MODEL, '-c', String(CTX), '-t', String(THREADS), '-tb', String(THREADS), '-np', '1', '--host', '127.0.0.1'];
+  args.push('--port', String(port), '--no-webui', ...flags);
+  const child = spawn(exe, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-8000)));
+  const base = `http://127.0.0.1:${port}`;
+  await waitHealthy(child, base, {}, () => log, 'llama-server');
+  return { base, headers: {}, model: 'gemma', child };
+}
+
+/** power serve over a models folder that holds only the model. */
+async function startPower(): Promise<Server> {
+  const dir = join(ROOT, '.cache', 'bench', 'vs-llama-server');
+  const models = join(dir, 'models');
+  mkdirSync(models, { recursive: true });
+  const link = join(models, 'gemma-3-270m-q4_k_m.gguf');
+  if (!existsSync(link)) symlinkSync(MODEL, link);
+  const port = await freePort();
+  const token = randomBytes(16).toString('hex');
+  const args = [POWER_BIN, 'serve', '--port', String(port), '--token', token, '--models-dir', models, '--data-dir', join(dir, 'data')];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-8000)));
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { authorization: `Bearer ${token}` };
+  await waitHealthy(child, base, headers, () => log, 'power serve');
+  const list = (await (await fetch(`${base}/v1/models`, { headers })).json()) as { data: { id: string }[] };
+  const model = list.data.find((m) => m.id.includes('gemma'))?.id;
+  if (!model) fail(`power serve lists no gemma model: ${JSON.stringify(list)}`);
+  return { base, headers, model, child };
+}
+
+// ------------------------------------------------------------------ one streamed request
+
+interface Sample {
+  text: string;
+  tokens: number;
+  promptTokens: number | null;
+  /** ms from the request to the first streamed text */
+  ttftMs: number;
+  /** tok/s from the first to the last streamed token */
+  decode: number | null;
+  drafted: number | null;
+  accepted: number | null;
+}
+
+type Chunk = {
+  choices?: { text?: string }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  timings?: { prompt_n?: number; predicted_n?: number; draft_n?: number; draft_n_accepted?: number };
+  power?: { stats?: { proposed?: number; accepted?: number } };
+};
+
+async function complete(server: Server, config: Config, prompt: string): Promise<Sample> {
+  const body: Record<string, unknown> = {
+    model: server.model,
+    prompt,
+    max_tokens: TOKENS,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  if (config.server === 'power') Object.assign(body, { strategy: config.strategy, ...(config.k ? { k: config.k } : {}) });
+  else Object.assign(body, { cache_prompt: false, top_k: 1 });
+  const started = performance.now();
+  const res = await fetch(`${server.base}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...server.headers },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok || !res.body) fail(`${config.name}: HTTP ${res.status} ${await res.text()}`);
+  let text = '';
+  let first: number | null = null;
+  let last = started;
+  let tokens: number | null = null;
+  let promptTokens: number | null = null;
+  let drafted: number | null = null;
+  let accepted: number | null = null;
+  let buffer = '';
+  const decoder = new TextDecoder();
+  for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
+    const now = performance.now();
+    buffer += decoder.decode(bytes, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = event
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('');
+      if (!data || data === '[DONE]') continue;
+      const c = JSON.parse(data) as Chunk;
+      const piece = c.choices?.[0]?.text ?? '';
+      if (piece) {
+        first ??= now;
+        last = now;
+        text += piece;
+      }
+      if (c.usage?.completion_tokens !== undefined) tokens = c.usage.completion_tokens;
+      if (c.usage?.prompt_tokens !== undefined) promptTokens = c.usage.prompt_tokens;
+      if (c.timings) {
+        tokens ??= c.timings.predicted_n ?? null;
+        promptTokens ??= c.timings.prompt_n ?? null;
+        if (c.timings.draft_n !== undefined) {
+          drafted = c.timings.draft_n;
+          accepted = c.timings.draft_n_accepted ?? 0;
+        }
+      }
+      if (c.power?.stats?.proposed !== undefined) {
+        drafted = c.power.stats.proposed;
+        accepted = c.power.stats.accepted ?? 0;
+      }
+    }
+  }
+  if (first === null || tokens === null) fail(`${config.name}: the stream carried no text or no token count`);
+  const span = (last - first) / 1000;
+  return {
+    text,
+    tokens,
+    promptTokens,
+    ttftMs: first - started,
+    decode: tokens > 1 && span > 0 ? (tokens - 1) / span : null,
+    drafted,
+    accepted,
+  };
+}
+
+// ------------------------------------------------------------------ the run
+
+ensureLlamaSource('CMakeLists.txt', fail, (l) => console.log(l), LLAMA_STOCK_SRC);
+const serverExe = join(LLAMA_STOCK_SRC, 'build', 'bin', 'llama-server');
+const built = buildLlamaTools(
+  { src: LLAMA_STOCK_SRC, build: join(LLAMA_STOCK_SRC, 'build'), targets: ['llama-server'], defs: { GGML_CPU_AMX: 'OFF' } },
+  fail,
+);
+if (built) console.log(`built llama-server in ${built.toFixed(0)} s`);
+
+const runStarted = performance.now();
+const loadStart = load1();
+// samples[config][kind] over the rounds
+const samples = new Map<string, Map<string, Sample[]>>(CONFIGS.map((c) => [c.name, new Map(PROMPT_KINDS.map((p) => [p.kind, []]))]));
+for (let round = 0; round < ROUNDS; round++) {
+  // alternate the order of the configurations from one round to the next
+  const order = round % 2 === 0 ? CONFIGS : [...CONFIGS].reverse();
+  for (const config of order) {
+    const server = config.server === 'power' ? await startPower() : await startLlamaServer(serverExe, config.flags ?? []);
+    try {
+      // a warm-up request: the first one pays for page faults and, in Power, the engine host's start
+      await complete(server, config, 'Hello');
+      for (const p of PROMPT_KINDS) {
+        const s = await complete(server, config, p.text);
+        samples.get(config.name)!.get(p.kind)!.push(s);
+        console.log(
+          `round ${round + 1} ${config.name} ${p.kind}: ${s.promptTokens} prompt tokens, first token ${s.ttftMs.toFixed(0)} ms, ` +
+            `${s.decode?.toFixed(1)} tok/s${s.drafted ? `, ${s.accepted}/${s.drafted} accepted` : ''}`,
+        );
+      }
+    } finally {
+      await stop(server.child);
+    }
+  }
+}
+const minutes = (performance.now() - runStarted) / 60_000;
+
+// ------------------------------------------------------------------ the tables
+
+const kinds = PROMPT_KINDS.map((p) => p.kind);
+const fmt = (v: number | null, digits = 1): string => (v === null ? '-' : v.toFixed(digits));
+const controlText = (kind: string): string | undefined => samples.get('Power, autoregressive')!.get(kind)![0]?.text;
+const decodeOf = (config: string, kind: string): number | null =>
+  medianOf(
+    samples
+      .get(config)!
+      .get(kind)!
+      .map((s) => s.decode),
+  );
+const prefillOf = (config: string, kind: string): number | null =>
+  medianOf(
+    samples
+      .get(config)!
+      .get(kind)!
+      .map((s) => (s.promptTokens ? s.promptTokens / (s.ttftMs / 1000) : null)),
+  );
+
+const lines: string[] = [];
+lines.push(
+  `## Power against llama-server on the real model (bench/vs-llama-server.ts, ${isoSeconds()})`,
+  '',
+  `${machineLine()}, load ${loadStart.toFixed(1)} at the start and ${load1().toFixed(1)} at the end; Gemma 3 270M Q4_K_M; ` +
+    `${THREADS} threads on both; llama-server built from the same release as shipped (AMX compiled out); one server at a time; ` +
+    `streamed \`/v1/completions\`, greedy, ${TOKENS} tokens at most; ${ROUNDS} rounds, the configurations in alternating order; ` +
+    `medians; run time ${minutes.toFixed(1)} min. Rerun: \`${benchCommand('vs-llama-server', ['--tokens', String(TOKENS), '--rounds', String(ROUNDS), '--threads', String(THREADS), '--k', String(K), '--write'])}\`.`,
+  '',
+  "Decode tok/s by the client's clock (first to last streamed token) · acceptance of the drafted tokens · the same text as Power's autoregressive reply:",
+  '',
+  `| decode | ${kinds.join(' | ')} |`,
+  `| --- | ${kinds.map(() => '---').join(' | ')} |`,
+);
+for (const c of CONFIGS) {
+  const cells = kinds.map((kind) => {
+    const list = samples.get(c.name)!.get(kind)!;
+    const drafted = medianOf(list.map((s) => s.drafted));
+    const accepted = medianOf(list.map((s) => s.accepted));
+    const same = list.every((s) => s.text === controlText(kind));
+    const acc = drafted
+      ? ` · ${Math.round((100 * (accepted ?? 0)) / drafted)} % of ${drafted}`
+      : c.strategy === 'none' || c.flags?.length === 0
+        ? ''
+        : ' · no drafts';
+    return `${fmt(decodeOf(c.name, kind))}${acc}${same ? '' : ' · **differs**'}`;
+  });
+  lines.push(`| ${c.name} | ${cells.join(' | ')} |`);
+}
+lines.push(
+  '',
+  "Prefill tok/s (prompt tokens / time to the first streamed token, the client's clock, no prompt cache), autoregressive:",
+  '',
+);
+lines.push(
+  `| prefill | ${kinds.map((k) => `${k} (${samples.get('Power, autoregressive')!.get(k)![0]?.promptTokens ?? '?'} tokens)`).join(' | ')} |`,
+);
+lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} |`);
+for (const name of ['llama-server, autoregressive', 'Power, autoregressive']) {
+  lines.push(`| ${name} | ${kinds.map((k) => fmt(prefillOf(name, k))).join(' | ')} |`);
+}
+const ratio = (a: number | null, b: number | null): string => (a && b ? `${(a / b).toFixed(2)}×` : '-');
+lines.push(
+  `| Power / llama-server | ${kinds.map((k) => ratio(prefillOf('Power, autoregressive', k), prefillOf('llama-server, autoregressive', k))).join(' | ')} |`,
+);
+lines.push('', 'Ratios of decode rates (medians):', '');
+lines.push(`| | ${kinds.join(' | ')} |`, `| --- | ${kinds.map(() => '---').join(' | ')} |`);
+lines.push(
+  `| Power AR / llama-server AR | ${kinds.map((k) => ratio(decodeOf('Power, autoregressive', k), decodeOf('llama-server, autoregressive', k))).join(' | ')} |`,
+);
+const best = (server: 'power' | 'llama-server', kind: string): { name: string; rate: number | null } => {
+  let top = { name: '-', rate: null as number | null };
+  for (const c of CONFIGS.filter((c) => c.server === server)) {
+    const r = decodeOf(c.name, kind);
+    if (r !== null && (top.rate === null || r > top.rate)) top = { name: c.name, rate: r };
+  }
+  return top;
+};
+lines.push(
+  `| Power's best / llama-server's best | ${kinds.map((k) => ratio(best('power', k).rate, best('llama-server', k).rate)).join(' | ')} |`,
+);
+const llamaSame = kinds.filter((k) => samples.get('llama-server, autoregressive')!.get(k)![0]?.text === controlText(k));
+lines.push(
+  '',
+  `llama-server's autoregressive text equals Power's on ${llamaSame.length} of ${kinds.length} prompts (${llamaSame.join(', ') || 'none'}); ` +
+    "where it differs, its released kernels round differently from Power's batch-invariant ones.",
+);
+const md = lines.join('\n') + '\n';
+console.log('\n' + md);
+if (values.write) {
+  writeBetweenMarkers(RESULTS_REAL_MD, BEGIN, END, `${BEGIN}\n${md}${END}`, '# Benchmarks on the real model\n');
+  console.log(`wrote ${relative(ROOT, RESULTS_REAL_MD)}`);
+}
