@@ -69,8 +69,12 @@ interface Config {
   k?: number;
 }
 
+// Power's largest K: llama-server's ngram-mod drafts up to its n_max (64) per round
+const KMAX = 16;
 const CONFIGS: readonly Config[] = [
   { name: 'llama-server, autoregressive', server: 'llama-server', flags: [] },
+  // its default is Flash Attention auto (on, on the CPU); Power's CPU default is off
+  { name: 'llama-server, autoregressive, `-fa off`', server: 'llama-server', flags: ['-fa', 'off'] },
   { name: 'Power, autoregressive', server: 'power', strategy: 'none' },
   {
     name: `llama-server \`--spec-type ngram-simple --spec-draft-n-max ${K}\``,
@@ -81,6 +85,8 @@ const CONFIGS: readonly Config[] = [
   { name: 'llama-server `--spec-type ngram-mod`', server: 'llama-server', flags: ['--spec-type', 'ngram-mod'] },
   { name: `Power \`ngram-mod\`, K${K}`, server: 'power', strategy: 'ngram-mod', k: K },
   { name: `Power \`ngram\` (ours), K${K}`, server: 'power', strategy: 'ngram', k: K },
+  { name: `Power \`ngram-mod\`, K${KMAX}`, server: 'power', strategy: 'ngram-mod', k: KMAX },
+  { name: `Power \`ngram\` (ours), K${KMAX}`, server: 'power', strategy: 'ngram', k: KMAX },
 ];
 
 interface Server {
@@ -341,7 +347,7 @@ for (const c of CONFIGS) {
     const same = list.every((s) => s.text === controlText(kind));
     const acc = drafted
       ? ` · ${Math.round((100 * (accepted ?? 0)) / drafted)} % of ${drafted}`
-      : c.strategy === 'none' || c.flags?.length === 0
+      : c.name.includes('autoregressive')
         ? ''
         : ' · no drafts';
     return `${fmt(decodeOf(c.name, kind))}${acc}${same ? '' : ' · **differs**'}`;
@@ -357,17 +363,19 @@ lines.push(
   `| prefill | ${kinds.map((k) => `${k} (${samples.get('Power, autoregressive')!.get(k)![0]?.promptTokens ?? '?'} tokens)`).join(' | ')} |`,
 );
 lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} |`);
-for (const name of ['llama-server, autoregressive', 'Power, autoregressive']) {
+for (const name of ['llama-server, autoregressive', 'llama-server, autoregressive, `-fa off`', 'Power, autoregressive']) {
   lines.push(`| ${name} | ${kinds.map((k) => fmt(prefillOf(name, k))).join(' | ')} |`);
 }
 const ratio = (a: number | null, b: number | null): string => (a && b ? `${(a / b).toFixed(2)}×` : '-');
 lines.push(
   `| Power / llama-server | ${kinds.map((k) => ratio(prefillOf('Power, autoregressive', k), prefillOf('llama-server, autoregressive', k))).join(' | ')} |`,
+  `| Power / llama-server \`-fa off\` | ${kinds.map((k) => ratio(prefillOf('Power, autoregressive', k), prefillOf('llama-server, autoregressive, `-fa off`', k))).join(' | ')} |`,
 );
 lines.push('', 'Ratios of decode rates (medians):', '');
 lines.push(`| | ${kinds.join(' | ')} |`, `| --- | ${kinds.map(() => '---').join(' | ')} |`);
 lines.push(
   `| Power AR / llama-server AR | ${kinds.map((k) => ratio(decodeOf('Power, autoregressive', k), decodeOf('llama-server, autoregressive', k))).join(' | ')} |`,
+  `| Power AR / llama-server AR \`-fa off\` | ${kinds.map((k) => ratio(decodeOf('Power, autoregressive', k), decodeOf('llama-server, autoregressive, `-fa off`', k))).join(' | ')} |`,
 );
 const best = (server: 'power' | 'llama-server', kind: string): { name: string; rate: number | null } => {
   let top = { name: '-', rate: null as number | null };
