@@ -8,7 +8,7 @@ import { UNPACKED_ROOT } from '../node/paths.js';
 
 /**
  * Every flavour scripts/build-native.mjs can build, in the order CPU work prefers them: cpu is
- * llama.cpp built from the bundle without llamafile (batch-invariant), cpu-prebuilt the
+ * llama.cpp built from the bundle with our batch-invariance patches, cpu-prebuilt the
  * prebuilt package's libraries; vulkan is llama.cpp built from the bundle with its Vulkan backend.
  */
 export const FLAVOUR_NAMES = ['cpu', 'cpu-prebuilt', 'cuda', 'cuda-src', 'vulkan'] as const;
