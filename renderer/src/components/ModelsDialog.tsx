@@ -55,8 +55,10 @@ function AddModelForm() {
   const [path, setPath] = useState('');
   const [busy, setBusy] = useState(false);
   const run = async (kind: 'file' | 'folder'): Promise<void> => {
+    const sent = path;
     setBusy(true);
-    if (await add(kind, path)) setPath('');
+    // a path typed while the add was on its way is the next one: only the one sent is cleared
+    if (await add(kind, sent)) setPath((now) => (now === sent ? '' : now));
     setBusy(false);
   };
   return (
