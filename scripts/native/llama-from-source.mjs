@@ -103,11 +103,11 @@ function missingCudaPieces(nvcc) {
   return { top, missing };
 }
 
-export const VULKAN_PACKAGES = "on Debian and Ubuntu: apt-get install glslc libvulkan-dev; to run on the CPU's Vulkan device, Mesa's lavapipe: mesa-vulkan-drivers";
+export const VULKAN_PACKAGES = "on Debian and Ubuntu: apt-get install glslc libvulkan-dev spirv-headers; to run on the CPU's Vulkan device, Mesa's lavapipe: mesa-vulkan-drivers";
 
 /**
- * What ggml's Vulkan build needs: the glslc shader compiler and the Vulkan headers and loader
- * library. Empty when all are there (the build is then part of a plain npm install).
+ * What ggml's Vulkan build needs: the glslc shader compiler, the Vulkan headers and loader
+ * library and the SPIR-V headers. Empty when all are there (the build is then part of a plain npm install).
  */
 export function missingVulkanPieces() {
   const missing = [];
@@ -121,6 +121,19 @@ export function missingVulkanPieces() {
   const headers = includeDirs.some((d) => existsSync(join(d, 'vulkan', 'vulkan.hpp')));
   const loader = libDirs.some((d) => existsSync(join(d, process.platform === 'win32' ? 'vulkan-1.lib' : 'libvulkan.so')));
   if (!headers || !loader) missing.push('the Vulkan headers and loader library');
+  // ggml-vulkan's cmake finds them by their package configuration (the Vulkan SDK ships it on Windows)
+  const cmakeDirs = [
+    process.env.VULKAN_SDK && join(process.env.VULKAN_SDK, 'share', 'cmake'),
+    process.env.VULKAN_SDK && join(process.env.VULKAN_SDK, 'lib', 'cmake'),
+    '/usr/share/cmake',
+    '/usr/lib/cmake',
+    '/usr/lib/x86_64-linux-gnu/cmake',
+    '/usr/local/share/cmake',
+    '/usr/local/lib/cmake',
+  ].filter(Boolean);
+  if (process.platform !== 'win32' && !cmakeDirs.some((d) => existsSync(join(d, 'SPIRV-Headers', 'SPIRV-HeadersConfig.cmake')))) {
+    missing.push('the SPIR-V headers (their cmake package)');
+  }
   return missing;
 }
 
