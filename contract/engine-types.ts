@@ -33,6 +33,22 @@ export const SamplingOptions = z
     logprobs: z.number().int().min(0).max(LOGPROBS_MAX).optional(),
     /** a JSON schema (as JSON text) the reply follows, turned into a grammar by llama.cpp's converter */
     jsonSchema: z.string().min(1).max(GRAMMAR_MAX_CHARS).optional(),
+    /**
+     * the grammar waits for a trigger (a tool call's opening, as the chat template's
+     * tool-call grammar does): free text until a pattern matches the reply's text or a token
+     * is emitted, the grammar from there on
+     */
+    grammarLazy: z
+      .object({
+        patterns: z.array(z.string().min(1).max(GRAMMAR_MAX_CHARS)).max(64),
+        tokens: z.array(z.number().int().min(0)).max(64),
+      })
+      .optional(),
+    /** tokens the grammar takes before the reply (the template's generation prompt, as llama-server feeds it) */
+    grammarPrefill: z.array(z.number().int().min(0)).max(256).optional(),
+  })
+  .refine((s) => s.grammar !== undefined || (s.grammarLazy === undefined && s.grammarPrefill === undefined), {
+    error: 'grammarLazy and grammarPrefill go with a grammar',
   })
   .refine((s) => s.grammar === undefined || s.jsonSchema === undefined, { error: 'give a grammar or a JSON schema, not both' });
 export type SamplingOptions = z.infer<typeof SamplingOptions>;

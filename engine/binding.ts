@@ -11,6 +11,9 @@ export interface NativeModel {
   info(): NativeModelInfo;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Tokens;
   detokenize(tokens: Int32Array, renderSpecial: boolean): string;
+  /** JSON in, JSON out (native/src/model_chat.cpp) */
+  applyChat(requestJson: string): string;
+  parseChat(optionsJson: string, tokens: Int32Array): string;
   samplingOrderCheckForTest(
     rows: Float32Array,
     proposals: Int32Array,

@@ -7,7 +7,7 @@ import { createServer, Socket, type AddressInfo } from 'node:net';
 
 import { PowerError } from '../contract/api/errors.js';
 import { serveChannel, type ImplementationOf } from '../contract/channel/serve.js';
-import { engineApi, ENGINE_CHECKS, type EngineApi, type RoundsEvent } from './protocol.js';
+import { engineApi, ENGINE_CHECKS, type ChatTemplateResult, type EngineApi, type ParsedChatReply, type RoundsEvent } from './protocol.js';
 import { loadBinding, type NativeModel, type NativeSession } from './binding.js';
 import { addonDir, readBuildInfo } from './build-info.js';
 import { probeCuda } from './cuda-probe.js';
@@ -217,6 +217,40 @@ const host: Host = {
     withContext("the model's vocabulary cannot tokenize this text", () => model(p.modelId).tokenize(p.text, p.addSpecial, p.parseSpecial)),
   detokenize: (p) =>
     withContext("the model's vocabulary cannot detokenize these tokens", () => model(p.modelId).detokenize(p.tokens, p.renderSpecial)),
+
+  applyChat: (p) =>
+    withContext(
+      "the model's chat template cannot render this request",
+      () =>
+        JSON.parse(
+          model(p.modelId).applyChat(
+            JSON.stringify({
+              messages: p.messages,
+              tools: p.tools,
+              toolChoice: p.toolChoice,
+              ...(p.parallelToolCalls !== undefined ? { parallelToolCalls: p.parallelToolCalls } : {}),
+            }),
+          ),
+        ) as ChatTemplateResult,
+    ),
+  parseChat: (p) =>
+    withContext(
+      'the reply cannot be read for tool calls',
+      () =>
+        JSON.parse(
+          model(p.modelId).parseChat(
+            JSON.stringify({
+              format: p.format,
+              parser: p.parser,
+              generationPrompt: p.generationPrompt,
+              preservedTokens: p.preservedTokens,
+              stops: p.stops,
+              partial: p.partial,
+            }),
+            p.tokens,
+          ),
+        ) as ParsedChatReply,
+    ),
 
   createSession: async (p) => {
     const onGpu = modelOnGpu.get(p.modelId) ?? false;

@@ -24,6 +24,38 @@ import { STRATEGIES } from '../contract/strategies.js';
 export const SplitMode = z.enum(['layer', 'row', 'none']);
 export type SplitMode = z.infer<typeof SplitMode>;
 
+/** What llama.cpp's chat template application gives for a request with tools (native/src/model_chat.cpp). */
+export const ChatTemplateResult = z.object({
+  prompt: z.string(),
+  /** common_chat_format, as the parser takes it back */
+  format: z.number().int().min(0),
+  formatName: z.string(),
+  /** the tool-call grammar ('' when none) */
+  grammar: z.string(),
+  grammarLazy: z.boolean(),
+  triggerPatterns: z.array(z.string()),
+  triggerTokens: z.array(z.number().int().min(0)),
+  /** the generation prompt's tokens the grammar takes first (a grammar that is not lazy) */
+  grammarPrefill: z.array(z.number().int().min(0)),
+  generationPrompt: z.string(),
+  /** the template's reply parser, serialized */
+  parser: z.string(),
+  preservedTokens: z.array(z.string()),
+  additionalStops: z.array(z.string()),
+  /** whether the template renders tool calls at all (llama.cpp's ChatML fallback does not) */
+  templateToolCalls: z.boolean(),
+});
+export type ChatTemplateResult = z.infer<typeof ChatTemplateResult>;
+
+export const ParsedChatReply = z.object({
+  content: z.string(),
+  reasoningContent: z.string(),
+  toolCalls: z.array(z.object({ name: z.string(), arguments: z.string(), id: z.string() })),
+  /** the reply's text as parsed (the template's preserved special tokens rendered) */
+  text: z.string(),
+});
+export type ParsedChatReply = z.infer<typeof ParsedChatReply>;
+
 export const NativeModelInfo = z.object({
   architecture: z.string(),
   name: z.string(),
@@ -240,6 +272,34 @@ export const engineMethods = {
   detokenize: {
     input: z.object({ modelId: Id, tokens: z.instanceof(Int32Array), renderSpecial: z.boolean() }),
     output: z.string(),
+  },
+  /** the chat prompt with tools as llama-server builds it (common_chat_templates_apply) and what its reply needs */
+  applyChat: {
+    input: z.object({
+      modelId: Id,
+      /** OpenAI's messages (tool results and assistant tool calls included), as llama-server reads them */
+      messages: z.array(z.unknown()).min(1),
+      tools: z.array(z.unknown()),
+      toolChoice: z.enum(['auto', 'none', 'required']),
+      parallelToolCalls: z.boolean().optional(),
+    }),
+    output: ChatTemplateResult,
+  },
+  /** a reply's tokens read with the template's parser (common_chat_parse): its text and tool calls */
+  parseChat: {
+    input: z.object({
+      modelId: Id,
+      tokens: z.instanceof(Int32Array),
+      format: z.number().int().min(0),
+      parser: z.string(),
+      generationPrompt: z.string(),
+      preservedTokens: z.array(z.string()),
+      /** the request's stop strings: the text ends before the earliest */
+      stops: z.array(z.string()),
+      /** the reply so far (a call may be unfinished) */
+      partial: z.boolean(),
+    }),
+    output: ParsedChatReply,
   },
   createSession: {
     input: z.object({

@@ -138,6 +138,8 @@ void Model::init(Napi::Env env, Napi::Object exports) {
                                               InstanceMethod<&Model::guarded<&Model::info>>("info"),
                                               InstanceMethod<&Model::guarded<&Model::tokenize>>("tokenize"),
                                               InstanceMethod<&Model::guarded<&Model::detokenize>>("detokenize"),
+                                              InstanceMethod<&Model::guarded<&Model::apply_chat>>("applyChat"),
+                                              InstanceMethod<&Model::guarded<&Model::parse_chat>>("parseChat"),
                                               InstanceMethod<&Model::guarded<&Model::dispose>>("dispose"),
                                               InstanceMethod<&Model::guarded<&Model::sampling_order_check>>("samplingOrderCheckForTest"),
                                               InstanceAccessor<&Model::disposed>("disposed"),

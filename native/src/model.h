@@ -1,6 +1,6 @@
 #pragma once
 // Model: a loaded GGUF (weights + vocabulary). JS: Model.load(path, options) -> Promise<Model>,
-// info(), tokenize(), detokenize(), tokenPiece(), isEog(), dispose().
+// info(), tokenize(), detokenize(), applyChat(), parseChat(), dispose().
 
 #include <napi.h>
 
@@ -37,6 +37,9 @@ class Model : public Napi::ObjectWrap<Model> {
     Napi::Value dispose(const Napi::CallbackInfo & info);
     Napi::Value disposed(const Napi::CallbackInfo & info);
     Napi::Value sampling_order_check(const Napi::CallbackInfo & info);
+    // model_chat.cpp: the chat prompt with tools, and the tool calls in a reply, as llama-server
+    Napi::Value apply_chat(const Napi::CallbackInfo & info);
+    Napi::Value parse_chat(const Napi::CallbackInfo & info);
 
     const llama_model & live_model(Napi::Env env) const;
     llama_token checked_token(Napi::Env env, Napi::Value value) const;

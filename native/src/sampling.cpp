@@ -155,9 +155,21 @@ target_sampler make_sampler(const llama_vocab * vocab, const sampling_params & p
     const bool penalties = p.repeat_last_n != 0 && (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f);
     s.plain_greedy       = p.temperature <= 0.0f && !penalties;
     if (!p.grammar.empty()) {
-        s.grammar.reset(llama_sampler_init_grammar(vocab, p.grammar.c_str(), "root"));
+        if (p.grammar_lazy) {
+            std::vector<const char *> patterns;
+            for (const std::string & pattern : p.grammar_trigger_patterns) {
+                patterns.push_back(pattern.c_str());
+            }
+            s.grammar.reset(llama_sampler_init_grammar_lazy_patterns(vocab, p.grammar.c_str(), "root", patterns.data(), patterns.size(),
+                                                                     p.grammar_trigger_tokens.data(), p.grammar_trigger_tokens.size()));
+        } else {
+            s.grammar.reset(llama_sampler_init_grammar(vocab, p.grammar.c_str(), "root"));
+        }
         if (!s.grammar) {
             throw std::invalid_argument(grammar_problem(vocab, p.grammar));
+        }
+        for (llama_token t : p.grammar_prefill) {
+            llama_sampler_accept(s.grammar.get(), t);
         }
     }
     return s;

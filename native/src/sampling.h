@@ -24,6 +24,13 @@ struct sampling_params {
     bool backend = false;
     // a GBNF grammar the reply must follow (root rule "root"); empty: free text
     std::string grammar;
+    // lazy: the grammar applies once one of the patterns matches the reply's text or one of the
+    // tokens is emitted (llama_sampler_init_grammar_lazy_patterns), free text before
+    bool grammar_lazy = false;
+    std::vector<std::string> grammar_trigger_patterns;
+    std::vector<llama_token> grammar_trigger_tokens;
+    // tokens the grammar accepts before the reply (the template's generation prompt)
+    std::vector<llama_token> grammar_prefill;
     // log-probabilities of each emitted token from the row it was drawn from: -1 off, else the
     // drawn token's and those of the row's n_probs most likely tokens (at most max_probs)
     int32_t n_probs = -1;

@@ -84,6 +84,37 @@ sampling_params read_sampling(Napi::Object opts, const llama_vocab * vocab) {
     } else if (grammar) {
         s.grammar = *grammar;
     }
+    const int32_t n_vocab  = llama_vocab_n_tokens(vocab);
+    const auto read_tokens = [&](const Napi::Array & array, const char * key) {
+        std::vector<llama_token> out;
+        for (uint32_t i = 0; i < array.Length(); i++) {
+            Napi::Value v = array.Get(i);
+            if (!v.IsNumber() || v.As<Napi::Number>().Int32Value() < 0 || v.As<Napi::Number>().Int32Value() >= n_vocab) {
+                throw Napi::RangeError::New(opts.Env(), std::string(key) + " holds a token that is not in the vocabulary");
+            }
+            out.push_back(v.As<Napi::Number>().Int32Value());
+        }
+        return out;
+    };
+    if (opts.Has("grammarLazy") && !opts.Get("grammarLazy").IsUndefined() && !opts.Get("grammarLazy").IsNull()) {
+        if (!opts.Get("grammarLazy").IsObject()) {
+            throw Napi::TypeError::New(opts.Env(), "grammarLazy must be an object {patterns, tokens}");
+        }
+        Napi::Object lazy = opts.Get("grammarLazy").As<Napi::Object>();
+        s.grammar_lazy    = true;
+        if (std::optional<Napi::Array> patterns = array_option(lazy, "patterns")) {
+            s.grammar_trigger_patterns = string_list(*patterns, "grammarLazy.patterns");
+        }
+        if (std::optional<Napi::Array> tokens = array_option(lazy, "tokens")) {
+            s.grammar_trigger_tokens = read_tokens(*tokens, "grammarLazy.tokens");
+        }
+    }
+    if (std::optional<Napi::Array> prefill = array_option(opts, "grammarPrefill")) {
+        s.grammar_prefill = read_tokens(*prefill, "grammarPrefill");
+    }
+    if ((s.grammar_lazy || !s.grammar_prefill.empty()) && s.grammar.empty()) {
+        throw Napi::Error::New(opts.Env(), "grammarLazy and grammarPrefill go with a grammar");
+    }
     if (!s.grammar.empty()) {
         const std::string problem = grammar_problem(vocab, s.grammar);
         if (!problem.empty()) {

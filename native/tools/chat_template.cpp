@@ -5,7 +5,9 @@
 //   power-chat-template <model.gguf> <messages.json | ->
 //
 // messages.json is an OpenAI-style list of messages ([{"role": "system", "content": "..."}, ...]),
-// parsed as llama-server parses a request's `messages` (common_chat_msgs_parse_oaicompat). The
+// parsed as llama-server parses a request's `messages` (common_chat_msgs_parse_oaicompat), or a
+// request body ({"messages": [...], "tools": [...], "tool_choice": "...", "parallel_tool_calls": ...})
+// whose tools are read as llama-server reads them. The
 // template is the model's (or llama.cpp's ChatML fallback when it has none), set up and applied as
 // llama-server does: common_chat_templates_init(model, ""), then common_chat_templates_apply with
 // use_jinja and add_generation_prompt; the prompt is tokenized as llama-server tokenizes it
@@ -63,14 +65,23 @@ int main(int argc, char ** argv) {
 
     int status = 0;
     try {
-        const common_json messages = common_json::parse(read_all(argv[2]));
+        const common_json body = common_json::parse(read_all(argv[2]));
+        // a list of messages, or a request body with them and its tools
+        const common_json messages = body.is_array() ? body : body.at("messages");
 
         // as llama-server: the model's template (no override, the model's BOS/EOS texts), ChatML when it has none
         common_chat_templates_ptr tmpls = common_chat_templates_init(model, "");
         common_chat_templates_inputs inputs;
-        inputs.messages                 = common_chat_msgs_parse_oaicompat(messages);
-        inputs.use_jinja                = true;
-        inputs.add_generation_prompt    = true;
+        inputs.messages              = common_chat_msgs_parse_oaicompat(messages);
+        inputs.use_jinja             = true;
+        inputs.add_generation_prompt = true;
+        if (!body.is_array()) {
+            // as oaicompat_chat_params_parse reads them
+            auto caps                  = common_chat_templates_get_caps(tmpls.get());
+            inputs.tools               = common_chat_tools_parse_oaicompat(body.value("tools", common_json::array()));
+            inputs.tool_choice         = common_chat_tool_choice_parse_oaicompat(body.value("tool_choice", std::string("auto")));
+            inputs.parallel_tool_calls = body.value("parallel_tool_calls", caps["supports_parallel_tool_calls"]);
+        }
         const common_chat_params params = common_chat_templates_apply(tmpls.get(), inputs);
 
         // as llama-server tokenizes a prompt (tokenize_input_prompts: add_special, parse_special)

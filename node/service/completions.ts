@@ -21,11 +21,22 @@ import type { ServiceMetrics } from './metrics.js';
 import type { ReplySlot } from './reply-slot.js';
 import { runRequest } from './request.js';
 import { asPowerError } from '../runtime/target.js';
+import {
+  checkRequired,
+  planPrompt,
+  planTools,
+  replyDelta,
+  type ReadReply,
+  type ToolCallDelta,
+  type ToolPlan,
+  type ToolUse,
+} from './tool-calls.js';
 
 export interface CompletionRequest {
   /** a library entry's name (or id) */
   model: string;
-  prompt: { kind: 'chat'; messages: ChatMessage[] } | { kind: 'text'; text: string };
+  /** a chat's messages; a chat with tools (given, or calls and results in its conversation); or a raw prompt */
+  prompt: { kind: 'chat'; messages: ChatMessage[] } | { kind: 'tools'; use: ToolUse } | { kind: 'text'; text: string };
   maxTokens: number;
   temperature: number;
   topP: number;
@@ -55,6 +66,8 @@ export interface CompletionResult {
   completionTokens: number;
   tokens: number[];
   text: string;
+  /** with tools: the reply read as the template's format gives it (its text, its calls) */
+  toolReply?: ReadReply & { format: string };
   stopReason: StopReason;
   digest: string;
   stats: ReplyStats;
@@ -82,6 +95,8 @@ export interface CompletionProgress {
   rounds: number;
   /** the log-probabilities of the tokens this piece of text completes, when the request asked for them */
   logprobs?: TokenLogprobs[];
+  /** with tools: what is new in the reply's calls (the text is then the reply's content, calls left out) */
+  toolCalls?: ToolCallDelta[];
 }
 
 export interface Completions {
@@ -175,7 +190,17 @@ export function createCompletions(deps: CompletionDeps): Completions {
       let prompt: number[];
       // the request's stop sequences, and for a chat the template's end of turn where the model has no token for it
       const stops = [...(request.stop ?? [])];
-      if (request.prompt.kind === 'chat') {
+      let plan: ToolPlan | null = null;
+      if (request.prompt.kind === 'tools') {
+        const use = request.prompt.use;
+        if ((request.grammar !== undefined || request.jsonSchema !== undefined) && use.tools.length > 0 && use.toolChoice !== 'none') {
+          throw new PowerError('bad-input', 'a grammar or a JSON schema cannot go with tools (the tools bring their own grammar)');
+        }
+        plan = await planTools(target.engine, target.modelId, use, stops);
+        const planned = await planPrompt(target.engine, target.modelId, conv, plan);
+        prompt = planned.tokens;
+        stops.push(...planned.stops);
+      } else if (request.prompt.kind === 'chat') {
         prompt = (await conv.prompt(request.prompt.messages)).tokens;
         stops.push(...(await conv.stops()));
       } else {
@@ -192,6 +217,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
       checkPromptFits(prompt.length, target.contextSize, 'prompt');
 
       const seed = drawSeed(request.seed, request.temperature);
+      // with tools: the reply is read again after each batch and only what changed is handed on
+      const reading = plan ? streamedToolReply(plan, onText) : null;
       const outcome = await whileGenerating(supervisor, () =>
         runRequest(
           target.engine,
@@ -208,6 +235,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
                 grammar: request.grammar,
                 jsonSchema: request.jsonSchema,
                 logprobs: request.logprobs,
+                ...plan?.sampling,
               },
               seed,
             ),
@@ -219,19 +247,23 @@ export function createCompletions(deps: CompletionDeps): Completions {
             sink: (batch) => {
               for (const round of batch.rounds) streamed += round.tokenIds.length;
               rounds += batch.rounds.length;
-              if (batch.text || batch.logprobs)
+              if (reading) reading.add(batch, { tokens: streamed, rounds });
+              else if (batch.text || batch.logprobs)
                 onText(batch.text, { tokens: streamed, rounds, ...(batch.logprobs ? { logprobs: batch.logprobs } : {}) });
             },
           },
         ),
       );
       deps.metrics.record(outcome);
+      const toolReply = reading ? await reading.finish(outcome.tokens, outcome.text, { tokens: streamed, rounds }) : undefined;
+      if (toolReply && request.prompt.kind === 'tools') checkRequired(request.prompt.use, toolReply, outcome.text, outcome.stopReason);
       return {
         model: modelName,
         promptTokens: prompt.length,
         completionTokens: outcome.tokens.length,
         tokens: outcome.tokens,
         text: outcome.text,
+        ...(toolReply ? { toolReply: { ...toolReply, format: plan!.format } } : {}),
         stopReason: outcome.stopReason,
         digest: outcome.digest,
         stats: outcome.replyStats,
@@ -252,4 +284,37 @@ export function createCompletions(deps: CompletionDeps): Completions {
   }
 
   return { complete };
+}
+
+/**
+ * A reply with tools as it streams: after each batch the reply so far is read with the plan's
+ * parser (reads one at a time, in order) and only the new text and the new parts of calls go to
+ * `onText`; `finish` reads the whole reply and hands on what the last partial read had not.
+ */
+function streamedToolReply(plan: ToolPlan, onText: (text: string, progress: CompletionProgress) => void) {
+  const tokens: number[] = [];
+  let text = '';
+  let shown: ReadReply = { content: '', toolCalls: [] };
+  let reads: Promise<void> = Promise.resolve();
+  const show = (now: ReadReply, progress: CompletionProgress): void => {
+    const delta = replyDelta(shown, now);
+    shown = now;
+    if (delta.content !== '' || delta.toolCalls.length > 0)
+      onText(delta.content, { ...progress, ...(delta.toolCalls.length > 0 ? { toolCalls: delta.toolCalls } : {}) });
+  };
+  return {
+    add(batch: { rounds: readonly { tokenIds: readonly number[] }[]; text: string }, progress: CompletionProgress): void {
+      for (const round of batch.rounds) tokens.push(...round.tokenIds);
+      text += batch.text;
+      const snapshot = { tokens: [...tokens], text };
+      // a reply cut mid-token may not parse yet: the next batch's read, or the whole one, will
+      reads = reads.then(async () => show(await plan.read(snapshot.tokens, snapshot.text, true), progress)).catch(() => undefined);
+    },
+    async finish(all: readonly number[], whole: string, progress: CompletionProgress): Promise<ReadReply> {
+      await reads;
+      const reply = await plan.read(all, whole, false);
+      show(reply, progress);
+      return reply;
+    },
+  };
 }

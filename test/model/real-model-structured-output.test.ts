@@ -2,7 +2,8 @@
 // it: `response_format` json_schema and json_object, llama-server's `grammar`, whole and streamed.
 // The reply is JSON of the schema's shape (or the grammar's text), and the speculative replies
 // (n-gram lookup, the early-exit draft model) carry the autoregressive reply's tokens. Requests the
-// engine cannot honour are refused with 400 and say why. Skipped, with the reason, where the real
+// engine cannot honour are refused with 400 and say why. Tools (Gemma has no template: the generic
+// JSON reply) give the call the question asks for. Skipped, with the reason, where the real
 // model could not be installed.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -118,5 +119,39 @@ describe('structured output on Gemma 3 270M through /v1', { skip: realModelSkip(
     await refused({ response_format: PERSON_FORMAT, backend_sampling: true }, /applied on the CPU only/);
     const ok = await chat({ response_format: { type: 'text' }, max_tokens: 4 });
     assert.equal(ok.choices.length, 1);
+  });
+
+  test('tools: a required get_weather call with the city of the question, greedy and seeded, the same under n-gram and the draft', async () => {
+    const weather = {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        description: 'Get the current weather in a city',
+        parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 24 } }, required: ['city'] },
+      },
+    };
+    const ask = {
+      messages: [{ role: 'user', content: 'What is the weather like in Paris today?' }],
+      tools: [weather],
+      tool_choice: 'required',
+    };
+    type Called = Completion & { choices: { message: { tool_calls?: { function: { name: string; arguments: string } }[] } }[] };
+    const calls = (r: Called) => r.choices[0]!.message.tool_calls?.map((c) => [c.function.name, c.function.arguments]);
+    for (const sampling of [{}, { temperature: 0.7, seed: 5 }]) {
+      const ar = (await chat({ ...ask, ...sampling })) as Called;
+      assert.equal(ar.choices[0]!.finish_reason, 'tool_calls', JSON.stringify(ar.choices[0]));
+      const [[name, args]] = calls(ar)! as [[string, string]];
+      assert.equal(name, 'get_weather');
+      // the model reads the city off the question (Gemma 3 270M, greedy and this seed)
+      assert.equal((JSON.parse(args) as { city: string }).city, 'Paris', args);
+      for (const speculative of [
+        { strategy: 'ngram', k: 4 },
+        { draft, k: 4 },
+      ]) {
+        const run = (await chat({ ...ask, ...sampling, ...speculative })) as Called;
+        assert.equal(run.power.digest, ar.power.digest, JSON.stringify(speculative));
+        assert.deepEqual(calls(run), calls(ar));
+      }
+    }
   });
 });

@@ -51,6 +51,8 @@ interface CommonParams {
   /** Gaussian noise of `scale`·(tensor std) added to every random tensor, drawn from `seed`. */
   perturb?: { scale: number; seed: number };
   scales?: WeightScales;
+  /** the model's chat template in place of its vocabulary's (e.g. one that renders tools) */
+  chatTemplate?: string;
 }
 
 type Init = { kind: 'normal'; std: number } | { kind: 'const'; value: number } | { kind: 'negexp'; std: number }; // -exp(N(0, std²)): strictly negative, like ssm_a
@@ -114,13 +116,18 @@ interface VocabSpec {
   entries: GgufEntry[];
 }
 
-function vocabSpec(name: VocabName): VocabSpec {
+function vocabSpec(name: VocabName, chatTemplate?: string): VocabSpec {
+  let spec: VocabSpec;
   if (name === 'default' || name === 'alt') {
     const vocab = name === 'alt' ? makeAltVocab() : makeVocab();
-    return { size: vocab.tokens.length, tokenTypes: vocab.tokenTypes, entries: vocabMetadata(vocab) };
+    spec = { size: vocab.tokens.length, tokenTypes: vocab.tokenTypes, entries: vocabMetadata(vocab) };
+  } else {
+    const real = bundledVocab(name);
+    spec = { size: real.size, tokenTypes: real.tokenTypes, entries: real.entries };
   }
-  const real = bundledVocab(name);
-  return { size: real.size, tokenTypes: real.tokenTypes, entries: real.entries };
+  if (chatTemplate === undefined) return spec;
+  const key = 'tokenizer.chat_template';
+  return { ...spec, entries: [...spec.entries.filter((e) => e.key !== key), kv(key, gv.str(chatTemplate))] };
 }
 
 const isBundled = (name: VocabName | undefined): name is BundledVocabName => name !== undefined && name in BUNDLED_VOCABS;
@@ -197,7 +204,7 @@ export interface LlamaModelParams extends TransformerParams {
 }
 
 export function makeLlamaModelSpec(p: LlamaModelParams): GgufModel {
-  const vocab = vocabSpec(p.vocab);
+  const vocab = vocabSpec(p.vocab, p.chatTemplate);
   const s = p.scales ?? DEFAULT_SCALES;
   const E = p.embd;
   const V = vocab.size;
@@ -261,7 +268,7 @@ export interface Qwen35ModelParams extends CommonParams {
 }
 
 export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
-  const vocab = vocabSpec(p.vocab ?? 'default');
+  const vocab = vocabSpec(p.vocab ?? 'default', p.chatTemplate);
   const s = p.scales ?? DEFAULT_SCALES;
   const E = p.embd;
   const V = vocab.size;
@@ -370,7 +377,7 @@ export interface Gemma3ModelParams extends TransformerParams {
  * cache).
  */
 export function makeGemma3ModelSpec(p: Gemma3ModelParams): GgufModel {
-  const vocab = vocabSpec(p.vocab);
+  const vocab = vocabSpec(p.vocab, p.chatTemplate);
   const s = p.scales ?? DEFAULT_SCALES;
   const E = p.embd;
   const V = vocab.size;
@@ -776,7 +783,7 @@ export const LONG_MODELS = {
  * They exercise the BPE tokenizer, vocabulary-sized heads, logits rows and sampling over V.
  * Not part of SYNTHETIC_MODELS: made on demand into the benchmark cache (`makeModelFiles`).
  */
-const REAL_VOCAB_TARGET: LlamaModelParams = {
+export const REAL_VOCAB_TARGET: LlamaModelParams = {
   ...TARGET,
   name: 'power-real-vocab-target',
   vocab: 'qwen35',

@@ -4,6 +4,7 @@ import type { StopReason } from '../../../contract/engine-types.js';
 import type { GenerationStats } from '../../../contract/generation-result.js';
 import type { Strategy } from '../../../contract/strategies.js';
 import type { CompletionProgress, CompletionRequest } from '../../service/completions.js';
+import type { ReadReply } from '../../service/tool-calls.js';
 
 /** what the OpenAI routes ask for: exactly the service's stateless completion request */
 export type CompletionInput = CompletionRequest;
@@ -20,6 +21,8 @@ export interface CompletionOutput {
   k: number | null;
   s: number | null;
   seed: number | null;
+  /** with tools: the reply's text and calls as the template's format reads them, and the format's name */
+  toolReply?: ReadReply & { format: string };
 }
 
 export interface LibraryModel {

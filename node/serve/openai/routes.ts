@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { SAMPLING_DEFAULTS, type TokenLogprobs } from '../../../contract/engine-types.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../../contract/api/errors.js';
-import { ChatCompletionRequest, chatMessages, CompletionRequest, logprobsAsked, outputConstraint } from './api.js';
+import { ChatCompletionRequest, chatMessages, CompletionRequest, logprobsAsked, outputConstraint, toolUse } from './api.js';
+import type { ToolCallDelta } from '../../service/tool-calls.js';
 import { chatLogprobs, textLogprobs } from './logprobs.js';
 import { describeIssues } from '../../../contract/channel/index.js';
 import { HttpError, readJsonBody, sendError, sendJson } from '../http-util.js';
@@ -43,7 +44,8 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
   const maxTokens = ('max_completion_tokens' in r ? r.max_completion_tokens : null) ?? r.max_tokens ?? 512;
   let prompt: CompletionInput['prompt'];
   if ('messages' in r) {
-    prompt = { kind: 'chat', messages: chatMessages(r.messages) };
+    const use = toolUse(r);
+    prompt = use ? { kind: 'tools', use } : { kind: 'chat', messages: chatMessages(r.messages) };
   } else {
     prompt = { kind: 'text', text: typeof r.prompt === 'string' ? r.prompt : r.prompt[0]! };
   }
@@ -65,7 +67,11 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
     ...(r.profile !== undefined ? { profile: r.profile } : {}),
   };
   const logprobs = logprobsAsked(r);
-  if (logprobs !== undefined) input.logprobs = logprobs;
+  if (logprobs !== undefined) {
+    // as llama-server: a streamed reply with tools hands on parsed calls, not tokens
+    if (prompt.kind === 'tools' && r.stream === true) throw new HttpError(400, 'logprobs is not supported with tools and stream');
+    input.logprobs = logprobs;
+  }
   return { input, stream: r.stream === true, includeUsage: r.stream_options?.include_usage === true };
 }
 
@@ -76,9 +82,31 @@ function checkNotCancelled(out: CompletionOutput): void {
   }
 }
 
-/** 'stop' at the model's end of text or a stop sequence, else 'length' */
-function finishReason(out: CompletionOutput): 'stop' | 'length' {
-  return out.stopReason === 'eos' || out.stopReason === 'stop' ? 'stop' : 'length';
+/** 'stop' at the model's end of text or a stop sequence ('tool_calls' when the reply calls tools), else 'length' */
+function finishReason(out: CompletionOutput): 'stop' | 'length' | 'tool_calls' {
+  if (out.stopReason !== 'eos' && out.stopReason !== 'stop') return 'length';
+  return (out.toolReply?.toolCalls.length ?? 0) > 0 ? 'tool_calls' : 'stop';
+}
+
+/** OpenAI's form of a reply's calls (a stream's first delta of a call carries its id and name) */
+function toolCallsJson(calls: readonly ToolCallDelta[]) {
+  return calls.map((c) => ({
+    index: c.index,
+    ...(c.id !== undefined ? { id: c.id, type: 'function' } : {}),
+    function: { ...(c.name !== undefined ? { name: c.name } : {}), arguments: c.arguments },
+  }));
+}
+
+/** the assistant message of a whole chat reply: its text, and its calls when it made any */
+function chatMessage(out: CompletionOutput, text: string) {
+  const reply = out.toolReply;
+  if (!reply) return { role: 'assistant', content: text };
+  const calls = reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  return {
+    role: 'assistant',
+    content: calls.length > 0 && reply.content === '' ? null : reply.content,
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+  };
 }
 
 function usage(out: CompletionOutput) {
@@ -90,7 +118,17 @@ function usage(out: CompletionOutput) {
 }
 
 function power(out: CompletionOutput) {
-  return { strategy: out.strategy, k: out.k, s: out.s, digest: out.digest, seed: out.seed, stopReason: out.stopReason, stats: out.stats };
+  return {
+    strategy: out.strategy,
+    k: out.k,
+    s: out.s,
+    digest: out.digest,
+    seed: out.seed,
+    stopReason: out.stopReason,
+    stats: out.stats,
+    // with tools: the format the reply was read in (llama.cpp's name, or 'generic JSON')
+    ...(out.toolReply ? { toolFormat: out.toolReply.format } : {}),
+  };
 }
 
 export async function listModels(res: ServerResponse, backend: CompletionBackend): Promise<void> {
@@ -139,7 +177,7 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     const reason = finishReason(out);
     const choice =
       kind === 'chat'
-        ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: reason, logprobs: logprobsOf(entries, 0) }
+        ? { index: 0, message: chatMessage(out, text), finish_reason: reason, logprobs: logprobsOf(entries, 0) }
         : { index: 0, text, finish_reason: reason, logprobs: logprobsOf(entries, 0) };
     sendJson(res, 200, { id, object, created, model: out.model, choices: [choice], usage: usage(out), power: power(out) });
     return;
@@ -164,14 +202,27 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
   };
   const chunkObject = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   let written = 0; // characters of the reply sent so far (the legacy logprobs' text_offset)
-  const delta = (text: string, reason: string | null, model: string, extra: object = {}, entries: readonly TokenLogprobs[] = []): void => {
+  const delta = (
+    text: string,
+    reason: string | null,
+    model: string,
+    extra: object = {},
+    entries: readonly TokenLogprobs[] = [],
+    calls: readonly ToolCallDelta[] = [],
+  ): void => {
     const logprobs = entries.length > 0 ? logprobsOf(entries, written) : null;
     written += text.length;
+    const content =
+      calls.length > 0
+        ? { ...(text !== '' ? { content: text } : {}), tool_calls: toolCallsJson(calls) }
+        : text === '' && entries.length === 0
+          ? { role: 'assistant', content: '' }
+          : { content: text };
     const choice =
       kind === 'chat'
         ? {
             index: 0,
-            delta: reason !== null ? {} : text === '' && entries.length === 0 ? { role: 'assistant', content: '' } : { content: text },
+            delta: reason !== null ? {} : content,
             finish_reason: reason,
             logprobs,
           }
@@ -186,8 +237,15 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
       (text, progress) => {
         // Power's own field, as on the last chunk: how far the reply has come (llama-server adds
         // fields of its own too; OpenAI clients ignore what they do not know)
-        if (text || progress.logprobs)
-          delta(text, null, input.model, { power: { tokens: progress.tokens, rounds: progress.rounds } }, progress.logprobs);
+        if (text || progress.logprobs || progress.toolCalls)
+          delta(
+            text,
+            null,
+            input.model,
+            { power: { tokens: progress.tokens, rounds: progress.rounds } },
+            progress.logprobs,
+            progress.toolCalls,
+          );
       },
       abort.signal,
     );
