@@ -33,8 +33,7 @@ void add_triggers(const std::vector<common_grammar_trigger> & triggers, common_j
             break;
         case COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN_FULL: {
             const std::string & p = t.value;
-            patterns.push_back(p.empty() ? std::string("^$")
-                                         : (p.front() != '^' ? "^" : "") + p + (p.back() != '$' ? "$" : ""));
+            patterns.push_back(p.empty() ? std::string("^$") : (p.front() != '^' ? "^" : "") + p + (p.back() != '$' ? "$" : ""));
             break;
         }
         case COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN:
@@ -116,8 +115,8 @@ Napi::Value Model::apply_chat(const Napi::CallbackInfo & info) {
     inputs.use_jinja             = true;
     inputs.add_generation_prompt = true;
     // llama-server's default: what the template says it supports
-    inputs.parallel_tool_calls = request.contains("parallelToolCalls") ? request.at("parallelToolCalls").get<bool>()
-                                                                       : caps["supports_parallel_tool_calls"];
+    inputs.parallel_tool_calls =
+        request.contains("parallelToolCalls") ? request.at("parallelToolCalls").get<bool>() : caps["supports_parallel_tool_calls"];
     common_chat_params params;
     try {
         params = common_chat_templates_apply(t.get(), inputs);
@@ -135,8 +134,8 @@ Napi::Value Model::apply_chat(const Napi::CallbackInfo & info) {
     out["parser"]           = params.parser;
     out["preservedTokens"]  = params.preserved_tokens;
     out["additionalStops"]  = params.additional_stops;
-    out["grammarPrefill"]   = params.grammar.empty() || params.grammar_lazy ? common_json::array()
-                                                                            : prefill_tokens(vocab, params.generation_prompt);
+    out["grammarPrefill"] =
+        params.grammar.empty() || params.grammar_lazy ? common_json::array() : prefill_tokens(vocab, params.generation_prompt);
     out["templateToolCalls"] = caps["supports_tool_calls"];
     add_triggers(params.grammar_triggers, out);
     return Napi::String::New(env, out.dump_safe());

@@ -1,10 +1,12 @@
 // The ten defects of issue 19, each as a regression test: the renderer in Debian's Chromium over
-// a real `power serve` on a fresh data folder with the synthetic models, driven by the controls'
-// accessible names. Screenshots at 1440×900, 1024×700 and 800×600 go to test-results/.
+// a real `power serve` with the synthetic models, driven by the controls' accessible names. Each
+// test starts its own `power serve` on a fresh data folder and its own page, and makes the state
+// it needs itself (a loaded model, chats with replies), so each runs alone and in any order.
+// Screenshots at 1440×900, 1024×700 and 800×600 go to test-results/.
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { afterEach, before, beforeEach, describe, test } from 'node:test';
 
 import type { Browser, Page } from 'playwright-core';
 
@@ -38,10 +40,16 @@ async function chooseModel(name: string, method: string): Promise<void> {
   await page.waitForFunction(([m]) => (document.querySelector('#method') as HTMLSelectElement).value === m, [method], { timeout: LONG });
 }
 
+/** the target with its close draft, loaded from the header */
+const loadTarget = (): Promise<void> => u.load('target', 'draft-model', 'draft-close');
+
 describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () => {
   before(async () => {
     await syntheticModels();
     await mkdir(RESULTS, { recursive: true });
+  });
+
+  beforeEach(async () => {
     serve = await startServe();
     ({ browser, page, pageErrors } = await openAppPage({ width: 1440, height: 900 }));
     u = ui(page);
@@ -49,7 +57,11 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     await u.combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });
   });
 
-  after(() => closeAppPage(browser, serve, pageErrors));
+  afterEach(async () => {
+    const s = serve;
+    serve = null;
+    await closeAppPage(browser, s, pageErrors);
+  });
 
   test('defect 4: before a model is loaded Send is disabled with the reason, and nothing creates an empty chat', async () => {
     await u.textbox('Message').fill('Hello before loading');
@@ -99,7 +111,7 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
         if (bar) seen.push(Number(bar.getAttribute('aria-valuenow')));
       }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['aria-valuenow'] });
     });
-    await u.load('target', 'draft-model', 'draft-close');
+    await loadTarget();
     const bar = page.getByRole('progressbar', { name: 'Loading progress' });
     // 100 only comes from llama.cpp's callback (through the engine host and the service): the UI never sets it
     assert.equal(await bar.getAttribute('aria-valuenow'), '100');
@@ -113,6 +125,7 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
   });
 
   test('defect 1: an invalid or unapplied Custom profile never runs the previous one', async () => {
+    await loadTarget();
     await u.setSampling('Max tokens', '32');
     await u.combo('Profile').selectOption({ label: 'Peak' });
     await page.locator('.profile-to-run', { hasText: 'Peak K7/S6' }).waitFor();
@@ -142,6 +155,9 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
   });
 
   test('defect 8: every reply has its figures, a cut reply says "max tokens", an older one can be inspected; bars and sparkline carry values', async () => {
+    await loadTarget();
+    await u.setSampling('Max tokens', '32');
+    await u.sendAndWait('A first reply.');
     await u.setSampling('Max tokens', '8');
     const cut = await u.sendAndWait('Cut me short.');
     const stats = (await cut.getByRole('group', { name: 'Reply stats' }).textContent())!;
@@ -172,6 +188,7 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
   });
 
   test('defect 2: the A/B keeps both replies, the verdict first in words', async () => {
+    await loadTarget();
     await u.setSampling('Max tokens', '32');
     const speculative = await u.sendAndWait('For the A/B.');
     const id = await speculative.getAttribute('data-message-id');
@@ -210,13 +227,18 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
   });
 
   test('defect 3: the A/B and the rolling figures belong to their chat and model', async () => {
+    await loadTarget();
+    await u.setSampling('Max tokens', '24');
+    await u.sendAndWait('A reply with an A/B.');
+    await u.button('Run A/B').click();
+    await u.log().getByRole('group', { name: 'A/B verdict' }).last().locator('.verdict').waitFor({ timeout: LONG });
+    await u.replyEnded(1);
     const firstChat = (await u.chats().locator('[aria-current=true]').textContent())!;
     await page.locator('button.new-chat').click();
     await page.getByText('An empty chat: send a message to start it.').waitFor();
     assert.equal(await page.getByRole('list', { name: 'A/B results' }).locator('li').count(), 0, 'no A/B verdict from another chat');
     assert.equal(await u.log().getByRole('group', { name: 'A/B verdict' }).count(), 0);
 
-    await u.setSampling('Max tokens', '24');
     await u.sendAndWait('Target first.');
     await u.load('hybrid-mtp', 'mtp');
     await u.sendAndWait('Then the hybrid.');
@@ -232,6 +254,7 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
   });
 
   test('defect 9: Escape stops the reply; another chat says why it cannot send, and Stop acts on the streaming reply only', async () => {
+    await loadTarget();
     await u.setSampling('Max tokens', '4000');
     const count = await u.replies().count();
     await u.textbox('Message').fill('Write a long story.');
@@ -267,7 +290,14 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
   });
 
   test('defect 10: delete asks first and opens another chat; New chat reuses an empty one; every bad field is marked and named; light, dark and system themes', async () => {
-    // New chat twice: one empty chat (the one left empty in defect 9 is reused)
+    // two chats that hold a reply each
+    await loadTarget();
+    await u.setSampling('Max tokens', '8');
+    await u.sendAndWait('The first chat.');
+    await page.locator('button.new-chat').click();
+    await page.getByText('An empty chat: send a message to start it.').waitFor();
+    await u.sendAndWait('The second chat.');
+    // New chat twice: one empty chat (the first one made is reused)
     await page.locator('button.new-chat').click();
     await page.locator('button.new-chat').click();
     await page.getByText('An empty chat: send a message to start it.').waitFor();
@@ -338,14 +368,9 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
   });
 
   test('defect 6: at 1440×900, 1024×700 and 800×600 nothing overflows, the header keeps its height and the conversation keeps half the screen', async () => {
-    // the list is in order of last change, and which chat defect 10 deleted depends on timing: open one that holds replies
-    await u
-      .chats()
-      .locator('li .chat-open')
-      .filter({ hasNotText: /^New chat$/ })
-      .first()
-      .click();
-    await u.replies().first().waitFor();
+    await loadTarget();
+    await u.setSampling('Max tokens', '24');
+    await u.sendAndWait('A reply to lay out.');
     for (const [width, height] of [
       [1440, 900],
       [1024, 700],

@@ -1,12 +1,14 @@
 // The model library, downloads, load settings, message actions and accessibility of the renderer
-// in Debian's Chromium over a real `power serve` that starts with an empty library: the Models
-// dialog adds the synthetic models by their paths, downloads come from a local file server
-// (nothing reaches the internet), and axe-core runs inside the page.
+// in Debian's Chromium over a real `power serve`: the Models dialog adds the synthetic models by
+// their paths to an empty library, downloads come from a local file server (nothing reaches the
+// internet), and axe-core runs inside the page. Each test starts its own `power serve` (on an
+// empty library, or on the synthetic models' folder) and its own browser context, and loads what
+// it needs itself, so each runs alone and in any order.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 
@@ -65,33 +67,47 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
     const set = await syntheticModels();
     await mkdir(RESULTS, { recursive: true });
     dir = await mkdtemp(join(tmpdir(), 'power-ui-library-'));
-    await mkdir(join(dir, 'empty'));
     await writeFile(join(dir, 'not-a-model.gguf'), 'this is a text file, not a GGUF model\n'.repeat(20));
     const target = await readFile(set['target.gguf']);
     files = await startFileServer({
       '/slow/slow-target.gguf': { body: target, trickle: { chunk: 16 * 1024, delayMs: 100 } },
       '/fast/fast-target.gguf': { body: await readFile(set['target-q4_0.gguf']) },
     });
-    serve = await startServe({ modelsDir: join(dir, 'empty') });
     browser = await launchChromium();
+  });
+
+  /** this test's power serve and page: on an empty library (downloads land in it), or on the synthetic models */
+  async function open(library: 'empty' | 'synthetic'): Promise<void> {
+    const modelsDir = library === 'synthetic' ? MODELS_CACHE : await mkdtemp(join(dir, 'empty-'));
+    serve = await startServe({ modelsDir });
     context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     page = await context.newPage();
     page.setDefaultTimeout(30_000);
+    pageErrors.length = 0;
     page.on('pageerror', (e) => pageErrors.push(e.message));
     u = ui(page);
     await page.goto(serve.url);
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(serve.url).origin });
+    if (library === 'synthetic')
+      await u.combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });
+  }
+
+  afterEach(async () => {
+    await context?.close();
+    const s = serve;
+    serve = null;
+    assert.equal(await s?.stop(), 0, 'power serve stops cleanly');
+    assert.deepEqual(pageErrors, [], 'the page threw nothing');
   });
 
   after(async () => {
     await browser?.close();
-    assert.equal(await serve?.stop(), 0, 'power serve stops cleanly');
     await files?.close();
     await rm(dir, { recursive: true, force: true });
-    assert.deepEqual(pageErrors, [], 'the page threw nothing');
   });
 
   test('the Models dialog: three groups, Add model file / folder by path, failures in words, Remove keeps the file', async () => {
+    await open('empty');
     await u.combo('Model').locator('option', { hasText: 'No models in the library' }).waitFor({ state: 'attached', timeout: LONG });
     await openModels();
     for (const heading of ['Models', 'Draft models', 'Draft artifacts'])
@@ -148,9 +164,11 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
   });
 
   test('downloads: the recommended pairs, a GGUF address with progress and Cancel download, a finished file joins the library, a failure in words', async () => {
+    await open('empty');
     await openModels();
     const pairs = dialog().getByRole('list', { name: 'Recommended pairs' }).locator('li');
-    assert.ok((await pairs.count()) >= 4, 'the built-in pairs');
+    // the built-in pairs (at least four) arrive after the dialog opens
+    await pairs.nth(3).waitFor({ timeout: LONG });
     for (const pair of await pairs.all()) assert.equal(await pair.getByRole('button', { name: 'Download', exact: true }).isEnabled(), true);
 
     const address = dialog().getByRole('textbox', { name: 'GGUF address', exact: true });
@@ -192,7 +210,13 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
   });
 
   test('load settings: Context size, Threads, Device with free memory, Flash Attention; Unload; one status badge', async () => {
+    await open('synthetic');
     await u.openPopover('load-settings', 'Load settings');
+    // the devices' memory arrives after the page: wait for it
+    await u
+      .combo('Device')
+      .locator('option', { hasText: /^CPU · .+ GiB free$/ })
+      .waitFor({ state: 'attached', timeout: LONG });
     const devices = await u
       .combo('Device')
       .locator('option')
@@ -237,6 +261,7 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
   });
 
   test('load settings: Remote machines splits the model over a power rpc server; a bad entry is marked and named; a machine that goes away ends the reply in words', async () => {
+    await open('synthetic');
     const rpc = await startRpcServer();
     try {
       await u.openPopover('load-settings', 'Load settings');
@@ -270,8 +295,9 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
   });
 
   test('messages: Copy and Edit (edit and continue)', async () => {
-    await page.locator('button.new-chat').click();
-    await page.getByText('An empty chat: send a message to start it.').waitFor();
+    await open('synthetic');
+    await u.load('target', 'draft-model', 'draft-close');
+    await u.setSampling('Max tokens', '16');
     await u.sendAndWait('Hello there.');
     const mine = u.log().getByRole('article', { name: 'You' });
     await mine.getByRole('button', { name: 'Copy', exact: true }).click();
@@ -302,7 +328,10 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
   });
 
   test('accessibility: axe-core finds no serious or critical violation on the main screen, the Models dialog and the Report tab', async () => {
-    await u.sendAndWait('One more, for the report.');
+    await open('synthetic');
+    await u.load('target', 'draft-model', 'draft-close');
+    await u.setSampling('Max tokens', '16');
+    await u.sendAndWait('A reply, for the report.');
     await page.waitForFunction(() => document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false');
     assertNoViolations('the main screen (light)', await seriousAxeViolations(page));
     await u.combo('Theme').selectOption({ label: 'Dark' });
