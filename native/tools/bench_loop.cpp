@@ -2,11 +2,13 @@
 // on the same libraries, for bench/speculative.ts to hold Power's autoregressive path against.
 // Greedy, one token per llama_decode, no streaming, no checkpoints.
 //
-//   power-bench-loop <model.gguf> <n_predict> <n_ctx> <token,token,...> <threads> [auto|pool:POLL]
+//   power-bench-loop <model.gguf> <n_predict> <n_ctx> <token,token,...> <threads> [auto|pool:POLL] [swa-full|swa-ring]
 //
 // `auto`: llama.cpp's default (each graph makes and joins its own worker threads);
 // `pool:POLL`: one persistent ggml threadpool (llama_attach_threadpool) with that polling level
-// (0: workers sleep between graphs; 50: llama.cpp's default spin). Prints one JSON line:
+// (0: workers sleep between graphs; 50: llama.cpp's default spin). `swa-ring`: the sliding-window
+// layers' cache as a ring of the window, as llama-server keeps it (default `swa-full`, the C API's
+// and Power's). Prints one JSON line:
 // {"tokens":[...],"prefillMs":x,"decodeMs":y,"decodeTokensPerSecond":z,"stepMsMedian":w}
 // where decode covers every token after the first (tokens after the first / time after it).
 
@@ -21,14 +23,15 @@
 #include "tool_setup.h"
 
 int main(int argc, char ** argv) {
-    if (argc < 6 || argc > 7) {
-        std::fprintf(stderr, "usage: %s model.gguf n_predict n_ctx tok,tok,... threads [auto|pool:POLL]\n", argv[0]);
+    if (argc < 6 || argc > 8) {
+        std::fprintf(stderr, "usage: %s model.gguf n_predict n_ctx tok,tok,... threads [auto|pool:POLL] [swa-full|swa-ring]\n", argv[0]);
         return 2;
     }
     const int n_predict             = std::atoi(argv[2]);
     const int n_ctx                 = std::atoi(argv[3]);
     const int n_threads             = std::atoi(argv[5]);
     const std::string mode          = argc > 6 ? argv[6] : "auto";
+    const bool swa_ring             = argc > 7 && std::string(argv[7]) == "swa-ring";
     std::vector<llama_token> prompt = power_tool::parse_tokens(argv[4]);
     if (n_predict < 2 || n_ctx < 16 || n_threads < 1 || prompt.empty() || (mode != "auto" && mode.rfind("pool:", 0) != 0)) {
         std::fprintf(stderr, "bad arguments\n");
@@ -45,6 +48,9 @@ int main(int argc, char ** argv) {
     cp.n_threads            = n_threads;
     cp.n_threads_batch      = n_threads;
     cp.no_perf              = true;
+    // the C API's default keeps a full-size sliding-window cache (as Power's sessions do);
+    // llama-server's (common_params) keeps a ring of the window
+    cp.swa_full = !swa_ring;
     // declared before the context, so that it is freed after it
     using pool_free_fn = void (*)(ggml_threadpool_t);
     std::unique_ptr<ggml_threadpool, pool_free_fn> pool(nullptr, nullptr);
