@@ -6,12 +6,16 @@
 # runs it: exactness, the audit's row comparison and decode speed, one JSON summary.
 #
 #   bash test/gpu/native-check.sh OUT_DIR [--device cuda|cpu] [--cuda-arch 90] [--jobs N]
-#        [--all-cuda-kernels] [--budget SECONDS] [checker options: --tokens N --scale small|full ...]
+#        [--all-cuda-kernels] [--budget SECONDS] [--compare-released SECONDS]
+#        [checker options: --tokens N --scale small|full ...]
 #
 # OUT_DIR gets summary.json (also printed on stdout), build.log and check.log; the build and the
 # models (about 2.5 GB at full scale) go to $POWER_CHECK_WORK (default /tmp/power-native-check),
 # not to OUT_DIR. The whole run, build included, is kept within --budget (default 480 s): the
-# checker skips what would not finish in time, and says so. Exit: the checker's (0 ok, 1 a case
+# checker skips what would not finish in time, and says so. --compare-released S runs the checker
+# a second time, within S more seconds, with GGML_CUDA_BATCH_VARIANT=1 (the release's kernel
+# choices instead of the batch-invariant ones of ggml-cuda-verify-rows-as-decode.patch): its
+# summary, released.json and released.log, gives the released kernels' exactness and speed. Exit: the checker's (0 ok, 1 a case
 # failed or was skipped, 2 the check could not run).
 set -uo pipefail
 
@@ -19,7 +23,7 @@ started=$(date +%s.%N)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${1:-}
 if [[ -z "$out" || "$out" == --* ]]; then
-  echo "usage: bash test/gpu/native-check.sh OUT_DIR [--device cuda|cpu] [--cuda-arch N] [--jobs N] [--all-cuda-kernels] [--budget S] [checker options]" >&2
+  echo "usage: bash test/gpu/native-check.sh OUT_DIR [--device cuda|cpu] [--cuda-arch N] [--jobs N] [--all-cuda-kernels] [--budget S] [--compare-released S] [checker options]" >&2
   exit 2
 fi
 shift
@@ -28,6 +32,7 @@ cuda_arch=""
 jobs=$(nproc 2>/dev/null || echo 2)
 all_kernels=0
 budget=480
+released=0
 checker_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -36,6 +41,7 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs=${2:?--jobs needs a value}; shift 2 ;;
     --all-cuda-kernels) all_kernels=1; shift ;;
     --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
+    --compare-released) released=${2:?--compare-released needs seconds}; shift 2 ;;
     *) checker_args+=("$1"); shift ;;
   esac
 done
@@ -126,4 +132,10 @@ log "running power-gpu-check --device $device (deadline ${deadline} s)"
 rc=$?
 wait
 log "finished with exit $rc in $(elapsed) s (build $build_seconds s)"
+if [[ "$released" != 0 ]]; then
+  log "running power-gpu-check again with the released kernel choices (GGML_CUDA_BATCH_VARIANT=1, deadline $released s)"
+  GGML_CUDA_BATCH_VARIANT=1 "$build/power-gpu-check" --device "$device" --out "$out/released.json" --models "$work/models" \
+    --build-seconds "$build_seconds" --deadline "$released" "${checker_args[@]}" 2>"$out/released.log"
+  log "released kernels: exit $? in $(elapsed) s"
+fi
 exit $rc
