@@ -28,6 +28,13 @@ class json {
     json(const char * s) : kind_(k_string), s_(s) {}
     json(std::string s) : kind_(k_string), s_(std::move(s)) {}
 
+    // a number written with every digit it needs to read back as the same double (the summary's
+    // figures are written with 6 significant digits)
+    static json exact(double v) {
+        json j(v);
+        j.exact_ = true;
+        return j;
+    }
     static json array() {
         json j;
         j.kind_ = k_array;
@@ -122,7 +129,7 @@ class json {
                 out += std::to_string(static_cast<long long>(n_));
             } else {
                 char buf[32];
-                std::snprintf(buf, sizeof buf, "%.6g", n_);
+                std::snprintf(buf, sizeof buf, exact_ ? "%.17g" : "%.6g", n_);
                 out += buf;
             }
             break;
@@ -168,6 +175,7 @@ class json {
     kind_t kind_ = k_null;
     bool b_      = false;
     double n_    = 0;
+    bool exact_  = false;
     std::string s_;
     std::vector<json> items_;
     std::vector<std::pair<std::string, json>> members_;

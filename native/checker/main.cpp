@@ -96,6 +96,9 @@ struct options {
     int speed_runs                      = 3;
     int speed_tokens                    = 0;  // default: 256 on cuda, 128 on cpu
     int perturb_at                      = -1; // self-test: the speculative runs' row of this token is perturbed
+    // test/model/gpu-check-models.test.ts: print the models' specs, or write --scale's models, and exit
+    bool model_specs = false;
+    std::string write_models;
 };
 
 [[noreturn]] void usage(const std::string & why) {
@@ -104,7 +107,8 @@ struct options {
                  "       [--tokens N] [--threads N] [--flash-attn default|on|off|auto] [--paths cpu,backend]\n"
                  "       [--strategies LIST] [--deadline SECONDS] [--build-seconds S] [--speed-runs N] [--speed-tokens N]\n"
                  "       [--no-speed] [--no-exactness] [--no-variants] [--variant-threads N] [--variant-tokens N]\n"
-                 "       [--variant-flash-attn on,off]\n",
+                 "       [--variant-flash-attn on,off]\n"
+                 "       power-gpu-check --model-specs | --write-models DIR [--scale small|full]\n",
                  why.c_str());
     std::exit(2);
 }
@@ -177,6 +181,10 @@ options parse(int argc, char ** argv) {
             o.variant_fa = split(value(), ',');
         else if (a == "--strategies")
             o.strategies = split(value(), ',');
+        else if (a == "--model-specs")
+            o.model_specs = true;
+        else if (a == "--write-models")
+            o.write_models = value();
         else if (a == "--help" || a == "-h")
             usage("the borrowed-machine GPU check");
         else
@@ -531,10 +539,93 @@ const char * fa_name(llama_flash_attn_type t) {
 
 } // namespace
 
+// the models' specs in test/gpu/models.ts's terms (its ModelParams), which a test compares
+json spec_json(const pc::weight_scales & w) {
+    json j           = json::object();
+    j["embedding"]   = json::exact(w.embedding);
+    j["output"]      = json::exact(w.output);
+    j["attentionQK"] = json::exact(w.attention_qk);
+    j["attentionVO"] = json::exact(w.attention_vo);
+    j["projection"]  = json::exact(w.projection);
+    return j;
+}
+
+json spec_json(const pc::llama_spec & s) {
+    json j             = json::object();
+    j["arch"]          = "llama";
+    j["name"]          = s.name;
+    j["seed"]          = s.seed;
+    j["dtype"]         = s.type == pc::dtype::f16 ? "f16" : "f32";
+    j["embd"]          = s.embd;
+    j["layers"]        = s.layers;
+    j["heads"]         = s.heads;
+    j["kvHeads"]       = s.kv_heads;
+    j["ff"]            = s.ff;
+    j["contextLength"] = s.context_length;
+    j["scales"]        = spec_json(s.scales);
+    return j;
+}
+
+json spec_json(const pc::qwen35_spec & s) {
+    json j                     = json::object();
+    j["arch"]                  = "qwen35";
+    j["name"]                  = s.name;
+    j["seed"]                  = s.seed;
+    j["dtype"]                 = s.type == pc::dtype::f16 ? "f16" : "f32";
+    j["embd"]                  = s.embd;
+    j["trunkLayers"]           = s.trunk_layers;
+    j["heads"]                 = s.heads;
+    j["kvHeads"]               = s.kv_heads;
+    j["headDim"]               = s.head_dim;
+    j["ff"]                    = s.ff;
+    j["contextLength"]         = s.context_length;
+    j["fullAttentionInterval"] = s.full_attention_interval;
+    j["ropeDims"]              = s.rope_dims;
+    j["ropeSections"]          = json::array_of(std::vector<int>(s.rope_sections, s.rope_sections + 4));
+    j["convKernel"]            = s.conv_kernel;
+    j["stateSize"]             = s.state_size;
+    j["groupCount"]            = s.group_count;
+    j["dtRank"]                = s.dt_rank;
+    j["innerSize"]             = s.inner_size;
+    j["mtpBlockScale"]         = json::exact(s.mtp_block_scale);
+    j["scales"]                = spec_json(s.scales);
+    return j;
+}
+
+// --model-specs and --write-models: the models without the check
+int models_only(const options & opt) {
+    const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    if (opt.model_specs) {
+        json specs = json::object();
+        for (const char * scale : {"small", "full"}) {
+            const pc::model_set m  = pc::gpu_models(scale);
+            json set               = json::object();
+            set["gpu-target.gguf"] = spec_json(m.target);
+            set["gpu-draft.gguf"]  = spec_json(m.draft);
+            set["gpu-hybrid.gguf"] = spec_json(m.hybrid);
+            specs[scale]           = set;
+        }
+        std::printf("%s\n", specs.dump(2).c_str());
+        return 0;
+    }
+    try {
+        make_dirs(opt.write_models);
+        const pc::model_set m = pc::gpu_models(opt.scale);
+        pc::write_model(m.target, opt.write_models + "/gpu-target.gguf", threads);
+        pc::write_model(m.draft, opt.write_models + "/gpu-draft.gguf", threads);
+        pc::write_model(m.hybrid, opt.write_models + "/gpu-hybrid.gguf", threads);
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "power-gpu-check: could not write the models: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char ** argv) {
     engine_env env;
     env.opt       = parse(argc, argv);
     options & opt = env.opt;
+    if (opt.model_specs || !opt.write_models.empty()) return models_only(opt);
     summary_writer out{opt.out};
     if (opt.out.find('/') != std::string::npos) make_dirs(opt.out.substr(0, opt.out.find_last_of('/')));
 

@@ -381,9 +381,9 @@ model_set gpu_models(const std::string & scale) {
     h.group_count = full ? 4 : 2;
     h.dt_rank     = full ? 8 : 4;
     h.inner_size  = full ? 1024 : 128;
-    // weaker than test/gpu/models.ts's hybrid, as the llama target is: with the plain scales its
-    // MTP head agreed with the trunk on 4 of 2,037 proposals (greedy, 300 tokens); the NextN block
-    // sees the next token's embedding and the hidden row, not the context
+    // as weak as the llama target's: with the plain scales its MTP head agreed with the trunk on 4
+    // of 2,037 proposals (greedy, 300 tokens); the NextN block sees the next token's embedding and
+    // the hidden row, not the context
     h.scales = context_light(h.embd);
     if (full) {
         m.target.name += "-full";

@@ -64,16 +64,18 @@ fail() {
 }
 
 [[ "$device" == cuda || "$device" == cpu ]] || fail "--device must be cuda or cpu (got '$device')"
-src="$root/gpu-check/llama.cpp"
-[[ -f "$src/include/llama.h" && -f "$root/gpu-check/MANIFEST.json" ]] ||
+# the pack: gpu-check/ in the repository, or $POWER_CHECK_PACK (a test's own pack)
+pack=${POWER_CHECK_PACK:-$root/gpu-check}
+src="$pack/llama.cpp"
+[[ -f "$src/include/llama.h" && -f "$pack/MANIFEST.json" ]] ||
   fail "gpu-check/llama.cpp is missing: run 'node scripts/pack-gpu-check.mjs' in the repository first (it needs node_modules) and send gpu-check/ with the working tree (the device tool: carry [\"gpu-check\"])"
 command -v cmake >/dev/null || fail "cmake is not installed"
 command -v c++ >/dev/null || command -v g++ >/dev/null || fail "no C++ compiler (c++ or g++)"
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); else log "ninja not found: using make"; fi
 
-[[ -f "$root/gpu-check/layer-input-archs.txt" ]] || fail "gpu-check/layer-input-archs.txt is missing: pack again with 'node scripts/pack-gpu-check.mjs'"
-cmake_args=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_SRC_DIR="$src" -DPOWER_LAYER_INPUT_ARCHS="$(cat "$root/gpu-check/layer-input-archs.txt")")
+[[ -f "$pack/layer-input-archs.txt" ]] || fail "gpu-check/layer-input-archs.txt is missing: pack again with 'node scripts/pack-gpu-check.mjs'"
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_SRC_DIR="$src" -DPOWER_LAYER_INPUT_ARCHS="$(cat "$pack/layer-input-archs.txt")")
 if [[ "$device" == cuda ]]; then
   nvcc=${CUDACXX:-}
   if [[ -z "$nvcc" ]]; then
@@ -104,7 +106,7 @@ if [[ "$device" == cuda && "$all_kernels" == 1 ]]; then
   rm -rf "$work/llama-all"
   cp -r "$src" "$work/llama-all"
   rm -f "$work/llama-all/ggml/src/ggml-cuda/template-instances/"*.cu
-  cp "$root/gpu-check/cuda-instances-all/"* "$work/llama-all/ggml/src/ggml-cuda/template-instances/"
+  cp "$pack/cuda-instances-all/"* "$work/llama-all/ggml/src/ggml-cuda/template-instances/"
   cmake_args+=(-DLLAMA_SRC_DIR="$work/llama-all")
   build="$work/build-$device-all"
 else
