@@ -621,217 +621,276 @@ int models_only(const options & opt) {
     return 0;
 }
 
-int main(int argc, char ** argv) {
+// One grid, path and sampling: what its controls and cases share.
+struct cell {
+    const grid & g;
+    std::string path;
+    bool backend;
+    int si; // 0 greedy, 1 seeded
+    std::string sname, grid_label;
+    power::sampling_params sp;
+    int g_audit; // the audit's index in this grid's runs
+    cell(const grid & g_, const std::string & path_, int si_, int g_audit_) :
+        g(g_), path(path_), backend(path_ == "backend"), si(si_), sname(si_ == 0 ? "greedy" : "seeded"),
+        grid_label(g_.name + " (" + std::to_string(g_.threads) + " thread" + (g_.threads == 1 ? "" : "s") + ", flash attn " +
+                   fa_name(g_.flash_attn) + ")"),
+        sp(si_ == 0 ? greedy() : seeded()), g_audit(g_audit_) {}
+
+    // what every control and case record starts with
+    json header(const loaded_model & m) const {
+        json c         = json::object();
+        c["grid"]      = g.name;
+        c["threads"]   = g.threads;
+        c["flashAttn"] = fa_name(g.flash_attn);
+        c["path"]      = path;
+        c["sampling"]  = sname;
+        c["model"]     = m.name;
+        return c;
+    }
+
+    // a run on `m`, capturing the audit position's row
+    run_spec spec_for(const loaded_model & m, int n_prompt) const {
+        run_spec r;
+        r.target      = &m;
+        r.backend     = backend;
+        r.sampling    = sp;
+        r.max_tokens  = g.tokens;
+        r.threads     = g.threads;
+        r.flash_attn  = g.flash_attn;
+        r.fa_given    = true;
+        r.capture_pos = n_prompt + g_audit;
+        return r;
+    }
+};
+
+// One run of the check: what its steps share. main() takes the steps in order: the summary's
+// header, the device, the threads and Flash Attention, the models, the prompt, the plan of
+// grids, then each grid (the speed part after the first) and the verdict.
+struct check_run {
     engine_env env;
-    env.opt       = parse(argc, argv);
     options & opt = env.opt;
-    if (opt.model_specs || !opt.write_models.empty()) return models_only(opt);
-    summary_writer out{opt.out};
-    if (opt.out.find('/') != std::string::npos) make_dirs(opt.out.substr(0, opt.out.find_last_of('/')));
+    summary_writer out;
+    json summary    = json::object();
+    bool full_speed = false, is_cuda = false, cuda_patched = false;
+    loaded_model target, draft, hybrid;
+    int n_prompt = 0;
+    std::vector<grid> grids;
+    int total_cases = 0, case_no = 0;
+    int n_pass = 0, n_diverged = 0, n_failed = 0, n_unsupported = 0, n_skipped = 0, n_explained = 0;
+    int speed_errors = 0;
+    bool speed_done  = false;
+    // the cpu path's control tokens per sampling and model, for the backend path's comparison
+    std::vector<llama_token> cpu_path_ar[2][2];
 
-    json summary                       = json::object();
-    summary["check"]                   = "power native GPU check (native/checker, test/gpu/native-check.sh)";
-    summary["version"]                 = 1;
-    summary["ok"]                      = false;
-    summary["device"]                  = json::object();
-    summary["device"]["requested"]     = opt.device;
-    summary["build"]                   = json::object();
-    summary["build"]["seconds"]        = opt.build_seconds >= 0 ? json(opt.build_seconds) : json();
-    summary["build"]["cuda"]           = POWER_CHECK_CUDA != 0;
-    summary["build"]["llamaBuildInfo"] = llama_print_system_info();
+    // looked up each time: a reference into `summary` would dangle once a member is added
+    json & ex() { return summary["exactness"]; }
 
-    const auto fail_early = [&](const std::string & why) {
+    // the fixed audit position: past 1,024 when the run gets there
+    int audit_index_for(int tokens) const { return std::max(0, std::min(tokens - 8, 1024 - n_prompt + 24)); }
+
+    int fail_early(const std::string & why) {
         summary["error"]   = why;
         summary["seconds"] = seconds_since(g_started);
         out.write(summary);
         std::printf("%s\n", summary.dump(2).c_str());
         note("error: " + why);
         return 2;
-    };
-
-    power::log_capture_install();
-    llama_backend_init();
-
-    summary["device"]["devices"] = device_list();
-    if (opt.device == "cuda") {
-        if (!POWER_CHECK_CUDA) {
-            return fail_early("--device cuda: this power-gpu-check was built without CUDA (configure with -DPOWER_CUDA=ON; "
-                              "test/gpu/native-check.sh does on --device cuda)");
-        }
-        ggml_backend_dev_t gpu = find_gpu();
-        if (!gpu) {
-            return fail_early("--device cuda: ggml's CUDA backend found no CUDA device (is the NVIDIA driver loaded? nvidia-smi)");
-        }
-        summary["device"]["name"] = ggml_backend_dev_description(gpu);
-    } else {
-        ggml_backend_dev_t cpu    = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
-        summary["device"]["name"] = cpu ? ggml_backend_dev_description(cpu) : "CPU";
     }
-    // the matrix on one CPU thread by default: the small models gain nothing from a second one,
-    // and ggml's barriers between two threads on a shared machine cost up to 16x (measured here:
-    // 1,100 tokens in 0.7 s on one thread, 11 s on two with the cores busy); the variants run
-    // with the engine's default thread count (two threads are what the FA split path needs)
-    if (opt.variant_threads <= 0) opt.variant_threads = power::default_thread_count();
-    if (opt.threads <= 0) opt.threads = opt.device == "cpu" ? 1 : power::default_thread_count();
-    summary["device"]["variantThreads"]  = opt.variant_threads;
-    summary["device"]["threads"]         = opt.threads;
-    summary["device"]["hardwareThreads"] = std::thread::hardware_concurrency();
-    if (opt.flash_attn == "default") {
-        // as the app: off on the CPU (both exact on the patched kernel), on with CUDA (node/runtime/target.ts)
-        env.flash_attn = opt.device == "cuda" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
-    } else {
-        env.flash_attn = opt.flash_attn == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED
-                         : opt.flash_attn == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED
-                                                   : LLAMA_FLASH_ATTN_TYPE_AUTO;
-    }
-    summary["flashAttn"] = json::object();
-    summary["flashAttn"]["requested"] =
-        opt.flash_attn == "default" ? (opt.device == "cuda" ? "on (default)" : "off (default)") : opt.flash_attn;
 
-    // --- models -----------------------------------------------------------------------------
-    make_dirs(opt.models);
-    const int writer_threads              = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    const pc::model_set small             = pc::gpu_models("small");
-    const pc::model_set big               = pc::gpu_models("full");
-    const bool full_speed                 = opt.speed && opt.scale == "full";
-    json models                           = json::object();
-    const clock_type::time_point t_models = clock_type::now();
-    try {
-        const auto ensure = [&](const auto & spec, const std::string & file) {
-            const std::string path = opt.models + "/" + file;
-            const bool wrote       = pc::ensure_model(spec, path, writer_threads);
-            json m                 = json::object();
-            m["file"]              = path;
-            m["spec"]              = pc::describe(spec);
-            m["written"]           = wrote;
-            models[file]           = m;
-            note(std::string(wrote ? "wrote " : "reusing ") + path);
-            return path;
-        };
-        ensure(small.target, "gpu-target.gguf");
-        ensure(small.draft, "gpu-draft.gguf");
-        ensure(small.hybrid, "gpu-hybrid.gguf");
-        if (full_speed) {
-            ensure(big.target, "gpu-target-full.gguf");
-            ensure(big.draft, "gpu-draft-full.gguf");
-            ensure(big.hybrid, "gpu-hybrid-full.gguf");
-        }
-    } catch (const std::exception & e) {
-        return fail_early(std::string("could not write the models: ") + e.what());
+    void describe_build() {
+        summary["check"]                   = "power native GPU check (native/checker, test/gpu/native-check.sh)";
+        summary["version"]                 = 1;
+        summary["ok"]                      = false;
+        summary["device"]                  = json::object();
+        summary["device"]["requested"]     = opt.device;
+        summary["build"]                   = json::object();
+        summary["build"]["seconds"]        = opt.build_seconds >= 0 ? json(opt.build_seconds) : json();
+        summary["build"]["cuda"]           = POWER_CHECK_CUDA != 0;
+        summary["build"]["llamaBuildInfo"] = llama_print_system_info();
     }
-    summary["models"]            = models;
-    summary["models"]["seconds"] = seconds_since(t_models);
-    summary["models"]["vocab"]   = pc::vocab_size();
 
-    // --- exactness ----------------------------------------------------------------------------
-    loaded_model target, draft, hybrid;
-    try {
-        target = load(opt, "gpu-target.gguf", opt.models + "/gpu-target.gguf", false);
-        draft  = load(opt, "gpu-draft.gguf", opt.models + "/gpu-draft.gguf", false);
-        hybrid = load(opt, "gpu-hybrid.gguf", opt.models + "/gpu-hybrid.gguf", true);
-    } catch (const std::exception & e) {
-        return fail_early(e.what());
+    // the device asked for; an error text when it is not there
+    std::string open_device() {
+        summary["device"]["devices"] = device_list();
+        if (opt.device == "cuda") {
+            if (!POWER_CHECK_CUDA) {
+                return "--device cuda: this power-gpu-check was built without CUDA (configure with -DPOWER_CUDA=ON; "
+                       "test/gpu/native-check.sh does on --device cuda)";
+            }
+            ggml_backend_dev_t gpu = find_gpu();
+            if (!gpu) {
+                return "--device cuda: ggml's CUDA backend found no CUDA device (is the NVIDIA driver loaded? nvidia-smi)";
+            }
+            summary["device"]["name"] = ggml_backend_dev_description(gpu);
+        } else {
+            ggml_backend_dev_t cpu    = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+            summary["device"]["name"] = cpu ? ggml_backend_dev_description(cpu) : "CPU";
+        }
+        return "";
     }
-    const std::string prompt_text =
-        "the quick brown fox jumps over the lazy dog. hello world, this is a test of the power model: a draft and a "
-        "target, fast speed. the quick brown fox jumps over the lazy dog. what is the answer to the question?";
-    env.prompt         = tokenize(target.model.get(), prompt_text);
-    const int n_prompt = static_cast<int>(env.prompt.size());
-    // the fixed audit position: past 1,024 when the run gets there
-    const auto audit_index_for = [&](int tokens) {
-        return std::max(0, std::min(tokens - 8, 1024 - n_prompt + 24));
-    };
-    const int audit_index       = audit_index_for(opt.tokens);
-    json exact                  = json::object();
-    exact["promptTokens"]       = n_prompt;
-    exact["tokens"]             = opt.tokens;
-    exact["contextSize"]        = 2048;
-    exact["lastPosition"]       = n_prompt + opt.tokens - 1;
-    exact["auditPosition"]      = n_prompt + audit_index;
-    exact["sampling"]           = json::object();
-    exact["sampling"]["greedy"] = sampling_json(greedy());
-    exact["sampling"]["seeded"] = sampling_json(seeded());
-    exact["controls"]           = json::array();
-    exact["cases"]              = json::array();
-    summary["exactness"]        = exact;
-    // looked up each time: a reference into `summary` would dangle once a member is added
-    const auto ex = [&]() -> json & {
-        return summary["exactness"];
-    };
 
-    // the matrix: every strategy class, K in {1, 3, 7}, both samplings and paths, at the check's
-    // threads and Flash Attention; the variants: two cases under the engine's default thread
-    // count with the other Flash Attention setting
-    std::vector<grid> grids;
-    {
-        grid g;
-        g.name       = "matrix";
-        g.tokens     = opt.tokens;
-        g.threads    = opt.threads;
-        g.flash_attn = env.flash_attn;
-        g.paths      = opt.paths;
-        for (const std::string & st : opt.strategies) {
-            for (int k : {1, 3, 7})
-                g.cases.push_back({"target", st, k, k, -1});
+    void settle_threads_and_flash_attn() {
+        // the matrix on one CPU thread by default: the small models gain nothing from a second one,
+        // and ggml's barriers between two threads on a shared machine cost up to 16x (measured here:
+        // 1,100 tokens in 0.7 s on one thread, 11 s on two with the cores busy); the variants run
+        // with the engine's default thread count (two threads are what the FA split path needs)
+        if (opt.variant_threads <= 0) opt.variant_threads = power::default_thread_count();
+        if (opt.threads <= 0) opt.threads = opt.device == "cpu" ? 1 : power::default_thread_count();
+        summary["device"]["variantThreads"]  = opt.variant_threads;
+        summary["device"]["threads"]         = opt.threads;
+        summary["device"]["hardwareThreads"] = std::thread::hardware_concurrency();
+        if (opt.flash_attn == "default") {
+            // as the app: off on the CPU (both exact on the patched kernel), on with CUDA (node/runtime/target.ts)
+            env.flash_attn = opt.device == "cuda" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+        } else {
+            env.flash_attn = opt.flash_attn == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED
+                             : opt.flash_attn == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED
+                                                       : LLAMA_FLASH_ATTN_TYPE_AUTO;
         }
-        g.cases.push_back({"hybrid", "mtp", 7, 7, -1});
-        g.cases.push_back({"hybrid", "mtp", 7, 6, -1});
-        g.cases.push_back({"hybrid", "ngram", 7, 6, -1});
-        // one grid per path: the speed part runs after the first
-        for (const std::string & path : opt.paths) {
-            g.paths = {path};
-            if (opt.exactness) grids.push_back(g);
-        }
+        summary["flashAttn"] = json::object();
+        summary["flashAttn"]["requested"] =
+            opt.flash_attn == "default" ? (opt.device == "cuda" ? "on (default)" : "off (default)") : opt.flash_attn;
     }
-    if (opt.exactness && opt.variants) {
-        // by default the setting the matrix does not run: on the CPU Flash Attention on (the
-        // patched kernel, whose split-KV path needs two threads and a KV view of 512 cells, past
-        // position 256, to matter), on CUDA Flash Attention off
-        std::vector<llama_flash_attn_type> fas;
-        for (const std::string & f : opt.variant_fa) {
-            fas.push_back(f == "on" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED);
+
+    // an error text when they could not be written
+    std::string write_models() {
+        make_dirs(opt.models);
+        const int writer_threads              = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+        const pc::model_set small             = pc::gpu_models("small");
+        const pc::model_set big               = pc::gpu_models("full");
+        full_speed                            = opt.speed && opt.scale == "full";
+        json models                           = json::object();
+        const clock_type::time_point t_models = clock_type::now();
+        try {
+            const auto ensure = [&](const auto & spec, const std::string & file) {
+                const std::string path = opt.models + "/" + file;
+                const bool wrote       = pc::ensure_model(spec, path, writer_threads);
+                json m                 = json::object();
+                m["file"]              = path;
+                m["spec"]              = pc::describe(spec);
+                m["written"]           = wrote;
+                models[file]           = m;
+                note(std::string(wrote ? "wrote " : "reusing ") + path);
+                return path;
+            };
+            ensure(small.target, "gpu-target.gguf");
+            ensure(small.draft, "gpu-draft.gguf");
+            ensure(small.hybrid, "gpu-hybrid.gguf");
+            if (full_speed) {
+                ensure(big.target, "gpu-target-full.gguf");
+                ensure(big.draft, "gpu-draft-full.gguf");
+                ensure(big.hybrid, "gpu-hybrid-full.gguf");
+            }
+        } catch (const std::exception & e) {
+            return std::string("could not write the models: ") + e.what();
         }
-        if (fas.empty()) {
-            fas.push_back(env.flash_attn == LLAMA_FLASH_ATTN_TYPE_ENABLED ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_ENABLED);
+        summary["models"]            = models;
+        summary["models"]["seconds"] = seconds_since(t_models);
+        summary["models"]["vocab"]   = pc::vocab_size();
+
+        return "";
+    }
+
+    // the matrix's models and the prompt; an error text when a model does not load
+    std::string load_models() {
+        try {
+            target = load(opt, "gpu-target.gguf", opt.models + "/gpu-target.gguf", false);
+            draft  = load(opt, "gpu-draft.gguf", opt.models + "/gpu-draft.gguf", false);
+            hybrid = load(opt, "gpu-hybrid.gguf", opt.models + "/gpu-hybrid.gguf", true);
+        } catch (const std::exception & e) {
+            return e.what();
         }
-        for (llama_flash_attn_type fa : fas) {
+        const std::string prompt_text =
+            "the quick brown fox jumps over the lazy dog. hello world, this is a test of the power model: a draft and a "
+            "target, fast speed. the quick brown fox jumps over the lazy dog. what is the answer to the question?";
+        env.prompt                  = tokenize(target.model.get(), prompt_text);
+        n_prompt                    = static_cast<int>(env.prompt.size());
+        const int audit_index       = audit_index_for(opt.tokens);
+        json exact                  = json::object();
+        exact["promptTokens"]       = n_prompt;
+        exact["tokens"]             = opt.tokens;
+        exact["contextSize"]        = 2048;
+        exact["lastPosition"]       = n_prompt + opt.tokens - 1;
+        exact["auditPosition"]      = n_prompt + audit_index;
+        exact["sampling"]           = json::object();
+        exact["sampling"]["greedy"] = sampling_json(greedy());
+        exact["sampling"]["seeded"] = sampling_json(seeded());
+        exact["controls"]           = json::array();
+        exact["cases"]              = json::array();
+        summary["exactness"]        = exact;
+        return "";
+    }
+
+    void plan() {
+        // the matrix: every strategy class, K in {1, 3, 7}, both samplings and paths, at the check's
+        // threads and Flash Attention; the variants: two cases under the engine's default thread
+        // count with the other Flash Attention setting
+        {
             grid g;
-            g.name       = "variant";
-            g.tokens     = std::min(opt.variant_tokens, opt.tokens);
-            g.threads    = opt.variant_threads;
-            g.flash_attn = fa;
-            g.paths      = {"cpu"};
-            g.cases.push_back({"target", "draft-model", 7, 7, 0});
-            g.cases.push_back({"target", "ngram", 7, 7, 1});
-            if (g.threads == opt.threads && fa == env.flash_attn) continue; // the matrix has it
-            grids.push_back(g);
+            g.name       = "matrix";
+            g.tokens     = opt.tokens;
+            g.threads    = opt.threads;
+            g.flash_attn = env.flash_attn;
+            g.paths      = opt.paths;
+            for (const std::string & st : opt.strategies) {
+                for (int k : {1, 3, 7})
+                    g.cases.push_back({"target", st, k, k, -1});
+            }
+            g.cases.push_back({"hybrid", "mtp", 7, 7, -1});
+            g.cases.push_back({"hybrid", "mtp", 7, 6, -1});
+            g.cases.push_back({"hybrid", "ngram", 7, 6, -1});
+            // one grid per path: the speed part runs after the first
+            for (const std::string & path : opt.paths) {
+                g.paths = {path};
+                if (opt.exactness) grids.push_back(g);
+            }
+        }
+        if (opt.exactness && opt.variants) {
+            // by default the setting the matrix does not run: on the CPU Flash Attention on (the
+            // patched kernel, whose split-KV path needs two threads and a KV view of 512 cells, past
+            // position 256, to matter), on CUDA Flash Attention off
+            std::vector<llama_flash_attn_type> fas;
+            for (const std::string & f : opt.variant_fa) {
+                fas.push_back(f == "on" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED);
+            }
+            if (fas.empty()) {
+                fas.push_back(env.flash_attn == LLAMA_FLASH_ATTN_TYPE_ENABLED ? LLAMA_FLASH_ATTN_TYPE_DISABLED
+                                                                              : LLAMA_FLASH_ATTN_TYPE_ENABLED);
+            }
+            for (llama_flash_attn_type fa : fas) {
+                grid g;
+                g.name       = "variant";
+                g.tokens     = std::min(opt.variant_tokens, opt.tokens);
+                g.threads    = opt.variant_threads;
+                g.flash_attn = fa;
+                g.paths      = {"cpu"};
+                g.cases.push_back({"target", "draft-model", 7, 7, 0});
+                g.cases.push_back({"target", "ngram", 7, 7, 1});
+                if (g.threads == opt.threads && fa == env.flash_attn) continue; // the matrix has it
+                grids.push_back(g);
+            }
+        }
+
+        is_cuda = opt.device == "cuda";
+        // docs/exactness.md "CUDA": the CUDA kernels claim batch invariance where the packed source
+        // carries the CUDA patch (POWER_CUDA_PATCHED, from the pack's manifest), its choices are on
+        // (no GGML_CUDA_BATCH_VARIANT) and Flash Attention is on; elsewhere a divergence the rows
+        // account for is a rounding finding
+        cuda_patched           = is_cuda && POWER_CUDA_PATCHED && std::getenv("GGML_CUDA_BATCH_VARIANT") == nullptr;
+        summary["cudaKernels"] = !is_cuda ? json()
+                                          : json(cuda_patched         ? "patched (ggml-cuda-verify-rows-as-decode.patch)"
+                                                 : POWER_CUDA_PATCHED ? "released (GGML_CUDA_BATCH_VARIANT set)"
+                                                                      : "released (no CUDA patch in the pack)");
+        for (const grid & g : grids) {
+            for (size_t pi = 0; pi < g.paths.size(); pi++) {
+                for (const case_def & cd : g.cases)
+                    total_cases += cd.sampling < 0 ? 2 : 1;
+            }
         }
     }
 
-    int n_pass = 0, n_diverged = 0, n_failed = 0, n_unsupported = 0, n_skipped = 0, n_explained = 0;
-    // the cpu path's control tokens per grid, sampling and model, for the backend path's comparison
-    std::vector<llama_token> cpu_path_ar[2][2];
-    const bool is_cuda = opt.device == "cuda";
-    // docs/exactness.md "CUDA": the CUDA kernels claim batch invariance where the packed source
-    // carries the CUDA patch (POWER_CUDA_PATCHED, from the pack's manifest), its choices are on
-    // (no GGML_CUDA_BATCH_VARIANT) and Flash Attention is on; elsewhere a divergence the rows
-    // account for is a rounding finding
-    const bool cuda_patched = is_cuda && POWER_CUDA_PATCHED && std::getenv("GGML_CUDA_BATCH_VARIANT") == nullptr;
-    summary["cudaKernels"]  = !is_cuda ? json()
-                                       : json(cuda_patched         ? "patched (ggml-cuda-verify-rows-as-decode.patch)"
-                                              : POWER_CUDA_PATCHED ? "released (GGML_CUDA_BATCH_VARIANT set)"
-                                                                   : "released (no CUDA patch in the pack)");
-    int total_cases         = 0;
-    for (const grid & g : grids) {
-        for (size_t pi = 0; pi < g.paths.size(); pi++) {
-            for (const case_def & cd : g.cases)
-                total_cases += cd.sampling < 0 ? 2 : 1;
-        }
-    }
     // --- speed: after the matrix's cpu path, so that a run short of time keeps the figures ----
-    int speed_errors     = 0;
-    bool speed_done      = false;
-    const auto run_speed = [&]() {
+    void run_speed() {
         speed_done      = true;
         json speed      = json::object();
         speed["scale"]  = opt.scale;
@@ -923,23 +982,17 @@ int main(int argc, char ** argv) {
         }
         summary["speed"] = speed;
         out.write(summary);
-    };
+    }
 
-    int case_no = 0;
-    std::string previous_grid;
-    for (const grid & g : grids) {
+    void run_grid(const grid & g, std::string & previous_grid) {
         if (g.name != previous_grid) {
             for (auto & per_sampling : cpu_path_ar) {
                 for (auto & v : per_sampling)
                     v.clear();
             }
         }
-        previous_grid                = g.name;
-        const int g_audit            = audit_index_for(g.tokens);
-        const std::string grid_label = g.name + " (" + std::to_string(g.threads) + " thread" + (g.threads == 1 ? "" : "s") +
-                                       ", flash attn " + fa_name(g.flash_attn) + ")";
+        previous_grid = g.name;
         for (const std::string & path : g.paths) {
-            const bool backend = path == "backend";
             for (int si = 0; si < 2; si++) {
                 std::vector<const case_def *> mine;
                 bool needs[2] = {false, false};
@@ -949,244 +1002,276 @@ int main(int argc, char ** argv) {
                         needs[cd.model == "target" ? 0 : 1] = true;
                     }
                 }
-                if (mine.empty()) continue;
-                const std::string sname         = si == 0 ? "greedy" : "seeded";
-                const power::sampling_params sp = si == 0 ? greedy() : seeded();
-                // what every control and case record of this grid, path and sampling starts with
-                const auto case_header = [&](const loaded_model & m) {
-                    json c         = json::object();
-                    c["grid"]      = g.name;
-                    c["threads"]   = g.threads;
-                    c["flashAttn"] = fa_name(g.flash_attn);
-                    c["path"]      = path;
-                    c["sampling"]  = sname;
-                    c["model"]     = m.name;
-                    return c;
-                };
-                // a run of this grid, path and sampling on `m`, capturing the audit position's row
-                const auto grid_run = [&](const loaded_model & m) {
-                    run_spec r;
-                    r.target      = &m;
-                    r.backend     = backend;
-                    r.sampling    = sp;
-                    r.max_tokens  = g.tokens;
-                    r.threads     = g.threads;
-                    r.flash_attn  = g.flash_attn;
-                    r.fa_given    = true;
-                    r.capture_pos = n_prompt + g_audit;
-                    return r;
-                };
-                run_result control[2];
-                for (int mi = 0; mi < 2; mi++) {
-                    if (!needs[mi]) continue;
-                    const loaded_model & m = mi == 0 ? target : hybrid;
-                    json c                 = case_header(m);
-                    if (past_deadline(opt)) {
-                        c["status"]        = "skipped";
-                        c["reason"]        = "past the --deadline";
-                        control[mi].status = "skipped";
-                        ex()["controls"].push(c);
-                        continue;
-                    }
-                    run_spec r                     = grid_run(m);
-                    const clock_type::time_point t = clock_type::now();
-                    control[mi]                    = run(env, r);
-                    const run_result & a           = control[mi];
-                    c["status"]                    = a.status;
-                    if (!a.error.empty()) c["error"] = a.error;
-                    c["tokens"]                = static_cast<int>(a.tokens.size());
-                    c["stop"]                  = a.stop;
-                    c["positionsReached"]      = n_prompt + static_cast<int>(a.tokens.size());
-                    c["decodeTokensPerSecond"] = a.decode_tps;
-                    c["seconds"]               = seconds_since(t);
-                    c["flashAttnUsed"]         = a.flash_attn_used;
-                    if (!a.flash_attn_used.empty() && g.name == "matrix") summary["flashAttn"]["used"] = a.flash_attn_used;
-                    if (a.status == "ok") {
-                        if (!backend) {
-                            cpu_path_ar[si][mi] = a.tokens;
-                        } else if (!cpu_path_ar[si][mi].empty()) {
-                            // llama.cpp's backend samplers against the CPU chain, same seed: reported, not judged
-                            const int d                     = first_difference(a.tokens, cpu_path_ar[si][mi]);
-                            c["firstDifferenceFromCpuPath"] = d >= 0 ? json(d) : json();
-                        }
-                    }
-                    note("control " + grid_label + " " + path + " " + sname + " " + m.name + ": " + a.status + " (" +
-                         std::to_string(a.tokens.size()) + " tokens, " + std::to_string(static_cast<int>(a.decode_tps)) + " tok/s)" +
-                         (a.error.empty() ? "" : ": " + a.error));
-                    ex()["controls"].push(c);
-                }
-                for (const case_def * cdp : mine) {
-                    const case_def & cd = *cdp;
-                    case_no++;
-                    const int mi            = cd.model == "target" ? 0 : 1;
-                    const loaded_model & m  = mi == 0 ? target : hybrid;
-                    const run_result & ar   = control[mi];
-                    json c                  = case_header(m);
-                    c["strategy"]           = cd.strategy;
-                    c["k"]                  = cd.k;
-                    c["s"]                  = cd.model == "hybrid" ? json(cd.s) : json();
-                    const std::string label = (g.name == "matrix" ? "" : grid_label + " ") + path + " " + sname + " " + cd.strategy + " K" +
-                                              std::to_string(cd.k) +
-                                              (cd.model == "hybrid" ? "/S" + std::to_string(cd.s) + " (hybrid)" : "");
-                    if (past_deadline(opt) || ar.status != "ok") {
-                        c["status"] = ar.status == "unsupported" ? "unsupported" : "skipped";
-                        c["reason"] = ar.status == "ok" ? "past the --deadline"
-                                                        : "the control did not run: " + (ar.error.empty() ? ar.status : ar.error);
-                        if (ar.status == "unsupported")
-                            n_unsupported++;
-                        else if (ar.status == "error")
-                            n_failed++;
-                        else
-                            n_skipped++;
-                        ex()["cases"].push(c);
-                        continue;
-                    }
-                    run_spec r  = grid_run(m);
-                    r.draft     = cd.strategy == "draft-model" ? &draft : nullptr;
-                    r.strategy  = cd.strategy;
-                    r.k         = cd.k;
-                    r.s         = cd.s;
-                    r.other_row = ar.row;
-                    if (opt.perturb_at >= 0) r.perturb_pos = n_prompt + opt.perturb_at;
-                    const clock_type::time_point t = clock_type::now();
-                    const run_result spec          = run(env, r);
-                    c["seconds"]                   = seconds_since(t);
-                    if (spec.status != "ok") {
-                        c["status"] = spec.status;
-                        c["error"]  = spec.error;
-                        if (spec.status == "unsupported")
-                            n_unsupported++;
-                        else
-                            n_failed++;
-                        note("[" + std::to_string(case_no) + "/" + std::to_string(total_cases) + "] " + label + ": " + spec.status + ": " +
-                             spec.error);
-                        ex()["cases"].push(c);
-                        out.write(summary);
-                        continue;
-                    }
-                    const int d                  = first_difference(spec.tokens, ar.tokens);
-                    c["maxTokens"]               = g.tokens;
-                    c["tokens"]                  = static_cast<int>(spec.tokens.size());
-                    c["positionsReached"]        = n_prompt + static_cast<int>(spec.tokens.size());
-                    c["crossed256"]              = n_prompt + static_cast<int>(spec.tokens.size()) > 256;
-                    c["crossed1024"]             = n_prompt + static_cast<int>(spec.tokens.size()) > 1024;
-                    c["firstDifference"]         = d >= 0 ? json(d) : json();
-                    c["firstDifferencePosition"] = d >= 0 ? json(n_prompt + d) : json();
-                    c["rounds"]                  = spec.rounds;
-                    c["proposed"]                = spec.proposed;
-                    c["accepted"]                = spec.accepted;
-                    c["acceptance"]              = spec.proposed > 0 ? json(static_cast<double>(spec.accepted) / spec.proposed) : json();
-                    c["replays"]                 = spec.replays;
-                    c["decodeTokensPerSecond"]   = spec.decode_tps;
-                    c["arDecodeTokensPerSecond"] = ar.decode_tps;
-
-                    // the audit's row comparison: at the fixed position from these runs; at the first
-                    // divergence from the same runs again, as power audit does (the control to that
-                    // token, the speculative run far enough that every verify batch has its shape)
-                    json audit            = json::object();
-                    const auto fill_audit = [&](const run_result & sr, const run_result & cr, int index, bool at_divergence) {
-                        audit["index"]           = index;
-                        audit["position"]        = n_prompt + index;
-                        audit["atDivergence"]    = at_divergence;
-                        const int ri             = index < static_cast<int>(sr.round_of.size()) ? sr.round_of[index] : -1;
-                        audit["verifyRows"]      = ri >= 0 ? json(sr.proposed_per_round[ri] + 1) : json();
-                        const bool rows          = sr.captured && !sr.row.empty() && cr.captured && !cr.row.empty();
-                        audit["rowMaxAbsDiff"]   = rows ? json(max_abs_diff(sr.row, cr.row)) : json();
-                        audit["controlMargin"]   = cr.captured && !cr.row.empty() ? json(top_margin(cr.row)) : json();
-                        audit["specToken"]       = index < static_cast<int>(sr.tokens.size()) ? json(sr.tokens[index]) : json();
-                        audit["controlToken"]    = index < static_cast<int>(cr.tokens.size()) ? json(cr.tokens[index]) : json();
-                        audit["specRowDraws"]    = tokens_or_null(sr.row_token);   // the sampler, as it stood, on the verify row
-                        audit["controlRowDraws"] = tokens_or_null(sr.other_token); // the same sampler on the control's row
-                        if (sr.capture_backend || cr.capture_backend || (!rows && backend)) {
-                            audit["note"] = "backend sampling: the token was drawn in the graph, no logits row comes back";
-                        }
-                        return rows;
-                    };
-                    std::string status = "pass";
-                    if (d < 0) {
-                        fill_audit(spec, ar, g_audit, false);
-                        n_pass++;
-                    } else {
-                        run_spec ra;
-                        ra.target              = &m;
-                        ra.backend             = backend;
-                        ra.sampling            = sp;
-                        ra.max_tokens          = d + 1;
-                        ra.threads             = g.threads;
-                        ra.flash_attn          = g.flash_attn;
-                        ra.fa_given            = true;
-                        ra.capture_pos         = n_prompt + d;
-                        const run_result ar2   = run(env, ra);
-                        run_spec rs            = r;
-                        rs.max_tokens          = std::min(g.tokens, d + cd.k + 2);
-                        rs.capture_pos         = n_prompt + d;
-                        rs.other_row           = ar2.row;
-                        const run_result spec2 = run(env, rs);
-                        const bool rows        = fill_audit(spec2, ar2, d, true);
-                        const bool reproduced =
-                            ar2.status == "ok" && spec2.status == "ok" &&
-                            first_difference(
-                                std::vector<llama_token>(ar.tokens.begin(), ar.tokens.begin() + std::min<size_t>(ar.tokens.size(), d + 1)),
-                                ar2.tokens) < 0 &&
-                            static_cast<int>(spec2.tokens.size()) > d &&
-                            std::equal(spec2.tokens.begin(), spec2.tokens.begin() + d + 1, spec.tokens.begin());
-                        const double diff      = rows ? max_abs_diff(spec2.row, ar2.row) : NAN;
-                        const bool have_tokens = d < static_cast<int>(spec.tokens.size()) && d < static_cast<int>(ar.tokens.size());
-                        const bool account     = reproduced && rows && diff > 0 && have_tokens && spec2.row_token == spec.tokens[d] &&
-                                             spec2.other_token == ar.tokens[d];
-                        audit["reproduced"]  = reproduced;
-                        audit["rowsAccount"] = rows ? json(account) : json();
-                        // docs/exactness.md verdicts: the CPU engine claims batch invariance, so any
-                        // difference there is a failure; on CUDA a difference the rows account for is
-                        // a rounding finding
-                        const bool claims   = !is_cuda || (cuda_patched && spec.flash_attn_used == "on");
-                        std::string verdict = claims ? "not-invariant" : !rows ? "unaudited" : account ? "explained" : "unexplained";
-                        audit["verdict"]    = verdict;
-                        n_diverged++;
-                        if (verdict == "explained") n_explained++;
-                        if (claims || verdict == "unexplained") {
-                            status = "fail";
-                            n_failed++;
-                        } else {
-                            status = "diverged";
-                        }
-                    }
-                    c["status"] = status;
-                    c["audit"]  = audit;
-                    note("[" + std::to_string(case_no) + "/" + std::to_string(total_cases) + "] " + label + ": " + status +
-                         (d >= 0 ? " at token " + std::to_string(d) : "") + " (" + std::to_string(spec.tokens.size()) +
-                         " tokens, acceptance " + (spec.proposed > 0 ? std::to_string(100 * spec.accepted / spec.proposed) + "%" : "-") +
-                         ", " + std::to_string(static_cast<int>(spec.decode_tps)) + " tok/s vs AR " +
-                         std::to_string(static_cast<int>(ar.decode_tps)) + ")");
-                    ex()["cases"].push(c);
-                    out.write(summary);
-                }
+                if (!mine.empty()) run_cell(cell(g, path, si, audit_index_for(g.tokens)), mine, needs);
             }
         }
-        if (!speed_done) run_speed();
     }
-    if (!speed_done) run_speed();
-    ex()["summary"]                = json::object();
-    ex()["summary"]["cases"]       = total_cases;
-    ex()["summary"]["pass"]        = n_pass;
-    ex()["summary"]["diverged"]    = n_diverged;
-    ex()["summary"]["explained"]   = n_explained;
-    ex()["summary"]["failed"]      = n_failed;
-    ex()["summary"]["unsupported"] = n_unsupported;
-    ex()["summary"]["skipped"]     = n_skipped;
-    out.write(summary);
 
-    const bool ok = n_failed == 0 && speed_errors == 0 && n_skipped == 0;
-    summary["ok"] = ok;
-    summary["verdict"] =
-        ok ? (n_diverged > 0 ? "pass with findings: speculative output left the control where the rows explain it (CUDA rounding)"
-                             : "pass: every speculative run emitted the control's tokens")
-           : "fail";
-    summary["seconds"] = seconds_since(g_started);
-    out.write(summary);
-    std::printf("%s\n", summary.dump(2).c_str());
-    note(std::string("done: ") + (ok ? "ok" : "FAILED") + " (" + std::to_string(n_pass) + " pass, " + std::to_string(n_diverged) +
-         " diverged, " + std::to_string(n_failed) + " failed, " + std::to_string(n_unsupported) + " unsupported, " +
-         std::to_string(n_skipped) + " skipped)");
-    return ok ? 0 : 1;
+    // the controls of one grid, path and sampling, then its cases
+    void run_cell(const cell & cl, const std::vector<const case_def *> & mine, const bool (&needs)[2]) {
+        const grid & g                 = cl.g;
+        const bool backend             = cl.backend;
+        const int si                   = cl.si;
+        const std::string & path       = cl.path;
+        const std::string & sname      = cl.sname;
+        const std::string & grid_label = cl.grid_label;
+        const auto case_header         = [&](const loaded_model & m) {
+            return cl.header(m);
+        };
+        const auto grid_run = [&](const loaded_model & m) {
+            return cl.spec_for(m, n_prompt);
+        };
+        run_result control[2];
+        for (int mi = 0; mi < 2; mi++) {
+            if (!needs[mi]) continue;
+            const loaded_model & m = mi == 0 ? target : hybrid;
+            json c                 = case_header(m);
+            if (past_deadline(opt)) {
+                c["status"]        = "skipped";
+                c["reason"]        = "past the --deadline";
+                control[mi].status = "skipped";
+                ex()["controls"].push(c);
+                continue;
+            }
+            run_spec r                     = grid_run(m);
+            const clock_type::time_point t = clock_type::now();
+            control[mi]                    = run(env, r);
+            const run_result & a           = control[mi];
+            c["status"]                    = a.status;
+            if (!a.error.empty()) c["error"] = a.error;
+            c["tokens"]                = static_cast<int>(a.tokens.size());
+            c["stop"]                  = a.stop;
+            c["positionsReached"]      = n_prompt + static_cast<int>(a.tokens.size());
+            c["decodeTokensPerSecond"] = a.decode_tps;
+            c["seconds"]               = seconds_since(t);
+            c["flashAttnUsed"]         = a.flash_attn_used;
+            if (!a.flash_attn_used.empty() && g.name == "matrix") summary["flashAttn"]["used"] = a.flash_attn_used;
+            if (a.status == "ok") {
+                if (!backend) {
+                    cpu_path_ar[si][mi] = a.tokens;
+                } else if (!cpu_path_ar[si][mi].empty()) {
+                    // llama.cpp's backend samplers against the CPU chain, same seed: reported, not judged
+                    const int d                     = first_difference(a.tokens, cpu_path_ar[si][mi]);
+                    c["firstDifferenceFromCpuPath"] = d >= 0 ? json(d) : json();
+                }
+            }
+            note("control " + grid_label + " " + path + " " + sname + " " + m.name + ": " + a.status + " (" +
+                 std::to_string(a.tokens.size()) + " tokens, " + std::to_string(static_cast<int>(a.decode_tps)) + " tok/s)" +
+                 (a.error.empty() ? "" : ": " + a.error));
+            ex()["controls"].push(c);
+        }
+        for (const case_def * cd : mine)
+            run_case(cl, *cd, control);
+    }
+
+    // one speculative case against its control; at a divergence, the audit of the rows
+    void run_case(const cell & cl, const case_def & cd, const run_result (&control)[2]) {
+        const grid & g                    = cl.g;
+        const bool backend                = cl.backend;
+        const std::string & path          = cl.path;
+        const std::string & sname         = cl.sname;
+        const std::string & grid_label    = cl.grid_label;
+        const power::sampling_params & sp = cl.sp;
+        const int g_audit                 = cl.g_audit;
+        const auto case_header            = [&](const loaded_model & m) {
+            return cl.header(m);
+        };
+        const auto grid_run = [&](const loaded_model & m) {
+            return cl.spec_for(m, n_prompt);
+        };
+        case_no++;
+        const int mi            = cd.model == "target" ? 0 : 1;
+        const loaded_model & m  = mi == 0 ? target : hybrid;
+        const run_result & ar   = control[mi];
+        json c                  = case_header(m);
+        c["strategy"]           = cd.strategy;
+        c["k"]                  = cd.k;
+        c["s"]                  = cd.model == "hybrid" ? json(cd.s) : json();
+        const std::string label = (g.name == "matrix" ? "" : grid_label + " ") + path + " " + sname + " " + cd.strategy + " K" +
+                                  std::to_string(cd.k) + (cd.model == "hybrid" ? "/S" + std::to_string(cd.s) + " (hybrid)" : "");
+        if (past_deadline(opt) || ar.status != "ok") {
+            c["status"] = ar.status == "unsupported" ? "unsupported" : "skipped";
+            c["reason"] =
+                ar.status == "ok" ? "past the --deadline" : "the control did not run: " + (ar.error.empty() ? ar.status : ar.error);
+            if (ar.status == "unsupported")
+                n_unsupported++;
+            else if (ar.status == "error")
+                n_failed++;
+            else
+                n_skipped++;
+            ex()["cases"].push(c);
+            return;
+        }
+        run_spec r  = grid_run(m);
+        r.draft     = cd.strategy == "draft-model" ? &draft : nullptr;
+        r.strategy  = cd.strategy;
+        r.k         = cd.k;
+        r.s         = cd.s;
+        r.other_row = ar.row;
+        if (opt.perturb_at >= 0) r.perturb_pos = n_prompt + opt.perturb_at;
+        const clock_type::time_point t = clock_type::now();
+        const run_result spec          = run(env, r);
+        c["seconds"]                   = seconds_since(t);
+        if (spec.status != "ok") {
+            c["status"] = spec.status;
+            c["error"]  = spec.error;
+            if (spec.status == "unsupported")
+                n_unsupported++;
+            else
+                n_failed++;
+            note("[" + std::to_string(case_no) + "/" + std::to_string(total_cases) + "] " + label + ": " + spec.status + ": " + spec.error);
+            ex()["cases"].push(c);
+            out.write(summary);
+            return;
+        }
+        const int d                  = first_difference(spec.tokens, ar.tokens);
+        c["maxTokens"]               = g.tokens;
+        c["tokens"]                  = static_cast<int>(spec.tokens.size());
+        c["positionsReached"]        = n_prompt + static_cast<int>(spec.tokens.size());
+        c["crossed256"]              = n_prompt + static_cast<int>(spec.tokens.size()) > 256;
+        c["crossed1024"]             = n_prompt + static_cast<int>(spec.tokens.size()) > 1024;
+        c["firstDifference"]         = d >= 0 ? json(d) : json();
+        c["firstDifferencePosition"] = d >= 0 ? json(n_prompt + d) : json();
+        c["rounds"]                  = spec.rounds;
+        c["proposed"]                = spec.proposed;
+        c["accepted"]                = spec.accepted;
+        c["acceptance"]              = spec.proposed > 0 ? json(static_cast<double>(spec.accepted) / spec.proposed) : json();
+        c["replays"]                 = spec.replays;
+        c["decodeTokensPerSecond"]   = spec.decode_tps;
+        c["arDecodeTokensPerSecond"] = ar.decode_tps;
+
+        // the audit's row comparison: at the fixed position from these runs; at the first
+        // divergence from the same runs again, as power audit does (the control to that
+        // token, the speculative run far enough that every verify batch has its shape)
+        json audit            = json::object();
+        const auto fill_audit = [&](const run_result & sr, const run_result & cr, int index, bool at_divergence) {
+            audit["index"]           = index;
+            audit["position"]        = n_prompt + index;
+            audit["atDivergence"]    = at_divergence;
+            const int ri             = index < static_cast<int>(sr.round_of.size()) ? sr.round_of[index] : -1;
+            audit["verifyRows"]      = ri >= 0 ? json(sr.proposed_per_round[ri] + 1) : json();
+            const bool rows          = sr.captured && !sr.row.empty() && cr.captured && !cr.row.empty();
+            audit["rowMaxAbsDiff"]   = rows ? json(max_abs_diff(sr.row, cr.row)) : json();
+            audit["controlMargin"]   = cr.captured && !cr.row.empty() ? json(top_margin(cr.row)) : json();
+            audit["specToken"]       = index < static_cast<int>(sr.tokens.size()) ? json(sr.tokens[index]) : json();
+            audit["controlToken"]    = index < static_cast<int>(cr.tokens.size()) ? json(cr.tokens[index]) : json();
+            audit["specRowDraws"]    = tokens_or_null(sr.row_token);   // the sampler, as it stood, on the verify row
+            audit["controlRowDraws"] = tokens_or_null(sr.other_token); // the same sampler on the control's row
+            if (sr.capture_backend || cr.capture_backend || (!rows && backend)) {
+                audit["note"] = "backend sampling: the token was drawn in the graph, no logits row comes back";
+            }
+            return rows;
+        };
+        std::string status = "pass";
+        if (d < 0) {
+            fill_audit(spec, ar, g_audit, false);
+            n_pass++;
+        } else {
+            run_spec ra;
+            ra.target              = &m;
+            ra.backend             = backend;
+            ra.sampling            = sp;
+            ra.max_tokens          = d + 1;
+            ra.threads             = g.threads;
+            ra.flash_attn          = g.flash_attn;
+            ra.fa_given            = true;
+            ra.capture_pos         = n_prompt + d;
+            const run_result ar2   = run(env, ra);
+            run_spec rs            = r;
+            rs.max_tokens          = std::min(g.tokens, d + cd.k + 2);
+            rs.capture_pos         = n_prompt + d;
+            rs.other_row           = ar2.row;
+            const run_result spec2 = run(env, rs);
+            const bool rows        = fill_audit(spec2, ar2, d, true);
+            const bool reproduced =
+                ar2.status == "ok" && spec2.status == "ok" &&
+                first_difference(std::vector<llama_token>(ar.tokens.begin(), ar.tokens.begin() + std::min<size_t>(ar.tokens.size(), d + 1)),
+                                 ar2.tokens) < 0 &&
+                static_cast<int>(spec2.tokens.size()) > d &&
+                std::equal(spec2.tokens.begin(), spec2.tokens.begin() + d + 1, spec.tokens.begin());
+            const double diff      = rows ? max_abs_diff(spec2.row, ar2.row) : NAN;
+            const bool have_tokens = d < static_cast<int>(spec.tokens.size()) && d < static_cast<int>(ar.tokens.size());
+            const bool account =
+                reproduced && rows && diff > 0 && have_tokens && spec2.row_token == spec.tokens[d] && spec2.other_token == ar.tokens[d];
+            audit["reproduced"]  = reproduced;
+            audit["rowsAccount"] = rows ? json(account) : json();
+            // docs/exactness.md verdicts: the CPU engine claims batch invariance, so any
+            // difference there is a failure; on CUDA a difference the rows account for is
+            // a rounding finding
+            const bool claims   = !is_cuda || (cuda_patched && spec.flash_attn_used == "on");
+            std::string verdict = claims ? "not-invariant" : !rows ? "unaudited" : account ? "explained" : "unexplained";
+            audit["verdict"]    = verdict;
+            n_diverged++;
+            if (verdict == "explained") n_explained++;
+            if (claims || verdict == "unexplained") {
+                status = "fail";
+                n_failed++;
+            } else {
+                status = "diverged";
+            }
+        }
+        c["status"] = status;
+        c["audit"]  = audit;
+        note("[" + std::to_string(case_no) + "/" + std::to_string(total_cases) + "] " + label + ": " + status +
+             (d >= 0 ? " at token " + std::to_string(d) : "") + " (" + std::to_string(spec.tokens.size()) + " tokens, acceptance " +
+             (spec.proposed > 0 ? std::to_string(100 * spec.accepted / spec.proposed) + "%" : "-") + ", " +
+             std::to_string(static_cast<int>(spec.decode_tps)) + " tok/s vs AR " + std::to_string(static_cast<int>(ar.decode_tps)) + ")");
+        ex()["cases"].push(c);
+        out.write(summary);
+    }
+
+    int finish() {
+        ex()["summary"]                = json::object();
+        ex()["summary"]["cases"]       = total_cases;
+        ex()["summary"]["pass"]        = n_pass;
+        ex()["summary"]["diverged"]    = n_diverged;
+        ex()["summary"]["explained"]   = n_explained;
+        ex()["summary"]["failed"]      = n_failed;
+        ex()["summary"]["unsupported"] = n_unsupported;
+        ex()["summary"]["skipped"]     = n_skipped;
+        out.write(summary);
+
+        const bool ok = n_failed == 0 && speed_errors == 0 && n_skipped == 0;
+        summary["ok"] = ok;
+        summary["verdict"] =
+            ok ? (n_diverged > 0 ? "pass with findings: speculative output left the control where the rows explain it (CUDA rounding)"
+                                 : "pass: every speculative run emitted the control's tokens")
+               : "fail";
+        summary["seconds"] = seconds_since(g_started);
+        out.write(summary);
+        std::printf("%s\n", summary.dump(2).c_str());
+        note(std::string("done: ") + (ok ? "ok" : "FAILED") + " (" + std::to_string(n_pass) + " pass, " + std::to_string(n_diverged) +
+             " diverged, " + std::to_string(n_failed) + " failed, " + std::to_string(n_unsupported) + " unsupported, " +
+             std::to_string(n_skipped) + " skipped)");
+        return ok ? 0 : 1;
+    }
+};
+
+int main(int argc, char ** argv) {
+    check_run c;
+    c.env.opt     = parse(argc, argv);
+    options & opt = c.opt;
+    if (opt.model_specs || !opt.write_models.empty()) return models_only(opt);
+    c.out = summary_writer{opt.out};
+    if (opt.out.find('/') != std::string::npos) make_dirs(opt.out.substr(0, opt.out.find_last_of('/')));
+    c.describe_build();
+
+    power::log_capture_install();
+    llama_backend_init();
+
+    std::string error = c.open_device();
+    if (error.empty()) {
+        c.settle_threads_and_flash_attn();
+        error = c.write_models();
+    }
+    if (error.empty()) error = c.load_models();
+    if (!error.empty()) return c.fail_early(error);
+    c.plan();
+    std::string previous_grid;
+    for (const grid & g : c.grids) {
+        c.run_grid(g, previous_grid);
+        if (!c.speed_done) c.run_speed();
+    }
+    if (!c.speed_done) c.run_speed();
+    return c.finish();
 }
