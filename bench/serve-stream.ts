@@ -12,7 +12,14 @@
 // every 16 rounds or every 16 ms, so when decode slows as the context fills, the same work per
 // hand-over is spread over fewer rounds, or comes after a longer idle wait.
 //
-//   node --import tsx bench/serve-stream.ts [--tokens 4000] [--reps 3] [--write]
+// --model long-f16-target.gguf takes the 8-block F16 model of the long contract instead
+// (tools/models LONG_MODELS, written to .cache/bench): its decode rate changes little over a
+// reply, so the work per hand-over is measured at a steady pace. --windows handovers counts the
+// windows in hand-overs (the first and the last WINDOW chunks) instead of rounds; the serving
+// process's CPU time is then read at every chunk.
+//
+//   node --import tsx bench/serve-stream.ts [--tokens 4000] [--reps 3] [--model FILE]
+//        [--windows rounds|handovers] [--write]
 //
 // --write appends the table to bench/RESULTS-cpu.md. Needs dist/ and the addon (npm ci).
 import { spawn } from 'node:child_process';
@@ -24,7 +31,8 @@ import { WebSocket } from 'ws';
 
 import { powerApi } from '../contract/api/index.js';
 import { createApiClient } from '../contract/transport/ws-client.js';
-import { MODELS_CACHE, ROOT } from '../node/paths.js';
+import { BENCH_MODELS_CACHE, MODELS_CACHE, ROOT } from '../node/paths.js';
+import { LONG_MODELS, makeModelFiles } from '../tools/models/synthetic.js';
 import { cpuSeconds } from './lib/cpu-time.js';
 import { isoSeconds } from './lib/machine.js';
 import { appendSection, RESULTS_CPU_MD, SERVE_STREAM_HEADING } from './lib/results.js';
@@ -35,6 +43,8 @@ const { values } = parseArgs({
   options: {
     tokens: { type: 'string', default: '4000' },
     reps: { type: 'string', default: '3' },
+    model: { type: 'string', default: 'target.gguf' },
+    windows: { type: 'string', default: 'rounds' },
     write: { type: 'boolean', default: false },
   },
 });
@@ -43,13 +53,21 @@ const reps = Number(values.reps);
 const CONTEXT = tokens + 256;
 const PROMPT = 'hello world';
 const WINDOW = Number(process.env.POWER_BENCH_WINDOW ?? 100);
+const BY_HANDOVERS = values.windows === 'handovers';
+const fail = failer('serve-stream');
+if (!BY_HANDOVERS && values.windows !== 'rounds') fail(`--windows takes rounds or handovers (got ${values.windows})`);
 
-requireDist(failer('serve-stream'));
+requireDist(fail);
+const MODEL_FILE = values.model.endsWith('.gguf') ? values.model : `${values.model}.gguf`;
+const MODEL_NAME = MODEL_FILE.slice(0, -'.gguf'.length);
+const longModels: Record<string, { params: (typeof LONG_MODELS)[keyof typeof LONG_MODELS]['params'] }> = LONG_MODELS;
+const MODEL_DIR = MODEL_FILE in longModels ? BENCH_MODELS_CACHE : MODELS_CACHE;
+if (MODEL_FILE in longModels) await makeModelFiles(BENCH_MODELS_CACHE, { [MODEL_FILE]: longModels[MODEL_FILE]! });
 
 async function startServe(): Promise<{ origin: string; token: string; pid: number; stop: () => void }> {
   const child = spawn(
     process.execPath,
-    [POWER_BIN, 'serve', '--port', '0', '--models-dir', MODELS_CACHE, '--data-dir', join(ROOT, '.cache', 'bench-serve-data')],
+    [POWER_BIN, 'serve', '--port', '0', '--models-dir', MODEL_DIR, '--data-dir', join(ROOT, '.cache', 'bench-serve-data')],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -106,7 +124,7 @@ function windowFigures(seen: readonly Seen[], from: Seen, to: Seen): WindowFigur
 async function streamOnce(serve: { origin: string; token: string; pid: number }): Promise<StreamRun> {
   // a connection of its own (no keep-alive): the generate runs in between outlast the server's idle timeout
   const body = JSON.stringify({
-    model: 'target',
+    model: MODEL_NAME,
     messages: [{ role: 'user', content: PROMPT }],
     max_tokens: tokens,
     temperature: 0,
@@ -147,17 +165,18 @@ async function streamOnce(serve: { origin: string; token: string; pid: number })
       };
       const progress = data.power;
       if (!data.choices?.[0]?.delta?.content || progress?.rounds === undefined || progress.tokens === undefined) continue;
-      const sampled = progress.rounds <= headTo || progress.rounds >= tailFrom;
+      const sampled = BY_HANDOVERS || progress.rounds <= headTo || progress.rounds >= tailFrom;
       seen.push({ at: performance.now(), tokens: progress.tokens, rounds: progress.rounds, cpu: sampled ? cpuSeconds(serve.pid) : null });
     }
   }
   const last = seen.at(-1);
   if (!last || last.tokens !== tokens) throw new Error(`${last?.tokens ?? 0} tokens streamed, not ${tokens} (the reply ended early)`);
   const first = seen[0]!;
-  const at = (rounds: number) => seen.find((x) => x.rounds >= rounds && x.cpu !== null)!;
-  const head = at(WINDOW);
   const end = seen.at(-2)!;
-  const tail = at(end.rounds - WINDOW);
+  const at = (rounds: number) => seen.find((x) => x.rounds >= rounds && x.cpu !== null)!;
+  if (BY_HANDOVERS && seen.length < 2 * WINDOW + 2) throw new Error(`${seen.length} chunks: fewer than two windows of ${WINDOW}`);
+  const head = BY_HANDOVERS ? seen[WINDOW]! : at(WINDOW);
+  const tail = BY_HANDOVERS ? seen.at(-2 - WINDOW)! : at(end.rounds - WINDOW);
   return {
     rate: ((last.tokens - first.tokens) * 1000) / (last.at - first.at),
     first: windowFigures(seen, first, head),
@@ -171,7 +190,7 @@ function generateOnce(): number {
     [
       'generate',
       '--model',
-      join(MODELS_CACHE, 'target.gguf'),
+      join(MODEL_DIR, MODEL_FILE),
       '--prompt',
       PROMPT,
       '--max-tokens',
@@ -191,8 +210,8 @@ try {
   // load with a context that holds the whole reply; /v1 then uses the loaded model as it is
   const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: { Authorization: `Bearer ${serve.token}` } });
   const { api, close } = createApiClient(powerApi, ws);
-  const target = (await api.models.list({})).entries.find((e) => e.name === 'target');
-  if (!target) throw new Error(`no target.gguf in ${MODELS_CACHE} (npx power make-models)`);
+  const target = (await api.models.list({})).entries.find((e) => e.name === MODEL_NAME);
+  if (!target) throw new Error(`no ${MODEL_FILE} in ${MODEL_DIR} (npx power make-models)`);
   await api.engine.load({ modelId: target.id, contextSize: CONTEXT });
   close();
 
@@ -214,6 +233,7 @@ try {
   }
   const ratio = medianRatio(streamed.map((s, i) => [s.rate, generated[i]] as const));
   const growth = medianRatio(streamed.map((s) => [s.last.cpuPerRound, s.first.cpuPerRound] as const));
+  const unit = BY_HANDOVERS ? 'hand-overs (chunks)' : 'rounds';
   const chunkGrowth = medianRatio(streamed.map((s) => [s.last.cpuPerChunk, s.first.cpuPerChunk] as const));
   const med = (xs: readonly number[]): string => medianOf(xs)?.toFixed(0) ?? '-';
   const two = (x: number | null): string => x?.toFixed(2) ?? '-';
@@ -223,7 +243,7 @@ try {
     '',
     `${SERVE_STREAM_HEADING} (bench/serve-stream.ts, ${isoSeconds()})`,
     '',
-    `target.gguf, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (the tokens after the first chunk over the time from the first chunk to the last), generate's its steady decode rate; the serving CPU per round over the first ${WINDOW} rounds and the last ${WINDOW} before the reply's last chunk (which can arrive after the end-of-request work), from the rounds each chunk reports.`,
+    `${MODEL_FILE}, greedy, autoregressive, ${tokens} tokens, context ${CONTEXT}, ${reps} repetitions (medians); the /v1 rate is the client's (the tokens after the first chunk over the time from the first chunk to the last), generate's its steady decode rate; the serving CPU over the first ${WINDOW} ${unit} and the last ${WINDOW} before the reply's last chunk (which can arrive after the end-of-request work)${BY_HANDOVERS ? ', read at every chunk' : ', from the rounds each chunk reports'}.`,
     '',
     `| /v1 streamed tok/s | power generate --json tok/s | ratio | serving CPU µs/round, first ${WINDOW} | last ${WINDOW} | last / first |`,
     '| --- | --- | --- | --- | --- | --- |',
