@@ -32,7 +32,7 @@ import { WebSocket } from 'ws';
 import { powerApi } from '../contract/api/index.js';
 import { createApiClient } from '../contract/transport/ws-client.js';
 import { BENCH_MODELS_CACHE, MODELS_CACHE, ROOT } from '../node/paths.js';
-import { LONG_MODELS, makeModelFiles } from '../tools/models/synthetic.js';
+import { LONG_MODELS, makeModelFiles, type ModelParams } from '../tools/models/synthetic.js';
 import { cpuSeconds } from './lib/cpu-time.js';
 import { isoSeconds } from './lib/machine.js';
 import { appendSection, RESULTS_CPU_MD, SERVE_STREAM_HEADING } from './lib/results.js';
@@ -60,9 +60,9 @@ if (!BY_HANDOVERS && values.windows !== 'rounds') fail(`--windows takes rounds o
 requireDist(fail);
 const MODEL_FILE = values.model.endsWith('.gguf') ? values.model : `${values.model}.gguf`;
 const MODEL_NAME = MODEL_FILE.slice(0, -'.gguf'.length);
-const longModels: Record<string, { params: (typeof LONG_MODELS)[keyof typeof LONG_MODELS]['params'] }> = LONG_MODELS;
-const MODEL_DIR = MODEL_FILE in longModels ? BENCH_MODELS_CACHE : MODELS_CACHE;
-if (MODEL_FILE in longModels) await makeModelFiles(BENCH_MODELS_CACHE, { [MODEL_FILE]: longModels[MODEL_FILE]! });
+const longModel = (LONG_MODELS as Record<string, { params: ModelParams } | undefined>)[MODEL_FILE];
+const MODEL_DIR = longModel ? BENCH_MODELS_CACHE : MODELS_CACHE;
+if (longModel) await makeModelFiles(BENCH_MODELS_CACHE, { [MODEL_FILE]: longModel });
 
 async function startServe(): Promise<{ origin: string; token: string; pid: number; stop: () => void }> {
   const child = spawn(

@@ -550,13 +550,19 @@ json spec_json(const pc::weight_scales & w) {
     return j;
 }
 
+// the fields every spec has
+template <class Spec> json spec_header(const char * arch, const Spec & s) {
+    json j     = json::object();
+    j["arch"]  = arch;
+    j["name"]  = s.name;
+    j["seed"]  = s.seed;
+    j["dtype"] = s.type == pc::dtype::f16 ? "f16" : "f32";
+    j["embd"]  = s.embd;
+    return j;
+}
+
 json spec_json(const pc::llama_spec & s) {
-    json j             = json::object();
-    j["arch"]          = "llama";
-    j["name"]          = s.name;
-    j["seed"]          = s.seed;
-    j["dtype"]         = s.type == pc::dtype::f16 ? "f16" : "f32";
-    j["embd"]          = s.embd;
+    json j             = spec_header("llama", s);
     j["layers"]        = s.layers;
     j["heads"]         = s.heads;
     j["kvHeads"]       = s.kv_heads;
@@ -567,12 +573,7 @@ json spec_json(const pc::llama_spec & s) {
 }
 
 json spec_json(const pc::qwen35_spec & s) {
-    json j                     = json::object();
-    j["arch"]                  = "qwen35";
-    j["name"]                  = s.name;
-    j["seed"]                  = s.seed;
-    j["dtype"]                 = s.type == pc::dtype::f16 ? "f16" : "f32";
-    j["embd"]                  = s.embd;
+    json j                     = spec_header("qwen35", s);
     j["trunkLayers"]           = s.trunk_layers;
     j["heads"]                 = s.heads;
     j["kvHeads"]               = s.kv_heads;

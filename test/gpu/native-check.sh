@@ -15,8 +15,8 @@
 # checker skips what would not finish in time, and says so. --compare-released S runs the checker
 # a second time, within S more seconds, with GGML_CUDA_BATCH_VARIANT=1 (the release's kernel
 # choices instead of the batch-invariant ones of ggml-cuda-verify-rows-as-decode.patch): its
-# summary, released.json and released.log, gives the released kernels' exactness and speed. Exit: the checker's (0 ok, 1 a case
-# failed or was skipped, 2 the check could not run).
+# summary, released.json and released.log, gives the released kernels' exactness and speed.
+# Exit: the checker's (0 ok, 1 a case failed or was skipped, 2 the check could not run).
 set -uo pipefail
 
 started=$(date +%s.%N)
