@@ -12,7 +12,8 @@
 //     control's one-row decode at a fixed position past 1,024, and at the first divergence;
 //   - decode speed: AR vs draft-model K7 on the llama pair, AR vs mtp K7/S7 vs K7/S6 on the hybrid.
 //
-//   power-gpu-check --device cpu|cuda [--scale small|full] [--out FILE] [--models DIR]
+//   power-gpu-check --device cpu|cuda [--scale small|full] [--matrix-scale small|full]
+//                   [--out FILE] [--models DIR]
 //                   [--tokens N] [--threads N] [--flash-attn default|on|off|auto]
 //                   [--paths cpu,backend] [--strategies LIST] [--deadline SECONDS]
 //                   [--build-seconds S] [--no-speed] [--no-variants] ...
@@ -76,7 +77,8 @@ void note(const std::string & line) {
 
 struct options {
     std::string device = "cpu";
-    std::string scale; // speed models: default full on cuda, small on cpu
+    std::string scale;                  // speed models: default full on cuda, small on cpu
+    std::string matrix_scale = "small"; // the exactness matrix's models
     std::string out;
     std::string models;
     int tokens                     = 1100;
@@ -103,7 +105,8 @@ struct options {
 
 [[noreturn]] void usage(const std::string & why) {
     std::fprintf(stderr,
-                 "power-gpu-check: %s\nusage: power-gpu-check --device cpu|cuda [--scale small|full] [--out FILE] [--models DIR]\n"
+                 "power-gpu-check: %s\nusage: power-gpu-check --device cpu|cuda [--scale small|full] [--matrix-scale small|full]\n"
+                 "       [--out FILE] [--models DIR]\n"
                  "       [--tokens N] [--threads N] [--flash-attn default|on|off|auto] [--paths cpu,backend]\n"
                  "       [--strategies LIST] [--deadline SECONDS] [--build-seconds S] [--speed-runs N] [--speed-tokens N]\n"
                  "       [--no-speed] [--no-exactness] [--no-variants] [--variant-threads N] [--variant-tokens N]\n"
@@ -145,6 +148,8 @@ options parse(int argc, char ** argv) {
             o.device = value();
         else if (a == "--scale")
             o.scale = value();
+        else if (a == "--matrix-scale")
+            o.matrix_scale = value();
         else if (a == "--out")
             o.out = value();
         else if (a == "--models")
@@ -193,6 +198,7 @@ options parse(int argc, char ** argv) {
     if (o.device != "cpu" && o.device != "cuda") usage("--device must be cpu or cuda");
     if (o.scale.empty()) o.scale = o.device == "cuda" ? "full" : "small";
     if (o.scale != "small" && o.scale != "full") usage("--scale must be small or full");
+    if (o.matrix_scale != "small" && o.matrix_scale != "full") usage("--matrix-scale must be small or full");
     if (o.tokens < 16 || o.tokens > 3000) usage("--tokens must be 16..3000");
     if (o.variant_tokens < 16 || o.variant_tokens > 3000) usage("--variant-tokens must be 16..3000");
     if (o.flash_attn != "default" && o.flash_attn != "on" && o.flash_attn != "off" && o.flash_attn != "auto") {
@@ -777,7 +783,7 @@ struct check_run {
             ensure(small.target, "gpu-target.gguf");
             ensure(small.draft, "gpu-draft.gguf");
             ensure(small.hybrid, "gpu-hybrid.gguf");
-            if (full_speed) {
+            if (full_speed || opt.matrix_scale == "full") {
                 ensure(big.target, "gpu-target-full.gguf");
                 ensure(big.draft, "gpu-draft-full.gguf");
                 ensure(big.hybrid, "gpu-hybrid-full.gguf");
@@ -795,9 +801,10 @@ struct check_run {
     // the matrix's models and the prompt; an error text when a model does not load
     std::string load_models() {
         try {
-            target = load(opt, "gpu-target.gguf", opt.models + "/gpu-target.gguf", false);
-            draft  = load(opt, "gpu-draft.gguf", opt.models + "/gpu-draft.gguf", false);
-            hybrid = load(opt, "gpu-hybrid.gguf", opt.models + "/gpu-hybrid.gguf", true);
+            const std::string suffix = opt.matrix_scale == "full" ? "-full.gguf" : ".gguf";
+            target                   = load(opt, "gpu-target" + suffix, opt.models + "/gpu-target" + suffix, false);
+            draft                    = load(opt, "gpu-draft" + suffix, opt.models + "/gpu-draft" + suffix, false);
+            hybrid                   = load(opt, "gpu-hybrid" + suffix, opt.models + "/gpu-hybrid" + suffix, true);
         } catch (const std::exception & e) {
             return e.what();
         }
@@ -808,6 +815,7 @@ struct check_run {
         n_prompt                    = static_cast<int>(env.prompt.size());
         const int audit_index       = audit_index_for(opt.tokens);
         json exact                  = json::object();
+        exact["scale"]              = opt.matrix_scale;
         exact["promptTokens"]       = n_prompt;
         exact["tokens"]             = opt.tokens;
         exact["contextSize"]        = 2048;
