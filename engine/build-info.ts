@@ -22,8 +22,10 @@ export interface BuildInfo {
   route?: string;
   /** with Flash Attention off, a verify pass computes each row exactly as a one-row decode */
   batchInvariant?: boolean;
-  /** the same with Flash Attention on (the source builds' patched CPU kernel, docs/exactness.md) */
+  /** the same with Flash Attention on (the patched CPU and CUDA kernels, docs/exactness.md) */
   flashAttnBatchInvariant?: boolean;
+  /** the claims above hold for a Mixture-of-Experts model's expert products (mul_mat_id) too */
+  expertsBatchInvariant?: boolean;
   /** our patches applied to llama.cpp's source before a from-source build */
   llamaPatches?: string[];
   /** the GPU backend the flavour carries, null for CPU-only */
@@ -60,14 +62,23 @@ export function readBuildInfo(flavour?: string): BuildInfo {
 
 /**
  * Whether a session computes each verify row exactly as a one-row decode does: the flavour's
- * matrix kernels, and its attention kernel for the Flash Attention setting llama.cpp settled on
- * for that session ('unknown' claims nothing). The cache layout is the same for every session
- * (F16 K/V, one sequence, full-size sliding-window cache: native/src/session.cpp), so it never
- * takes the claim away.
+ * kernels for the Flash Attention setting llama.cpp settled on for that session ('unknown'
+ * claims nothing), and for a Mixture-of-Experts model (`experts`) its expert products too. The
+ * two settings are claimed apart: CUDA's patch covers attention with Flash Attention only. The
+ * cache layout is the same for every session (F16 K/V, one sequence, full-size sliding-window
+ * cache: native/src/session.cpp), so it never takes the claim away.
  */
-export function batchInvariance(flavour: string, flashAttn: 'on' | 'off' | 'unknown'): boolean {
-  const info = readBuildInfo(flavour);
-  if (info.batchInvariant !== true) return false;
-  if (flashAttn === 'off') return true;
+export function batchInvariance(flavour: string, flashAttn: 'on' | 'off' | 'unknown', experts: boolean): boolean {
+  return claimsInvariance(readBuildInfo(flavour), flashAttn, experts);
+}
+
+/** batchInvariance on a build info already read. */
+export function claimsInvariance(
+  info: Pick<BuildInfo, 'batchInvariant' | 'flashAttnBatchInvariant' | 'expertsBatchInvariant'>,
+  flashAttn: 'on' | 'off' | 'unknown',
+  experts: boolean,
+): boolean {
+  if (experts && info.expertsBatchInvariant !== true) return false;
+  if (flashAttn === 'off') return info.batchInvariant === true;
   return flashAttn === 'on' && info.flashAttnBatchInvariant === true;
 }

@@ -172,6 +172,7 @@ function buildAddon(flavour, libDir, src, extraInfo) {
     gpu: f.gpu,
     batchInvariant: f.batchInvariant,
     flashAttnBatchInvariant: f.flashAttnBatchInvariant,
+    expertsBatchInvariant: f.expertsBatchInvariant,
     ...(f.route === 'source' ? { llamaPatches: src.patches } : {}),
     llamaLibDir: libDir,
     cudaMajor: f.cudaMajor ?? null,

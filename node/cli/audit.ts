@@ -7,10 +7,9 @@ import { DEFAULT_K, K_MAX } from '../../contract/profile.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../../contract/strategies.js';
 import { auditVerdict, compareSamplingPaths, runAudit, type PathComparison, type AuditVerdict, type Divergence } from '../service/audit.js';
-import { batchInvariance } from '../../engine/build-info.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { buildPrompt } from '../runtime/prompt.js';
-import { openTarget, sessionProblem } from '../runtime/target.js';
+import { claimsBatchInvariance, openTarget, sessionProblem } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
 import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
@@ -180,8 +179,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
       return explained(ar) && explained(spec) ? 0 : 1;
     }
     const outcome = await runAudit(engine, auditRequest);
-    // a split over remote machines is not vouched for: what they run is not known here
-    const batchInvariant = placement.remote.length === 0 && batchInvariance(placement.flavour, outcome.flashAttn);
+    const batchInvariant = claimsBatchInvariance(target, outcome.flashAttn);
     const verdict = auditVerdict(outcome, batchInvariant);
     const d = outcome.firstDivergence;
     const report: AuditReport = {

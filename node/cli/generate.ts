@@ -13,7 +13,15 @@ import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { ModelLoadCancelled } from '../runtime/open-model.js';
 import { buildPrompt } from '../runtime/prompt.js';
 import { explainRemoteLoss } from '../runtime/remote.js';
-import { asPowerError, backendOf, createSession, openTarget, sessionProblem, type OpenedTarget } from '../runtime/target.js';
+import {
+  asPowerError,
+  backendOf,
+  claimsBatchInvariance,
+  createSession,
+  openTarget,
+  sessionProblem,
+  type OpenedTarget,
+} from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile } from './profile.js';
@@ -147,6 +155,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       sampling,
       layers,
       placement: error.placement,
+      batchInvariant: false,
       flashAttn: 'unknown',
       memory: null,
     });
@@ -203,6 +212,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       sampling,
       layers,
       placement,
+      batchInvariant: claimsBatchInvariance(target, session?.flashAttn ?? 'unknown'),
       flashAttn: session?.flashAttn ?? 'unknown',
       memory: target.memory?.estimate.total ?? null,
     });
@@ -222,6 +232,8 @@ interface ReportContext {
   sampling: SamplingOptions;
   layers: number;
   placement: OpenedTarget['placement'];
+  /** claimsBatchInvariance (false when the load was cancelled: nothing ran) */
+  batchInvariant: boolean;
   flashAttn: 'on' | 'off' | 'unknown';
   memory: number | null;
 }
@@ -240,6 +252,7 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     seed: c.temperature > 0 ? c.sampling.seed : null,
     stats: outcome.stats,
     backend: backendOf(placement, {
+      batchInvariant: c.batchInvariant,
       gpuLayers: c.layers,
       flashAttn: c.flashAttn,
       memoryEstimateBytes: c.memory,

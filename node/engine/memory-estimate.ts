@@ -50,6 +50,11 @@ export interface MemoryPlan {
 /** llama.cpp's LLM_FFN_EXPS_REGEX (common.h): the expert tensors that --cpu-moe keeps in host memory. */
 const EXPERT_TENSOR = /\.ffn_(up|down|gate|gate_up)_(ch|)exps/;
 
+/** A Mixture-of-Experts model: its expert products take ggml's mul_mat_id, which not every flavour makes batch-invariant. */
+export function hasExpertTensors(info: Pick<GgufInfo, 'tensors'>): boolean {
+  return info.tensors.some((t) => t.name.startsWith('blk.') && EXPERT_TENSOR.test(t.name));
+}
+
 /** Whether tensor `rest` (its name after `blk.N.`) of block `block` stays in host memory by --cpu-moe / --n-cpu-moe. */
 export function expertOnHost(block: number, rest: string, plan: Pick<MemoryPlan, 'cpuMoe' | 'nCpuMoe'>): boolean {
   if (!plan.cpuMoe && !(plan.nCpuMoe && block < plan.nCpuMoe)) return false;

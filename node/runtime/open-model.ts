@@ -16,6 +16,7 @@ import {
   checkSplitFit,
   estimateMemory,
   estimateSplit,
+  hasExpertTensors,
   type DeviceShare,
   type MemoryEstimate,
   type MemoryPlan,
@@ -29,6 +30,8 @@ export interface OpenedModel {
   modelId: string;
   info: NativeModelInfo;
   gguf: GgufInfo;
+  /** a Mixture-of-Experts model (its batch invariance is claimed apart: engine/build-info.ts) */
+  experts: boolean;
   build: BuildInfo;
   devices: DeviceInfo[];
   /** where it runs and how that was decided */
@@ -192,6 +195,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
         modelId: loaded.modelId,
         info: loaded.info,
         gguf,
+        experts: hasExpertTensors(gguf),
         build,
         devices: placement.devices,
         placement,

@@ -185,13 +185,34 @@ export function asPowerError(error: unknown): unknown {
 }
 
 /**
+ * Whether a loaded model's verify pass computes each row exactly as a one-row decode does, with
+ * the Flash Attention setting llama.cpp settled on: the flavour's claim for that setting and
+ * for the model's kind (engine/build-info.ts). What a remote machine runs is not known here, and
+ * a row split sums each product across GPUs: neither is vouched for.
+ */
+export function claimsBatchInvariance(
+  loaded: Pick<OpenedModel, 'placement' | 'experts' | 'split'>,
+  flashAttn: 'on' | 'off' | 'unknown',
+): boolean {
+  const remote = loaded.placement.remote ?? [];
+  return remote.length === 0 && loaded.split.splitMode !== 'row' && batchInvariance(loaded.placement.flavour, flashAttn, loaded.experts);
+}
+
+/**
  * What ran a request, as every front door reports it (`power generate --json`, the engine's
  * state, a chat reply's runtime): the device and flavour, the offload, Flash Attention as
  * llama.cpp settled it, and whether the verify pass is batch-invariant with that.
  */
 export function backendOf(
   placement: OpenedTarget['placement'],
-  run: { gpuLayers: number; flashAttn: 'on' | 'off' | 'unknown'; memoryEstimateBytes: number | null; sampling: SamplingUsed },
+  run: {
+    /** claimsBatchInvariance for this load and Flash Attention setting */
+    batchInvariant: boolean;
+    gpuLayers: number;
+    flashAttn: 'on' | 'off' | 'unknown';
+    memoryEstimateBytes: number | null;
+    sampling: SamplingUsed;
+  },
 ): GenerationBackend {
   const remote = placement.remote ?? [];
   return {
@@ -199,8 +220,7 @@ export function backendOf(
     device: describeDevice(placement.device) + (remote.length > 0 ? ` + ${remote.map((d) => `${d.name} (${d.endpoint})`).join(', ')}` : ''),
     kind: placement.kind,
     flavour: placement.flavour,
-    // what a remote machine runs is not known here: a split over one is not vouched for
-    batchInvariant: remote.length === 0 && batchInvariance(placement.flavour, run.flashAttn),
+    batchInvariant: run.batchInvariant,
     llamaCppRelease: placement.llamaCppRelease,
     gpuLayers: placement.kind === 'cpu' && remote.length === 0 ? null : run.gpuLayers < 0 ? 'all' : run.gpuLayers,
     flashAttn: run.flashAttn,

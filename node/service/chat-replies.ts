@@ -10,9 +10,8 @@ import { ChatSampling, type AssistantMessage, type Chat, type ReplyRuntime } fro
 import { PowerError, toApiError } from '../../contract/api/errors.js';
 import type { ProfileEntry } from '../../contract/api/profiles.js';
 import { tokenDigest } from '../../contract/generation-result.js';
-import { batchInvariance } from '../../engine/build-info.js';
 import { EngineCrashedError } from '../engine/client.js';
-import { asPowerError, type OpenedTarget } from '../runtime/target.js';
+import { asPowerError, claimsBatchInvariance, type OpenedTarget } from '../runtime/target.js';
 import type { ChatStore } from './chat-store.js';
 import { Conversation, promptMessages } from './conversation.js';
 import type { EngineSupervisor, ActiveSession } from './engine-supervisor.js';
@@ -55,7 +54,11 @@ function replyRuntime(supervisor: EngineSupervisor, target: OpenedTarget, sessio
   const backend = supervisor.state().backend;
   if (!backend) return undefined;
   return {
-    backend: { ...backend, flashAttn: session.flashAttn, batchInvariant: batchInvariance(backend.flavour, session.flashAttn) },
+    backend: {
+      ...backend,
+      flashAttn: session.flashAttn,
+      batchInvariant: claimsBatchInvariance(target, session.flashAttn),
+    },
     contextSize: target.contextSize,
     threads: session.threads,
     // createSession's default: the service does not change it

@@ -13,7 +13,7 @@ import { parseEndpoint, RpcEndpointError } from '../engine/rpc.js';
 import type { SplitRequest } from '../engine/split.js';
 import { Emitter } from './events.js';
 import type { ModelLibrary } from './library.js';
-import { backendOf, createSession, openTarget, type OpenedSession, type OpenedTarget } from '../runtime/target.js';
+import { backendOf, claimsBatchInvariance, createSession, openTarget, type OpenedSession, type OpenedTarget } from '../runtime/target.js';
 
 export interface ActiveSession extends OpenedSession {
   key: string;
@@ -79,6 +79,7 @@ export class EngineSupervisor {
       contextSize: t ? t.contextSize : null,
       backend: t
         ? backendOf(t.placement, {
+            batchInvariant: claimsBatchInvariance(t, this.session?.flashAttn ?? 'unknown'),
             gpuLayers: this.options?.gpuLayers ?? -1,
             flashAttn: this.session?.flashAttn ?? 'unknown',
             memoryEstimateBytes: t.memory?.estimate.total ?? null,

@@ -7,27 +7,41 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 // batchInvariant: a verify pass computes each row exactly as a one-row decode does
-// (docs/exactness.md) with Flash Attention off; flashAttnBatchInvariant: with it on too. Measured for the
-// CPU routes; CUDA is unmeasured (false until shown otherwise). The source route's CPU Flash
-// Attention is invariant through scripts/native/patches/ggml-cpu-flash-attn-one-path.patch:
+// (docs/exactness.md) with Flash Attention off; flashAttnBatchInvariant: with it on (each claimed
+// apart); expertsBatchInvariant: for a Mixture-of-Experts model's expert products too. Measured
+// for the CPU routes, on lavapipe for Vulkan and on an H200 for cuda-src (bench/RESULTS-gpu.md);
+// the prebuilt CUDA package keeps the released kernels, which are not. The source route's CPU
+// Flash Attention is invariant through scripts/native/patches/ggml-cpu-flash-attn-one-path.patch:
 // as released, ggml splits a one-row decode's KV range across threads once the view reaches
 // 512 cells and tiles batches of 64 rows or more, so a row's sums depend on the batch it is in
 // (docs/exactness.md).
 export const FLAVOURS = {
   // the default: llama.cpp from the bundle with our batch-invariance patches (scripts/native/llama-from-source.mjs)
-  cpu: { route: 'source', libSuffix: '', gpu: null, batchInvariant: true, flashAttnBatchInvariant: true },
+  cpu: { route: 'source', libSuffix: '', gpu: null, batchInvariant: true, flashAttnBatchInvariant: true, expertsBatchInvariant: true },
   // node-llama-cpp's prebuilt CPU libraries: llamafile's sgemm makes them not batch-invariant
-  'cpu-prebuilt': { route: 'prebuilt', packageSuffix: '', libSuffix: '', gpu: null, batchInvariant: false, flashAttnBatchInvariant: false },
+  'cpu-prebuilt': { route: 'prebuilt', packageSuffix: '', libSuffix: '', gpu: null, batchInvariant: false, flashAttnBatchInvariant: false, expertsBatchInvariant: false },
   // the CUDA package names its libraries libllama.cuda.v0.4.0.so / libggml.cuda.v0.4.0.so and
   // was built against CUDA 13 (its libggml-cuda.so needs libcudart.so.13, libcublas.so.13)
-  cuda: { route: 'prebuilt', packageSuffix: '-cuda', libSuffix: '.cuda', gpu: 'cuda', cudaMajor: 13, batchInvariant: false, flashAttnBatchInvariant: false },
-  'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda', batchInvariant: false, flashAttnBatchInvariant: false },
+  cuda: {
+    route: 'prebuilt',
+    packageSuffix: '-cuda',
+    libSuffix: '.cuda',
+    gpu: 'cuda',
+    cudaMajor: 13,
+    batchInvariant: false,
+    flashAttnBatchInvariant: false,
+    expertsBatchInvariant: false,
+  },
+  // ggml-cuda-verify-rows-as-decode.patch: with Flash Attention on (the CUDA default) every
+  // row is computed as its decode; without it, attention past 512 cells keeps the released
+  // batched path, and expert products (mul_mat_id) keep theirs
+  'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda', batchInvariant: false, flashAttnBatchInvariant: true, expertsBatchInvariant: false },
   // llama.cpp from the bundle with GGML_VULKAN=ON (built by npm install where glslc and the
   // Vulkan headers are installed): NVIDIA without a CUDA toolkit, AMD and Intel GPUs, and
   // Mesa's lavapipe, the CPU-type Vulkan device the tests run on
   // batch-invariant with Flash Attention off through ggml-vulkan-verify-rows-as-decode.patch
   // (docs/exactness.md); Flash Attention's Vulkan kernels are not covered (they crashed lavapipe)
-  vulkan: { route: 'source', libSuffix: '', gpu: 'vulkan', batchInvariant: true, flashAttnBatchInvariant: false },
+  vulkan: { route: 'source', libSuffix: '', gpu: 'vulkan', batchInvariant: true, flashAttnBatchInvariant: false, expertsBatchInvariant: false },
 };
 
 export function fail(message) {

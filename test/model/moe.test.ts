@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../contract/engine-types.js';
 import { GenerationResult } from '../../contract/generation-result.js';
+import { batchInvariance } from '../../engine/build-info.js';
 import type { Strategy } from '../../contract/strategies.js';
 import type { SplitRequest } from '../../node/engine/split.js';
 import { MODELS_CACHE } from '../../node/paths.js';
@@ -82,7 +83,10 @@ describe('the synthetic MoE target (qwen3moe)', () => {
 
   for (const strategy of ['draft-model', 'ngram'] as const) {
     test(`${strategy} on the MoE target emits exactly the autoregressive control's tokens, greedy and seeded`, async () => {
-      const { runs } = await runAll(models, strategy);
+      const { runs, target } = await runAll(models, strategy);
+      // what backs the cpu flavour's expertsBatchInvariant claim (scripts/native/flavours.mjs)
+      assert.equal(target.experts, true, 'the expert tensors are seen');
+      assert.equal(batchInvariance(target.placement.flavour, 'on', target.experts), true);
       let accepted = 0;
       for (const [key, run] of runs) {
         if (!key.startsWith('none ')) continue;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { auditVerdict, type Divergence } from '../../node/service/audit.js';
-import { batchInvariance, builtFlavours } from '../../engine/build-info.js';
+import { batchInvariance, builtFlavours, claimsInvariance } from '../../engine/build-info.js';
 
 const divergence = (rowsAccount: boolean): Divergence => ({
   index: 3,
@@ -37,12 +37,30 @@ describe('batch invariance of what ran', () => {
   test('the default flavour is invariant with Flash Attention on and off; the prebuilt one with neither', () => {
     const built = new Set(builtFlavours().map((f) => f.flavour));
     assert.ok(built.has('cpu'), 'npm ci builds the cpu flavour');
-    assert.equal(batchInvariance('cpu', 'off'), true);
-    assert.equal(batchInvariance('cpu', 'on'), true, 'the patched CPU Flash Attention (scripts/native/patches)');
-    assert.equal(batchInvariance('cpu', 'unknown'), false, 'an unknown setting claims nothing');
+    assert.equal(batchInvariance('cpu', 'off', false), true);
+    assert.equal(batchInvariance('cpu', 'on', false), true, 'the patched CPU Flash Attention (scripts/native/patches)');
+    assert.equal(batchInvariance('cpu', 'unknown', false), false, 'an unknown setting claims nothing');
+    assert.equal(batchInvariance('cpu', 'on', true), true, 'expert products too (test/model/moe.test.ts)');
     if (built.has('cpu-prebuilt')) {
-      assert.equal(batchInvariance('cpu-prebuilt', 'off'), false);
-      assert.equal(batchInvariance('cpu-prebuilt', 'on'), false);
+      assert.equal(batchInvariance('cpu-prebuilt', 'off', false), false);
+      assert.equal(batchInvariance('cpu-prebuilt', 'on', false), false);
     }
+  });
+
+  test('Flash Attention on and off are claimed apart, and a Mixture-of-Experts model needs its own claim', () => {
+    // cuda-src's claims: its patch covers attention with Flash Attention, not expert products
+    const cudaSrc = { batchInvariant: false, flashAttnBatchInvariant: true, expertsBatchInvariant: false };
+    assert.equal(claimsInvariance(cudaSrc, 'on', false), true);
+    assert.equal(claimsInvariance(cudaSrc, 'off', false), false);
+    assert.equal(claimsInvariance(cudaSrc, 'on', true), false, 'a MoE model on kernels whose expert products are not covered');
+    assert.equal(claimsInvariance(cudaSrc, 'unknown', false), false);
+    const vulkan = { batchInvariant: true, flashAttnBatchInvariant: false, expertsBatchInvariant: false };
+    assert.equal(claimsInvariance(vulkan, 'off', false), true);
+    assert.equal(claimsInvariance(vulkan, 'on', false), false);
+    assert.equal(
+      claimsInvariance({ batchInvariant: true, flashAttnBatchInvariant: true }, 'off', true),
+      false,
+      'an older build info claims nothing for experts',
+    );
   });
 });

@@ -10,12 +10,14 @@ import {
   estimateSplit,
   expertOnHost,
   GIB,
+  hasExpertTensors,
   layerDevices,
   type MemoryPlan,
   type SplitDevice,
 } from '../../node/engine/memory-estimate.js';
 import { parseEndpoint, parseEndpointList, RpcEndpointError } from '../../node/engine/rpc.js';
 import { parseTensorSplit, planDevices, SplitError, type RemoteDevice } from '../../node/engine/split.js';
+import { makeQwen3MoeSpec, MOE_MODELS } from '../../tools/models/synthetic-moe.js';
 import { makeLlamaModelSpec, SYNTHETIC_MODELS } from '../../tools/models/synthetic.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';
 
@@ -112,6 +114,11 @@ describe("each device's share", () => {
     assert.equal(expertOnHost(1, 'ffn_down_exps.weight', { nCpuMoe: 2 }), true);
     assert.equal(expertOnHost(2, 'ffn_down_exps.weight', { nCpuMoe: 2 }), false);
     assert.equal(expertOnHost(0, 'ffn_down_exps.weight', {}), false);
+  });
+
+  test('a Mixture-of-Experts model is told by its expert tensors; a dense one has none', () => {
+    assert.equal(hasExpertTensors(infoOfSpec(makeQwen3MoeSpec(MOE_MODELS['moe-target.gguf'].params))), true);
+    assert.equal(hasExpertTensors(infoOfSpec(makeLlamaModelSpec(SYNTHETIC_MODELS['target.gguf'].params))), false);
   });
 
   test('a share that does not fit is refused naming the device, its blocks and the numbers; the others are not named', () => {
