@@ -3,7 +3,7 @@
 // run_generation, the transaction, every proposer class, both sampling paths) on synthetic models
 // it writes itself (models.cpp), and prints one JSON summary:
 //   - exactness, the matrix: for each sampling path (cpu, backend) x {greedy, seeded} x {ngram,
-//     ngram-map-k, draft-model} x K in {1, 3, 7} on the llama pair, and mtp K7/S7, mtp K7/S6 and
+//     ngram-map-k, draft-model} x K in {1, 3, 7, 16} on the llama pair, and mtp K7/S7, mtp K7/S6 and
 //     ngram K7/S6 on the qwen35 hybrid, the speculative tokens against the autoregressive
 //     control's over --tokens (1,100) generated tokens, past positions 256 and 1,024; the
 //     variants: draft-model K7 greedy and ngram K7 seeded at the engine's default thread count
@@ -831,7 +831,7 @@ struct check_run {
     }
 
     void plan() {
-        // the matrix: every strategy class, K in {1, 3, 7}, both samplings and paths, at the check's
+        // the matrix: every strategy class, K in {1, 3, 7, 16}, both samplings and paths, at the check's
         // threads and Flash Attention; the variants: two cases under the engine's default thread
         // count with the other Flash Attention setting
         {
@@ -842,7 +842,7 @@ struct check_run {
             g.flash_attn = env.flash_attn;
             g.paths      = opt.paths;
             for (const std::string & st : opt.strategies) {
-                for (int k : {1, 3, 7})
+                for (int k : {1, 3, 7, 16})
                     g.cases.push_back({"target", st, k, k, -1});
             }
             g.cases.push_back({"hybrid", "mtp", 7, 7, -1});
