@@ -1,19 +1,34 @@
 // Lint, including the layering law of docs/architecture.md "Layering" ("Bad layering" in VS Code).
-// Each top-level folder is named for where its code runs, and a rule at each boundary:
-//   contract/  the shared contract: imports nothing of ours outside it, nothing of Node or Electron
-//   renderer/  the page: imports contract/ only
-//   engine/    the engine host process: the only folder that loads the .node (engine/binding.ts);
-//              imports contract/ and node/paths.ts only
-//   node/      the Node side (front doors cli/ and serve/ → service/ → runtime/ → engine/, the
-//              engine client); never electron, the renderer, the shell or tools/
-//   electron/  the Electron shell and preload: the only folder that imports 'electron'
-//   tools/, bench/  the synthetic models and the benchmarks: nothing product-side imports them
-//              (the `power make-models` command excepted)
+// The top level says which process code runs in, and a rule at each boundary:
+//   app/             the Node side: never electron, renderer/, main/ or tools/ (make-models excepted)
+//     contract/      the shared contract: imports nothing of ours outside it, nothing of Node or Electron
+//     engine-host/   the engine host process: the only folder that loads the .node (binding.ts); imports
+//                    app/contract/, app/paths.ts and the protocol it speaks (app/engine/protocol.ts,
+//                    build-info.ts, sampling-path.ts) only
+//     engine/        the engine as the parent sees it (protocol, client, devices); below runtime/
+//     runtime/ → service/ → cli/, serve/   never back up
+//   main/            the Electron main process and preload: the only folder that imports 'electron'
+//   renderer/        the page: imports app/contract/ only
+//   tools/, bench/   the synthetic models and the benchmarks: nothing product-side imports them
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const NODE_BUILTINS = ['node:*', 'fs', 'fs/*', 'path', 'os', 'child_process', 'crypto', 'module', 'url', 'util', 'worker_threads'];
-const NATIVE_BINDING = ['*.node', '**/*.node', '**/engine/binding.js', '**/engine/host.js'];
+const NATIVE_BINDING = ['*.node', '**/*.node', '**/engine-host/binding.js', '**/engine-host/host.js'];
+// what the engine host may import from app/ besides app/contract/
+// (gitignore rules: a folder a pattern takes cannot be given back below it, so it is given back first)
+const HOST_IMPORTS = [
+  '../*',
+  '!../contract',
+  '!../paths.js',
+  '!../engine',
+  '../engine/*',
+  '!../engine/protocol.js',
+  '!../engine/build-info.js',
+  '!../engine/sampling-path.js',
+];
+// a specifier that climbs out of app/contract/ from a file `depth` folders below it
+const outOfContract = (depth) => '../'.repeat(depth + 1) + '**';
 
 // a pattern given as an array is one group: a negation (!) belongs with what it excepts
 const layer = (message, patterns) => ({
@@ -31,25 +46,37 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  // app/ first: the folders inside it that have their own rule come after, and replace it
   {
-    files: ['contract/**/*.ts'],
-    rules: layer('Bad layering: contract/ is pure and imports nothing of ours outside it, of Node or of Electron.', [
-      '**/engine/**',
-      '**/node/**',
-      '**/electron/**',
-      '**/tools/**',
+    files: ['app/**/*.ts'],
+    ignores: ['app/cli/make-models.ts'],
+    rules: layer(
+      'Bad layering: app/ never imports electron, renderer/, main/ or tools/, and only the engine host loads the native binding.',
+      [...NATIVE_BINDING, 'electron', '**/renderer/**', '**/main/**', '**/tools/**'],
+    ),
+  },
+  {
+    files: ['app/cli/make-models.ts'],
+    rules: layer('Bad layering: make-models is the front door of tools/models; it imports no electron, renderer/ or native binding.', [
+      ...NATIVE_BINDING,
+      'electron',
       '**/renderer/**',
-      '**/native/**',
+      '**/main/**',
+    ]),
+  },
+  ...[0, 1, 2].map((depth) => ({
+    files: [`app/contract/${'*/'.repeat(depth)}*.ts`],
+    rules: layer('Bad layering: app/contract/ is pure and imports nothing of ours outside it, of Node or of Electron.', [
+      outOfContract(depth),
       'electron',
       ...NODE_BUILTINS,
     ]),
-  },
+  })),
   {
     files: ['renderer/**/*.ts', 'renderer/**/*.tsx'],
-    rules: layer('Bad layering: renderer/ imports contract/ only (no Node, no Electron, no engine/, node/, electron/ or tools/).', [
-      '**/engine/**',
-      '**/node/**',
-      '**/electron/**',
+    rules: layer('Bad layering: renderer/ imports app/contract/ only (no Node, no Electron, no other part of app/, main/ or tools/).', [
+      ['**/app/*', '!**/app/contract'],
+      '**/main/**',
       '**/tools/**',
       '**/native/**',
       '**/test/**',
@@ -60,69 +87,40 @@ export default tseslint.config(
     ]),
   },
   {
-    files: ['engine/**/*.ts'],
-    ignores: ['engine/host.ts', 'engine/binding.ts'],
+    files: ['app/engine-host/**/*.ts'],
+    ignores: ['app/engine-host/host.ts', 'app/engine-host/binding.ts'],
     rules: layer(
-      'Bad layering: in the engine host only host.ts and binding.ts load the native binding; engine/ imports contract/ and node/paths.ts only.',
-      [
-        ...NATIVE_BINDING,
-        './binding.js',
-        './host.js',
-        ['**/node/**', '!**/node/paths.js'],
-        '**/electron/**',
-        '**/tools/**',
-        '**/renderer/**',
-        'electron',
-      ],
+      'Bad layering: in the engine host only host.ts and binding.ts load the native binding; app/engine-host/ imports app/contract/, app/paths.ts and the engine protocol only.',
+      [...NATIVE_BINDING, './binding.js', './host.js', HOST_IMPORTS, 'electron'],
     ),
   },
   {
-    files: ['engine/host.ts', 'engine/binding.ts'],
-    rules: layer('Bad layering: the engine host imports contract/, engine/ and node/paths.ts only.', [
-      ['**/node/**', '!**/node/paths.js'],
-      '**/electron/**',
-      '**/tools/**',
-      '**/renderer/**',
+    files: ['app/engine-host/host.ts', 'app/engine-host/binding.ts'],
+    rules: layer('Bad layering: the engine host imports app/contract/, app/paths.ts and the engine protocol only.', [
+      HOST_IMPORTS,
       'electron',
-    ]),
-  },
-  {
-    files: ['node/**/*.ts'],
-    ignores: ['node/cli/make-models.ts'],
-    rules: layer(
-      'Bad layering: node/ never imports electron, renderer/, electron/ or tools/, and only the engine host loads the native binding.',
-      [...NATIVE_BINDING, 'electron', '**/renderer/**', '**/electron/**', '**/tools/**'],
-    ),
-  },
-  {
-    files: ['node/cli/make-models.ts'],
-    rules: layer('Bad layering: make-models is the front door of tools/models; it imports no electron, renderer/ or native binding.', [
-      ...NATIVE_BINDING,
-      'electron',
-      '**/renderer/**',
-      '**/electron/**',
     ]),
   },
   {
     // inside the Node side: front doors → service → runtime → engine client, never back up
-    files: ['node/service/**/*.ts'],
-    rules: layer('Bad layering: node/service/ is called by the front doors (cli/, serve/), never the other way.', [
+    files: ['app/service/**/*.ts'],
+    rules: layer('Bad layering: app/service/ is called by the front doors (cli/, serve/), never the other way.', [
       ...NATIVE_BINDING,
       'electron',
       '**/renderer/**',
-      '**/electron/**',
+      '**/main/**',
       '**/tools/**',
       '**/cli/**',
       '**/serve/**',
     ]),
   },
   {
-    files: ['node/runtime/**/*.ts'],
-    rules: layer('Bad layering: node/runtime/ is used by the service; it imports neither the service nor a front door.', [
+    files: ['app/runtime/**/*.ts'],
+    rules: layer('Bad layering: app/runtime/ is used by the service; it imports neither the service nor a front door.', [
       ...NATIVE_BINDING,
       'electron',
       '**/renderer/**',
-      '**/electron/**',
+      '**/main/**',
       '**/tools/**',
       '**/cli/**',
       '**/serve/**',
@@ -130,12 +128,12 @@ export default tseslint.config(
     ]),
   },
   {
-    files: ['node/engine/**/*.ts'],
-    rules: layer('Bad layering: node/engine/ (the engine client) imports neither runtime/, the service nor a front door.', [
+    files: ['app/engine/**/*.ts'],
+    rules: layer('Bad layering: app/engine/ (the engine client) imports neither runtime/, the service nor a front door.', [
       ...NATIVE_BINDING,
       'electron',
       '**/renderer/**',
-      '**/electron/**',
+      '**/main/**',
       '**/tools/**',
       '**/cli/**',
       '**/serve/**',
@@ -144,7 +142,7 @@ export default tseslint.config(
     ]),
   },
   {
-    files: ['electron/**/*.ts'],
+    files: ['main/**/*.ts'],
     rules: layer('Bad layering: the shell never loads the native binding, imports renderer/ or tools/.', [
       ...NATIVE_BINDING,
       '**/renderer/**',
@@ -153,7 +151,7 @@ export default tseslint.config(
   },
   {
     // the shell's decisions are plain functions that the tests run under Node: types only
-    files: ['electron/policy/**/*.ts'],
+    files: ['main/policy/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -171,8 +169,8 @@ export default tseslint.config(
   },
   {
     // the IPC client runs in the sandboxed preload, the dispatcher under Node in tests
-    files: ['electron/ipc/**/*.ts'],
-    rules: layer('Bad layering: electron/ipc/ is Electron-free (the preload bundles the client; tests run the dispatcher under Node).', [
+    files: ['main/ipc/**/*.ts'],
+    rules: layer('Bad layering: main/ipc/ is Electron-free (the preload bundles the client; tests run the dispatcher under Node).', [
       ...NATIVE_BINDING,
       'electron',
       '**/renderer/**',
@@ -186,7 +184,7 @@ export default tseslint.config(
       ...NATIVE_BINDING,
       'electron',
       '**/renderer/**',
-      '**/electron/**',
+      '**/main/**',
     ]),
   },
 );

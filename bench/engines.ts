@@ -19,9 +19,9 @@ import { cpus } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import type { GenerationResult } from '../contract/generation-result.js';
-import type { AuditReport } from '../node/cli/audit.js';
-import { BENCH_MODELS_CACHE, ROOT } from '../node/paths.js';
+import type { GenerationResult } from '../app/contract/generation-result.js';
+import type { AuditReport } from '../app/cli/audit.js';
+import { BENCH_MODELS_CACHE, ROOT } from '../app/paths.js';
 import { makeModelFiles, type LlamaModelParams } from '../tools/models/synthetic.js';
 import { cpuModel, load1 } from './lib/machine.js';
 import { RESULTS_EXACT_MD, RESULTS_REAL_MD, writeBetweenMarkers, writeTail } from './lib/results.js';

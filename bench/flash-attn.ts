@@ -9,9 +9,9 @@
 // --write appends the table to bench/RESULTS-cpu.md. Needs the built addon and dist/ (npm ci).
 import { parseArgs } from 'node:util';
 
-import { readBuildInfo } from '../engine/build-info.js';
+import { readBuildInfo } from '../app/engine/build-info.js';
 import { LONG_MODELS, makeModelFiles } from '../tools/models/synthetic.js';
-import { BENCH_MODELS_CACHE } from '../node/paths.js';
+import { BENCH_MODELS_CACHE } from '../app/paths.js';
 import { isoSeconds, machineLine } from './lib/machine.js';
 import { appendSection, FLASH_ATTN_HEADING, RESULTS_CPU_MD } from './lib/results.js';
 import { failer, powerSync, requireDist } from './lib/run.js';

@@ -17,10 +17,10 @@ import { cpus } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import type { Report, RequestRecord } from '../contract/report/schema.js';
-import type { GenerationResult } from '../contract/generation-result.js';
-import { EngineClient } from '../node/engine/client.js';
-import { MODELS_CACHE, ROOT } from '../node/paths.js';
+import type { Report, RequestRecord } from '../app/contract/report/schema.js';
+import type { GenerationResult } from '../app/contract/generation-result.js';
+import { EngineClient } from '../app/engine/client.js';
+import { MODELS_CACHE, ROOT } from '../app/paths.js';
 import { BENCH_MODELS, makeModelFiles, makeModels } from '../tools/models/synthetic.js';
 import type { NlcJob, NlcResult } from './peers-nlc.js';
 import { fixed, percent, times } from './lib/format.js';

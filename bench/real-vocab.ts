@@ -6,7 +6,7 @@
 // timings from the round records (propose, verify, sample + commit, and what is left of the
 // round's wall time: the host's own work), greedy and seeded. Every configuration runs `--reps`
 // times per prompt, the pairs and configurations back to back inside each repetition (so the
-// machine's drift cancels in the ratios); figures are medians (contract/report/stats.ts).
+// machine's drift cancels in the ratios); figures are medians (app/contract/report/stats.ts).
 //
 //   node --import tsx bench/real-vocab.ts [--reps 3] [--tokens 256] [--prompts 2] [--threads 1] [--write]
 //
@@ -14,13 +14,13 @@
 // (build/addon-cpu); the engine is driven directly (EngineClient, runRequest).
 import { parseArgs } from 'node:util';
 
-import { median, steadyDecodeTokensPerSecond } from '../contract/report/stats.js';
-import type { RoundRecord, SamplingOptions } from '../contract/engine-types.js';
-import { SAMPLING_DEFAULTS } from '../contract/engine-types.js';
-import { readBuildInfo } from '../engine/build-info.js';
-import { EngineClient } from '../node/engine/client.js';
-import { runRequest } from '../node/service/request.js';
-import { BENCH_MODELS_CACHE, MODELS_CACHE, ROOT } from '../node/paths.js';
+import { median, steadyDecodeTokensPerSecond } from '../app/contract/report/stats.js';
+import type { RoundRecord, SamplingOptions } from '../app/contract/engine-types.js';
+import { SAMPLING_DEFAULTS } from '../app/contract/engine-types.js';
+import { readBuildInfo } from '../app/engine/build-info.js';
+import { EngineClient } from '../app/engine/client.js';
+import { runRequest } from '../app/service/request.js';
+import { BENCH_MODELS_CACHE, MODELS_CACHE, ROOT } from '../app/paths.js';
 import { makeModelFiles, makeModels, REAL_VOCAB_MODELS } from '../tools/models/synthetic.js';
 import { fixed, percent, times } from './lib/format.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';

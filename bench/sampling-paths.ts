@@ -5,9 +5,9 @@
 //   node --import tsx bench/sampling-paths.ts [--tokens 200] [--repeat 3]
 import { parseArgs } from 'node:util';
 
-import { SAMPLING_DEFAULTS, type SamplingOptions } from '../contract/engine-types.js';
-import { EngineClient } from '../node/engine/client.js';
-import { runRequest } from '../node/service/request.js';
+import { SAMPLING_DEFAULTS, type SamplingOptions } from '../app/contract/engine-types.js';
+import { EngineClient } from '../app/engine/client.js';
+import { runRequest } from '../app/service/request.js';
 import { realVocabModels, syntheticModels } from '../test/fixtures/models.js';
 import { medianOf } from './lib/stats.js';
 

@@ -29,9 +29,9 @@ import { parseArgs } from 'node:util';
 
 import { WebSocket } from 'ws';
 
-import { powerApi } from '../contract/api/index.js';
-import { createApiClient } from '../contract/transport/ws-client.js';
-import { BENCH_MODELS_CACHE, MODELS_CACHE, ROOT } from '../node/paths.js';
+import { powerApi } from '../app/contract/api/index.js';
+import { createApiClient } from '../app/contract/transport/ws-client.js';
+import { BENCH_MODELS_CACHE, MODELS_CACHE, ROOT } from '../app/paths.js';
 import { LONG_MODELS, makeModelFiles, type ModelParams } from '../tools/models/synthetic.js';
 import { cpuSeconds } from './lib/cpu-time.js';
 import { isoSeconds } from './lib/machine.js';

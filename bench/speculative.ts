@@ -22,13 +22,13 @@ import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 
-import type { SamplingOptions } from '../contract/engine-types.js';
-import type { Tokens } from '../engine/protocol.js';
-import type { GenerationResult } from '../contract/generation-result.js';
-import type { EngineHostProcess } from '../node/engine/launcher.js';
-import { EngineClient } from '../node/engine/client.js';
-import { runRequest } from '../node/service/request.js';
-import { ROOT } from '../node/paths.js';
+import type { SamplingOptions } from '../app/contract/engine-types.js';
+import type { Tokens } from '../app/engine/protocol.js';
+import type { GenerationResult } from '../app/contract/generation-result.js';
+import type { EngineHostProcess } from '../app/engine/launcher.js';
+import { EngineClient } from '../app/engine/client.js';
+import { runRequest } from '../app/service/request.js';
+import { ROOT } from '../app/paths.js';
 import { writeGguf } from '../tools/gguf/writer.js';
 import { BENCH_MODELS, GENERATOR_VERSION, makeModelSpec, specHash } from '../tools/models/synthetic.js';
 import { childPid, mainThreadCpuMs } from './lib/cpu-time.js';
@@ -400,9 +400,9 @@ async function profile(
     if (!generate) return out;
 
     // JS work per round: CPU of the host's JS thread and of this process while the requests run
-    const hostPid = childPid('engine/host');
+    const hostPid = childPid('app/engine-host/host');
     const js = { hostMs: 0, benchMs: 0, rounds: 0, wallMs: 0, messages: 0 };
-    // IPC messages that carry rounds: the channel's `engine.onRounds` events (engine/protocol.ts;
+    // IPC messages that carry rounds: the channel's `engine.onRounds` events (app/engine/protocol.ts;
     // the client's child process is private to TypeScript only, and the launcher's host process
     // has onMessage and no off: count while `counting`)
     let counting = true;

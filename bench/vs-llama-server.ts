@@ -24,7 +24,7 @@ import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 
-import { ROOT } from '../node/paths.js';
+import { ROOT } from '../app/paths.js';
 import { buildLlamaTools, ensureLlamaSource, LLAMA_STOCK_SRC } from './lib/llama.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';

@@ -15,9 +15,9 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import type { GenerationResult } from '../contract/generation-result.js';
-import type { AuditReport } from '../node/cli/audit.js';
-import { MODELS_CACHE, ROOT } from '../node/paths.js';
+import type { GenerationResult } from '../app/contract/generation-result.js';
+import type { AuditReport } from '../app/cli/audit.js';
+import { MODELS_CACHE, ROOT } from '../app/paths.js';
 import { machineLine } from './lib/machine.js';
 import { benchCommand, writeTail } from './lib/results.js';
 import { failer, powerSync, requireDist } from './lib/run.js';

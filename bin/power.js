@@ -12,5 +12,5 @@ process.on('SIGINT', () => {
   }
   process.exit(130);
 });
-const { main } = await import('../dist/node/cli/power.js');
+const { main } = await import('../dist/app/cli/power.js');
 process.exitCode = await main(process.argv.slice(2), undefined, interrupts);

@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: ['electron/preload.ts'],
+  entryPoints: ['main/preload.ts'],
   outfile: 'dist/shell/preload.cjs',
   bundle: true,
   platform: 'browser',

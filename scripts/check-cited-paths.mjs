@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run lint`'s check that every path the code's comments and the docs cite exists, so that a
 // file that moves or goes takes its citations with it. A cited path is a token with at least
-// one folder and a file extension (`node/engine/client.ts`, `../bench/README.md`) in a comment of
+// one folder and a file extension (`app/engine/client.ts`, `../bench/README.md`) in a comment of
 // a source file or anywhere in a Markdown file. It holds when it names a file or folder relative
 // to the repository's root, to the citing file's folder or one of its ancestors, or in the
 // llama.cpp source the addon is built from (build/llama.cpp, when it has been cloned). Absolute

@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { addonDir, builtFlavours } from '../engine/build-info.js';
-import { ROOT } from '../node/paths.js';
+import { addonDir, builtFlavours } from '../app/engine/build-info.js';
+import { ROOT } from '../app/paths.js';
 import { judge, parseLdd, type FileVerdict } from './ldd-report.js';
 
 function ldd(file: string): string {

@@ -14,9 +14,9 @@ import { parseArgs } from 'node:util';
 
 import { WebSocket } from 'ws';
 
-import { powerApi } from '../contract/api/index.js';
-import { createApiClient } from '../contract/transport/ws-client.js';
-import { MODELS_CACHE } from '../node/paths.js';
+import { powerApi } from '../app/contract/api/index.js';
+import { createApiClient } from '../app/contract/transport/ws-client.js';
+import { MODELS_CACHE } from '../app/paths.js';
 import { engineHostPid, rssOf, startPowerServe, type PowerServe } from '../test/fixtures/serve.js';
 
 const { values } = parseArgs({

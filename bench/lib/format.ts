@@ -1,6 +1,6 @@
-// Formatting of the bench tables: the report's (node/report/format.ts), and a speed ratio as the
+// Formatting of the bench tables: the report's (app/report/format.ts), and a speed ratio as the
 // RESULTS files write it.
-export { fixed, percent } from '../../node/report/format.js';
+export { fixed, percent } from '../../app/report/format.js';
 
 /** A ratio with two decimals and a times sign ("1.32×"), or '-' when there is none. */
 export function times(value: number | null | undefined): string {

@@ -8,7 +8,7 @@ import { cpus } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 
 export const LLAMA_SRC = join(ROOT, 'build', 'llama.cpp');
 const BUNDLE = join(ROOT, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');

@@ -1,4 +1,4 @@
-// Plain text over the synthetic vocabulary (node/models/vocab.ts): Power and llama.cpp's tools
+// Plain text over the synthetic vocabulary (app/models/vocab.ts): Power and llama.cpp's tools
 // tokenize it the same way (the benches check: a peer's output must contain Power's text).
 export const PROMPTS: readonly string[] = [
   'the quick brown fox jumps over the lazy dog',

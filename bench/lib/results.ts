@@ -3,7 +3,7 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 
 export const RESULTS_MD = join(ROOT, 'bench', 'RESULTS.md');
 export const RESULTS_CPU_MD = join(ROOT, 'bench', 'RESULTS-cpu.md');

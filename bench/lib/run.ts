@@ -5,9 +5,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 
-/** The installed command; it runs dist/node/cli/power.js. */
+/** The installed command; it runs dist/app/cli/power.js. */
 export const POWER_BIN = join(ROOT, 'bin', 'power.js');
 
 /** A function that prints `<prefix>: message` and exits with status 1. */
@@ -20,7 +20,7 @@ export function failer(prefix: string): (message: string) => never {
 
 /** bin/power.js runs the compiled CLI: fails when dist/ has none. */
 export function requireDist(fail: (message: string) => never): void {
-  if (!existsSync(join(ROOT, 'dist', 'node', 'cli', 'power.js')))
+  if (!existsSync(join(ROOT, 'dist', 'app', 'cli', 'power.js')))
     fail('dist/ is missing (npm run build): bin/power.js runs the compiled CLI');
 }
 

@@ -1,6 +1,6 @@
-// The bench scripts' statistics, over the report's own order statistics (contract/report/stats.ts):
+// The bench scripts' statistics, over the report's own order statistics (app/contract/report/stats.ts):
 // medians of measurements that may be missing, and medians of ratios taken pair by pair.
-import { median } from '../../contract/report/stats.js';
+import { median } from '../../app/contract/report/stats.js';
 
 /** The median of the finite numbers among `values` (null, undefined and NaN dropped); null when none is left. */
 export function medianOf(values: readonly (number | null | undefined)[]): number | null {

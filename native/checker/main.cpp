@@ -8,7 +8,7 @@
 //     control's over --tokens (1,100) generated tokens, past positions 256 and 1,024; the
 //     variants: draft-model K7 greedy and ngram K7 seeded at the engine's default thread count
 //     with the Flash Attention setting the matrix does not use;
-//   - the audit's row comparison (power audit, node/service/audit.ts): the verify row and the
+//   - the audit's row comparison (power audit, app/service/audit.ts): the verify row and the
 //     control's one-row decode at a fixed position past 1,024, and at the first divergence;
 //   - decode speed: AR vs draft-model K7 on the llama pair, AR vs mtp K7/S7 vs K7/S6 on the hybrid.
 //
@@ -747,7 +747,7 @@ struct check_run {
         summary["device"]["threads"]         = opt.threads;
         summary["device"]["hardwareThreads"] = std::thread::hardware_concurrency();
         if (opt.flash_attn == "default") {
-            // as the app: off on the CPU (both exact on the patched kernel), on with CUDA (node/runtime/target.ts)
+            // as the app: off on the CPU (both exact on the patched kernel), on with CUDA (app/runtime/target.ts)
             env.flash_attn = opt.device == "cuda" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
         } else {
             env.flash_attn = opt.flash_attn == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED

@@ -57,7 +57,7 @@ void add_gaussian(std::vector<float> & out, double std_dev, const std::string & 
     }
 }
 
-// ------------------------------------------------------------------ node/models/vocab.ts
+// ------------------------------------------------------------------ app/models/vocab.ts
 
 enum token_type : int32_t { NORMAL = 1, UNKNOWN = 2, CONTROL = 3, BYTE = 6 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // The check's synthetic models, written with ggml's gguf API: the ports of
-// tools/models/synthetic.ts (makeLlamaModelSpec, makeQwen35ModelSpec), node/models/vocab.ts
+// tools/models/synthetic.ts (makeLlamaModelSpec, makeQwen35ModelSpec), app/models/vocab.ts
 // (the synthetic SentencePiece vocabulary) and tools/models/synthetic-random.ts (every tensor
 // drawn from its own seed, "<seed>/<tensor name>", so a draft with the target's seed shares its
 // first blocks, embedding and head exactly), with the shapes of test/gpu/models.ts.
@@ -63,7 +63,7 @@ void write_model(const qwen35_spec & s, const std::string & path, int threads);
 // writes `path` unless `path`.spec holds `describe(s)` already; returns true when it wrote
 template <class Spec> bool ensure_model(const Spec & s, const std::string & path, int threads);
 
-// the synthetic vocabulary's size (node/models/vocab.ts makeVocab)
+// the synthetic vocabulary's size (app/models/vocab.ts makeVocab)
 int vocab_size();
 
 } // namespace power_check

@@ -11,7 +11,7 @@
 // llama.cpp's own tools do, so a flavour without the backend links and says so.
 // ggml-rpc aborts the process when a server it uses goes away (RPC_STATUS_ASSERT): the engine
 // host dies of it and the front door reports the crash; the Node side probes every endpoint
-// before it is added (node/engine/rpc.ts), so an unreachable one is refused without an abort.
+// before it is added (app/engine/rpc.ts), so an unreachable one is refused without an abort.
 
 #include <napi.h>
 

@@ -131,7 +131,7 @@ template <typename T> typename Napi::TypedArrayOf<T> typed_copy(Napi::Env env, c
 }
 
 // a batch of rounds as it crosses to JS: the flat layout itself, in typed arrays (the engine host
-// forwards it unchanged; engine/protocol.ts (expandRoundBatch) expands it into round records)
+// forwards it unchanged; app/engine/protocol.ts (expandRoundBatch) expands it into round records)
 Napi::Object batch_to_js(Napi::Env env, const round_batch & b) {
     Napi::Object out = Napi::Object::New(env);
     out.Set("rounds", static_cast<double>(b.rounds()));

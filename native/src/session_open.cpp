@@ -97,7 +97,7 @@ std::string open_session(session_core & core, const model_ref & draft) {
     }
     // llama.cpp caps the batch at the requested context: a verify block wider than the batch
     // writes past it, and S snapshots need a ubatch of more than S + 1 rows (a GGML_ASSERT);
-    // node/runtime/spec-schedule.ts refuses these up front, this keeps every other caller safe
+    // app/runtime/spec-schedule.ts refuses these up front, this keeps every other caller safe
     if (static_cast<int32_t>(llama_n_batch(raw)) < core.spec.k + 1) {
         return "K = " + std::to_string(core.spec.k) + " needs a verify batch of " + std::to_string(core.spec.k + 1) +
                " rows but this context allows " + std::to_string(llama_n_batch(raw)) + ": lower K or raise the context size";

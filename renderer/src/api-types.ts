@@ -1,18 +1,18 @@
-// The contract's types as the renderer uses them (all from contract/: the renderer's only import).
+// The contract's types as the renderer uses them (all from app/contract/: the renderer's only import).
 import type { z } from 'zod';
 
-import type { ApiRound, ReplyStats, RoundsEvent } from '../../contract/api/generation.js';
-import type { AssistantMessage, Chat, ChatMessage, ChatSampling, ChatSummary, ReplyToken } from '../../contract/api/chats.js';
-import type { DraftCandidate, MemoryEstimate, ModelEntry } from '../../contract/api/models.js';
-import type { DevicesReport, EngineState, LoadOptions } from '../../contract/api/engine.js';
-import type { DownloadEntry } from '../../contract/api/downloads.js';
-import type { RecommendedPair } from '../../contract/recommended-models.js';
-import type { ProfileEntry, ProfileList } from '../../contract/api/profiles.js';
-import type { StrategyTable } from '../../contract/api/common.js';
-import type { GenerationBackend } from '../../contract/generation-result.js';
+import type { ApiRound, ReplyStats, RoundsEvent } from '../../app/contract/api/generation.js';
+import type { AssistantMessage, Chat, ChatMessage, ChatSampling, ChatSummary, ReplyToken } from '../../app/contract/api/chats.js';
+import type { DraftCandidate, MemoryEstimate, ModelEntry } from '../../app/contract/api/models.js';
+import type { DevicesReport, EngineState, LoadOptions } from '../../app/contract/api/engine.js';
+import type { DownloadEntry } from '../../app/contract/api/downloads.js';
+import type { RecommendedPair } from '../../app/contract/recommended-models.js';
+import type { ProfileEntry, ProfileList } from '../../app/contract/api/profiles.js';
+import type { StrategyTable } from '../../app/contract/api/common.js';
+import type { GenerationBackend } from '../../app/contract/generation-result.js';
 
-export type { ApiError, ApiErrorCode, PowerApi } from '../../contract/api/index.js';
-export type { Strategy } from '../../contract/strategies.js';
+export type { ApiError, ApiErrorCode, PowerApi } from '../../app/contract/api/index.js';
+export type { Strategy } from '../../app/contract/strategies.js';
 export type {
   ApiRound,
   AssistantMessage,

@@ -1,8 +1,8 @@
 // The one place that knows how the renderer reaches PowerApi: inside Electron the preload puts
 // it on `window.power`; in a browser opened by `power serve` it is the WebSocket at /ws, with the
 // page's token (the server also set it as a cookie when the page was loaded with ?token=).
-import { powerApi } from '../../contract/api/index.js';
-import { createApiClient } from '../../contract/transport/ws-client.js';
+import { powerApi } from '../../app/contract/api/index.js';
+import { createApiClient } from '../../app/contract/transport/ws-client.js';
 import type { PowerApi } from './api-types.js';
 
 declare global {

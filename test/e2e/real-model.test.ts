@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import type { Browser, Locator, Page } from 'playwright-core';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { readsAsLanguage, REAL_DIR, realModelSkip } from '../fixtures/real-model.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';

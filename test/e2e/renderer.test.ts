@@ -8,8 +8,8 @@ import { after, before, describe, test } from 'node:test';
 
 import type { Browser, Locator, Page } from 'playwright-core';
 
-import { Report } from '../../contract/report/schema.js';
-import { ROOT } from '../../node/paths.js';
+import { Report } from '../../app/contract/report/schema.js';
+import { ROOT } from '../../app/paths.js';
 import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';

@@ -12,8 +12,8 @@ import { after, before, describe, test } from 'node:test';
 
 import type { Browser, Locator, Page } from 'playwright-core';
 
-import { Report } from '../../contract/report/schema.js';
-import { ROOT } from '../../node/paths.js';
+import { Report } from '../../app/contract/report/schema.js';
+import { ROOT } from '../../app/paths.js';
 import { CHROMIUM, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';

@@ -10,7 +10,7 @@ import { afterEach, before, beforeEach, describe, test } from 'node:test';
 
 import type { Browser, Page } from 'playwright-core';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';

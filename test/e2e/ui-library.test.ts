@@ -12,7 +12,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 
-import { MODELS_CACHE, ROOT } from '../../node/paths.js';
+import { MODELS_CACHE, ROOT } from '../../app/paths.js';
 import { launchChromium, seriousAxeViolations } from '../fixtures/browser.js';
 import { startFileServer, type FileServer } from '../fixtures/file-server.js';
 import { startRpcServer } from '../fixtures/rpc-servers.js';

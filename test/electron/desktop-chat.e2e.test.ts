@@ -13,8 +13,8 @@ import { after, before, describe, test } from 'node:test';
 
 import { _electron, type ElectronApplication, type Page } from 'playwright-core';
 
-import { powerApi } from '../../contract/api/index.js';
-import { ROOT } from '../../node/paths.js';
+import { powerApi } from '../../app/contract/api/index.js';
+import { ROOT } from '../../app/paths.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 const { electronBinary } = (await import(join(ROOT, 'scripts', 'electron-binary.mjs'))) as {

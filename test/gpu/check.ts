@@ -12,9 +12,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { GenerationResult } from '../../contract/generation-result.js';
+import { GenerationResult } from '../../app/contract/generation-result.js';
 import { makeModelFiles } from '../../tools/models/synthetic.js';
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 import { AUDIT_TYPES, auditPair, gpuModels, type Scale } from './models.js';
 import {
   auditTable,
@@ -27,8 +27,8 @@ import {
   type SpeedRow,
   type Step,
 } from './report.js';
-import { estimateSplit } from '../../node/engine/memory-estimate.js';
-import { readGgufInfo } from '../../node/gguf/reader.js';
+import { estimateSplit } from '../../app/engine/memory-estimate.js';
+import { readGgufInfo } from '../../app/gguf/reader.js';
 
 /** One split of the several-GPU step. */
 interface SplitRow {

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../contract/engine-types.js';
-import type { AuditReport } from '../../node/cli/audit.js';
-import { runAudit, type AuditRequest } from '../../node/service/audit.js';
-import { EngineClient } from '../../node/engine/client.js';
+import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import type { AuditReport } from '../../app/cli/audit.js';
+import { runAudit, type AuditRequest } from '../../app/service/audit.js';
+import { EngineClient } from '../../app/engine/client.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';

@@ -12,10 +12,10 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromium, type Browser } from 'playwright-core';
 
-import { summarizeProfiles } from '../../contract/report/aggregate.js';
-import { Report } from '../../contract/report/schema.js';
-import { steadyDecodeTokensPerSecond } from '../../contract/report/stats.js';
-import { findChromium, offlineFlags } from '../../node/report/pdf.js';
+import { summarizeProfiles } from '../../app/contract/report/aggregate.js';
+import { Report } from '../../app/contract/report/schema.js';
+import { steadyDecodeTokensPerSecond } from '../../app/contract/report/stats.js';
+import { findChromium, offlineFlags } from '../../app/report/pdf.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { assertUsageError, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';

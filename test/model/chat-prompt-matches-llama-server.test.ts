@@ -11,9 +11,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { EngineClient } from '../../node/engine/client.js';
-import { ChatCompletionRequest, chatMessages } from '../../node/serve/openai/api.js';
-import { Conversation } from '../../node/service/conversation.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { ChatCompletionRequest, chatMessages } from '../../app/serve/openai/api.js';
+import { Conversation } from '../../app/service/conversation.js';
 import { chatTemplateTool, referencePrompt } from '../fixtures/chat-template-reference.js';
 import { realVocabModels, syntheticModels } from '../fixtures/models.js';
 import { REAL_MODEL, realModelSkip } from '../fixtures/real-model.js';

@@ -19,8 +19,8 @@ import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { WebSocket } from 'ws';
 
-import { powerApi } from '../../contract/api/index.js';
-import { createApiClient } from '../../contract/transport/ws-client.js';
+import { powerApi } from '../../app/contract/api/index.js';
+import { createApiClient } from '../../app/contract/transport/ws-client.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { rssOf } from '../fixtures/serve.js';
 import { startServeInProcess, type InProcessServe } from '../fixtures/serve-in-process.js';

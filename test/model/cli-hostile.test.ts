@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { availableMemoryBytes } from '../../node/engine/cpu-memory.js';
-import { GIB } from '../../node/engine/memory-estimate.js';
+import { availableMemoryBytes } from '../../app/engine/cpu-memory.js';
+import { GIB } from '../../app/engine/memory-estimate.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 import { assertUsageError, power, type CliRun } from '../fixtures/cli.js';
 import { makeHostileHeaders, makePoisonedModels, type HostileFiles, type PoisonedModels } from '../fixtures/hostile-gguf.js';
 import { syntheticModels } from '../fixtures/models.js';

@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 
-import { STRATEGIES } from '../../contract/strategies.js';
-import { readGgufInfo, parameterCount } from '../../node/gguf/reader.js';
-import type { DraftCompatibility } from '../../node/models/draft-compat.js';
+import { STRATEGIES } from '../../app/contract/strategies.js';
+import { readGgufInfo, parameterCount } from '../../app/gguf/reader.js';
+import type { DraftCompatibility } from '../../app/models/draft-compat.js';
 import { SYNTHETIC_MODELS, type ModelSet, type SyntheticModelName } from '../../tools/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';

@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../contract/engine-types.js';
-import type { Strategy } from '../../contract/strategies.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
+import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import type { Strategy } from '../../app/contract/strategies.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import { LONG_MODELS, makeModelFiles, type ModelSet } from '../../tools/models/synthetic.js';
-import { BENCH_MODELS_CACHE } from '../../node/paths.js';
+import { BENCH_MODELS_CACHE } from '../../app/paths.js';
 import { assertSameAsControl, configLabel, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';

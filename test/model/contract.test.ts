@@ -10,10 +10,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../contract/engine-types.js';
-import type { Strategy } from '../../contract/strategies.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
+import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import type { Strategy } from '../../app/contract/strategies.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { assertSameAsControl, cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
@@ -44,7 +44,7 @@ const STOCHASTIC: SamplingOptions = {
   path: 'cpu',
 };
 const GREEDY_BACKEND: SamplingOptions = { ...GREEDY, path: 'backend' };
-// penalties run on the backend only without proposals (engine/sampling-path.ts): the seeded
+// penalties run on the backend only without proposals (app/engine/sampling-path.ts): the seeded
 // backend chain is top-k, top-p, min-p, temperature and the draw
 const STOCHASTIC_BACKEND: SamplingOptions = {
   ...STOCHASTIC,

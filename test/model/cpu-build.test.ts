@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { readBuildInfo } from '../../engine/build-info.js';
-import { ROOT } from '../../node/paths.js';
+import { readBuildInfo } from '../../app/engine/build-info.js';
+import { ROOT } from '../../app/paths.js';
 import { llamaCmakeDefs } from '../../scripts/native/llama-from-source.mjs';
 import { cpuBackendFeatures, putsWeightsInAmx, splitCommand, type CpuBackend } from '../../scripts/native/cpu-features.mjs';
 import { jsonOf, power } from '../fixtures/cli.js';

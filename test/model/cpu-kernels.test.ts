@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { addonDir } from '../../engine/build-info.js';
+import { addonDir } from '../../app/engine/build-info.js';
 
 const tool = join(addonDir('cpu'), 'power-kernel-rows');
 

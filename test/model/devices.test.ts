@@ -7,9 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { GenerationResult } from '../../contract/generation-result.js';
+import { GenerationResult } from '../../app/contract/generation-result.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 

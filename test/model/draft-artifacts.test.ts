@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { addonDir } from '../../engine/build-info.js';
+import { addonDir } from '../../app/engine/build-info.js';
 import type { ModelSet, SyntheticModelName } from '../../tools/models/synthetic.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { runSpecReference, specReferenceTool, type ReferenceRun } from '../fixtures/spec-reference.js';

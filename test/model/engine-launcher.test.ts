@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 
-import { EngineClient } from '../../node/engine/client.js';
+import { EngineClient } from '../../app/engine/client.js';
 import {
   forkLauncher,
   getDefaultEngineLauncher,
   setDefaultEngineLauncher,
   type EngineHostSpec,
   type EngineLauncher,
-} from '../../node/engine/launcher.js';
+} from '../../app/engine/launcher.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { emulatedUtilityLauncher } from '../fixtures/launchers.js';
 import { syntheticModels } from '../fixtures/models.js';

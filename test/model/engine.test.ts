@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 
-import { EngineClient, EngineCrashedError } from '../../node/engine/client.js';
-import type { EngineHostProcess } from '../../node/engine/launcher.js';
+import { EngineClient, EngineCrashedError } from '../../app/engine/client.js';
+import type { EngineHostProcess } from '../../app/engine/launcher.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { GREEDY, generateStreamed as generate } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';

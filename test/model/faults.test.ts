@@ -18,11 +18,11 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { WebSocket } from 'ws';
 
-import type { Chat } from '../../contract/api/chats.js';
-import { powerApi } from '../../contract/api/index.js';
-import { createApiClient } from '../../contract/transport/ws-client.js';
-import { CHAT } from '../../node/service/chat-store.js';
-import { encodeDocument, readDocument, readDocumentOrSetAside } from '../../node/service/storage/document.js';
+import type { Chat } from '../../app/contract/api/chats.js';
+import { powerApi } from '../../app/contract/api/index.js';
+import { createApiClient } from '../../app/contract/transport/ws-client.js';
+import { CHAT } from '../../app/service/chat-store.js';
+import { encodeDocument, readDocument, readDocumentOrSetAside } from '../../app/service/storage/document.js';
 import { sampleChat } from '../fixtures/chats.js';
 import { sseData } from '../fixtures/http-client.js';
 import { syntheticModels } from '../fixtures/models.js';

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { GenerationResult } from '../../contract/generation-result.js';
-import { addonDir } from '../../engine/build-info.js';
+import { GenerationResult } from '../../app/contract/generation-result.js';
+import { addonDir } from '../../app/engine/build-info.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';

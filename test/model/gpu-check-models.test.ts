@@ -13,7 +13,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 import { makeModelFiles } from '../../tools/models/synthetic.js';
 import { gpuModels, type Scale } from '../gpu/models.js';
 

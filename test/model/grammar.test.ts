@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../contract/engine-types.js';
-import type { Strategy } from '../../contract/strategies.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { runRequest, type RequestOutcome } from '../../node/service/request.js';
+import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import type { Strategy } from '../../app/contract/strategies.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { runRequest, type RequestOutcome } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { assertSameAsControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';

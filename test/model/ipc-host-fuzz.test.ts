@@ -12,13 +12,13 @@ import { after, before, describe, test } from 'node:test';
 
 import fc from 'fast-check';
 
-import { powerApi } from '../../contract/api/index.js';
-import { engineApi } from '../../engine/protocol.js';
-import { createIpcDispatcher, type SenderInfo } from '../../electron/ipc/dispatcher.js';
-import { isTrustedSender } from '../../electron/policy/sender.js';
-import { forkLauncher, type EngineHostProcess } from '../../node/engine/launcher.js';
-import { ROOT } from '../../node/paths.js';
-import { createPowerService, type PowerService } from '../../node/service/index.js';
+import { powerApi } from '../../app/contract/api/index.js';
+import { engineApi } from '../../app/engine/protocol.js';
+import { createIpcDispatcher, type SenderInfo } from '../../main/ipc/dispatcher.js';
+import { isTrustedSender } from '../../main/policy/sender.js';
+import { forkLauncher, type EngineHostProcess } from '../../app/engine/launcher.js';
+import { ROOT } from '../../app/paths.js';
+import { createPowerService, type PowerService } from '../../app/service/index.js';
 
 const SEED = Number(process.env.POWER_FUZZ_SEED ?? 20261201);
 const CASES = Number(process.env.POWER_FUZZ_CASES ?? 2000);
@@ -144,7 +144,7 @@ describe('engine host fuzzing over its process channel', () => {
 
   before(() => {
     host = forkLauncher({
-      hostFile: join(ROOT, 'engine', 'host.ts'),
+      hostFile: join(ROOT, 'app', 'engine-host', 'host.ts'),
       env: { ...process.env, POWER_ADDON_FLAVOUR: 'cpu', POWER_TEST_HOOKS: '0' },
     });
     host.onMessage((answer) => {

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 
-import type { RoundRecord } from '../../contract/engine-types.js';
-import type { Strategy } from '../../contract/strategies.js';
-import { EngineClient } from '../../node/engine/client.js';
+import type { RoundRecord } from '../../app/contract/engine-types.js';
+import type { Strategy } from '../../app/contract/strategies.js';
+import { EngineClient } from '../../app/engine/client.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { power, type CliRun } from '../fixtures/cli.js';
 import { GREEDY, generateStreamed as generate } from '../fixtures/engine-generate.js';

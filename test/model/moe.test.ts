@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../contract/engine-types.js';
-import { GenerationResult } from '../../contract/generation-result.js';
-import { batchInvariance } from '../../engine/build-info.js';
-import type { Strategy } from '../../contract/strategies.js';
-import type { SplitRequest } from '../../node/engine/split.js';
-import { MODELS_CACHE } from '../../node/paths.js';
-import { createSession, openTarget, type OpenedTarget } from '../../node/runtime/target.js';
-import { runRequest } from '../../node/service/request.js';
+import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../app/contract/engine-types.js';
+import { GenerationResult } from '../../app/contract/generation-result.js';
+import { batchInvariance } from '../../app/engine/build-info.js';
+import type { Strategy } from '../../app/contract/strategies.js';
+import type { SplitRequest } from '../../app/engine/split.js';
+import { MODELS_CACHE } from '../../app/paths.js';
+import { createSession, openTarget, type OpenedTarget } from '../../app/runtime/target.js';
+import { runRequest } from '../../app/service/request.js';
 import { makeMoeModels, type MoeModelSet } from '../../tools/models/synthetic-moe.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { startRpcServer, type RpcServer } from '../fixtures/rpc-servers.js';

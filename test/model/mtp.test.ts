@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { RoundRecord } from '../../contract/engine-types.js';
-import { GenerationResult } from '../../contract/generation-result.js';
-import { EngineCallError, EngineClient } from '../../node/engine/client.js';
-import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
+import type { RoundRecord } from '../../app/contract/engine-types.js';
+import { GenerationResult } from '../../app/contract/generation-result.js';
+import { EngineCallError, EngineClient } from '../../app/engine/client.js';
+import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { assertUsageError, jsonOf, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { loadBinding, type NativeBinding, type NativeModel } from '../../engine/binding.js';
+import { loadBinding, type NativeBinding, type NativeModel } from '../../app/engine-host/binding.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { syntheticModels } from '../fixtures/models.js';
 

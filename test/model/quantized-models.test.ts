@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { maxAbsDiff } from '../../node/service/audit.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { runRequest } from '../../node/service/request.js';
+import { maxAbsDiff } from '../../app/service/audit.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { runRequest } from '../../app/service/request.js';
 import { roundTrip } from '../../tools/gguf/quantize.js';
 import { writeGguf } from '../../tools/gguf/writer.js';
 import { makeModelSpec, SYNTHETIC_MODELS, type ModelSet } from '../../tools/models/synthetic.js';

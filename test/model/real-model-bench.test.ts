@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { Report } from '../../contract/report/schema.js';
+import { Report } from '../../app/contract/report/schema.js';
 import { power, type CliRun } from '../fixtures/cli.js';
 import { REAL_MODEL, realModelSkip } from '../fixtures/real-model.js';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { CHATML_END } from '../../node/service/conversation.js';
+import { CHATML_END } from '../../app/service/conversation.js';
 import { chatTemplateTool, referencePrompt } from '../fixtures/chat-template-reference.js';
 import { http, sseData } from '../fixtures/http-client.js';
 import { REAL_DIR, REAL_MODEL, realModelSkip } from '../fixtures/real-model.js';

@@ -11,10 +11,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../contract/engine-types.js';
-import type { EngineResult } from '../../engine/protocol.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { runRequest, type RequestOutcome } from '../../node/service/request.js';
+import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import type { EngineResult } from '../../app/engine/protocol.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { runRequest, type RequestOutcome } from '../../app/service/request.js';
 import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
 import { REAL_MODEL, REAL_SWA_WINDOW, realDraft, realModelSkip } from '../fixtures/real-model.js';
 

@@ -10,13 +10,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../contract/engine-types.js';
-import type { Tokens } from '../../engine/protocol.js';
-import type { Strategy } from '../../contract/strategies.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
+import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import type { Tokens } from '../../app/engine/protocol.js';
+import type { Strategy } from '../../app/contract/strategies.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import { writeEarlyExitDraft } from '../../tools/models/early-exit-draft.js';
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
 

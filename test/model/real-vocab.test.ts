@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../contract/engine-types.js';
-import type { NativeModelInfo, Tokens } from '../../engine/protocol.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { cpuAllocationBytes } from '../../node/engine/cpu-memory.js';
-import { readGgufInfo } from '../../node/gguf/reader.js';
-import { runAudit } from '../../node/service/audit.js';
-import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
+import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import type { NativeModelInfo, Tokens } from '../../app/engine/protocol.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { cpuAllocationBytes } from '../../app/engine/cpu-memory.js';
+import { readGgufInfo } from '../../app/gguf/reader.js';
+import { runAudit } from '../../app/service/audit.js';
+import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import {
   BUNDLED_VOCABS,
   bundledVocabFile,

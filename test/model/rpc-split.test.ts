@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../contract/engine-types.js';
-import type { Strategy } from '../../contract/strategies.js';
-import { GenerationResult } from '../../contract/generation-result.js';
-import type { SplitRequest } from '../../node/engine/split.js';
-import { createSession, openTarget, type OpenedTarget } from '../../node/runtime/target.js';
-import { runRequest } from '../../node/service/request.js';
+import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../app/contract/engine-types.js';
+import type { Strategy } from '../../app/contract/strategies.js';
+import { GenerationResult } from '../../app/contract/generation-result.js';
+import type { SplitRequest } from '../../app/engine/split.js';
+import { createSession, openTarget, type OpenedTarget } from '../../app/runtime/target.js';
+import { runRequest } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { jsonOf, power, powerChild } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';

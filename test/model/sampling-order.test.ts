@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { SamplingOptions } from '../../contract/engine-types.js';
-import { EngineClient } from '../../node/engine/client.js';
+import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import { EngineClient } from '../../app/engine/client.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 const VOCAB = 882;

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../contract/engine-types.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { compareSamplingPaths, type AuditRequest } from '../../node/service/audit.js';
-import { runRequest } from '../../node/service/request.js';
+import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../app/contract/engine-types.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { compareSamplingPaths, type AuditRequest } from '../../app/service/audit.js';
+import { runRequest } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { realVocabModels, syntheticModels } from '../fixtures/models.js';
 

@@ -1,12 +1,12 @@
 // The widest K/S schedule a small context can hold still emits exactly the autoregressive
 // tokens, and the engine itself refuses a wider one (for every front door, not only the CLI's
-// up-front check in node/runtime/spec-schedule.ts). One engine, models loaded once.
+// up-front check in app/runtime/spec-schedule.ts). One engine, models loaded once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { scheduleProblem } from '../../node/runtime/spec-schedule.js';
-import { EngineCallError, EngineClient } from '../../node/engine/client.js';
-import { runRequest } from '../../node/service/request.js';
+import { scheduleProblem } from '../../app/runtime/spec-schedule.js';
+import { EngineCallError, EngineClient } from '../../app/engine/client.js';
+import { runRequest } from '../../app/service/request.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 

@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { WebSocket } from 'ws';
 
-import { powerApi } from '../../contract/api/index.js';
+import { powerApi } from '../../app/contract/api/index.js';
 import { http } from '../fixtures/http-client.js';
 import { startPowerServe, type PowerServe } from '../fixtures/serve.js';
 

@@ -2,7 +2,7 @@
 // (methods, paths with dot segments and encoded separators, Host/Origin/Cookie/Authorization of
 // every kind, Content-Length lies, chunked garbage, bodies of any shape, slow, truncated and reset
 // requests, upgrades), then OpenAI requests generated from the request schemas
-// (node/serve/openai/api.ts) and mutated. Every request gets a status or its connection closed, no
+// (app/serve/openai/api.ts) and mutated. Every request gets a status or its connection closed, no
 // answer carries a file from outside the served folder, no 5xx; the OpenAI bodies are answered
 // 200 or 4xx in the OpenAI error shape; the server stays up for HTTP and /ws and its memory stays
 // bounded. POWER_FUZZ_SEED, POWER_FUZZ_HTTP_CASES and POWER_FUZZ_OPENAI_CASES run another or a
@@ -17,9 +17,9 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { WebSocket } from 'ws';
 
-import { K_MAX } from '../../contract/profile.js';
-import { STRATEGIES } from '../../contract/strategies.js';
-import { ChatCompletionRequest, CompletionRequest } from '../../node/serve/openai/api.js';
+import { K_MAX } from '../../app/contract/profile.js';
+import { STRATEGIES } from '../../app/contract/strategies.js';
+import { ChatCompletionRequest, CompletionRequest } from '../../app/serve/openai/api.js';
 import { http, rawExchange, sseData, type RawExchange, type RawRequest } from '../fixtures/http-client.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { arbitraryFromZod } from '../fixtures/schema-arbitrary.js';

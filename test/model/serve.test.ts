@@ -10,10 +10,10 @@ import { after, before, describe, test } from 'node:test';
 
 import { WebSocket } from 'ws';
 
-import type { DownloadEntry } from '../../contract/api/downloads.js';
+import type { DownloadEntry } from '../../app/contract/api/downloads.js';
 import { streamedTokens, type StreamedToken } from '../fixtures/service.js';
-import { createApiClient } from '../../contract/transport/ws-client.js';
-import { powerApi } from '../../contract/api/index.js';
+import { createApiClient } from '../../app/contract/transport/ws-client.js';
+import { powerApi } from '../../app/contract/api/index.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { http, sseData, statusForDeclaredBody } from '../fixtures/http-client.js';
 import { startFileServer } from '../fixtures/file-server.js';

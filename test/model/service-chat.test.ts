@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { Report } from '../../contract/report/schema.js';
+import { Report } from '../../app/contract/report/schema.js';
 import { ask, startedReply, startService, type ServiceFixture } from '../fixtures/service.js';
 
 describe('service chats', () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { test } from 'node:test';
 
-import { createPowerService } from '../../node/service/index.js';
+import { createPowerService } from '../../app/service/index.js';
 import { ask, startedReply, startService } from '../fixtures/service.js';
 
 test('the engine host killed mid-reply loses nothing and comes back', async () => {

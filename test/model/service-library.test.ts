@@ -7,12 +7,12 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { EngineClient } from '../../node/engine/client.js';
-import { MIB } from '../../node/engine/memory-estimate.js';
-import { createPowerService } from '../../node/service/index.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { MIB } from '../../app/engine/memory-estimate.js';
+import { createPowerService } from '../../app/service/index.js';
 import { SYNTHETIC_MODELS } from '../../tools/models/synthetic.js';
 import { MOE_MODELS } from '../../tools/models/synthetic-moe.js';
-import { MODELS_CACHE } from '../../node/paths.js';
+import { MODELS_CACHE } from '../../app/paths.js';
 import { makeBadFiles } from '../fixtures/models.js';
 import { startService, type ServiceFixture } from '../fixtures/service.js';
 

@@ -5,9 +5,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { EngineClient } from '../../node/engine/client.js';
-import { Conversation } from '../../node/service/conversation.js';
-import { createPowerService } from '../../node/service/index.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { Conversation } from '../../app/service/conversation.js';
+import { createPowerService } from '../../app/service/index.js';
 import { makeNoTemplateModel, syntheticModels } from '../fixtures/models.js';
 import { ask, startService, type ServiceFixture } from '../fixtures/service.js';
 

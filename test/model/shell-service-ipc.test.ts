@@ -1,5 +1,5 @@
 // The desktop app's whole path except Electron itself, under Node: window.power as the preload
-// builds it (electron/ipc/client.ts) → the main side's dispatcher with the sender policy → the real
+// builds it (main/ipc/client.ts) → the main side's dispatcher with the sender policy → the real
 // PowerService → an engine host started through a utility-process style launcher (parentPort),
 // on a synthetic model. Then quitting while a reply streams, as the shell's before-quit does:
 // the reply stops, the chat is saved, the engine host exits, and the sequence ends with 0.
@@ -9,15 +9,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { ConcernSpec } from '../../contract/api/describe.js';
-import { powerApi, type PowerApi } from '../../contract/api/index.js';
-import { createIpcClient, type IpcRendererPort } from '../../electron/ipc/client.js';
-import { getDefaultEngineLauncher, setDefaultEngineLauncher } from '../../node/engine/launcher.js';
-import { createIpcDispatcher, type SenderInfo } from '../../electron/ipc/dispatcher.js';
-import { createPowerService } from '../../node/service/index.js';
-import type { PowerService } from '../../node/service/types.js';
-import { createQuitSequence } from '../../electron/policy/quit.js';
-import { isTrustedSender } from '../../electron/policy/sender.js';
+import type { ConcernSpec } from '../../app/contract/api/describe.js';
+import { powerApi, type PowerApi } from '../../app/contract/api/index.js';
+import { createIpcClient, type IpcRendererPort } from '../../main/ipc/client.js';
+import { getDefaultEngineLauncher, setDefaultEngineLauncher } from '../../app/engine/launcher.js';
+import { createIpcDispatcher, type SenderInfo } from '../../main/ipc/dispatcher.js';
+import { createPowerService } from '../../app/service/index.js';
+import type { PowerService } from '../../app/service/types.js';
+import { createQuitSequence } from '../../main/policy/quit.js';
+import { isTrustedSender } from '../../main/policy/sender.js';
 import { emulatedUtilityLauncher } from '../fixtures/launchers.js';
 import { syntheticModels } from '../fixtures/models.js';
 

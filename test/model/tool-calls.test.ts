@@ -20,10 +20,10 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 
-import { EngineClient } from '../../node/engine/client.js';
-import { Conversation } from '../../node/service/conversation.js';
-import { planPrompt, planTools, replyDelta, type ReadReply, type ToolUse } from '../../node/service/tool-calls.js';
-import { ChatCompletionRequest, toolUse } from '../../node/serve/openai/api.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { Conversation } from '../../app/service/conversation.js';
+import { planPrompt, planTools, replyDelta, type ReadReply, type ToolUse } from '../../app/service/tool-calls.js';
+import { ChatCompletionRequest, toolUse } from '../../app/serve/openai/api.js';
 import { referencePrompt } from '../fixtures/chat-template-reference.js';
 import { syntheticModels, toolTemplateModels } from '../fixtures/models.js';
 import { startServeInProcess, type InProcessServe } from '../fixtures/serve-in-process.js';

@@ -3,7 +3,7 @@
 // on the CPU: ggml picks its kernels for it as for a GPU, so a verify row that a released kernel
 // sums differently from the one-row decode shows here too; as released, the first of these
 // configurations left its control at token 38). Every layer on the device, Flash Attention off
-// (the configuration the patch makes batch-invariant), sampled on the CPU (engine/sampling-path.ts):
+// (the configuration the patch makes batch-invariant), sampled on the CPU (app/engine/sampling-path.ts):
 // greedy and seeded; a draft model with K = 16 (verify passes of 17 rows, beyond the mat-vec
 // kernels' 8 columns), n-gram lookup, MTP with S < K and an EAGLE-3 artifact; replies
 // that cross 256 positions, where llama.cpp doubles the attention's KV length. Without
@@ -11,11 +11,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import type { DeviceInfo, SamplingOptions } from '../../contract/engine-types.js';
-import { builtFlavours } from '../../engine/build-info.js';
-import { EngineClient } from '../../node/engine/client.js';
-import { pickVulkanDevice } from '../../node/engine/device-select.js';
-import { runRequest, type GenerationOutcome } from '../../node/service/request.js';
+import type { DeviceInfo, SamplingOptions } from '../../app/contract/engine-types.js';
+import { builtFlavours } from '../../app/engine/build-info.js';
+import { EngineClient } from '../../app/engine/client.js';
+import { pickVulkanDevice } from '../../app/engine/device-select.js';
+import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { assertSameAsControl, cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';

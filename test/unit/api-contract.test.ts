@@ -5,7 +5,7 @@ import { test } from 'node:test';
 
 import { z } from 'zod';
 
-import { powerApi, PowerError, toApiError, ApiError } from '../../contract/api/index.js';
+import { powerApi, PowerError, toApiError, ApiError } from '../../app/contract/api/index.js';
 
 test('every concern describes methods and onX events with zod schemas', () => {
   assert.deepEqual(Object.keys(powerApi).sort(), ['chats', 'downloads', 'engine', 'generation', 'models', 'profiles', 'reports']);

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { choice, int, num, parseFlags, tokenList } from '../../node/cli/args.js';
-import { UsageError } from '../../node/cli/errors.js';
+import { choice, int, num, parseFlags, tokenList } from '../../app/cli/args.js';
+import { UsageError } from '../../app/cli/errors.js';
 
 const flags = { n: { type: 'string' }, x: { type: 'string' }, on: { type: 'boolean' } } as const;
 

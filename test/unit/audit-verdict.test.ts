@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { auditVerdict, type Divergence } from '../../node/service/audit.js';
-import { batchInvariance, builtFlavours, claimsInvariance } from '../../engine/build-info.js';
+import { auditVerdict, type Divergence } from '../../app/service/audit.js';
+import { batchInvariance, builtFlavours, claimsInvariance } from '../../app/engine/build-info.js';
 
 const divergence = (rowsAccount: boolean): Divergence => ({
   index: 3,

@@ -1,14 +1,14 @@
-// The channel layer itself (contract/channel), over an in-memory pair of ports that clones
+// The channel layer itself (app/contract/channel), over an in-memory pair of ports that clones
 // every message and delivers it on a later turn: calls and errors, reference-counted
 // subscriptions, closing, and each side checking only what ChannelChecks gives it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { PowerError } from '../../contract/api/errors.js';
-import { CHECKED_BY_CLIENT, CHECKED_BY_SERVER, type ChannelChecks } from '../../contract/channel/checks.js';
-import { connectChannel, type ConnectOptions } from '../../contract/channel/connect.js';
-import type { ChannelPort } from '../../contract/channel/port.js';
-import { serveChannel } from '../../contract/channel/serve.js';
+import { PowerError } from '../../app/contract/api/errors.js';
+import { CHECKED_BY_CLIENT, CHECKED_BY_SERVER, type ChannelChecks } from '../../app/contract/channel/checks.js';
+import { connectChannel, type ConnectOptions } from '../../app/contract/channel/connect.js';
+import type { ChannelPort } from '../../app/contract/channel/port.js';
+import { serveChannel } from '../../app/contract/channel/serve.js';
 import { mathDescription, mathImplementation } from '../fixtures/channel.js';
 
 const description = mathDescription;

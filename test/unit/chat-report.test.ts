@@ -1,4 +1,4 @@
-// The chat report (contract/report/chat.ts and reports.exportChat): the bench report's schema built
+// The chat report (app/contract/report/chat.ts and reports.exportChat): the bench report's schema built
 // from a saved chat, the A/B's control pairing, and derived formats that agree with the JSON.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -6,15 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { Chat } from '../../contract/api/chats.js';
-import { chatReportFileName } from '../../node/report/chat-export.js';
-import { chatReport, ChatReportError, type Machine } from '../../contract/report/chat.js';
-import { renderReport } from '../../node/report/render.js';
-import { Report } from '../../contract/report/schema.js';
-import { CHAT } from '../../node/service/chat-store.js';
-import { createPowerService } from '../../node/service/index.js';
-import { writeDocument } from '../../node/service/storage/document.js';
-import type { PowerService } from '../../node/service/types.js';
+import type { Chat } from '../../app/contract/api/chats.js';
+import { chatReportFileName } from '../../app/report/chat-export.js';
+import { chatReport, ChatReportError, type Machine } from '../../app/contract/report/chat.js';
+import { renderReport } from '../../app/report/render.js';
+import { Report } from '../../app/contract/report/schema.js';
+import { CHAT } from '../../app/service/chat-store.js';
+import { createPowerService } from '../../app/service/index.js';
+import { writeDocument } from '../../app/service/storage/document.js';
+import type { PowerService } from '../../app/service/types.js';
 import { reply, sampleChat } from '../fixtures/chats.js';
 import { assertCsvAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
 

@@ -12,11 +12,11 @@ import { brokenCitations, citedPaths, citingText, resolves } from '../../scripts
 
 describe('cited paths', () => {
   test('comments of source files and all of a Markdown file are read; strings are not', () => {
-    const ts = "const p = 'node/gone.ts'; const u = `a // node/gone.ts`; // see node/engine/client.ts\n/* and docs/cli.md */";
-    assert.deepEqual(citedPaths(citingText('a.ts', ts)), ['node/engine/client.ts', 'docs/cli.md']);
-    assert.deepEqual(citedPaths(citingText('x.md', 'See [the CLI](../docs/cli.md) and `engine/protocol.ts`.')), [
+    const ts = "const p = 'node/gone.ts'; const u = `a // node/gone.ts`; // see app/engine/client.ts\n/* and docs/cli.md */";
+    assert.deepEqual(citedPaths(citingText('a.ts', ts)), ['app/engine/client.ts', 'docs/cli.md']);
+    assert.deepEqual(citedPaths(citingText('x.md', 'See [the CLI](../docs/cli.md) and `app/engine/protocol.ts`.')), [
       '../docs/cli.md',
-      'engine/protocol.ts',
+      'app/engine/protocol.ts',
     ]);
     assert.deepEqual(citedPaths(citingText('x.sh', 'echo a/b.txt # writes OUT/c.txt via scripts/x.mjs')), ['scripts/x.mjs']);
   });

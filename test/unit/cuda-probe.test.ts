@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import type { DeviceInfo } from '../../contract/engine-types.js';
-import { cudaRuntimeLibraries, probeCuda, type CudaProbeInput } from '../../engine/cuda-probe.js';
+import type { DeviceInfo } from '../../app/contract/engine-types.js';
+import { cudaRuntimeLibraries, probeCuda, type CudaProbeInput } from '../../app/engine-host/cuda-probe.js';
 
 const CPU: DeviceInfo = { name: 'CPU', description: 'AMD EPYC', type: 'cpu', backend: 'CPU', freeBytes: 1, totalBytes: 1 };
 const GPU: DeviceInfo = { name: 'CUDA0', description: 'NVIDIA H200', type: 'gpu', backend: 'CUDA', freeBytes: 2, totalBytes: 3 };

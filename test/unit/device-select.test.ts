@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import type { DeviceInfo } from '../../contract/engine-types.js';
-import { defaultFlashAttn, describeDevice, flavourPlan, pickCudaDevice, pickVulkanDevice } from '../../node/engine/device-select.js';
+import type { DeviceInfo } from '../../app/contract/engine-types.js';
+import { defaultFlashAttn, describeDevice, flavourPlan, pickCudaDevice, pickVulkanDevice } from '../../app/engine/device-select.js';
 
 const cpu = { flavour: 'cpu', gpu: null };
 const cuda = { flavour: 'cuda', gpu: 'cuda' as const };

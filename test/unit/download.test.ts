@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { RECOMMENDED_PAIRS, RecommendedPair } from '../../contract/recommended-models.js';
-import type { DownloadEntry } from '../../contract/api/downloads.js';
-import { DownloadError, downloadModel, partialPath, type DownloadProgress } from '../../node/models/download.js';
-import { DownloadManager } from '../../node/models/downloads.js';
+import { RECOMMENDED_PAIRS, RecommendedPair } from '../../app/contract/recommended-models.js';
+import type { DownloadEntry } from '../../app/contract/api/downloads.js';
+import { DownloadError, downloadModel, partialPath, type DownloadProgress } from '../../app/models/download.js';
+import { DownloadManager } from '../../app/models/downloads.js';
 import { startFileServer, type FileServer } from '../fixtures/file-server.js';
 import { syntheticModels } from '../fixtures/models.js';
 

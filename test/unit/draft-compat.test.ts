@@ -1,11 +1,11 @@
-// Draft and artifact compatibility from GGUF headers alone (node/models/draft-compat.ts): what a
+// Draft and artifact compatibility from GGUF headers alone (app/models/draft-compat.ts): what a
 // file is, the facts it declares, and each refusal with its reason, before llama.cpp sees it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { strategyAvailability } from '../../contract/strategies.js';
-import { gv, type GgufInfo, type GgufValue } from '../../node/gguf/types.js';
-import { checkDraftCompatibility, checkDraftK, draftKind } from '../../node/models/draft-compat.js';
+import { strategyAvailability } from '../../app/contract/strategies.js';
+import { gv, type GgufInfo, type GgufValue } from '../../app/gguf/types.js';
+import { checkDraftCompatibility, checkDraftK, draftKind } from '../../app/models/draft-compat.js';
 import { makeModelSpec, SYNTHETIC_MODELS, type SyntheticModelName } from '../../tools/models/synthetic.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';
 

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import { load } from 'js-yaml';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 
 const require = createRequire(import.meta.url);
 const schema = JSON.parse(await readFile(require.resolve('app-builder-lib/scheme.json'), 'utf8')) as object;
@@ -84,11 +84,10 @@ describe('electron-builder.yml', () => {
 
   test('the packaged entry is the shell’s main process', async () => {
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { main: string };
-    assert.equal(pkg.main, 'dist/electron/main.js');
+    assert.equal(pkg.main, 'dist/main/main.js');
     assert.ok(
-      config.files.includes('dist/node/**/*') &&
-        config.files.includes('dist/electron/**/*') &&
-        config.files.includes('dist/engine/**/*') &&
+      config.files.includes('dist/app/**/*') &&
+        config.files.includes('dist/main/**/*') &&
         config.files.includes('dist/shell/**/*') &&
         config.files.includes('dist/renderer/**/*'),
     );

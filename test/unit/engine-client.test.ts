@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { PowerError } from '../../contract/api/errors.js';
-import { serveChannel, type ImplementationOf } from '../../contract/channel/serve.js';
-import { engineApi, ENGINE_CHECKS, type EngineApi } from '../../engine/protocol.js';
-import { crashAdvice, EngineCallError, EngineClient, EngineCrashedError } from '../../node/engine/client.js';
-import type { EngineHostProcess, EngineLauncher } from '../../node/engine/launcher.js';
+import { PowerError } from '../../app/contract/api/errors.js';
+import { serveChannel, type ImplementationOf } from '../../app/contract/channel/serve.js';
+import { engineApi, ENGINE_CHECKS, type EngineApi } from '../../app/engine/protocol.js';
+import { crashAdvice, EngineCallError, EngineClient, EngineCrashedError } from '../../app/engine/client.js';
+import type { EngineHostProcess, EngineLauncher } from '../../app/engine/launcher.js';
 import { twoRounds } from '../fixtures/round-batch.js';
 
 type Host = ImplementationOf<EngineApi>['engine'];

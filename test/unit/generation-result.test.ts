@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 
-import type { NativeGenerateResult, RoundRecord } from '../../contract/engine-types.js';
-import { computeStats, RunningStats, tokenDigest } from '../../contract/generation-result.js';
+import type { NativeGenerateResult, RoundRecord } from '../../app/contract/engine-types.js';
+import { computeStats, RunningStats, tokenDigest } from '../../app/contract/generation-result.js';
 
 const piece = new Uint8Array();
 function round(endUs: number, tokens: number, proposed = 0, accepted = 0): RoundRecord {

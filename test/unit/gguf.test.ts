@@ -4,12 +4,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { GgufFormatError, getArray, getNumber, getString, parameterCount, readGgufInfo } from '../../node/gguf/reader.js';
-import { gv, kv } from '../../node/gguf/types.js';
-import type { GgufModel, GgufValue } from '../../node/gguf/types.js';
+import { GgufFormatError, getArray, getNumber, getString, parameterCount, readGgufInfo } from '../../app/gguf/reader.js';
+import { gv, kv } from '../../app/gguf/types.js';
+import type { GgufModel, GgufValue } from '../../app/gguf/types.js';
 import { f16ToF32, f32ToF16, writeGguf } from '../../tools/gguf/writer.js';
 import { SYNTHETIC_MODELS, makeModels } from '../../tools/models/synthetic.js';
-import { TokenType, makeAltVocab, makeVocab } from '../../node/models/vocab.js';
+import { TokenType, makeAltVocab, makeVocab } from '../../app/models/vocab.js';
 
 let dir = '';
 before(async () => {

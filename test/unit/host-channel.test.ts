@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, test } from 'node:test';
 
-import { ClientMessage } from '../../contract/channel/protocol.js';
-import { connectToParent, isParentGone, PARENT_GONE } from '../../engine/host-channel.js';
+import { ClientMessage } from '../../app/contract/channel/protocol.js';
+import { connectToParent, isParentGone, PARENT_GONE } from '../../app/engine-host/host-channel.js';
 
 /** Connects as the engine host does over a stand-in for its process, recording the messages the channel hands on and how often it closes. */
 function connectAndListen(proc: EventEmitter) {

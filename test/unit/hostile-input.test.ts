@@ -7,19 +7,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { capThreads, promptSizeProblem } from '../../node/runtime/resource-limits.js';
-import { effectiveBatch, scheduleProblem } from '../../node/runtime/spec-schedule.js';
-import { renderChatBounded } from '../../node/chat/template-budget.js';
-import { chatTemplateOf, checkRenderedKeepsMessages } from '../../node/chat/template-source.js';
-import { ChatTemplateError } from '../../node/chat/template.js';
-import { checkCpuFit } from '../../node/engine/cpu-memory.js';
-import { GgufFormatError, readGgufInfo } from '../../node/gguf/reader.js';
-import { GgufValueType, gv } from '../../node/gguf/types.js';
+import { capThreads, promptSizeProblem } from '../../app/runtime/resource-limits.js';
+import { effectiveBatch, scheduleProblem } from '../../app/runtime/spec-schedule.js';
+import { renderChatBounded } from '../../app/chat/template-budget.js';
+import { chatTemplateOf, checkRenderedKeepsMessages } from '../../app/chat/template-source.js';
+import { ChatTemplateError } from '../../app/chat/template.js';
+import { checkCpuFit } from '../../app/engine/cpu-memory.js';
+import { GgufFormatError, readGgufInfo } from '../../app/gguf/reader.js';
+import { GgufValueType, gv } from '../../app/gguf/types.js';
 import { writeGguf } from '../../tools/gguf/writer.js';
-import { checkDraftCompatibility } from '../../node/models/draft-compat.js';
-import { checkModelFile, ModelFileError } from '../../node/models/check-file.js';
-import { modelSanityProblem } from '../../node/models/model-sanity.js';
-import { OutputDirError, prepareOutputDir } from '../../node/models/output-dir.js';
+import { checkDraftCompatibility } from '../../app/models/draft-compat.js';
+import { checkModelFile, ModelFileError } from '../../app/models/check-file.js';
+import { modelSanityProblem } from '../../app/models/model-sanity.js';
+import { OutputDirError, prepareOutputDir } from '../../app/models/output-dir.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';
 import {
   makeHostileHeaders,
@@ -66,7 +66,7 @@ describe('hostile GGUF headers are refused with the numbers', () => {
     g.kvArrayHeader('b', GgufValueType.UINT64, 2_000_000).bytes(Buffer.alloc(16_000_000));
     const path = await g.write(join(dir, 'budget.gguf'));
     await assert.rejects(
-      readGgufInfo(path, { ...(await import('../../node/gguf/limits.js')).GGUF_LIMITS, maxMetadataBytes: 20_000_000 }),
+      readGgufInfo(path, { ...(await import('../../app/gguf/limits.js')).GGUF_LIMITS, maxMetadataBytes: 20_000_000 }),
       /more than 20000000 bytes of memory \(at array "b"\)/,
     );
     assert.equal((await readGgufInfo(path)).metadata.size, 3);

@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import type { ConcernSpec } from '../../contract/api/describe.js';
-import { PowerError } from '../../contract/api/errors.js';
-import { powerApi } from '../../contract/api/index.js';
-import { ClientMessage, ServerMessage } from '../../contract/channel/protocol.js';
+import type { ConcernSpec } from '../../app/contract/api/describe.js';
+import { PowerError } from '../../app/contract/api/errors.js';
+import { powerApi } from '../../app/contract/api/index.js';
+import { ClientMessage, ServerMessage } from '../../app/contract/channel/protocol.js';
 import { mathDescription, mathImplementation } from '../fixtures/channel.js';
-import { createIpcClient, type IpcRendererPort } from '../../electron/ipc/client.js';
-import { createIpcDispatcher, type IpcDispatcher, type SenderInfo } from '../../electron/ipc/dispatcher.js';
-import { isTrustedSender } from '../../electron/policy/sender.js';
+import { createIpcClient, type IpcRendererPort } from '../../main/ipc/client.js';
+import { createIpcDispatcher, type IpcDispatcher, type SenderInfo } from '../../main/ipc/dispatcher.js';
+import { isTrustedSender } from '../../main/policy/sender.js';
 
 const description = mathDescription;
 

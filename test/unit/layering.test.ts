@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 
 import { ESLint } from 'eslint';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 
 const eslint = new ESLint({ cwd: ROOT });
 
@@ -16,33 +16,40 @@ async function layeringErrors(file: string, code: string): Promise<string[]> {
 
 describe('layering rule', () => {
   const cases: [string, string, boolean][] = [
-    ['contract/x.ts', "import { readFile } from 'node:fs';", true],
-    ['contract/x.ts', "import { ROOT } from '../node/paths.js';", true],
-    ['contract/x.ts', "import { EngineRequest } from '../engine/protocol.js';", true],
-    ['contract/x.ts', "import { z } from 'zod';", false],
+    ['app/contract/x.ts', "import { readFile } from 'node:fs';", true],
+    ['app/contract/x.ts', "import { ROOT } from '../paths.js';", true],
+    ['app/contract/x.ts', "import { EngineRequest } from '../engine/protocol.js';", true],
+    ['app/contract/api/x.ts', "import { ROOT } from '../../paths.js';", true],
+    ['app/contract/api/x.ts', "import { Report } from '../report/schema.js';", false],
+    ['app/contract/x.ts', "import { z } from 'zod';", false],
     ['renderer/x.ts', "import { ipcRenderer } from 'electron';", true],
     ['renderer/x.ts', "import { join } from 'node:path';", true],
-    ['renderer/x.ts', "import { STRATEGIES } from '../contract/strategies.js';", false],
-    ['renderer/src/components/x.tsx', "import { ROOT } from '../../../node/paths.js';", true],
+    ['renderer/x.ts', "import { STRATEGIES } from '../app/contract/strategies.js';", false],
+    ['renderer/src/components/x.tsx', "import { ROOT } from '../../../app/paths.js';", true],
+    ['renderer/src/components/x.tsx', "import { openTarget } from '../../../app/runtime/target.js';", true],
     ['renderer/src/components/x.tsx', "import { syntheticModels } from '../../../test/fixtures/models.js';", true],
     ['renderer/src/components/x.tsx', "import { writeGguf } from '../../../tools/gguf/writer.js';", true],
-    ['renderer/src/components/x.tsx', "import { powerApi } from '../../../contract/api/index.js';", false],
-    ['node/cli/x.ts', "import { app } from 'electron';", true],
-    ['node/cli/x.ts', "import { loadBinding } from '../../engine/binding.js';", true],
-    ['node/cli/x.ts', "import { makeModels } from '../../tools/models/synthetic.js';", true],
-    ['node/cli/make-models.ts', "import { makeModels } from '../../tools/models/synthetic.js';", false],
-    ['node/cli/x.ts', "import { STRATEGIES } from '../../contract/strategies.js';", false],
-    ['node/cli/x.ts', "import { engineMethods } from '../../engine/protocol.js';", false],
-    ['node/service/x.ts', "import { serve } from '../serve/server.js';", true],
-    ['node/runtime/x.ts', "import { createPowerService } from '../service/service.js';", true],
-    ['node/engine/x.ts', "import { openTarget } from '../runtime/target.js';", true],
-    ['engine/host.ts', "import { loadBinding } from './binding.js';", false],
-    ['engine/x.ts', "import { loadBinding } from './binding.js';", true],
-    ['engine/x.ts', "import { ROOT } from '../node/paths.js';", false],
-    ['engine/x.ts', "import { EngineClient } from '../node/engine/client.js';", true],
-    ['electron/window.ts', "import { app } from 'electron';", false],
-    ['electron/x.ts', "import { loadBinding } from '../engine/binding.js';", true],
-    ['electron/ipc/x.ts', "import { ipcMain } from 'electron';", true],
+    ['renderer/src/components/x.tsx', "import { powerApi } from '../../../app/contract/api/index.js';", false],
+    ['app/cli/x.ts', "import { app } from 'electron';", true],
+    ['app/cli/x.ts', "import { loadBinding } from '../engine-host/binding.js';", true],
+    ['app/cli/x.ts', "import { makeModels } from '../../tools/models/synthetic.js';", true],
+    ['app/cli/x.ts', "import { createWindow } from '../../main/window.js';", true],
+    ['app/cli/make-models.ts', "import { makeModels } from '../../tools/models/synthetic.js';", false],
+    ['app/cli/x.ts', "import { STRATEGIES } from '../contract/strategies.js';", false],
+    ['app/cli/x.ts', "import { engineMethods } from '../engine/protocol.js';", false],
+    ['app/service/x.ts', "import { serve } from '../serve/server.js';", true],
+    ['app/runtime/x.ts', "import { createPowerService } from '../service/service.js';", true],
+    ['app/engine/x.ts', "import { openTarget } from '../runtime/target.js';", true],
+    ['app/engine-host/host.ts', "import { loadBinding } from './binding.js';", false],
+    ['app/engine-host/x.ts', "import { loadBinding } from './binding.js';", true],
+    ['app/engine-host/x.ts', "import { ROOT } from '../paths.js';", false],
+    ['app/engine-host/x.ts', "import { engineMethods } from '../engine/protocol.js';", false],
+    ['app/engine-host/x.ts', "import { EngineClient } from '../engine/client.js';", true],
+    ['app/engine-host/host.ts', "import { openTarget } from '../runtime/target.js';", true],
+    ['main/window.ts', "import { app } from 'electron';", false],
+    ['main/x.ts', "import { loadBinding } from '../app/engine-host/binding.js';", true],
+    ['main/x.ts', "import { PARENT_GONE } from '../app/engine-host/host-channel.js';", false],
+    ['main/ipc/x.ts', "import { ipcMain } from 'electron';", true],
   ];
   for (const [file, code, forbidden] of cases) {
     test(`${file}: ${code} is ${forbidden ? 'reported' : 'allowed'}`, async () => {

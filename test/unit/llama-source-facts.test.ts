@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { readBuildInfo } from '../../engine/build-info.js';
-import { layerInputTargets } from '../../node/models/draft-compat.js';
-import { ROOT } from '../../node/paths.js';
+import { readBuildInfo } from '../../app/engine/build-info.js';
+import { layerInputTargets } from '../../app/models/draft-compat.js';
+import { ROOT } from '../../app/paths.js';
 import { knownArchitectures, layerInputArchitectures } from '../../scripts/native/llama-source-facts.mjs';
 
 const SRC = join(ROOT, 'build', 'llama.cpp');

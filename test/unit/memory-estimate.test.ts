@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { checkFit, estimateMemory, GIB, MIB, modelPlacement, RESERVE_BYTES, type MemoryPlan } from '../../node/engine/memory-estimate.js';
+import { checkFit, estimateMemory, GIB, MIB, modelPlacement, RESERVE_BYTES, type MemoryPlan } from '../../app/engine/memory-estimate.js';
 import {
   makeLlamaModelSpec,
   makeQwen35ModelSpec,

@@ -1,11 +1,11 @@
-// How /v1 reads a request's structured-output fields (node/serve/openai/api.ts): OpenAI's
+// How /v1 reads a request's structured-output fields (app/serve/openai/api.ts): OpenAI's
 // response_format and llama-server's json_schema and grammar, with llama-server's precedence.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { PowerError } from '../../contract/api/errors.js';
-import { ChatCompletionRequest, CompletionRequest, outputConstraint } from '../../node/serve/openai/api.js';
-import { JSON_OBJECT_SCHEMA } from '../../node/service/reply-steps.js';
+import { PowerError } from '../../app/contract/api/errors.js';
+import { ChatCompletionRequest, CompletionRequest, outputConstraint } from '../../app/serve/openai/api.js';
+import { JSON_OBJECT_SCHEMA } from '../../app/service/reply-steps.js';
 
 const chat = (fields: object) => ChatCompletionRequest.parse({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
 const schemaOf = (fields: object) => {

@@ -1,10 +1,10 @@
-// How /v1 reads a chat request's tools (node/serve/openai/api.ts: toolUse) and what the generic
-// JSON reply of a template without tool syntax asks for and reads back (node/service/tool-calls.ts).
+// How /v1 reads a chat request's tools (app/serve/openai/api.ts: toolUse) and what the generic
+// JSON reply of a template without tool syntax asks for and reads back (app/service/tool-calls.ts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { ChatCompletionRequest, toolUse } from '../../node/serve/openai/api.js';
-import { genericSchema, readGeneric, replyDelta, type ToolUse } from '../../node/service/tool-calls.js';
+import { ChatCompletionRequest, toolUse } from '../../app/serve/openai/api.js';
+import { genericSchema, readGeneric, replyDelta, type ToolUse } from '../../app/service/tool-calls.js';
 
 const WEATHER = {
   type: 'function',

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import vm from 'node:vm';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 
 /** values from the preload's own V8 context have that context's prototypes */
 const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v));

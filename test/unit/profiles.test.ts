@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { resolveKS } from '../../contract/profile.js';
-import { readProfile } from '../../node/cli/profile.js';
-import { PROFILE_PRESETS as PRESETS } from '../../contract/api/profiles.js';
-import { Profiles, resolveProfile } from '../../node/service/profiles.js';
-import { SettingsFile } from '../../node/service/settings.js';
+import { resolveKS } from '../../app/contract/profile.js';
+import { readProfile } from '../../app/cli/profile.js';
+import { PROFILE_PRESETS as PRESETS } from '../../app/contract/api/profiles.js';
+import { Profiles, resolveProfile } from '../../app/service/profiles.js';
+import { SettingsFile } from '../../app/service/settings.js';
 
 const RECURRENT = { recurrent: true };
 const ATTENTION = { recurrent: false };

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { decodeData, encodeData, roundTrip, type GgufDataType } from '../../tools/gguf/quantize.js';
-import { readGgufInfo } from '../../node/gguf/reader.js';
-import { gv, kv, type GgufModel } from '../../node/gguf/types.js';
+import { readGgufInfo } from '../../app/gguf/reader.js';
+import { gv, kv, type GgufModel } from '../../app/gguf/types.js';
 import { writeGguf } from '../../tools/gguf/writer.js';
 
 let dir = '';

@@ -16,7 +16,7 @@ import { checkSampling, DEFAULT_SAMPLING_FORM } from '../../renderer/src/logic/s
 import { applyLiveEvents } from '../../renderer/src/store/chats.js';
 import { parseGpuLayers } from '../../renderer/src/store/library.js';
 import type { ApiRound, AssistantMessage, ReplyStats, Strategies } from '../../renderer/src/api-types.js';
-import { ChatSampling } from '../../contract/api/chats.js';
+import { ChatSampling } from '../../app/contract/api/chats.js';
 
 /** Stats as the service sends them (built loosely so issue 8's rename of the decode-rate field only touches format.ts). */
 function stats(over: Record<string, unknown> = {}): ReplyStats {

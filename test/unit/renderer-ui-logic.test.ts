@@ -14,8 +14,8 @@ import { replyStatsParts, rollingForModel, sparkScale, stopReasonLabel } from '.
 import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem } from '../../renderer/src/logic/sampling.js';
 import { customApplied, profileToRun, sendBlocker, type SendState } from '../../renderer/src/logic/send-gate.js';
 import { parseTheme, resolveTheme } from '../../renderer/src/logic/theme.js';
-import { PROFILE_PRESETS } from '../../contract/api/profiles.js';
-import { RECOMMENDED_PAIRS } from '../../contract/recommended-models.js';
+import { PROFILE_PRESETS } from '../../app/contract/api/profiles.js';
+import { RECOMMENDED_PAIRS } from '../../app/contract/recommended-models.js';
 import type {
   ChatSummary,
   DevicesReport,

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { PowerError } from '../../contract/api/errors.js';
-import { ReplySlot } from '../../node/service/reply-slot.js';
+import { PowerError } from '../../app/contract/api/errors.js';
+import { ReplySlot } from '../../app/service/reply-slot.js';
 
 describe('reply slot', () => {
   test('take refuses busy while a reply, a load or a completion holds the slot, naming it', async () => {

@@ -1,13 +1,13 @@
-// The steps a chat reply and a /v1 completion share (node/service/reply-steps.ts): the seed
+// The steps a chat reply and a /v1 completion share (app/service/reply-steps.ts): the seed
 // draw, the prompt-size refusal, the engine's sampling, and the engine status around a
 // generation, crash included.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { PowerError } from '../../contract/api/errors.js';
-import { SAMPLING_DEFAULTS } from '../../contract/engine-types.js';
-import { EngineCrashedError } from '../../node/engine/client.js';
-import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, whileGenerating } from '../../node/service/reply-steps.js';
+import { PowerError } from '../../app/contract/api/errors.js';
+import { SAMPLING_DEFAULTS } from '../../app/contract/engine-types.js';
+import { EngineCrashedError } from '../../app/engine/client.js';
+import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, whileGenerating } from '../../app/service/reply-steps.js';
 
 type Supervisor = Parameters<typeof whileGenerating>[0];
 

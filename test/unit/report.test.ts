@@ -5,15 +5,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { compareWithControl, pooledAcceptancePerPosition, summarizeProfiles } from '../../contract/report/aggregate.js';
-import { parseProfileList, ProfileListError } from '../../node/report/bench-profiles.js';
-import { CSV_COLUMNS, reportToCsv } from '../../node/report/csv.js';
-import type { Report, RequestRecord, RoundSample } from '../../contract/report/schema.js';
-import { quantile, spread, steadyDecodeTokensPerSecond } from '../../contract/report/stats.js';
-import { parseTasks, TaskFileError } from '../../node/report/tasks.js';
-import { chromiumCandidates, ChromiumError, findChromium } from '../../node/report/pdf.js';
-import { progressLine } from '../../node/bench/progress.js';
-import { loadTaskSet, TASKS_DIR } from '../../node/bench/tasks.js';
+import { compareWithControl, pooledAcceptancePerPosition, summarizeProfiles } from '../../app/contract/report/aggregate.js';
+import { parseProfileList, ProfileListError } from '../../app/report/bench-profiles.js';
+import { CSV_COLUMNS, reportToCsv } from '../../app/report/csv.js';
+import type { Report, RequestRecord, RoundSample } from '../../app/contract/report/schema.js';
+import { quantile, spread, steadyDecodeTokensPerSecond } from '../../app/contract/report/stats.js';
+import { parseTasks, TaskFileError } from '../../app/report/tasks.js';
+import { chromiumCandidates, ChromiumError, findChromium } from '../../app/report/pdf.js';
+import { progressLine } from '../../app/bench/progress.js';
+import { loadTaskSet, TASKS_DIR } from '../../app/bench/tasks.js';
 
 const DIGEST_A = `sha256:${'a'.repeat(64)}`;
 const DIGEST_B = `sha256:${'b'.repeat(64)}`;

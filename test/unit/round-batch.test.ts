@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { ServerMessage } from '../../contract/channel/protocol.js';
-import { engineApi, RoundBatch, expandRoundBatch } from '../../engine/protocol.js';
+import { ServerMessage } from '../../app/contract/channel/protocol.js';
+import { engineApi, RoundBatch, expandRoundBatch } from '../../app/engine/protocol.js';
 import { twoRounds } from '../fixtures/round-batch.js';
 
 describe('round batches', () => {

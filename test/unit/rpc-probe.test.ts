@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 
-import { probeRpcServer, RpcUnavailableError } from '../../node/engine/rpc.js';
+import { probeRpcServer, RpcUnavailableError } from '../../app/engine/rpc.js';
 
 const servers: Server[] = [];
 after(() => servers.forEach((s) => s.close()));

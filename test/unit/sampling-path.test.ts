@@ -1,15 +1,15 @@
-// Where a request is sampled (engine/sampling-path.ts), the uniform numbers llama.cpp's dist
-// sampler draws (node/service/sampling-draw.ts, checked against libstdc++'s own output), and how
+// Where a request is sampled (app/engine/sampling-path.ts), the uniform numbers llama.cpp's dist
+// sampler draws (app/service/sampling-draw.ts, checked against libstdc++'s own output), and how
 // `power audit --compare-sampling` explains a difference between the paths from the CPU's row
 // (explainDivergence: no difference occurs between the paths on this machine, so its rows here
 // are built to hold a tie or a draw at a boundary).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { SAMPLING_DEFAULTS } from '../../contract/engine-types.js';
-import { proposerSamplingPath, resolveSamplingPath, VULKAN_NO_BACKEND_SAMPLING } from '../../engine/sampling-path.js';
-import { explainDivergence, type DivergenceEvidence } from '../../node/service/audit.js';
-import { uniformDraw } from '../../node/service/sampling-draw.js';
+import { SAMPLING_DEFAULTS } from '../../app/contract/engine-types.js';
+import { proposerSamplingPath, resolveSamplingPath, VULKAN_NO_BACKEND_SAMPLING } from '../../app/engine/sampling-path.js';
+import { explainDivergence, type DivergenceEvidence } from '../../app/service/audit.js';
+import { uniformDraw } from '../../app/service/sampling-draw.js';
 
 const PENALTIES = { ...SAMPLING_DEFAULTS, repeatPenalty: 1.1 };
 

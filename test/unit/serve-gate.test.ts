@@ -10,12 +10,12 @@ import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { z } from 'zod';
 
-import { concern } from '../../contract/api/describe.js';
-import { createApiClient } from '../../contract/transport/ws-client.js';
-import { MAX_BODY_BYTES } from '../../node/serve/http-util.js';
-import type { CompletionBackend } from '../../node/serve/openai/backend.js';
-import { startServer, type RunningServer } from '../../node/serve/server.js';
-import { CONTENT_SECURITY_POLICY } from '../../node/page-headers.js';
+import { concern } from '../../app/contract/api/describe.js';
+import { createApiClient } from '../../app/contract/transport/ws-client.js';
+import { MAX_BODY_BYTES } from '../../app/serve/http-util.js';
+import type { CompletionBackend } from '../../app/serve/openai/backend.js';
+import { startServer, type RunningServer } from '../../app/serve/server.js';
+import { CONTENT_SECURITY_POLICY } from '../../app/page-headers.js';
 import { http, statusForDeclaredBody } from '../fixtures/http-client.js';
 
 const TOKEN = 'test-token-123';

@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { resolveAppFile } from '../../electron/policy/app-files.js';
-import { menuTemplate } from '../../electron/policy/menu-template.js';
-import { externalUrl, navigationDecision, webviewAllowed, windowOpenDecision } from '../../electron/policy/navigation.js';
-import { APP_ENTRY_URL, isAppUrl } from '../../electron/policy/origin.js';
-import { devicePermissionDecision, permissionCheckDecision, permissionRequestDecision } from '../../electron/policy/permissions.js';
-import { createQuitSequence } from '../../electron/policy/quit.js';
-import { isTrustedSender } from '../../electron/policy/sender.js';
-import { DEFAULT_SIZE, loadWindowState, restoredBounds, saveWindowState } from '../../electron/policy/window-state.js';
+import { resolveAppFile } from '../../main/policy/app-files.js';
+import { menuTemplate } from '../../main/policy/menu-template.js';
+import { externalUrl, navigationDecision, webviewAllowed, windowOpenDecision } from '../../main/policy/navigation.js';
+import { APP_ENTRY_URL, isAppUrl } from '../../main/policy/origin.js';
+import { devicePermissionDecision, permissionCheckDecision, permissionRequestDecision } from '../../main/policy/permissions.js';
+import { createQuitSequence } from '../../main/policy/quit.js';
+import { isTrustedSender } from '../../main/policy/sender.js';
+import { DEFAULT_SIZE, loadWindowState, restoredBounds, saveWindowState } from '../../main/policy/window-state.js';
 
 describe('sender frames', () => {
   test('only the app page in its main frame may use PowerApi', () => {

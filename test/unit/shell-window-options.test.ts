@@ -1,13 +1,13 @@
 // Electron's security checklist, read off the one window's options object (static: the same
-// function electron/window.ts passes to new BrowserWindow), plus a source check that no
+// function main/window.ts passes to new BrowserWindow), plus a source check that no
 // shell file turns a rule back off elsewhere.
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { ROOT } from '../../node/paths.js';
-import { mainWindowOptions } from '../../electron/policy/window-options.js';
+import { ROOT } from '../../app/paths.js';
+import { mainWindowOptions } from '../../main/policy/window-options.js';
 
 const options = mainWindowOptions({ bounds: { width: 1000, height: 700 }, preload: '/app/dist/shell/preload.cjs' });
 const web = options.webPreferences!;
@@ -43,7 +43,7 @@ describe('window options (Electron security checklist)', () => {
 
 describe('shell sources', () => {
   test('no shell file loads file:// pages, exposes ipcRenderer, or turns a checklist rule off', async () => {
-    const dir = join(ROOT, 'electron');
+    const dir = join(ROOT, 'main');
     const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.ts'));
     assert.ok(files.length >= 8);
     for (const file of files) {
@@ -60,11 +60,11 @@ describe('shell sources', () => {
 });
 
 describe('shell policies stay Electron-free at run time', () => {
-  test('the lint rule refuses a value import of electron in electron/policy and allows type imports', async () => {
+  test('the lint rule refuses a value import of electron in main/policy and allows type imports', async () => {
     const { ESLint } = await import('eslint');
     const eslint = new ESLint({ cwd: ROOT });
     const lint = async (code: string) =>
-      (await eslint.lintText(`${code}\nexport const used = 1;\n`, { filePath: join(ROOT, 'electron/policy/x.ts') }))[0]!.messages.filter(
+      (await eslint.lintText(`${code}\nexport const used = 1;\n`, { filePath: join(ROOT, 'main/policy/x.ts') }))[0]!.messages.filter(
         (m) => m.ruleId === 'no-restricted-imports',
       );
     assert.equal((await lint("import { app } from 'electron';\nvoid app;")).length, 1);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import type { DeviceInfo } from '../../contract/engine-types.js';
+import type { DeviceInfo } from '../../app/contract/engine-types.js';
 import {
   checkSplitFit,
   estimateSplit,
@@ -14,9 +14,9 @@ import {
   layerDevices,
   type MemoryPlan,
   type SplitDevice,
-} from '../../node/engine/memory-estimate.js';
-import { parseEndpoint, parseEndpointList, RpcEndpointError } from '../../node/engine/rpc.js';
-import { parseTensorSplit, planDevices, SplitError, type RemoteDevice } from '../../node/engine/split.js';
+} from '../../app/engine/memory-estimate.js';
+import { parseEndpoint, parseEndpointList, RpcEndpointError } from '../../app/engine/rpc.js';
+import { parseTensorSplit, planDevices, SplitError, type RemoteDevice } from '../../app/engine/split.js';
 import { makeQwen3MoeSpec, MOE_MODELS } from '../../tools/models/synthetic-moe.js';
 import { makeLlamaModelSpec, SYNTHETIC_MODELS } from '../../tools/models/synthetic.js';
 import { infoOfSpec } from '../fixtures/gguf-info.js';

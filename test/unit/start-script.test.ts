@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { ROOT } from '../../node/paths.js';
+import { ROOT } from '../../app/paths.js';
 
 // plain .mjs beside the start script (not TypeScript: npm start runs before any build)
 const { electronBinary } = (await import(join(ROOT, 'scripts', 'electron-binary.mjs'))) as {

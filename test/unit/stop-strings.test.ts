@@ -1,18 +1,18 @@
 // Stop strings: held back while they may still match, cut where they do. StopStrings itself, then
-// the one place replies end at them, runRequest (node/service/request.ts), over a scripted engine:
+// the one place replies end at them, runRequest (app/service/request.ts), over a scripted engine:
 // a marker split across token pieces and across the engine's batches, inside a speculative
 // round, after a character split across pieces; and which stop strings a conversation asks for
 // (the ChatML fallback's end of turn unless the model has it as its end-of-generation token).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import type { RoundRecord } from '../../contract/engine-types.js';
-import type { NativeModelInfo } from '../../engine/protocol.js';
-import type { EngineClient } from '../../node/engine/client.js';
-import { CHATML_END, Conversation } from '../../node/service/conversation.js';
-import { runRequest, type RoundsBatch } from '../../node/service/request.js';
-import { StopStrings } from '../../node/service/stop-strings.js';
-import { SAMPLING_DEFAULTS } from '../../contract/engine-types.js';
+import type { RoundRecord } from '../../app/contract/engine-types.js';
+import type { NativeModelInfo } from '../../app/engine/protocol.js';
+import type { EngineClient } from '../../app/engine/client.js';
+import { CHATML_END, Conversation } from '../../app/service/conversation.js';
+import { runRequest, type RoundsBatch } from '../../app/service/request.js';
+import { StopStrings } from '../../app/service/stop-strings.js';
+import { SAMPLING_DEFAULTS } from '../../app/contract/engine-types.js';
 
 function run(stops: string[], pieces: string[]): { shown: string[]; stopped: boolean } {
   const s = new StopStrings(stops);

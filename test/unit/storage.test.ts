@@ -10,8 +10,8 @@ import { after, before, describe, test } from 'node:test';
 
 import { z } from 'zod';
 
-import { defaultDataDir } from '../../node/service/data-dir.js';
-import { decodeDocument, readDocument, writeDocument } from '../../node/service/storage/document.js';
+import { defaultDataDir } from '../../app/service/data-dir.js';
+import { decodeDocument, readDocument, writeDocument } from '../../app/service/storage/document.js';
 
 describe('storage', () => {
   let dir: string;

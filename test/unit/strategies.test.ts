@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ENGINE_STRATEGIES, noProposalsNote, STRATEGIES, strategyAvailability } from '../../contract/strategies.js';
+import { ENGINE_STRATEGIES, noProposalsNote, STRATEGIES, strategyAvailability } from '../../app/contract/strategies.js';
 
 test('every strategy has an answer, and every refusal a reason', () => {
   for (const facts of [{ nextnLayers: 0 }, { nextnLayers: 1 }, { nextnLayers: 1, draft: { architecture: 'llama', compatible: true } }]) {

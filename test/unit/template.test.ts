@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ChatTemplateError, renderChat } from '../../node/chat/template.js';
-import { CHAT_TEMPLATE } from '../../node/models/vocab.js';
+import { ChatTemplateError, renderChat } from '../../app/chat/template.js';
+import { CHAT_TEMPLATE } from '../../app/models/vocab.js';
 
 test("the synthetic models' template wraps one user message and opens the assistant turn", () => {
   const out = renderChat(CHAT_TEMPLATE, [{ role: 'user', content: 'hello' }], { bos: '<s>', eos: '</s>' });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { TokenText } from '../../node/service/token-text.js';
+import { TokenText } from '../../app/service/token-text.js';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 

@@ -8,9 +8,9 @@ import { after, before, describe, test } from 'node:test';
 
 import { WebSocket, WebSocketServer } from 'ws';
 
-import { PowerError } from '../../contract/api/errors.js';
-import { createApiClient, type ApiClient } from '../../contract/transport/ws-client.js';
-import { serveApiOnSocket } from '../../node/serve/ws-transport.js';
+import { PowerError } from '../../app/contract/api/errors.js';
+import { createApiClient, type ApiClient } from '../../app/contract/transport/ws-client.js';
+import { serveApiOnSocket } from '../../app/serve/ws-transport.js';
 import { mathDescription, mathImplementation } from '../fixtures/channel.js';
 
 const description = mathDescription;

@@ -5,7 +5,7 @@
 //   Q8_0 block (34 bytes): f16 scale d, 32 × int8 q;            x = d·q
 //   Q4_0 block (18 bytes): f16 scale d, 16 bytes of nibbles;     x = d·(q − 8)
 //     byte j holds element j (low nibble) and element j + 16 (high nibble)
-import { GgmlType } from '../../node/gguf/types.js';
+import { GgmlType } from '../../app/gguf/types.js';
 
 export const QK = 32; // elements per block of Q8_0 and Q4_0
 

@@ -14,8 +14,8 @@ import {
   GgufValueType,
   alignUp,
   elementCount,
-} from '../../node/gguf/types.js';
-import type { GgufInfo, GgufModel, GgufScalarKind, GgufTensorSpec, GgufValue } from '../../node/gguf/types.js';
+} from '../../app/gguf/types.js';
+import type { GgufInfo, GgufModel, GgufScalarKind, GgufTensorSpec, GgufValue } from '../../app/gguf/types.js';
 import { DATA_TYPES, dataBytes, encodeData } from './quantize.js';
 
 const INT_RANGES: Partial<Record<GgufScalarKind, [number, number]>> = {

@@ -2,10 +2,10 @@
 // and head, tensors copied byte for byte (any type, K-quants included) and the header saying
 // the shorter depth. It shares the target's vocabulary by construction, so it serves
 // `draft-model`; how often it agrees depends on how much the later blocks change the choice.
-import { gv, kv, type GgufEntry } from '../../node/gguf/types.js';
-import { readGgufInfo } from '../../node/gguf/reader.js';
+import { gv, kv, type GgufEntry } from '../../app/gguf/types.js';
+import { readGgufInfo } from '../../app/gguf/reader.js';
 import { writeGgufFrom } from '../gguf/writer.js';
-import { replaceFileAtomic } from '../../node/service/storage/atomic-file.js';
+import { replaceFileAtomic } from '../../app/service/storage/atomic-file.js';
 
 export async function writeEarlyExitDraft(targetPath: string, outPath: string, blocks: number): Promise<void> {
   const info = await readGgufInfo(targetPath);

@@ -14,10 +14,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-import { readGgufInfo } from '../../node/gguf/reader.js';
-import { kv, type GgufEntry } from '../../node/gguf/types.js';
-import { BENCH_MODELS_CACHE, ROOT } from '../../node/paths.js';
-import { replaceFileAtomic } from '../../node/service/storage/atomic-file.js';
+import { readGgufInfo } from '../../app/gguf/reader.js';
+import { kv, type GgufEntry } from '../../app/gguf/types.js';
+import { BENCH_MODELS_CACHE, ROOT } from '../../app/paths.js';
+import { replaceFileAtomic } from '../../app/service/storage/atomic-file.js';
 
 /** The bundled tokenizers the synthetic set can carry, by name: the file and what it must be. */
 export const BUNDLED_VOCABS = {

@@ -26,10 +26,10 @@
 // The close dflash/dspark carry the fusion layer (fc) and receive the target's features as real
 // ones do, but their weights give the features no say. "Far" artifacts are random weights of the same
 // layouts and read the target's token_embd/output through llama.cpp's ctx_other sharing.
-import { gv, kv } from '../../node/gguf/types.js';
-import type { GgufEntry, GgufModel, GgufTensorSpec } from '../../node/gguf/types.js';
-import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from '../../node/models/vocab.js';
-import type { Vocab } from '../../node/models/vocab.js';
+import { gv, kv } from '../../app/gguf/types.js';
+import type { GgufEntry, GgufModel, GgufTensorSpec } from '../../app/gguf/types.js';
+import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from '../../app/models/vocab.js';
+import type { Vocab } from '../../app/models/vocab.js';
 import { nextAfterPair } from './synthetic-forward.js';
 import { addGaussian } from './synthetic-random.js';
 import type { LlamaModelParams, Qwen35ModelParams } from './synthetic.js';

@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
-import { gv, kv, type GgufEntry, type GgufModel, type GgufTensorSpec } from '../../node/gguf/types.js';
-import { makeVocab, TokenType, vocabMetadata } from '../../node/models/vocab.js';
-import { replaceFileAtomic, writeFileAtomic } from '../../node/service/storage/atomic-file.js';
+import { gv, kv, type GgufEntry, type GgufModel, type GgufTensorSpec } from '../../app/gguf/types.js';
+import { makeVocab, TokenType, vocabMetadata } from '../../app/models/vocab.js';
+import { replaceFileAtomic, writeFileAtomic } from '../../app/service/storage/atomic-file.js';
 import { writeGguf } from '../gguf/writer.js';
 import { addGaussian } from './synthetic-random.js';
 

@@ -4,12 +4,12 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { gv, kv } from '../../node/gguf/types.js';
+import { gv, kv } from '../../app/gguf/types.js';
 import { QK } from '../gguf/quantize.js';
-import type { GgufEntry, GgufModel, GgufTensorSpec, GgufWritableType } from '../../node/gguf/types.js';
+import type { GgufEntry, GgufModel, GgufTensorSpec, GgufWritableType } from '../../app/gguf/types.js';
 import { writeGguf } from '../gguf/writer.js';
-import { replaceFileAtomic, writeFileAtomic } from '../../node/service/storage/atomic-file.js';
-import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from '../../node/models/vocab.js';
+import { replaceFileAtomic, writeFileAtomic } from '../../app/service/storage/atomic-file.js';
+import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from '../../app/models/vocab.js';
 import { ARTIFACT_REVISION, makeDraftArtifactSpec } from './synthetic-drafts.js';
 import type { DraftArtifactParams } from './synthetic-drafts.js';
 import { addGaussian } from './synthetic-random.js';
@@ -104,7 +104,7 @@ function suppressSpecialRows(tokenTypes: readonly number[], embd: number): (data
 }
 
 /**
- * A model's vocabulary: our synthetic SentencePiece ones ('default', 'alt': node/models/vocab.ts)
+ * A model's vocabulary: our synthetic SentencePiece ones ('default', 'alt': app/models/vocab.ts)
  * or a real tokenizer from llama.cpp's bundle (real-vocab.ts: 'qwen35', gpt2 BPE, 151,936 tokens).
  */
 export type VocabName = 'default' | 'alt' | BundledVocabName;

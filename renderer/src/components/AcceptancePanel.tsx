@@ -12,7 +12,7 @@ import {
   stopReasonLabel,
   type ReplyView,
 } from '../logic/reply.js';
-import { noProposalsNote } from '../../../contract/strategies.js';
+import { noProposalsNote } from '../../../app/contract/strategies.js';
 import type { AssistantMessage } from '../api-types.js';
 import type { Store } from '../store/types.js';
 import { PositionBars, Sparkline } from './Charts.js';

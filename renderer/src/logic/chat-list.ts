@@ -1,6 +1,6 @@
 // The chat list's choices: which empty chat "New chat" reuses, which chat opens after one is
 // deleted.
-import { UNTITLED_CHAT } from '../../../contract/api/chats.js';
+import { UNTITLED_CHAT } from '../../../app/contract/api/chats.js';
 import type { ChatSummary } from '../api-types.js';
 
 /** An empty, untitled chat to reuse instead of creating another (the open one first). */

@@ -1,7 +1,7 @@
 // The Custom profile form: K and S as typed, checked before anything is sent. S is the number
 // of recurrent rollback snapshots: it only exists for recurrent/hybrid targets (attention-only
 // targets roll back KV rows for free) and never exceeds K.
-import { K_MAX } from '../../../contract/profile.js';
+import { K_MAX } from '../../../app/contract/profile.js';
 
 export type CustomCheck = { ok: true; k: number; s: number | null } | { ok: false; kError: string | null; sError: string | null };
 

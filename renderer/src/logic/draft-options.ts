@@ -1,7 +1,7 @@
 // What the Draft method and Draft model pickers offer for a target: only what the target can
 // serve (mtp when it has NextN layers, the draft strategies for which the library holds a
 // candidate, ngram, none); an option that cannot be used is listed disabled with the reason.
-import { DRAFT_STRATEGIES, ENGINE_STRATEGIES, STRATEGIES, type Strategy } from '../../../contract/strategies.js';
+import { DRAFT_STRATEGIES, ENGINE_STRATEGIES, STRATEGIES, type Strategy } from '../../../app/contract/strategies.js';
 import type { Draft, Strategies } from '../api-types.js';
 
 export interface PickerOption {

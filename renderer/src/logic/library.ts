@@ -2,7 +2,7 @@
 // draft models (smaller members of a family, or files named as drafts) and draft artifacts
 // (EAGLE-3, DFlash, DSpark heads that only propose for a target). The service does not
 // classify entries, so the kind is read from what the GGUF header says.
-import { DRAFT_ARCHITECTURES, type Strategy } from '../../../contract/strategies.js';
+import { DRAFT_ARCHITECTURES, type Strategy } from '../../../app/contract/strategies.js';
 import type { Draft, ModelEntry, Strategies } from '../api-types.js';
 
 export type EntryKind = 'model' | 'draft' | 'artifact';

@@ -1,7 +1,7 @@
 // The Report tab: the open chat's replies (those Regenerate and the A/B replaced included) and
 // the export of its report. The report itself is built by the service from the saved chat
 // (reports.exportChat): it alone knows the machine and the model files, and prints the PDF.
-import { chatReplies, leftOut, type ChatReplyRef } from '../../../contract/report/chat.js';
+import { chatReplies, leftOut, type ChatReplyRef } from '../../../app/contract/report/chat.js';
 import type { Chat } from '../api-types.js';
 
 export const EXPORT_FORMATS = [

@@ -1,7 +1,7 @@
 // The sampling settings as typed in the form, turned into the contract's ChatSampling (only the
 // fields the user filled in; the service's defaults apply to the rest). Bad values are refused
 // here with the field's name, before anything is sent.
-import { ChatSampling, isJsonObjectText } from '../../../contract/api/chats.js';
+import { ChatSampling, isJsonObjectText } from '../../../app/contract/api/chats.js';
 
 export type SamplingField = 'temperature' | 'topK' | 'topP' | 'minP' | 'repeatPenalty' | 'seed' | 'maxTokens';
 /** the reply's format: 'text' or 'json', and the JSON schema text (empty: any object) */

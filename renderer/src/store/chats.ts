@@ -1,6 +1,6 @@
 // Chats and the reply being written. Generation events land in `live` (one batch per animation
 // frame); when a reply ends the chat is read back from the service, which is authoritative.
-import { titleFromMessage } from '../../../contract/api/chats.js';
+import { titleFromMessage } from '../../../app/contract/api/chats.js';
 import { emptyReply, type ReplyView } from '../logic/reply.js';
 import { chatAfterDelete, reusableChat } from '../logic/chat-list.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingField, type FormatField } from '../logic/sampling.js';

@@ -1,0 +1,288 @@
+// power generate: one prompt through the engine, text streamed to stdout or one JSON object.
+// A thin front door: the load rules (device, memory, strategy, draft) live in app/runtime.
+import { availableParallelism } from 'node:os';
+
+import { FlashAttn, type SamplingOptions } from '../contract/engine-types.js';
+import { GenerationResult } from '../contract/generation-result.js';
+import { FR_UNSUPPORTED, K_MAX, resolveKS } from '../contract/profile.js';
+import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
+import { capThreads } from '../runtime/resource-limits.js';
+import { noProposalsNote, STRATEGIES, type Strategy } from '../contract/strategies.js';
+import { CancelledError } from '../engine/cancellation.js';
+import { DEVICE_REQUESTS } from '../engine/device-select.js';
+import { ModelLoadCancelled } from '../runtime/open-model.js';
+import { buildPrompt } from '../runtime/prompt.js';
+import { explainRemoteLoss } from '../runtime/remote.js';
+import {
+  asPowerError,
+  backendOf,
+  claimsBatchInvariance,
+  createSession,
+  openTarget,
+  sessionProblem,
+  type OpenedTarget,
+} from '../runtime/target.js';
+import { choice, int, parseFlags, str } from './args.js';
+import { cliError, FailureError, UsageError } from './errors.js';
+import { readProfile } from './profile.js';
+import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
+import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
+import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
+import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
+
+export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
+  [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
+  [--repeat-penalty R] [--sampling auto|cpu|backend] [--grammar FILE | --json-schema FILE] [--ctx N] [--threads N]
+  [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
+  ${SPLIT_USAGE}
+  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
+  [--profile FILE.toml] [--json [--rounds]]
+  Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
+  digest, the stop reason, the evidence and what ran it. --device auto (default) takes a CUDA
+  device when one loads, else the CPU; --device cuda fails instead of running on the CPU.
+  Ctrl-C cancels at any moment and prints what was generated (exit code 130).`;
+
+const FLAGS = {
+  ...LOAD_FLAGS,
+  ...OFFLOAD_FLAGS,
+  ...SPLIT_FLAGS,
+  ...PROMPT_FLAGS,
+  'max-tokens': { type: 'string' },
+  ...SAMPLING_FLAGS,
+  k: { type: 'string' },
+  s: { type: 'string' },
+  profile: { type: 'string' },
+  'fr-vocab': { type: 'string' },
+  json: { type: 'boolean' },
+  rounds: { type: 'boolean' },
+} as const;
+
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  /** registers a cancel handler (Ctrl-C); returns the unregister function */
+  onInterrupt: (handler: () => void) => () => void;
+}
+
+export async function generateCommand(argv: string[], io: Io, interruptedAlready = false): Promise<number> {
+  // warnings wait until the generation starts, so that an error is always the first line
+  const warnings: string[] = [];
+  const flushWarnings = (): void => {
+    for (const w of warnings.splice(0)) io.err(`warning: ${w}\n`);
+  };
+  // Ctrl-C from the very start: before the generation runs it ends the request as cancelled
+  const interrupt = new AbortController();
+  const stopInterrupt = io.onInterrupt(() => interrupt.abort());
+  if (interruptedAlready) interrupt.abort();
+  try {
+    return await generate(argv, io, { warn: (w) => warnings.push(w), flushWarnings, signal: interrupt.signal });
+  } catch (error) {
+    const mapped = cliError(error);
+    if (mapped instanceof UsageError || mapped instanceof FailureError) mapped.warnings.push(...warnings);
+    throw mapped;
+  } finally {
+    stopInterrupt();
+  }
+}
+
+interface Run {
+  warn: (line: string) => void;
+  flushWarnings: () => void;
+  signal: AbortSignal;
+}
+
+async function generate(argv: string[], io: Io, run: Run): Promise<number> {
+  const { values } = parseFlags(argv, FLAGS, 0);
+  const modelPath = str(values, 'model');
+  if (!modelPath) throw new UsageError('power generate needs --model <model.gguf>');
+  const source = promptSource(values);
+  const profilePath = str(values, 'profile');
+  const profile = profilePath ? await readProfile(profilePath) : undefined;
+  // flags override the profile
+  const strategy: Strategy = choice(values, 'strategy', STRATEGIES) ?? profile?.spec_mode ?? 'none';
+  if (str(values, 'fr-vocab') !== undefined || profile?.spec_mtp_fr_vocab_size !== undefined) {
+    throw new UsageError(FR_UNSUPPORTED);
+  }
+  const inProfile = (key: string) => `${key} in the profile ${profilePath}`;
+  const { k, s } = resolveKS([
+    { k: int(values, 'k', { min: 1, max: K_MAX }), s: int(values, 's', { min: 0, max: K_MAX }), kName: '--k', sName: '--s' },
+    {
+      k: profile?.spec_draft_max,
+      s: profile?.spec_mtp_recurrent_snapshots,
+      kName: inProfile('spec_draft_max'),
+      sName: inProfile('spec_mtp_recurrent_snapshots'),
+    },
+  ]);
+  const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
+  const { sampling } = samplingFromFlags(values);
+  const { temperature } = sampling;
+  const ctxFlag = int(values, 'ctx', { min: 16, max: 16_777_216 });
+  const threadsFlag = int(values, 'threads', { min: 1, max: 1024 });
+  const threadsCap = threadsFlag === undefined ? undefined : capThreads(threadsFlag, availableParallelism());
+  if (threadsCap?.warning) run.warn(threadsCap.warning);
+  const threads = threadsCap?.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
+  const flashFlag = choice(values, 'flash-attn', FlashAttn.options);
+  const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
+  const layers = gpuLayers(values);
+  const draftPath = str(values, 'draft');
+  const speculative = strategy !== 'none';
+  const split = splitFromFlags(values);
+
+  let target: OpenedTarget;
+  try {
+    target = await openTarget({
+      path: modelPath,
+      device,
+      gpuLayers: layers,
+      strategy,
+      ...(draftPath ? { draftPath } : {}),
+      s,
+      ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
+      ...(flashFlag ? { flashAttn: flashFlag } : {}),
+      verbose: values.verbose === true,
+      signal: run.signal,
+      ...(split ? { split } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof ModelLoadCancelled)) throw error;
+    // Ctrl-C while the engine started or the models loaded: nothing was generated
+    const outcome = await cancelledOutcome(0);
+    return report(io, values, outcome, {
+      strategy,
+      k: speculative ? k : null,
+      s: null,
+      temperature,
+      sampling,
+      layers,
+      placement: error.placement,
+      batchInvariant: false,
+      flashAttn: 'unknown',
+      memory: null,
+    });
+  }
+  const { engine, modelId, info, placement } = target;
+  try {
+    const contextSize = target.contextSize;
+    const recurrent = info.recurrent || info.hybrid;
+    const unschedulable = sessionProblem(target, { strategy, k, s });
+    if (unschedulable) throw new UsageError(unschedulable);
+    // null: Ctrl-C while the chat template rendered
+    const prompt = await buildPrompt(
+      engine,
+      modelId,
+      info,
+      target.gguf,
+      source,
+      { raw: values.raw === true, contextSize, signal: run.signal },
+      run.warn,
+    ).catch((error: unknown) => {
+      if (error instanceof CancelledError) return null;
+      throw error;
+    });
+    if (prompt && prompt.length + 1 > contextSize) {
+      throw new UsageError(
+        `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
+      );
+    }
+    const session = !prompt || run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads });
+
+    run.flushWarnings();
+    if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
+    let outcome: GenerationOutcome;
+    if (!prompt || !session || run.signal.aborted) {
+      outcome = await cancelledOutcome(prompt?.length ?? 0);
+    } else {
+      const cancel = (): void => void engine.call('cancel', { sessionId: session.sessionId }).catch(() => {});
+      run.signal.addEventListener('abort', cancel, { once: true });
+      try {
+        outcome = await runRequest(
+          engine,
+          { sessionId: session.sessionId, prompt, maxTokens, sampling },
+          values.json ? {} : { sink: (batch) => batch.text && io.out(batch.text) },
+        );
+      } finally {
+        run.signal.removeEventListener('abort', cancel);
+      }
+    }
+    return report(io, values, outcome, {
+      strategy,
+      k: speculative ? (session?.k ?? k) : null,
+      s: speculative && recurrent ? (session?.s ?? s) : null,
+      temperature,
+      sampling,
+      layers,
+      placement,
+      batchInvariant: claimsBatchInvariance(target, session?.flashAttn ?? 'unknown'),
+      flashAttn: session?.flashAttn ?? 'unknown',
+      memory: target.memory?.estimate.total ?? null,
+    });
+  } catch (error) {
+    // a machine of the split that went away is named (the streamed text stays on stdout)
+    throw cliError(await explainRemoteLoss(asPowerError(error), placement.remote));
+  } finally {
+    await engine.close();
+  }
+}
+
+interface ReportContext {
+  strategy: Strategy;
+  k: number | null;
+  s: number | null;
+  temperature: number;
+  sampling: SamplingOptions;
+  layers: number;
+  placement: OpenedTarget['placement'];
+  /** claimsBatchInvariance (false when the load was cancelled: nothing ran) */
+  batchInvariant: boolean;
+  flashAttn: 'on' | 'off' | 'unknown';
+  memory: number | null;
+}
+
+/** Prints the result (the JSON object, or the summary line after the streamed text); the exit code. */
+function report(io: Io, values: Record<string, string | boolean | undefined>, outcome: GenerationOutcome, c: ReportContext): number {
+  const { placement } = c;
+  const result = GenerationResult.parse({
+    tokens: outcome.tokens,
+    text: outcome.text,
+    digest: outcome.digest,
+    strategy: c.strategy,
+    k: c.k,
+    s: c.s,
+    stopReason: outcome.stopReason,
+    seed: c.temperature > 0 ? c.sampling.seed : null,
+    stats: outcome.stats,
+    backend: backendOf(placement, {
+      batchInvariant: c.batchInvariant,
+      gpuLayers: c.layers,
+      flashAttn: c.flashAttn,
+      memoryEstimateBytes: c.memory,
+      // a request cancelled before the engine saw it sampled nothing: say where it would have
+      sampling: outcome.sampling ?? { path: c.sampling.path === 'backend' ? 'backend' : 'cpu', reason: 'cancelled before sampling' },
+    }),
+  });
+  if (values.json) {
+    const rounds = values.rounds
+      ? {
+          // the service's round mapper, in the CLI's names (tokens for tokenIds, no index or start)
+          rounds: outcome.rounds.map((r, i) => {
+            const { index, startUs, tokenIds, ...round } = apiRound(r, i + 1);
+            return { ...round, tokens: tokenIds };
+          }),
+        }
+      : {};
+    io.out(JSON.stringify({ ...result, ...rounds }) + '\n');
+  } else {
+    const s = result.stats;
+    const acceptance =
+      c.strategy === 'none' || s.proposed === 0 ? '' : `accepted ${s.accepted} of ${s.proposed} proposed in ${s.rounds} rounds, `;
+    io.out('\n');
+    io.err(
+      `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
+        `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.steadyDecodeTokensPerSecond?.toFixed(1) ?? '-'} tok/s, ${acceptance}` +
+        `on ${result.backend.device}]\n`,
+    );
+    const silent = result.stopReason === 'cancelled' ? null : noProposalsNote(c.strategy, s.proposed);
+    if (silent) io.err(`note: ${silent}\n`);
+  }
+  return result.stopReason === 'cancelled' ? 130 : 0;
+}

@@ -1,0 +1,112 @@
+// The strategy vocabulary (docs/speculative-decoding.md "Strategies"). A strategy is offered only when the model
+// (and, where needed, a compatible draft) supports it AND this engine runs it; otherwise the
+// reason says which of the two is missing. Nothing is ever substituted.
+
+/** Draft artifacts that read the target's hidden states, run on llama.cpp's own graphs. */
+const ARTIFACT_STRATEGIES = ['dflash', 'eagle3', 'dspark'] as const;
+// llama.cpp's own n-gram families (its common_speculative), under llama.cpp's names: each is its
+// own algorithm, none of them is our `ngram`
+const LLAMA_CPP_NGRAM_STRATEGIES = ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const;
+
+export const STRATEGIES = ['none', 'ngram', 'draft-model', 'mtp', ...ARTIFACT_STRATEGIES, ...LLAMA_CPP_NGRAM_STRATEGIES] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+
+/** Strategies whose proposer this engine build implements. */
+export const ENGINE_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(STRATEGIES);
+
+/** The strategies that propose from the token history alone (no model, no artifact). */
+export const NGRAM_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['ngram', ...LLAMA_CPP_NGRAM_STRATEGIES]);
+
+/** The strategies that need a draft file next to the target. */
+export const DRAFT_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['draft-model', ...ARTIFACT_STRATEGIES]);
+
+export interface StrategyAvailability {
+  available: boolean;
+  reason?: string;
+}
+
+export interface StrategyFacts {
+  nextnLayers: number;
+  /** Result of checking a `--draft` artifact against the target, when one was given. */
+  draft?: {
+    architecture: string;
+    /** What the file is (app/models/draft-compat.ts): 'draft-model', 'eagle3', 'dflash' or 'dspark' (a DSpark is a dflash GGUF with a Markov head). */
+    kind?: string;
+    compatible: boolean;
+    reason?: string;
+  };
+}
+
+/** The strategy a draft artifact of this architecture serves (anything else is a plain draft model). */
+export const DRAFT_ARCHITECTURES: Readonly<Record<string, Strategy>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
+
+/** The strategy a checked draft serves: the kind its check found, else what its architecture says. */
+export function draftStrategy(draft: { architecture: string; kind?: string }): Strategy {
+  const kind = draft.kind as Strategy | undefined;
+  if (kind && DRAFT_STRATEGIES.has(kind)) return kind;
+  return DRAFT_ARCHITECTURES[draft.architecture] ?? 'draft-model';
+}
+
+/** "an eagle3", "a dflash" */
+const article = (name: string): string => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
+
+function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
+  if (NGRAM_STRATEGIES.has(strategy)) return { available: true };
+  switch (strategy) {
+    case 'none':
+      return { available: true };
+    case 'mtp':
+      return facts.nextnLayers > 0
+        ? { available: true }
+        : { available: false, reason: 'the model has no NextN/MTP layers (nextn_predict_layers = 0)' };
+    case 'draft-model':
+      if (!facts.draft) return { available: false, reason: 'needs --draft <model.gguf> with the same vocabulary' };
+      if (draftStrategy(facts.draft) !== 'draft-model') {
+        const kind = draftStrategy(facts.draft);
+        return { available: false, reason: `the draft is ${article(kind)} artifact, not a plain draft model: use --strategy ${kind}` };
+      }
+      if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
+      return { available: true };
+    default: {
+      const arch = article(strategy);
+      if (!facts.draft) return { available: false, reason: `needs --draft <${strategy} artifact for this target>` };
+      const serves = draftStrategy(facts.draft);
+      if (serves !== strategy) {
+        return {
+          available: false,
+          reason:
+            serves === 'draft-model'
+              ? `the draft is a plain '${facts.draft.architecture}' model, not ${arch} artifact`
+              : `the draft is ${article(serves)} artifact, not ${arch} artifact`,
+        };
+      }
+      if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
+      return { available: true };
+    }
+  }
+}
+
+/** Availability of every strategy for a model (and optional draft) on this engine. */
+export function strategyAvailability(facts: StrategyFacts): Record<Strategy, StrategyAvailability> {
+  const out = {} as Record<Strategy, StrategyAvailability>;
+  for (const strategy of STRATEGIES) {
+    const support = modelSupport(strategy, facts);
+    if (support.available && !ENGINE_STRATEGIES.has(strategy)) {
+      out[strategy] = { available: false, reason: `this engine build does not run the '${strategy}' proposer yet` };
+    } else {
+      out[strategy] = support;
+    }
+  }
+  return out;
+}
+
+/**
+ * What a finished reply's evidence says when its proposer drafted nothing (the CLI's summary,
+ * the Acceptance panel): a speculative strategy that proposed no token ran as the autoregressive
+ * control, and that is worth saying rather than showing an empty acceptance. Null otherwise.
+ */
+export function noProposalsNote(strategy: Strategy, proposed: number): string | null {
+  if (strategy === 'none' || proposed > 0) return null;
+  const why = NGRAM_STRATEGIES.has(strategy) ? 'no earlier passage of the prompt or reply matched' : 'the proposer drafted no token';
+  return `${strategy} proposed nothing (${why}): this reply ran as the autoregressive control`;
+}

@@ -1,0 +1,84 @@
+// What `npm install` (or `npm run build:native`) built: the addon folder of each flavour and
+// its build-info.json (llama.cpp release, the architectures it loads, its GPU backend).
+// Reading it does not load the native binding.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { UNPACKED_ROOT } from '../paths.js';
+
+/**
+ * Every flavour scripts/build-native.mjs can build, in the order CPU work prefers them: cpu is
+ * llama.cpp built from the bundle with our batch-invariance patches, cpu-prebuilt the
+ * prebuilt package's libraries; vulkan is llama.cpp built from the bundle with its Vulkan backend.
+ */
+export const FLAVOUR_NAMES = ['cpu', 'cpu-prebuilt', 'cuda', 'cuda-src', 'vulkan'] as const;
+
+export interface BuildInfo {
+  flavour: string;
+  platform: string;
+  llamaCppRelease: string;
+  architectures: string[];
+  /** 'prebuilt' (node-llama-cpp's package) or 'source' (llama.cpp built here) */
+  route?: string;
+  /** with Flash Attention off, a verify pass computes each row exactly as a one-row decode */
+  batchInvariant?: boolean;
+  /** the same with Flash Attention on (the patched CPU and CUDA kernels, docs/exactness.md) */
+  flashAttnBatchInvariant?: boolean;
+  /** the claims above hold for a Mixture-of-Experts model's expert products (mul_mat_id) too */
+  expertsBatchInvariant?: boolean;
+  /** our patches applied to llama.cpp's source before a from-source build */
+  llamaPatches?: string[];
+  /** the GPU backend the flavour carries, null for CPU-only */
+  gpu?: 'cuda' | 'vulkan' | null;
+  /** major version of the CUDA runtime the flavour's libggml-cuda needs */
+  cudaMajor?: number | null;
+  /** the targets whose graph hands its layer inputs to a draft artifact (read from the source; compiled into the addon too) */
+  layerInputArchitectures?: string[];
+}
+
+/** The folder of a built addon flavour (power.node, its libraries, build-info.json). */
+export function addonDir(flavour = 'cpu'): string {
+  return join(UNPACKED_ROOT, 'build', `addon-${flavour}`);
+}
+
+function infoFile(flavour: string): string {
+  return join(addonDir(flavour), 'build-info.json');
+}
+
+/** The flavours that are built, in FLAVOUR_NAMES order. */
+export function builtFlavours(): BuildInfo[] {
+  return FLAVOUR_NAMES.filter((f) => existsSync(infoFile(f)) && existsSync(join(addonDir(f), 'power.node'))).map((f) => readBuildInfo(f));
+}
+
+/** A flavour's build info; without a flavour, the first one built (they share one release). */
+export function readBuildInfo(flavour?: string): BuildInfo {
+  const name = flavour ?? FLAVOUR_NAMES.find((f) => existsSync(infoFile(f))) ?? 'cpu';
+  const file = infoFile(name);
+  if (!existsSync(file)) {
+    throw new Error(`the native addon is not built (${file} is missing): run npm install`);
+  }
+  return JSON.parse(readFileSync(file, 'utf8')) as BuildInfo;
+}
+
+/**
+ * Whether a session computes each verify row exactly as a one-row decode does: the flavour's
+ * kernels for the Flash Attention setting llama.cpp settled on for that session ('unknown'
+ * claims nothing), and for a Mixture-of-Experts model (`experts`) its expert products too. The
+ * two settings are claimed apart: CUDA's patch covers attention with Flash Attention only. The
+ * cache layout is the same for every session (F16 K/V, one sequence, full-size sliding-window
+ * cache: native/src/session.cpp), so it never takes the claim away.
+ */
+export function batchInvariance(flavour: string, flashAttn: 'on' | 'off' | 'unknown', experts: boolean): boolean {
+  return claimsInvariance(readBuildInfo(flavour), flashAttn, experts);
+}
+
+/** batchInvariance on a build info already read. */
+export function claimsInvariance(
+  info: Pick<BuildInfo, 'batchInvariant' | 'flashAttnBatchInvariant' | 'expertsBatchInvariant'>,
+  flashAttn: 'on' | 'off' | 'unknown',
+  experts: boolean,
+): boolean {
+  if (experts && info.expertsBatchInvariant !== true) return false;
+  if (flashAttn === 'off') return info.batchInvariant === true;
+  return flashAttn === 'on' && info.flashAttnBatchInvariant === true;
+}

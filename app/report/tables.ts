@@ -1,0 +1,248 @@
+// The report's tables as plain rows of text: the Markdown and the HTML renderings both print
+// these, so they cannot disagree with each other.
+import { bytes, fixed, ks, median, percent, ratio, shortDigest, yesNo } from './format.js';
+import type { ProfileSummary, Report } from '../contract/report/schema.js';
+
+export interface Table {
+  id: string;
+  title: string;
+  headers: string[];
+  rows: string[][];
+}
+
+/** The sampling of a chat's replies, each distinct setting once: "greedy", "temperature 0.8, seed 7". */
+function chatSampling(report: Report): string {
+  const seen = new Set<string>();
+  for (const r of report.chat?.replies ?? []) {
+    const s = r.sampling;
+    seen.add(
+      s.temperature === 0 ? 'greedy' : `temperature ${s.temperature}, seed ${s.seed}, top-k ${s.topK}, top-p ${s.topP}, min-p ${s.minP}`,
+    );
+  }
+  return [...seen].join('; ') || '-';
+}
+
+function chatRunTable(report: Report): Table {
+  const { run } = report;
+  const chat = report.chat!;
+  const superseded = chat.replies.filter((r) => r.superseded).length;
+  return {
+    id: 'run',
+    title: 'Chat',
+    headers: ['', ''],
+    rows: [
+      ['chat', `${chat.title} (${chat.id})`],
+      ['started', run.startedAt],
+      ['last change', run.finishedAt],
+      [
+        'turns',
+        `${chat.turns} user messages, ${report.requests.length} replies in the report${superseded ? ` (${superseded} replaced by Regenerate or the A/B, kept)` : ''}`,
+      ],
+      ['profiles', run.profiles.map((p) => `${p.name} (${ks(p)})`).join(', ')],
+      ['sampling', chatSampling(report)],
+      ['warm-up rounds', String(run.warmupRounds)],
+      ...chat.left.map((l) => ['left out', `${l.messageId}: ${l.reason}`]),
+      ...chat.notes.map((n) => ['note', n]),
+    ],
+  };
+}
+
+export function runTable(report: Report): Table {
+  if (report.kind === 'power-chat-report') return chatRunTable(report);
+  const { run } = report;
+  return {
+    id: 'run',
+    title: 'Run',
+    headers: ['', ''],
+    rows: [
+      ['command', run.command],
+      ['started', run.startedAt],
+      ['finished', run.finishedAt],
+      ['strategy', run.strategy],
+      ['profiles', run.profiles.map((p) => `${p.name} (${ks(p)})`).join(', ')],
+      ['tasks', `${run.tasks.name}: ${run.tasks.count} tasks in ${run.tasks.categories.length} categories`],
+      ['repeat', String(run.repeat)],
+      ['max tokens', run.maxTokens === null ? 'per task' : String(run.maxTokens)],
+      ['sampling', run.temperature === 0 ? 'greedy' : `temperature ${run.temperature}, seed ${run.seed}`],
+      ['warm-up rounds', String(run.warmupRounds)],
+      ...(run.cancelled ? [['cancelled', `yes: ${report.requests.length} requests completed`]] : []),
+    ],
+  };
+}
+
+export function environmentTable(report: Report): Table {
+  const e = report.environment;
+  const rows: string[][] = [
+    ['OS', `${e.os.platform} ${e.os.release} (${e.os.arch})`],
+    ['CPU', `${e.cpu.model}, ${e.cpu.logicalCores} logical cores`],
+    ['memory', bytes(e.memoryBytes)],
+    ['GPU', e.gpus.length ? e.gpus.map((g) => `${g.description || g.name} (${bytes(g.memoryBytes)})`).join('; ') : 'none'],
+    ['GPU driver', e.gpuDriver ?? '-'],
+    [
+      'backend',
+      e.backend
+        ? `${e.backend.device} (${e.backend.kind}, addon flavour ${e.backend.flavour})${e.backend.note ? `; ${e.backend.note}` : ''}`
+        : 'not recorded',
+    ],
+    ['llama.cpp', e.llamaCppRelease],
+    ['Power', e.powerVersion],
+    ['Node.js', e.nodeVersion],
+  ];
+  for (const m of e.models) {
+    rows.push([
+      `${m.role} model`,
+      `${m.name}: ${bytes(m.sizeBytes)}, ${m.architecture}, ${m.quantization}, ${(m.parameters / 1e6).toFixed(1)} M parameters, sha256 ${m.sha256 ?? 'not computed yet'}`,
+    ]);
+  }
+  const s = e.settings;
+  rows.push([
+    'settings',
+    s
+      ? `GPU layers ${s.gpuLayers ?? '-'}, Flash Attention ${s.flashAttn}, context ${s.contextSize}, threads ${s.threads}, batch ${s.batchSize}`
+      : 'not recorded',
+  ]);
+  return { id: 'environment', title: 'Environment', headers: ['', ''], rows };
+}
+
+export const PROFILE_HEADERS = [
+  'profile',
+  'K/S',
+  'requests',
+  'steady tok/s',
+  'p10',
+  'p90',
+  'speedup (ratio of medians)',
+  'speedup (median of task ratios)',
+  'request tok/s',
+  'request speedup',
+  'TTFT ms',
+  'prefill tok/s',
+  'acceptance',
+  'mean accept len',
+  'replays',
+  'digest = control',
+];
+
+/**
+ * Outputs equal to the control's: "matches/requests" in a bench report (every request has its
+ * control); in a chat report over the replies that had one, with those that had none counted.
+ */
+export function digestCell(report: Report, p: ProfileSummary): string {
+  if (p.digestMatches === null) return 'control';
+  if (report.kind !== 'power-chat-report') return `${p.digestMatches}/${p.requests}`;
+  const own = report.requests.filter((r) => r.profile === p.name);
+  const compared = own.filter((r) => r.matchesControl !== null).length;
+  if (compared === 0) return 'no control';
+  const without = own.length - compared;
+  return `${p.digestMatches}/${compared}${without > 0 ? ` (${without} without control)` : ''}`;
+}
+
+export function profilesTable(report: Report): Table {
+  return {
+    id: 'profiles',
+    title: 'Profiles (medians over tasks and repeats)',
+    headers: PROFILE_HEADERS,
+    rows: report.profiles.map((p) => [
+      p.name,
+      ks(p),
+      String(p.requests),
+      median(p.steadyDecodeTokensPerSecond, 1),
+      fixed(p.steadyDecodeTokensPerSecond?.p10, 1),
+      fixed(p.steadyDecodeTokensPerSecond?.p90, 1),
+      p.speedup ? ratio(p.speedup.steadyDecode.ratioOfMedians) : 'control',
+      p.speedup ? ratio(p.speedup.steadyDecode.medianOfTaskRatios) : 'control',
+      median(p.requestTokensPerSecond, 1),
+      p.speedup ? ratio(p.speedup.request.medianOfTaskRatios) : 'control',
+      median(p.ttftMs, 1),
+      median(p.prefillTokensPerSecond, 1),
+      p.proposed > 0 ? percent(p.accepted / p.proposed) : '-',
+      median(p.meanAcceptanceLength, 2),
+      String(p.replays),
+      digestCell(report, p),
+    ]),
+  };
+}
+
+export function acceptanceTable(report: Report): Table {
+  const spec = report.profiles.filter((p) => p.k !== null);
+  const width = spec.reduce((w, p) => Math.max(w, p.acceptancePerPosition.length), 0);
+  return {
+    id: 'acceptance',
+    title: 'Acceptance per position (pooled over verify rounds)',
+    headers: ['profile', ...Array.from({ length: width }, (_, i) => String(i + 1))],
+    rows: spec.map((p) => [p.name, ...Array.from({ length: width }, (_, i) => percent(p.acceptancePerPosition[i]))]),
+  };
+}
+
+export function categoryTable(report: Report): Table {
+  const spec = report.profiles.filter((p) => p.k !== null);
+  const categories = report.run.tasks.categories;
+  return {
+    id: 'categories',
+    title: 'Steady-decode speedup per category (median of task ratios)',
+    headers: ['category', ...spec.map((p) => p.name)],
+    rows: categories.map((c) => [c, ...spec.map((p) => ratio(p.categories.find((x) => x.category === c)?.speedup))]),
+  };
+}
+
+export const REQUEST_HEADERS = [
+  'task',
+  'category',
+  'profile',
+  'repeat',
+  'prompt tokens',
+  'generated',
+  'TTFT ms',
+  'prefill tok/s',
+  'steady tok/s',
+  'request tok/s',
+  'proposed',
+  'accepted',
+  'rounds',
+  'acceptance',
+  'mean accept len',
+  'replays',
+  'clamp',
+  'digest',
+  '= control',
+];
+
+export function requestsTable(report: Report): Table {
+  return {
+    id: 'requests',
+    title: 'Requests',
+    headers: REQUEST_HEADERS,
+    rows: report.requests.map((r) => [
+      r.task,
+      r.category,
+      r.profile,
+      String(r.repeat + 1),
+      String(r.promptTokens),
+      String(r.generatedTokens),
+      fixed(r.ttftMs, 1),
+      fixed(r.prefillTokensPerSecond, 1),
+      fixed(r.steadyDecodeTokensPerSecond, 1),
+      fixed(r.requestTokensPerSecond, 1),
+      String(r.proposed),
+      String(r.accepted),
+      String(r.rounds),
+      percent(r.acceptanceRate),
+      fixed(r.meanAcceptanceLength, 2),
+      String(r.replays),
+      r.clampedTo === null ? '-' : String(r.clampedTo),
+      shortDigest(r.digest),
+      yesNo(r.matchesControl),
+    ]),
+  };
+}
+
+export function allTables(report: Report): Table[] {
+  return [
+    runTable(report),
+    environmentTable(report),
+    profilesTable(report),
+    acceptanceTable(report),
+    categoryTable(report),
+    requestsTable(report),
+  ];
+}

@@ -1,0 +1,232 @@
+// The rules of a load, in one place for every front door: a target on a device, the strategy
+// it must serve (refused with the reason when it cannot: no NextN layers, no or an
+// incompatible draft, a proposer this engine does not run), the draft loaded next to it, and
+// the session with K/S (refused when the context cannot schedule them). A load can be
+// cancelled at any moment through `signal` (Ctrl-C): it ends with a ModelLoadCancelled.
+import { availableParallelism } from 'node:os';
+
+import type { z } from 'zod';
+
+import { PowerError } from '../contract/api/errors.js';
+import type { FlashAttn, SamplingUsed } from '../contract/engine-types.js';
+import type { EngineResult, NativeModelInfo } from '../engine/protocol.js';
+import { capThreads } from './resource-limits.js';
+import { scheduleProblem } from './spec-schedule.js';
+import { DRAFT_STRATEGIES, strategyAvailability, type Strategy } from '../contract/strategies.js';
+import type { GenerationBackend } from '../contract/generation-result.js';
+import { batchInvariance, readBuildInfo } from '../engine/build-info.js';
+import { abortable, CancelledError } from '../engine/cancellation.js';
+import { EngineCallError, EngineCrashedError } from '../engine/client.js';
+import { defaultFlashAttn, describeDevice, type DeviceRequest } from '../engine/device-select.js';
+import type { SplitRequest } from '../engine/split.js';
+import type { GgufInfo } from '../gguf/types.js';
+import { checkDraftCompatibility, checkDraftK, type DraftCompatibility } from '../models/draft-compat.js';
+import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel, type OpenOptions } from './open-model.js';
+
+type FlashAttnMode = z.infer<typeof FlashAttn>;
+
+export interface TargetRequest {
+  path: string;
+  device: DeviceRequest;
+  /** -1: all */
+  gpuLayers: number;
+  strategy: Strategy;
+  draftPath?: string;
+  /** the S the sessions will use (memory estimate) */
+  s: number;
+  contextSize?: number;
+  flashAttn?: FlashAttnMode;
+  verbose?: boolean;
+  engine?: OpenOptions['engine'];
+  onProgress?: (role: 'target' | 'draft', progress: number) => void;
+  /** cancels the load (Ctrl-C): the engine is stopped and a ModelLoadCancelled thrown */
+  signal?: AbortSignal;
+  /** remote machines (--rpc), split mode, tensor split, main GPU, MoE offload */
+  split?: SplitRequest;
+}
+
+export interface OpenedTarget extends OpenedModel {
+  strategy: Strategy;
+  /** the draft next to the target, with what its header check found (kind, declared facts) */
+  draft: { modelId: string; info: NativeModelInfo; gguf: GgufInfo; path: string; check: DraftCompatibility } | null;
+  /** what the sessions ask llama.cpp for: what the request said, else defaultFlashAttn */
+  flashAttn: FlashAttnMode;
+  contextSize: number;
+}
+
+/** Opens the target, checks that it can serve the strategy, and loads the draft. */
+export async function openTarget(request: TargetRequest): Promise<OpenedTarget> {
+  const { strategy } = request;
+  const speculative = strategy !== 'none';
+  if (request.draftPath && speculative && !DRAFT_STRATEGIES.has(strategy)) {
+    throw new PowerError(
+      'bad-input',
+      `strategy '${strategy}' proposes from the token history and takes no draft (drop --draft ${request.draftPath})`,
+    );
+  }
+  const draftGguf = request.draftPath ? await checkFile(request.draftPath, readBuildInfo()) : undefined;
+  const opened = await openModel(request.path, {
+    device: request.device,
+    gpuLayers: request.gpuLayers,
+    // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
+    loadMtp: strategy === 'mtp',
+    verbose: request.verbose ?? false,
+    ...(request.engine ? { engine: request.engine } : {}),
+    ...(request.onProgress ? { onProgress: (p: number) => request.onProgress!('target', p) } : {}),
+    plan: {
+      ...(request.contextSize !== undefined ? { contextSize: request.contextSize } : {}),
+      ...(speculative && draftGguf ? { draft: draftGguf } : {}),
+      s: speculative ? request.s : 0,
+      // absent: the device's default (defaultFlashAttn), which the memory check assumes too
+      ...(request.flashAttn === 'on' || request.flashAttn === 'off' ? { flashAttn: request.flashAttn === 'on' } : {}),
+    },
+    enforceFit: true,
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.split ? { split: request.split } : {}),
+  });
+  const { engine, info, placement } = opened;
+  try {
+    const draftCheck = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
+    const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draftCheck ? { draft: draftCheck } : {}) })[strategy];
+    if (!availability.available) {
+      throw new PowerError('unsupported', `strategy '${strategy}' is not available for ${request.path}: ${availability.reason}`);
+    }
+    let draft: OpenedTarget['draft'] = null;
+    if (speculative && request.draftPath && draftGguf) {
+      const requestId = `load:${request.draftPath}`;
+      const stop = request.onProgress ? engine.onProgress(requestId, (p) => request.onProgress!('draft', p)) : () => {};
+      try {
+        const loaded = await abortable(
+          // the draft on the local main GPU, or the CPU: its many small steps never wait on the network
+          engine.call('loadModel', { path: request.draftPath, requestId, gpuLayers: -1, devices: opened.draftDevices }),
+          request.signal,
+          'loading the draft',
+        );
+        draft = { modelId: loaded.modelId, info: loaded.info, gguf: draftGguf, path: request.draftPath, check: draftCheck! };
+      } catch (error) {
+        if (error instanceof CancelledError) throw error;
+        throw new PowerError('bad-input', `cannot load the draft ${request.draftPath}: ${(error as Error).message}`);
+      } finally {
+        stop();
+      }
+    }
+    return {
+      ...opened,
+      strategy,
+      draft,
+      flashAttn: request.flashAttn ?? defaultFlashAttn(placement.kind),
+      contextSize: request.contextSize ?? defaultContextSize(info.contextLength),
+    };
+  } catch (error) {
+    await engine.close();
+    if (error instanceof CancelledError) throw new ModelLoadCancelled(error.stage, placement);
+    throw asPowerError(error);
+  }
+}
+
+export interface SessionRequest {
+  /** the strategy of this session: the target's, or 'none' (the control) */
+  strategy: Strategy;
+  k: number;
+  s: number;
+  /** 0: the engine's default */
+  threads: number;
+}
+
+export type OpenedSession = EngineResult<'createSession'>;
+
+/**
+ * null when the context can schedule this strategy's K/S (verify batch, rollback depth), else
+ * why not; the front doors check it before tokenising a prompt.
+ */
+export function sessionProblem(target: OpenedTarget, request: Pick<SessionRequest, 'strategy' | 'k' | 's'>): string | null {
+  if (request.strategy === 'none') return null;
+  const recurrent = target.info.recurrent || target.info.hybrid;
+  // a DFlash/DSpark block bounds K (llama.cpp would clamp it silently)
+  const artifact = target.draft ? (checkDraftK(target.draft.check, request.k) ?? null) : null;
+  return artifact ?? scheduleProblem({ k: request.k, s: request.s, contextSize: target.contextSize, batchSize: 512, recurrent });
+}
+
+/** A session on an opened target. `none` runs on any target; another strategy must be the one it was opened for. */
+export async function createSession(target: OpenedTarget, request: SessionRequest): Promise<OpenedSession> {
+  const speculative = request.strategy !== 'none';
+  if (speculative && request.strategy !== target.strategy) {
+    throw new PowerError(
+      'unsupported',
+      `strategy '${request.strategy}' needs the model loaded for it (it is loaded for '${target.strategy}'): load it again with that strategy`,
+    );
+  }
+  const unschedulable = sessionProblem(target, request);
+  if (unschedulable) throw new PowerError('bad-input', unschedulable);
+  try {
+    return await target.engine.call('createSession', {
+      modelId: target.modelId,
+      contextSize: target.contextSize,
+      // 0: the engine's default; more than the machine's logical cores is capped (the CLI warns)
+      threads: request.threads === 0 ? 0 : capThreads(request.threads, availableParallelism()).threads,
+      flashAttn: target.flashAttn,
+      strategy: request.strategy,
+      k: speculative ? request.k : 0,
+      s: speculative ? request.s : 0,
+      ...(speculative && target.draft ? { draftModelId: target.draft.modelId } : {}),
+    });
+  } catch (error) {
+    throw asPowerError(error);
+  }
+}
+
+/** Engine failures as PowerErrors: a dead host is engine-crashed, a refused call bad input. */
+export function asPowerError(error: unknown): unknown {
+  if (error instanceof EngineCrashedError) return new PowerError('engine-crashed', `the engine crashed: ${error.message}`);
+  // the host's plain errors (llama.cpp refusing a file, the addon refusing a value) are about
+  // what the request asked for; a code the host gave (cancelled, unsupported, …) is kept
+  if (error instanceof EngineCallError) return new PowerError(error.code === 'internal' ? 'bad-input' : error.code, error.message);
+  return error;
+}
+
+/**
+ * Whether a loaded model's verify pass computes each row exactly as a one-row decode does, with
+ * the Flash Attention setting llama.cpp settled on: the flavour's claim for that setting and
+ * for the model's kind (app/engine/build-info.ts). What a remote machine runs is not known here, and
+ * a row split sums each product across GPUs: neither is vouched for.
+ */
+export function claimsBatchInvariance(
+  loaded: Pick<OpenedModel, 'placement' | 'experts' | 'split'>,
+  flashAttn: 'on' | 'off' | 'unknown',
+): boolean {
+  const remote = loaded.placement.remote ?? [];
+  return remote.length === 0 && loaded.split.splitMode !== 'row' && batchInvariance(loaded.placement.flavour, flashAttn, loaded.experts);
+}
+
+/**
+ * What ran a request, as every front door reports it (`power generate --json`, the engine's
+ * state, a chat reply's runtime): the device and flavour, the offload, Flash Attention as
+ * llama.cpp settled it, and whether the verify pass is batch-invariant with that.
+ */
+export function backendOf(
+  placement: OpenedTarget['placement'],
+  run: {
+    /** claimsBatchInvariance for this load and Flash Attention setting */
+    batchInvariant: boolean;
+    gpuLayers: number;
+    flashAttn: 'on' | 'off' | 'unknown';
+    memoryEstimateBytes: number | null;
+    sampling: SamplingUsed;
+  },
+): GenerationBackend {
+  const remote = placement.remote ?? [];
+  return {
+    // with remote machines: "cpu (AMD EPYC) + RPC0 (10.0.0.2:50052), RPC1 (10.0.0.3:50052)"
+    device: describeDevice(placement.device) + (remote.length > 0 ? ` + ${remote.map((d) => `${d.name} (${d.endpoint})`).join(', ')}` : ''),
+    kind: placement.kind,
+    flavour: placement.flavour,
+    batchInvariant: run.batchInvariant,
+    llamaCppRelease: placement.llamaCppRelease,
+    gpuLayers: placement.kind === 'cpu' && remote.length === 0 ? null : run.gpuLayers < 0 ? 'all' : run.gpuLayers,
+    flashAttn: run.flashAttn,
+    sampling: run.sampling.path,
+    samplingReason: run.sampling.reason,
+    choice: placement.note,
+    memoryEstimateBytes: run.memoryEstimateBytes,
+  };
+}

@@ -1,0 +1,255 @@
+// The life of a chat reply: it takes the reply slot, checks everything that can refuse on a
+// copy of the chat, creates the assistant message, runs the request (app/service/request.ts)
+// with a sink that fills the message and streams its rounds, and saves how it ended. A reply
+// that fails keeps every token committed before the failure.
+import { randomUUID } from 'node:crypto';
+
+import type { z } from 'zod';
+
+import { ChatSampling, type AssistantMessage, type Chat, type ReplyRuntime } from '../contract/api/chats.js';
+import { PowerError, toApiError } from '../contract/api/errors.js';
+import type { ProfileEntry } from '../contract/api/profiles.js';
+import { tokenDigest } from '../contract/generation-result.js';
+import { EngineCrashedError } from '../engine/client.js';
+import { asPowerError, claimsBatchInvariance, type OpenedTarget } from '../runtime/target.js';
+import type { ChatStore } from './chat-store.js';
+import { Conversation, promptMessages } from './conversation.js';
+import type { EngineSupervisor, ActiveSession } from './engine-supervisor.js';
+import type { ServiceEvents } from './events.js';
+import type { ModelLibrary } from './library.js';
+import type { Profiles } from './profiles.js';
+import {
+  checkPromptFits,
+  crashDuringReply,
+  drawSeed,
+  formatConstraint,
+  engineSampling,
+  sessionForProfile,
+  whileGenerating,
+} from './reply-steps.js';
+import type { ServiceMetrics } from './metrics.js';
+import type { ReplySlot, SlotLease } from './reply-slot.js';
+import { runRequest, type RoundsBatch } from './request.js';
+
+export interface ReplyOptions {
+  sampling?: Partial<z.input<typeof ChatSampling>>;
+  profileId?: string;
+}
+
+export interface ChatReplyDeps {
+  supervisor: EngineSupervisor;
+  library: ModelLibrary;
+  profiles: Profiles;
+  store: ChatStore;
+  slot: ReplySlot;
+  events: ServiceEvents;
+  /** every reply's outcome counts for GET /metrics */
+  metrics: ServiceMetrics;
+}
+
+export const now = (): string => new Date().toISOString();
+
+/** What is about to run a reply (the chat report's environment); undefined when the engine says nothing. */
+function replyRuntime(supervisor: EngineSupervisor, target: OpenedTarget, session: ActiveSession): ReplyRuntime | undefined {
+  const backend = supervisor.state().backend;
+  if (!backend) return undefined;
+  return {
+    backend: {
+      ...backend,
+      flashAttn: session.flashAttn,
+      batchInvariant: claimsBatchInvariance(target, session.flashAttn),
+    },
+    contextSize: target.contextSize,
+    threads: session.threads,
+    // createSession's default: the service does not change it
+    batchSize: 512,
+    gpus: target.placement.devices
+      .filter((d) => d.backend.toUpperCase() === 'CUDA' || (d.backend === 'Vulkan' && !d.onCpu))
+      .map((d) => ({ name: d.name, description: d.description, memoryBytes: d.totalBytes })),
+  };
+}
+
+/** Appends what a batch of rounds adds to the stored message. */
+function appendRounds(message: AssistantMessage, batch: RoundsBatch): void {
+  for (const { texts, ...round } of batch.rounds) {
+    round.tokenIds.forEach((id, i) => message.tokens.push({ id, text: texts[i]!, origin: round.origins[i]!, round: round.index }));
+    message.rounds.push(round);
+  }
+  if (batch.rounds.length === 0 && batch.text) {
+    // the tail of a character the reply never finished belongs to its last token
+    const last = message.tokens.at(-1);
+    if (last) last.text += batch.text;
+  }
+  message.content += batch.text;
+}
+
+export class ChatReplies {
+  private conversation: { target: object; conv: Conversation } | null = null;
+
+  constructor(private readonly deps: ChatReplyDeps) {}
+
+  /** The reply being written, once its message exists. */
+  active(): { chatId: string; messageId: string } | null {
+    const owner = this.deps.slot.holder()?.owner;
+    return owner?.kind === 'reply' && owner.messageId ? { chatId: owner.chatId, messageId: owner.messageId } : null;
+  }
+
+  /** The chat whose reply holds the slot (also while it is being set up). */
+  streamingChat(): string | null {
+    const owner = this.deps.slot.holder()?.owner;
+    return owner?.kind === 'reply' ? owner.chatId : null;
+  }
+
+  /** Stops the chat's reply if it is the one streaming; resolves when it has ended. */
+  async stop(chatId: string): Promise<boolean> {
+    const lease = this.deps.slot.holder();
+    if (!lease || lease.owner.kind !== 'reply' || lease.owner.chatId !== chatId) return false;
+    await lease.stop();
+    return true;
+  }
+
+  /**
+   * Applies `change` (which leaves a user message last) and starts the reply to it; resolves
+   * with the assistant message's id once the reply streams. Everything that can refuse (the
+   * profile, the session, the template, the prompt's size) is checked on a copy first: a refused
+   * reply leaves the chat as it was.
+   */
+  async start(chat: Chat, change: (c: Chat) => void, opts: ReplyOptions): Promise<string> {
+    const { supervisor, library, profiles, store, slot, events } = this.deps;
+    const owner = { kind: 'reply' as const, chatId: chat.id, messageId: null as string | null };
+    const lease = slot.take(owner);
+    // what the chat was before this turn: a turn whose first save fails (a full disk) is undone
+    const before = structuredClone(chat);
+    let applied = false;
+    try {
+      const loadedOptions = supervisor.loadedOptions();
+      if (!loadedOptions) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
+      const profile: ProfileEntry = opts.profileId ? profiles.get(opts.profileId) : profiles.active();
+      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.method.strategy);
+      if (!this.conversation || this.conversation.target !== target) {
+        this.conversation = { target, conv: new Conversation(target.engine, target.modelId, target.info) };
+      }
+      const conv = this.conversation.conv;
+
+      const staged = structuredClone(chat);
+      change(staged);
+      const prompt = await conv.prompt(promptMessages(staged, staged.messages.length));
+      checkPromptFits(prompt.tokens.length, target.contextSize, 'conversation', 'start a new chat or load the model with a larger context');
+      // a model without a chat template: the fallback's end of turn, where the model has no token for it
+      const stops = await conv.stops();
+      change(chat);
+      applied = true;
+
+      const sampling = ChatSampling.parse(opts.sampling ?? {});
+      const seed = drawSeed(sampling.seed, sampling.temperature);
+      const entry = library.get(loadedOptions.modelId);
+      const draftEntry = loadedOptions.method.draftId ? library.get(loadedOptions.method.draftId) : null;
+      const speculative = resolved.strategy !== 'none';
+      const runtime = replyRuntime(supervisor, target, session);
+      const message: AssistantMessage = {
+        id: randomUUID(),
+        role: 'assistant',
+        content: '',
+        createdAt: now(),
+        status: 'streaming',
+        stopReason: null,
+        error: null,
+        tokens: [],
+        rounds: [],
+        stats: null,
+        digest: null,
+        profile: { id: profile.id, name: profile.name },
+        strategy: resolved.strategy,
+        k: speculative ? session.k : null,
+        s: speculative ? session.s : null,
+        model: { id: entry.id, name: entry.name, sha256: entry.sha256.state === 'done' ? entry.sha256.hex : null },
+        draft: speculative && draftEntry ? { id: draftEntry.id, name: draftEntry.name } : null,
+        sampling: { ...sampling, seed },
+        ...(runtime ? { runtime } : {}),
+      };
+      chat.messages.push(message);
+      chat.updatedAt = now();
+      owner.messageId = message.id;
+      await store.save(chat);
+      events.chatChanged.emit({ chatId: chat.id, change: 'updated' });
+
+      const request = {
+        sessionId: session.sessionId,
+        prompt: prompt.tokens,
+        maxTokens: sampling.maxTokens,
+        // the chat's settings over the engine's defaults (penalty window, presence, frequency)
+        sampling: engineSampling(
+          {
+            temperature: sampling.temperature,
+            topK: sampling.topK,
+            topP: sampling.topP,
+            minP: sampling.minP,
+            repeatPenalty: sampling.repeatPenalty,
+            path: sampling.path,
+            ...formatConstraint(sampling.format, sampling.jsonSchema),
+          },
+          seed,
+        ),
+        stops,
+      };
+      void this.run(lease, chat, message, conv, prompt, request, target);
+      return message.id;
+    } catch (error) {
+      if (applied) {
+        for (const key of Object.keys(chat)) delete (chat as Record<string, unknown>)[key];
+        Object.assign(chat, before);
+      }
+      lease.release();
+      throw asPowerError(error);
+    }
+  }
+
+  private async run(
+    lease: SlotLease,
+    chat: Chat,
+    message: AssistantMessage,
+    conv: Conversation,
+    prompt: { text: string; tokens: number[] },
+    request: Parameters<typeof runRequest>[1],
+    target: OpenedTarget,
+  ): Promise<void> {
+    const { supervisor, store, events } = this.deps;
+    const ids = { chatId: chat.id, messageId: message.id };
+    try {
+      const outcome = await whileGenerating(supervisor, () =>
+        runRequest(target.engine, request, {
+          lease,
+          keepRounds: false,
+          sink: (batch) => {
+            appendRounds(message, batch);
+            events.rounds.emit({ ...ids, ...batch });
+          },
+        }),
+      );
+      this.deps.metrics.record(outcome);
+      message.digest = outcome.digest;
+      message.stats = outcome.replyStats;
+      message.stopReason = outcome.stopReason;
+      message.status = outcome.stopReason === 'cancelled' ? 'stopped' : 'done';
+      // the reply's ids with the text they spell (after a stop string: that string too)
+      conv.remember(prompt, { text: outcome.tokensText, tokens: outcome.tokens });
+      chat.updatedAt = now();
+      await store.save(chat);
+      events.done.emit({ ...ids, stopReason: outcome.stopReason, digest: outcome.digest, stats: outcome.replyStats });
+    } catch (error) {
+      const apiError = toApiError(
+        error instanceof EngineCrashedError ? crashDuringReply(supervisor, error, message.tokens.length, true) : asPowerError(error),
+      );
+      message.status = 'error';
+      message.error = apiError;
+      message.digest = await tokenDigest(message.tokens.map((t) => t.id));
+      conv.remember(prompt, null);
+      chat.updatedAt = now();
+      await store.save(chat).catch(() => {});
+      events.error.emit({ ...ids, error: apiError });
+    } finally {
+      lease.release();
+      events.chatChanged.emit({ chatId: chat.id, change: 'updated' });
+    }
+  }
+}

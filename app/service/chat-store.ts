@@ -1,0 +1,155 @@
+// Chats on disk: one versioned document per chat (chats/<id>.json), each written atomically,
+// kept in memory while the service runs. A chat found with a reply still 'streaming' was cut
+// off by a stop of Power itself: it is marked as an error and keeps its committed tokens. A
+// chat file that is corrupt (cut short, not JSON, content the schema refuses) is set aside
+// under another name, with a notice, so that the other chats load and nothing overwrites it.
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { Chat, type ChatSummary } from '../contract/api/chats.js';
+import { PowerError } from '../contract/api/errors.js';
+import { isTempFile } from './storage/atomic-file.js';
+import { DocumentError, readDocument, SaveQueue, setAsideName, writeDocument, type DocumentKind } from './storage/document.js';
+
+export const CHAT: DocumentKind<typeof Chat> = { format: 'chat', version: 1, schema: Chat };
+const ID = /^[0-9a-f-]{36}$/;
+
+/** A chat file that could not be loaded, and what became of it. */
+export interface UnloadedChat {
+  /** the file's name in the chats folder */
+  file: string;
+  reason: string;
+  /** the name it was renamed to (`<file>.corrupt-<time>`), or null when it was left in place (a newer Power's, or unreadable) */
+  setAsideAs: string | null;
+}
+
+export interface ChatStoreOptions {
+  /** where notices go (a chat set aside); default: a `power:` line on stderr */
+  log?: (line: string) => void;
+}
+
+const stderrLog = (line: string): void => void process.stderr.write(`power: ${line}\n`);
+
+export class ChatStore {
+  private readonly chats = new Map<string, Chat>();
+  private readonly saves = new Map<string, SaveQueue>();
+  /** chat files that did not load at start, with why (a front door may show them) */
+  readonly unloaded: UnloadedChat[] = [];
+
+  private constructor(private readonly dir: string) {}
+
+  static async open(dataDir: string, options: ChatStoreOptions = {}): Promise<ChatStore> {
+    const log = options.log ?? stderrLog;
+    const store = new ChatStore(join(dataDir, 'chats'));
+    await mkdir(store.dir, { recursive: true });
+    for (const name of (await readdir(store.dir)).sort()) {
+      if (isTempFile(name)) {
+        await rm(join(store.dir, name), { force: true });
+        continue;
+      }
+      if (!name.endsWith('.json') || !ID.test(name.slice(0, -5))) continue;
+      const path = join(store.dir, name);
+      let chat: Chat | null;
+      try {
+        chat = await readDocument(CHAT, path);
+        if (chat && chat.id !== name.slice(0, -5)) throw new DocumentError(path, `it holds chat ${chat.id}, not the chat its name says`);
+      } catch (error) {
+        await store.setAside(name, error, log);
+        continue;
+      }
+      if (!chat) continue;
+      let interrupted = false;
+      for (const m of chat.messages) {
+        if (m.role === 'assistant' && m.status === 'streaming') {
+          m.status = 'error';
+          m.error = { code: 'internal', message: 'Power stopped while this reply was streaming; the tokens saved before are kept' };
+          interrupted = true;
+        }
+      }
+      store.chats.set(chat.id, chat);
+      // a save that fails here (a full disk) must not keep Power from starting: the file still
+      // says 'streaming', and the next start marks it again
+      if (interrupted)
+        await store
+          .save(chat)
+          .catch((error: Error) => log(`chats/${name}: the interrupted reply could not be marked on disk (${error.message})`));
+    }
+    return store;
+  }
+
+  /**
+   * A corrupt file moves out of the way (renamed, never deleted: it may hold what the user wants
+   * back); a newer Power's file, or one that cannot be read at all, stays where it is, unloaded.
+   */
+  private async setAside(name: string, error: unknown, log: (line: string) => void): Promise<void> {
+    const reason = error instanceof DocumentError ? error.message.slice(error.path.length + 2) : (error as Error).message;
+    if (!(error instanceof DocumentError) || error.problem !== 'corrupt') {
+      this.unloaded.push({ file: name, reason, setAsideAs: null });
+      log(`chats/${name} was not loaded (${reason}); it is left as it is`);
+      return;
+    }
+    const aside = setAsideName(name);
+    try {
+      await rename(join(this.dir, name), join(this.dir, aside));
+    } catch (renameError) {
+      this.unloaded.push({ file: name, reason, setAsideAs: null });
+      log(`chats/${name} is corrupt (${reason}) and could not be set aside (${(renameError as Error).message}); it is left as it is`);
+      return;
+    }
+    this.unloaded.push({ file: name, reason, setAsideAs: aside });
+    log(`chats/${name} is corrupt (${reason}); it was set aside as chats/${aside} and the other chats were loaded`);
+  }
+
+  has(id: string): boolean {
+    return this.chats.has(id);
+  }
+
+  /** The live chat object (the service mutates it, then saves). */
+  get(id: string): Chat {
+    const chat = this.chats.get(id);
+    if (!chat) throw new PowerError('not-found', `no chat ${id}`);
+    return chat;
+  }
+
+  list(streamingId: string | null): ChatSummary[] {
+    return [...this.chats.values()].map((c) => summary(c, c.id === streamingId)).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+  }
+
+  async add(chat: Chat): Promise<void> {
+    this.chats.set(chat.id, chat);
+    await this.save(chat);
+  }
+
+  /** Saves the chat as it is now (writes of one chat never overlap; the latest wins). */
+  save(chat: Chat): Promise<void> {
+    if (!this.chats.has(chat.id)) return Promise.resolve();
+    const snapshot = structuredClone(chat);
+    let queue = this.saves.get(chat.id);
+    if (!queue) this.saves.set(chat.id, (queue = new SaveQueue()));
+    return queue.save(() => writeDocument(CHAT, this.file(chat.id), snapshot));
+  }
+
+  async delete(id: string): Promise<void> {
+    this.get(id);
+    this.chats.delete(id);
+    // a save still queued for it finishes first, so the file cannot come back
+    await this.saves.get(id)?.save(() => rm(this.file(id), { force: true }));
+    this.saves.delete(id);
+    await rm(this.file(id), { force: true });
+  }
+
+  private file(id: string): string {
+    return join(this.dir, `${id}.json`);
+  }
+}
+
+export function summary(chat: Chat, streaming: boolean): ChatSummary {
+  return {
+    id: chat.id,
+    title: chat.title,
+    createdAt: chat.createdAt,
+    updatedAt: chat.updatedAt,
+    messages: chat.messages.length,
+    streaming,
+  };
+}

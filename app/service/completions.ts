@@ -1,0 +1,320 @@
+// Stateless completions for the OpenAI-compatible API of `power serve`: a list of chat messages
+// (rendered with the model's chat template) or a raw prompt, answered by the one supervised
+// engine. A request names a library model: when another model set is loaded it is loaded in its
+// place (one model set at a time); while a chat reply or another completion runs, it waits its
+// turn. Strategy, K and S come from the request, else from the profile (the request's or the
+// active one), with the same refusals as every other front door.
+import { LoadOptions } from '../contract/api/engine.js';
+import { PowerError } from '../contract/api/errors.js';
+import type { ReplyStats } from '../contract/api/generation.js';
+import type { SamplingPath, StopReason, TokenLogprobs } from '../contract/engine-types.js';
+import type { Strategy } from '../contract/strategies.js';
+import type { ChatMessage } from '../chat/template.js';
+import { EngineCrashedError } from '../engine/client.js';
+import { Conversation } from './conversation.js';
+import type { EngineSupervisor } from './engine-supervisor.js';
+import type { ModelLibrary } from './library.js';
+import { DEFAULT_K } from '../contract/profile.js';
+import type { Profiles } from './profiles.js';
+import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
+import type { ServiceMetrics } from './metrics.js';
+import type { ReplySlot } from './reply-slot.js';
+import { runRequest } from './request.js';
+import { asPowerError } from '../runtime/target.js';
+import {
+  checkRequired,
+  planPrompt,
+  planTools,
+  replyDelta,
+  type ReadReply,
+  type ToolCallDelta,
+  type ToolPlan,
+  type ToolUse,
+} from './tool-calls.js';
+
+export interface CompletionRequest {
+  /** a library entry's name (or id) */
+  model: string;
+  /** a chat's messages; a chat with tools (given, or calls and results in its conversation); or a raw prompt */
+  prompt: { kind: 'chat'; messages: ChatMessage[] } | { kind: 'tools'; use: ToolUse } | { kind: 'text'; text: string };
+  maxTokens: number;
+  temperature: number;
+  topP: number;
+  /** where tokens are sampled (llama-server's backend_sampling: true, false or absent) */
+  samplingPath: SamplingPath;
+  seed?: number;
+  /** the reply ends before the first of these in its text (OpenAI's `stop`) */
+  stop?: readonly string[];
+  strategy?: Strategy;
+  /** a draft's library name (or id) */
+  draft?: string;
+  k?: number;
+  s?: number;
+  /** a profile id or name */
+  profile?: string;
+  /** a GBNF grammar the reply follows */
+  grammar?: string;
+  /** a JSON schema (JSON text) the reply follows */
+  jsonSchema?: string;
+  /** log-probabilities per token: its own and those of the N most likely tokens */
+  logprobs?: number;
+}
+
+export interface CompletionResult {
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  tokens: number[];
+  text: string;
+  /** with tools: the reply read as the template's format gives it (its text, its calls) */
+  toolReply?: ReadReply & { format: string };
+  stopReason: StopReason;
+  digest: string;
+  stats: ReplyStats;
+  strategy: Strategy;
+  k: number | null;
+  s: number | null;
+  seed: number | null;
+}
+
+export interface CompletionDeps {
+  supervisor: EngineSupervisor;
+  library: ModelLibrary;
+  profiles: Profiles;
+  /** the reply slot shared with chat replies: a completion waits its turn */
+  slot: ReplySlot;
+  /** every completion's outcome counts for GET /metrics */
+  metrics: ServiceMetrics;
+}
+
+/** How far a completion has come when a piece of its text arrives. */
+export interface CompletionProgress {
+  /** tokens generated so far */
+  tokens: number;
+  /** rounds of the transaction so far */
+  rounds: number;
+  /** the log-probabilities of the tokens this piece of text completes, when the request asked for them */
+  logprobs?: TokenLogprobs[];
+  /** with tools: what is new in the reply's calls (the text is then the reply's content, calls left out) */
+  toolCalls?: ToolCallDelta[];
+}
+
+export interface Completions {
+  complete(
+    request: CompletionRequest,
+    onText: (text: string, progress: CompletionProgress) => void,
+    signal: AbortSignal,
+  ): Promise<CompletionResult>;
+}
+
+export function createCompletions(deps: CompletionDeps): Completions {
+  const { supervisor, library, profiles } = deps;
+
+  const entryNamed = (what: string, name: string) => {
+    const entries = library.list();
+    const entry = entries.find((e) => e.name === name) ?? entries.find((e) => e.id === name);
+    if (!entry) {
+      const names = entries.map((e) => e.name).join(', ') || 'none';
+      throw new PowerError('not-found', `no ${what} '${name}' in the library (models: ${names})`);
+    }
+    if (entry.problem) throw new PowerError('bad-input', `${entry.name} cannot be used: ${entry.problem}`);
+    return entry;
+  };
+
+  const profileNamed = (name: string) => {
+    const found = profiles.list().profiles.find((p) => p.id === name || p.name === name);
+    if (!found)
+      throw new PowerError(
+        'not-found',
+        `no profile '${name}' (profiles: ${profiles
+          .list()
+          .profiles.map((p) => p.id)
+          .join(', ')})`,
+      );
+    return found;
+  };
+
+  /** Loads the model set the request needs unless it is the loaded one. */
+  async function ensureLoaded(request: CompletionRequest): Promise<{ strategy: Strategy; modelName: string }> {
+    const model = entryNamed('model', request.model);
+    const draft = request.draft !== undefined ? entryNamed('draft', request.draft) : null;
+    // what is really loaded (or reloads after a crash); the options of a load that failed do not count
+    const loaded = supervisor.loaded() || supervisor.state().reloadPending ? supervisor.loadedOptions() : null;
+    const sameModel = loaded?.modelId === model.id;
+    // the strategy: asked for, else the loaded one (same model), else the profile's, else none
+    const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
+    const strategy: Strategy =
+      request.strategy ?? (draft ? 'draft-model' : null) ?? (sameModel ? loaded!.method.strategy : null) ?? profile.strategy ?? 'none';
+    const draftId = draft?.id ?? (sameModel && loaded!.method.strategy === strategy ? loaded!.method.draftId : undefined);
+    // the autoregressive control runs on whatever method the model was loaded with
+    const wanted = sameModel && (strategy === 'none' || (loaded!.method.strategy === strategy && loaded!.method.draftId === draftId));
+    // (after a crash the same model set reloads in sessionFor)
+    if (!wanted) {
+      const base = sameModel ? loaded! : LoadOptions.parse({ modelId: model.id });
+      await supervisor.load({ ...base, method: { strategy, ...(draftId ? { draftId } : {}) } });
+    }
+    return { strategy, modelName: model.name };
+  }
+
+  async function complete(
+    request: CompletionRequest,
+    onText: (text: string, progress: CompletionProgress) => void,
+    signal: AbortSignal,
+  ): Promise<CompletionResult> {
+    if (signal.aborted) throw new PowerError('cancelled', 'the request was cancelled');
+    const lease = await deps.slot.wait({ kind: 'completion' }, signal);
+    const stopOnAbort = (): void => void lease.stop();
+    signal.addEventListener('abort', stopOnAbort, { once: true });
+    let streamed = 0;
+    let rounds = 0;
+    try {
+      const { strategy: loadedStrategy, modelName } = await ensureLoaded(request);
+      const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
+      // the request's own strategy, K and S over the profile's
+      const strategy = request.strategy ?? (request.draft !== undefined ? 'draft-model' : null);
+      const { resolved, target, session } = await sessionForProfile(
+        supervisor,
+        strategy ? { ...profile, strategy, k: profile.k ?? DEFAULT_K } : profile,
+        loadedStrategy,
+        {
+          ...(request.k !== undefined ? { k: request.k } : {}),
+          ...(request.s !== undefined ? { s: request.s } : {}),
+        },
+      );
+      const speculative = resolved.strategy !== 'none';
+      if (request.s !== undefined && speculative && !target.info.recurrent) {
+        throw new PowerError('bad-input', 's (recurrent rollback snapshots) does not apply to this attention-only model: leave it out');
+      }
+
+      const conv = new Conversation(target.engine, target.modelId, target.info);
+      let prompt: number[];
+      // the request's stop sequences, and for a chat the template's end of turn where the model has no token for it
+      const stops = [...(request.stop ?? [])];
+      let plan: ToolPlan | null = null;
+      if (request.prompt.kind === 'tools') {
+        const use = request.prompt.use;
+        if ((request.grammar !== undefined || request.jsonSchema !== undefined) && use.tools.length > 0 && use.toolChoice !== 'none') {
+          throw new PowerError('bad-input', 'a grammar or a JSON schema cannot go with tools (the tools bring their own grammar)');
+        }
+        plan = await planTools(target.engine, target.modelId, use, stops);
+        const planned = await planPrompt(target.engine, target.modelId, conv, plan);
+        prompt = planned.tokens;
+        stops.push(...planned.stops);
+      } else if (request.prompt.kind === 'chat') {
+        prompt = (await conv.prompt(request.prompt.messages)).tokens;
+        stops.push(...(await conv.stops()));
+      } else {
+        if (request.prompt.text === '') throw new PowerError('bad-input', 'the prompt is empty');
+        prompt = Array.from(
+          await target.engine.call('tokenize', {
+            modelId: target.modelId,
+            text: request.prompt.text,
+            addSpecial: target.info.addBos,
+            parseSpecial: false,
+          }),
+        );
+      }
+      checkPromptFits(prompt.length, target.contextSize, 'prompt');
+
+      const seed = drawSeed(request.seed, request.temperature);
+      // with tools: the reply is read again after each batch and only what changed is handed on
+      const reading = plan ? streamedToolReply(plan, onText) : null;
+      const outcome = await whileGenerating(supervisor, () =>
+        runRequest(
+          target.engine,
+          {
+            sessionId: session.sessionId,
+            prompt,
+            maxTokens: request.maxTokens,
+            // OpenAI's temperature and top_p and the output's constraint, every other setting at its default
+            sampling: engineSampling(
+              {
+                temperature: request.temperature,
+                topP: request.topP,
+                path: request.samplingPath,
+                grammar: request.grammar,
+                jsonSchema: request.jsonSchema,
+                logprobs: request.logprobs,
+                ...plan?.sampling,
+              },
+              seed,
+            ),
+            stops,
+          },
+          {
+            lease,
+            keepRounds: false,
+            sink: (batch) => {
+              for (const round of batch.rounds) streamed += round.tokenIds.length;
+              rounds += batch.rounds.length;
+              if (reading) reading.add(batch, { tokens: streamed, rounds });
+              else if (batch.text || batch.logprobs)
+                onText(batch.text, { tokens: streamed, rounds, ...(batch.logprobs ? { logprobs: batch.logprobs } : {}) });
+            },
+          },
+        ),
+      );
+      deps.metrics.record(outcome);
+      const toolReply = reading ? await reading.finish(outcome.tokens, outcome.text, { tokens: streamed, rounds }) : undefined;
+      if (toolReply && request.prompt.kind === 'tools') checkRequired(request.prompt.use, toolReply, outcome.text, outcome.stopReason);
+      return {
+        model: modelName,
+        promptTokens: prompt.length,
+        completionTokens: outcome.tokens.length,
+        tokens: outcome.tokens,
+        text: outcome.text,
+        ...(toolReply ? { toolReply: { ...toolReply, format: plan!.format } } : {}),
+        stopReason: outcome.stopReason,
+        digest: outcome.digest,
+        stats: outcome.replyStats,
+        strategy: resolved.strategy,
+        k: speculative ? session.k : null,
+        s: speculative ? session.s : null,
+        seed,
+      };
+    } catch (error) {
+      if (error instanceof EngineCrashedError) throw crashDuringReply(supervisor, error, streamed, false);
+      // a close() of the service while the request was being set up or ran
+      if (lease.stopRequested && !signal.aborted && !(error instanceof PowerError)) throw new PowerError('cancelled', 'Power is stopping');
+      throw asPowerError(error);
+    } finally {
+      signal.removeEventListener('abort', stopOnAbort);
+      lease.release();
+    }
+  }
+
+  return { complete };
+}
+
+/**
+ * A reply with tools as it streams: after each batch the reply so far is read with the plan's
+ * parser (reads one at a time, in order) and only the new text and the new parts of calls go to
+ * `onText`; `finish` reads the whole reply and hands on what the last partial read had not.
+ */
+function streamedToolReply(plan: ToolPlan, onText: (text: string, progress: CompletionProgress) => void) {
+  const tokens: number[] = [];
+  let text = '';
+  let shown: ReadReply = { content: '', toolCalls: [] };
+  let reads: Promise<void> = Promise.resolve();
+  const show = (now: ReadReply, progress: CompletionProgress): void => {
+    const delta = replyDelta(shown, now);
+    shown = now;
+    if (delta.content !== '' || delta.toolCalls.length > 0)
+      onText(delta.content, { ...progress, ...(delta.toolCalls.length > 0 ? { toolCalls: delta.toolCalls } : {}) });
+  };
+  return {
+    add(batch: { rounds: readonly { tokenIds: readonly number[] }[]; text: string }, progress: CompletionProgress): void {
+      for (const round of batch.rounds) tokens.push(...round.tokenIds);
+      text += batch.text;
+      const snapshot = { tokens: [...tokens], text };
+      // a reply cut mid-token may not parse yet: the next batch's read, or the whole one, will
+      reads = reads.then(async () => show(await plan.read(snapshot.tokens, snapshot.text, true), progress)).catch(() => undefined);
+    },
+    async finish(all: readonly number[], whole: string, progress: CompletionProgress): Promise<ReadReply> {
+      await reads;
+      const reply = await plan.read(all, whole, false);
+      show(reply, progress);
+      return reply;
+    },
+  };
+}

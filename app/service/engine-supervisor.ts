@@ -1,0 +1,225 @@
+// The supervised engine: one engine host process holding the loaded target (and its draft).
+// If the host dies, every call in flight fails with engine-crashed, the state says so, and
+// the next request starts a fresh host and reloads the same model set (reloadPending). Loads,
+// reloads and session changes run one at a time.
+
+import type { EngineState, LoadOptions } from '../contract/api/engine.js';
+import { PowerError } from '../contract/api/errors.js';
+import { SAMPLING_DEFAULTS, type SamplingUsed } from '../contract/engine-types.js';
+import { resolveSamplingPath, VULKAN_NO_BACKEND_SAMPLING } from '../engine/sampling-path.js';
+import type { Strategy } from '../contract/strategies.js';
+import type { EngineOptions } from '../engine/client.js';
+import { parseEndpoint, RpcEndpointError } from '../engine/rpc.js';
+import type { SplitRequest } from '../engine/split.js';
+import { Emitter } from './events.js';
+import type { ModelLibrary } from './library.js';
+import { backendOf, claimsBatchInvariance, createSession, openTarget, type OpenedSession, type OpenedTarget } from '../runtime/target.js';
+
+export interface ActiveSession extends OpenedSession {
+  key: string;
+  strategy: Strategy;
+}
+
+/** The split a load asks for (remote machines, split mode, tensor split, main GPU, MoE offload), in the runtime's terms. */
+function splitOf(options: LoadOptions): { split?: SplitRequest } {
+  let rpc: string[] | undefined;
+  try {
+    rpc = options.rpc?.length ? options.rpc.map((e) => parseEndpoint(e).endpoint) : undefined;
+  } catch (error) {
+    if (error instanceof RpcEndpointError) throw new PowerError('bad-input', `rpc: ${error.message}`);
+    throw error;
+  }
+  const split: SplitRequest = {
+    ...(rpc ? { rpc } : {}),
+    ...(options.splitMode ? { splitMode: options.splitMode } : {}),
+    ...(options.tensorSplit ? { tensorSplit: options.tensorSplit } : {}),
+    ...(options.mainGpu !== undefined ? { mainGpu: options.mainGpu } : {}),
+    ...(options.cpuMoe ? { cpuMoe: true } : {}),
+    ...(options.nCpuMoe ? { nCpuMoe: options.nCpuMoe } : {}),
+  };
+  return Object.keys(split).length > 0 ? { split } : {};
+}
+
+export class EngineSupervisor {
+  readonly stateChanged = new Emitter<EngineState>();
+  readonly loadProgress = new Emitter<{ modelId: string; role: 'target' | 'draft'; progress: number }>();
+  private target: OpenedTarget | null = null;
+  private session: ActiveSession | null = null;
+  private options: LoadOptions | null = null;
+  private status: EngineState['status'] = 'unloaded';
+  private reloadPending = false;
+  private lastCrash: EngineState['lastCrash'] = null;
+  private restarts = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  /** bumped at every load/unload/crash: a session handed out before is stale after it */
+  private generation = 0;
+
+  constructor(
+    private readonly library: ModelLibrary,
+    private readonly engineOptions: EngineOptions = {},
+  ) {}
+
+  state(): EngineState {
+    const entry = (id: string | undefined) => {
+      if (!id) return null;
+      try {
+        const e = this.library.get(id);
+        return { id: e.id, name: e.name, path: e.path };
+      } catch {
+        return null;
+      }
+    };
+    const t = this.target;
+    return {
+      status: this.status,
+      options: this.options,
+      model: entry(this.options?.modelId),
+      draft: entry(this.options?.method.draftId),
+      recurrent: t ? t.info.recurrent : null,
+      contextSize: t ? t.contextSize : null,
+      backend: t
+        ? backendOf(t.placement, {
+            batchInvariant: claimsBatchInvariance(t, this.session?.flashAttn ?? 'unknown'),
+            gpuLayers: this.options?.gpuLayers ?? -1,
+            flashAttn: this.session?.flashAttn ?? 'unknown',
+            memoryEstimateBytes: t.memory?.estimate.total ?? null,
+            sampling: this.samplingOfLoad(t),
+          })
+        : null,
+      reloadPending: this.reloadPending,
+      lastCrash: this.lastCrash,
+      restarts: this.restarts,
+    };
+  }
+
+  /** Where a request with the default sampling runs on this load (its own path may differ). */
+  private samplingOfLoad(t: OpenedTarget): SamplingUsed {
+    const onGpu = t.placement.kind !== 'cpu' && (this.options?.gpuLayers ?? -1) !== 0;
+    const noBackend = t.placement.kind === 'vulkan' ? VULKAN_NO_BACKEND_SAMPLING : null;
+    const resolved = resolveSamplingPath('auto', SAMPLING_DEFAULTS, { onGpu, k: this.session?.k ?? 0, noBackend });
+    return resolved.problem === undefined ? { path: resolved.path, reason: resolved.reason } : { path: 'cpu', reason: resolved.problem };
+  }
+
+  /** The loaded target (null when nothing is loaded or a reload is pending). */
+  loaded(): OpenedTarget | null {
+    return this.target;
+  }
+
+  loadedOptions(): LoadOptions | null {
+    return this.options;
+  }
+
+  pid(): number | null {
+    return this.target?.engine.pid ?? null;
+  }
+
+  setStatus(status: EngineState['status']): void {
+    this.status = status;
+    this.stateChanged.emit(this.state());
+  }
+
+  load(options: LoadOptions): Promise<EngineState> {
+    return this.serial(async () => {
+      await this.dropTarget();
+      this.options = options;
+      this.reloadPending = false;
+      await this.open();
+      return this.state();
+    });
+  }
+
+  unload(): Promise<EngineState> {
+    return this.serial(async () => {
+      await this.dropTarget();
+      this.options = null;
+      this.reloadPending = false;
+      this.setStatus('unloaded');
+      return this.state();
+    });
+  }
+
+  /** A session for this strategy/K/S on the loaded target, reloading it after a crash. */
+  sessionFor(strategy: Strategy, k: number, s: number): Promise<{ target: OpenedTarget; session: ActiveSession; fresh: boolean }> {
+    return this.serial(async () => {
+      if (!this.options) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
+      if (!this.target) await this.open();
+      const target = this.target!;
+      const key = `${strategy}/${k}/${s}`;
+      if (this.session?.key === key) return { target, session: this.session, fresh: false };
+      if (this.session) {
+        await target.engine.call('disposeSession', { sessionId: this.session.sessionId }).catch(() => {});
+        this.session = null;
+      }
+      const threads = this.options.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
+      const created = await createSession(target, { strategy, k, s, threads });
+      this.session = { ...created, key, strategy };
+      return { target, session: this.session, fresh: true };
+    });
+  }
+
+  /** Called when a call failed with engine-crashed: forget the dead host, reload on the next request. */
+  crashed(message: string): void {
+    if (!this.target) return;
+    this.generation++;
+    this.target = null;
+    this.session = null;
+    this.reloadPending = true;
+    this.lastCrash = { message, at: new Date().toISOString() };
+    this.restarts++;
+    this.setStatus('unloaded');
+  }
+
+  async close(): Promise<void> {
+    await this.serial(() => this.dropTarget());
+  }
+
+  private async open(): Promise<void> {
+    const options = this.options!;
+    const entry = this.library.get(options.modelId);
+    const draft = options.method.draftId ? this.library.get(options.method.draftId) : null;
+    if (draft && options.method.strategy === 'none') {
+      throw new PowerError('bad-input', "a draft needs a speculative strategy (draft-model, dflash, eagle3 or dspark), not 'none'");
+    }
+    this.setStatus('loading');
+    try {
+      const target = await openTarget({
+        path: entry.path,
+        device: options.device,
+        gpuLayers: options.gpuLayers,
+        strategy: options.method.strategy,
+        ...(draft ? { draftPath: draft.path } : {}),
+        s: 7,
+        ...(options.contextSize !== undefined ? { contextSize: options.contextSize } : {}),
+        ...(options.flashAttn ? { flashAttn: options.flashAttn } : {}),
+        verbose: this.engineOptions.verbose ?? false,
+        engine: { ...(this.engineOptions.testHooks ? { testHooks: true } : {}) },
+        onProgress: (role, progress) => this.loadProgress.emit({ modelId: role === 'target' ? entry.id : draft!.id, role, progress }),
+        ...splitOf(options),
+      });
+      const generation = ++this.generation;
+      target.engine.onHostExit((error) => {
+        if (this.generation === generation) this.crashed(error.message);
+      });
+      this.target = target;
+      this.reloadPending = false;
+      this.setStatus('ready');
+    } catch (error) {
+      this.setStatus('unloaded');
+      throw error;
+    }
+  }
+
+  private async dropTarget(): Promise<void> {
+    const target = this.target;
+    this.generation++;
+    this.target = null;
+    this.session = null;
+    if (target) await target.engine.close();
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+}

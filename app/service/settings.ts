@@ -1,0 +1,38 @@
+// settings.json: the active profile, the user's own profiles, the last load.
+import { join } from 'node:path';
+
+import { z } from 'zod';
+
+import { LoadOptions } from '../contract/api/engine.js';
+import { ProfileEntry } from '../contract/api/profiles.js';
+import { readDocumentOrSetAside, SaveQueue, writeDocument, type DocumentKind } from './storage/document.js';
+
+export const Settings = z.object({
+  activeProfileId: z.string().default('balanced'),
+  profiles: z.array(ProfileEntry).default([]),
+  lastLoad: LoadOptions.nullable().default(null),
+});
+export type Settings = z.infer<typeof Settings>;
+
+const SETTINGS: DocumentKind<typeof Settings> = { format: 'settings', version: 1, schema: Settings };
+
+export class SettingsFile {
+  private readonly saves = new SaveQueue();
+
+  private constructor(
+    private readonly file: string,
+    public data: Settings,
+  ) {}
+
+  static async open(dataDir: string): Promise<SettingsFile> {
+    const file = join(dataDir, 'settings.json');
+    // a corrupt settings.json is set aside with a notice: Power starts with its defaults
+    const data = await readDocumentOrSetAside(SETTINGS, file, (line) => void process.stderr.write(`power: ${line}\n`));
+    return new SettingsFile(file, data ?? Settings.parse({}));
+  }
+
+  save(): Promise<void> {
+    const snapshot = structuredClone(this.data);
+    return this.saves.save(() => writeDocument(SETTINGS, this.file, snapshot));
+  }
+}
