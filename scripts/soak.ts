@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const name = (await client.api.models.list({})).entries.find((e) => e.path === model)?.name;
   if (!name) throw new Error(`${model} is not in the library`);
   const modelId = (await client.api.models.list({})).entries.find((e) => e.name === name)!.id;
-  await client.api.engine.load({ modelId, device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: 'ngram' } });
+  await client.api.engine.load({ modelId, device: 'cpu', threads: 1, contextSize: 4096, draftMethod: { strategy: 'ngram' } });
 
   let replies = 0;
   let tokens = 0;

@@ -24,7 +24,7 @@ export const GenerationStats = z.object({
 export type GenerationStats = z.infer<typeof GenerationStats>;
 
 /** What actually ran the request (not what was asked for). */
-export const GenerationBackend = z.object({
+export const EngineEvidence = z.object({
   /** "cpu (AMD EPYC)" or "CUDA0 (NVIDIA H200, 139.4 of 140.0 GiB free)" */
   device: z.string(),
   kind: z.enum(['cpu', 'cuda', 'vulkan']),
@@ -49,7 +49,7 @@ export const GenerationBackend = z.object({
   /** the device-memory estimate checked before loading (CUDA only) */
   memoryEstimateBytes: z.number().nullable(),
 });
-export type GenerationBackend = z.infer<typeof GenerationBackend>;
+export type EngineEvidence = z.infer<typeof EngineEvidence>;
 
 export const GenerationResult = z.object({
   tokens: z.array(z.number().int()),
@@ -62,7 +62,7 @@ export const GenerationResult = z.object({
   /** the sampler seed of a stochastic run (null when greedy) */
   seed: z.number().int().nullable(),
   stats: GenerationStats,
-  backend: GenerationBackend,
+  backend: EngineEvidence,
 });
 export type GenerationResult = z.infer<typeof GenerationResult>;
 

@@ -13,7 +13,7 @@ import type { EngineResult, NativeModelInfo } from '../engine/protocol.js';
 import { capThreads } from './resource-limits.js';
 import { scheduleProblem } from './spec-schedule.js';
 import { DRAFT_STRATEGIES, strategyAvailability, type Strategy } from '../contract/strategies.js';
-import type { GenerationBackend } from '../contract/generation-result.js';
+import type { EngineEvidence } from '../contract/generation-result.js';
 import { batchInvariance, readBuildInfo } from '../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
@@ -213,7 +213,7 @@ export function backendOf(
     memoryEstimateBytes: number | null;
     sampling: SamplingUsed;
   },
-): GenerationBackend {
+): EngineEvidence {
   const remote = placement.remote ?? [];
   return {
     // with remote machines: "cpu (AMD EPYC) + RPC0 (10.0.0.2:50052), RPC1 (10.0.0.3:50052)"

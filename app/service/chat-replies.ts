@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { z } from 'zod';
 
-import { ChatSampling, type AssistantMessage, type Chat, type ReplyRuntime } from '../contract/api/chats.js';
+import { ChatSampling, type AssistantMessage, type Chat, type ReplyEnvironment } from '../contract/api/chats.js';
 import { PowerError, toApiError } from '../contract/api/errors.js';
 import type { ProfileEntry } from '../contract/api/profiles.js';
 import { tokenDigest } from '../contract/generation-result.js';
@@ -17,7 +17,7 @@ import { Conversation, promptMessages } from './conversation.js';
 import type { EngineSupervisor, ActiveSession } from './engine-supervisor.js';
 import type { ServiceEvents } from './events.js';
 import type { ModelLibrary } from './library.js';
-import type { Profiles } from './profiles.js';
+import type { ProfileStore } from './profiles.js';
 import {
   checkPromptFits,
   crashDuringReply,
@@ -39,7 +39,7 @@ export interface ReplyOptions {
 export interface ChatReplyDeps {
   supervisor: EngineSupervisor;
   library: ModelLibrary;
-  profiles: Profiles;
+  profiles: ProfileStore;
   store: ChatStore;
   slot: ReplySlot;
   events: ServiceEvents;
@@ -50,7 +50,7 @@ export interface ChatReplyDeps {
 export const now = (): string => new Date().toISOString();
 
 /** What is about to run a reply (the chat report's environment); undefined when the engine says nothing. */
-function replyRuntime(supervisor: EngineSupervisor, target: OpenedTarget, session: ActiveSession): ReplyRuntime | undefined {
+function replyEnvironment(supervisor: EngineSupervisor, target: OpenedTarget, session: ActiveSession): ReplyEnvironment | undefined {
   const backend = supervisor.state().backend;
   if (!backend) return undefined;
   return {
@@ -125,7 +125,7 @@ export class ChatReplies {
       const loadedOptions = supervisor.loadedOptions();
       if (!loadedOptions) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
       const profile: ProfileEntry = opts.profileId ? profiles.get(opts.profileId) : profiles.active();
-      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.method.strategy);
+      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.draftMethod.strategy);
       if (!this.conversation || this.conversation.target !== target) {
         this.conversation = { target, conv: new Conversation(target.engine, target.modelId, target.info) };
       }
@@ -143,9 +143,9 @@ export class ChatReplies {
       const sampling = ChatSampling.parse(opts.sampling ?? {});
       const seed = drawSeed(sampling.seed, sampling.temperature);
       const entry = library.get(loadedOptions.modelId);
-      const draftEntry = loadedOptions.method.draftId ? library.get(loadedOptions.method.draftId) : null;
+      const draftEntry = loadedOptions.draftMethod.draftId ? library.get(loadedOptions.draftMethod.draftId) : null;
       const speculative = resolved.strategy !== 'none';
-      const runtime = replyRuntime(supervisor, target, session);
+      const environment = replyEnvironment(supervisor, target, session);
       const message: AssistantMessage = {
         id: randomUUID(),
         role: 'assistant',
@@ -165,7 +165,7 @@ export class ChatReplies {
         model: { id: entry.id, name: entry.name, sha256: entry.sha256.state === 'done' ? entry.sha256.hex : null },
         draft: speculative && draftEntry ? { id: draftEntry.id, name: draftEntry.name } : null,
         sampling: { ...sampling, seed },
-        ...(runtime ? { runtime } : {}),
+        ...(environment ? { environment } : {}),
       };
       chat.messages.push(message);
       chat.updatedAt = now();

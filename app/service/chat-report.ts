@@ -21,8 +21,10 @@ import type { ModelLibrary } from './library.js';
 
 function machine(replies: readonly AssistantMessage[]): Machine {
   const cpuList = cpus();
-  const ran = replies.map((m) => m.runtime).find((r) => r !== undefined);
-  const cuda = replies.some((m) => m.runtime?.backend.kind === 'cuda' || (m.runtime?.gpus.some((g) => g.name.startsWith('CUDA')) ?? false));
+  const ran = replies.map((m) => m.environment).find((r) => r !== undefined);
+  const cuda = replies.some(
+    (m) => m.environment?.backend.kind === 'cuda' || (m.environment?.gpus.some((g) => g.name.startsWith('CUDA')) ?? false),
+  );
   let llamaCppRelease = ran?.backend.llamaCppRelease;
   if (!llamaCppRelease) {
     try {

@@ -11,7 +11,25 @@ import { PowerError } from '../contract/api/errors.js';
 import { isTempFile } from './storage/atomic-file.js';
 import { DocumentError, readDocument, SaveQueue, setAsideName, writeDocument, type DocumentKind } from './storage/document.js';
 
-export const CHAT: DocumentKind<typeof Chat> = { format: 'chat', version: 1, schema: Chat };
+/** Version 1 called a reply's environment `runtime`; version 2 says `environment` (docs/architecture.md, Glossary). */
+function environmentNamed(data: unknown): unknown {
+  const chat = data as { messages?: unknown[]; superseded?: { message?: unknown }[] };
+  const rename = (m: unknown) => {
+    const message = m as Record<string, unknown> | null;
+    if (message && typeof message === 'object' && 'runtime' in message) {
+      const { runtime, ...rest } = message;
+      return { ...rest, environment: runtime };
+    }
+    return m;
+  };
+  return {
+    ...chat,
+    ...(Array.isArray(chat.messages) ? { messages: chat.messages.map(rename) } : {}),
+    ...(Array.isArray(chat.superseded) ? { superseded: chat.superseded.map((s) => ({ ...s, message: rename(s.message) })) } : {}),
+  };
+}
+
+export const CHAT: DocumentKind<typeof Chat> = { format: 'chat', version: 2, schema: Chat, migrations: { 1: environmentNamed } };
 const ID = /^[0-9a-f-]{36}$/;
 
 /** A chat file that could not be loaded, and what became of it. */

@@ -15,7 +15,7 @@ import { Conversation } from './conversation.js';
 import type { EngineSupervisor } from './engine-supervisor.js';
 import type { ModelLibrary } from './library.js';
 import { DEFAULT_K } from '../contract/profile.js';
-import type { Profiles } from './profiles.js';
+import type { ProfileStore } from './profiles.js';
 import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { ReplySlot } from './reply-slot.js';
@@ -80,7 +80,7 @@ export interface CompletionResult {
 export interface CompletionDeps {
   supervisor: EngineSupervisor;
   library: ModelLibrary;
-  profiles: Profiles;
+  profiles: ProfileStore;
   /** the reply slot shared with chat replies: a completion waits its turn */
   slot: ReplySlot;
   /** every completion's outcome counts for GET /metrics */
@@ -144,14 +144,15 @@ export function createCompletions(deps: CompletionDeps): Completions {
     // the strategy: asked for, else the loaded one (same model), else the profile's, else none
     const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
     const strategy: Strategy =
-      request.strategy ?? (draft ? 'draft-model' : null) ?? (sameModel ? loaded!.method.strategy : null) ?? profile.strategy ?? 'none';
-    const draftId = draft?.id ?? (sameModel && loaded!.method.strategy === strategy ? loaded!.method.draftId : undefined);
+      request.strategy ?? (draft ? 'draft-model' : null) ?? (sameModel ? loaded!.draftMethod.strategy : null) ?? profile.strategy ?? 'none';
+    const draftId = draft?.id ?? (sameModel && loaded!.draftMethod.strategy === strategy ? loaded!.draftMethod.draftId : undefined);
     // the autoregressive control runs on whatever method the model was loaded with
-    const wanted = sameModel && (strategy === 'none' || (loaded!.method.strategy === strategy && loaded!.method.draftId === draftId));
+    const wanted =
+      sameModel && (strategy === 'none' || (loaded!.draftMethod.strategy === strategy && loaded!.draftMethod.draftId === draftId));
     // (after a crash the same model set reloads in sessionFor)
     if (!wanted) {
       const base = sameModel ? loaded! : LoadOptions.parse({ modelId: model.id });
-      await supervisor.load({ ...base, method: { strategy, ...(draftId ? { draftId } : {}) } });
+      await supervisor.load({ ...base, draftMethod: { strategy, ...(draftId ? { draftId } : {}) } });
     }
     return { strategy, modelName: model.name };
   }

@@ -74,7 +74,7 @@ export class EngineSupervisor {
       status: this.status,
       options: this.options,
       model: entry(this.options?.modelId),
-      draft: entry(this.options?.method.draftId),
+      draft: entry(this.options?.draftMethod.draftId),
       recurrent: t ? t.info.recurrent : null,
       contextSize: t ? t.contextSize : null,
       backend: t
@@ -176,8 +176,8 @@ export class EngineSupervisor {
   private async open(): Promise<void> {
     const options = this.options!;
     const entry = this.library.get(options.modelId);
-    const draft = options.method.draftId ? this.library.get(options.method.draftId) : null;
-    if (draft && options.method.strategy === 'none') {
+    const draft = options.draftMethod.draftId ? this.library.get(options.draftMethod.draftId) : null;
+    if (draft && options.draftMethod.strategy === 'none') {
       throw new PowerError('bad-input', "a draft needs a speculative strategy (draft-model, dflash, eagle3 or dspark), not 'none'");
     }
     this.setStatus('loading');
@@ -186,7 +186,7 @@ export class EngineSupervisor {
         path: entry.path,
         device: options.device,
         gpuLayers: options.gpuLayers,
-        strategy: options.method.strategy,
+        strategy: options.draftMethod.strategy,
         ...(draft ? { draftPath: draft.path } : {}),
         s: 7,
         ...(options.contextSize !== undefined ? { contextSize: options.contextSize } : {}),

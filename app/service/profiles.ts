@@ -39,7 +39,7 @@ export function checkAgainstModel(p: { k: number | null; s: number | null }, tar
   }
 }
 
-export class Profiles {
+export class ProfileStore {
   readonly changed = new Emitter<{ profiles: ProfileEntry[]; activeId: string }>();
 
   constructor(private readonly settings: SettingsFile) {}

@@ -22,7 +22,7 @@ import { createCompletions } from './completions.js';
 import { EngineSupervisor } from './engine-supervisor.js';
 import { ServiceEvents } from './events.js';
 import { ModelLibrary } from './library.js';
-import { Profiles } from './profiles.js';
+import { ProfileStore } from './profiles.js';
 import { ReplySlot } from './reply-slot.js';
 import { ServiceMetrics } from './metrics.js';
 import { SettingsFile } from './settings.js';
@@ -34,7 +34,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
   const library = await ModelLibrary.open(options.dataDir);
   for (const dir of options.modelsDirs ?? []) await library.add(dir);
   const store = await ChatStore.open(options.dataDir);
-  const profiles = new Profiles(settings);
+  const profiles = new ProfileStore(settings);
   const supervisor = new EngineSupervisor(library, options.engine);
   const slot = new ReplySlot();
   const events = new ServiceEvents();

@@ -14,7 +14,20 @@ export const Settings = z.object({
 });
 export type Settings = z.infer<typeof Settings>;
 
-const SETTINGS: DocumentKind<typeof Settings> = { format: 'settings', version: 1, schema: Settings };
+/** Version 1 called the last load's draft method `method`; version 2 says `draftMethod` (docs/architecture.md, Glossary). */
+function draftMethodNamed(data: unknown): unknown {
+  const settings = data as { lastLoad?: Record<string, unknown> | null };
+  if (!settings.lastLoad || typeof settings.lastLoad !== 'object' || !('method' in settings.lastLoad)) return data;
+  const { method, ...rest } = settings.lastLoad;
+  return { ...settings, lastLoad: { ...rest, draftMethod: method } };
+}
+
+export const SETTINGS: DocumentKind<typeof Settings> = {
+  format: 'settings',
+  version: 2,
+  schema: Settings,
+  migrations: { 1: draftMethodNamed },
+};
 
 export class SettingsFile {
   private readonly saves = new SaveQueue();

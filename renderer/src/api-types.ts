@@ -7,9 +7,9 @@ import type { DraftCandidate, MemoryEstimate, ModelEntry } from '../../app/contr
 import type { DevicesReport, EngineState, LoadOptions } from '../../app/contract/api/engine.js';
 import type { DownloadEntry } from '../../app/contract/api/downloads.js';
 import type { RecommendedPair } from '../../app/contract/recommended-models.js';
-import type { ProfileEntry, ProfileList } from '../../app/contract/api/profiles.js';
+import type { ProfileEntry } from '../../app/contract/api/profiles.js';
 import type { StrategyTable } from '../../app/contract/api/common.js';
-import type { GenerationBackend } from '../../app/contract/generation-result.js';
+import type { EngineEvidence } from '../../app/contract/generation-result.js';
 
 export type { ApiError, ApiErrorCode, PowerApi } from '../../app/contract/api/index.js';
 export type { Strategy } from '../../app/contract/strategies.js';
@@ -18,7 +18,7 @@ export type {
   AssistantMessage,
   DevicesReport,
   DownloadEntry,
-  GenerationBackend,
+  EngineEvidence,
   RecommendedPair,
   Chat,
   ChatMessage,
@@ -34,7 +34,6 @@ export type {
 export type Token = z.infer<typeof ReplyToken>;
 export type Draft = z.infer<typeof DraftCandidate>;
 export type Strategies = z.infer<typeof StrategyTable>;
-export type Profiles = z.infer<typeof ProfileList>;
 export type LoadRequest = z.input<typeof LoadOptions>;
 export type FlashAttnChoice = 'auto' | 'on' | 'off';
 export type DeviceInfo = DevicesReport['flavours'][number]['devices'][number];

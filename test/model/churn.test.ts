@@ -154,7 +154,7 @@ test(`${CYCLES} send / stop / regenerate cycles over /ws (seed ${SEED}): no leak
   let client = connect();
   const { entries } = await client.api.models.list({});
   const target = entries.find((e) => e.name === 'target')!;
-  await client.api.engine.load({ modelId: target.id, device: 'cpu', threads: 1, contextSize: 2048, method: { strategy: 'ngram' } });
+  await client.api.engine.load({ modelId: target.id, device: 'cpu', threads: 1, contextSize: 2048, draftMethod: { strategy: 'ngram' } });
   const hostPid = serve.service.enginePid()!;
   assert.ok(hostPid);
 

@@ -204,7 +204,7 @@ describe('faults', () => {
         device: 'cpu',
         threads: 1,
         contextSize: 4096,
-        method: { strategy: 'none' },
+        draftMethod: { strategy: 'none' },
       });
       const chat = await api.chats.create({ title: 'full disk' });
       const first = await reply(api, () => api.chats.send({ chatId: chat.id, content: 'hello', sampling: { maxTokens: 8 } }));
@@ -272,7 +272,7 @@ describe('faults', () => {
           device: 'cpu',
           threads: 1,
           contextSize: 4096,
-          method: { strategy: name === 'hybrid-mtp' ? 'mtp' : 'ngram' },
+          draftMethod: { strategy: name === 'hybrid-mtp' ? 'mtp' : 'ngram' },
         });
       await load(loaded);
       const chats = [
@@ -440,7 +440,7 @@ describe('faults', () => {
       const id = await modelId(client.api, 'target');
       for (let i = 0; i < 5; i++) {
         const loading = client.api.engine
-          .load({ modelId: id, device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: 'none' } })
+          .load({ modelId: id, device: 'cpu', threads: 1, contextSize: 4096, draftMethod: { strategy: 'none' } })
           .catch((e: Error) => e);
         const until = Date.now() + 5000;
         let pid: number | null = null;
@@ -449,7 +449,7 @@ describe('faults', () => {
         await loading;
         assert.equal(serve.child.exitCode, null, `power serve is still running (${serve.stderr().slice(-600)})`);
       }
-      await client.api.engine.load({ modelId: id, device: 'cpu', threads: 1, contextSize: 4096, method: { strategy: 'none' } });
+      await client.api.engine.load({ modelId: id, device: 'cpu', threads: 1, contextSize: 4096, draftMethod: { strategy: 'none' } });
     } finally {
       client.close();
       await serve.stop('SIGKILL');

@@ -66,7 +66,7 @@ describe('service chats', () => {
         device: 'cpu',
         threads: 1,
         contextSize: 1024,
-        method: { strategy: c.strategy, ...(c.draft ? { draftId: models[c.draft]!.id } : {}) },
+        draftMethod: { strategy: c.strategy, ...(c.draft ? { draftId: models[c.draft]!.id } : {}) },
       });
       const chat = await service.chats.create({});
       const control = await ask(service, chat.id, 'one two three one two three', { maxTokens: 40, profileId: 'autoregressive' });
@@ -113,8 +113,8 @@ describe('service chats', () => {
       );
       const last = kept.messages[1]!;
       assert.ok(last.role === 'assistant');
-      assert.equal(last.runtime?.backend.kind, 'cpu');
-      assert.equal(last.runtime?.threads, 1);
+      assert.equal(last.environment?.backend.kind, 'cpu');
+      assert.equal(last.environment?.threads, 1);
       const file = await service.reports.exportChat({ chatId: chat.id, format: 'json' });
       const report = Report.parse(JSON.parse(Buffer.from(file.base64, 'base64').toString('utf8')));
       assert.deepEqual(
@@ -138,7 +138,7 @@ describe('service chats', () => {
       device: 'cpu',
       threads: 1,
       contextSize: 1024,
-      method: { strategy: 'draft-model', draftId: models['draft-close.gguf']!.id },
+      draftMethod: { strategy: 'draft-model', draftId: models['draft-close.gguf']!.id },
     });
     const schema = JSON.stringify({
       type: 'object',
@@ -268,14 +268,14 @@ describe('service chats', () => {
         service.engine.load({
           modelId: models['target.gguf']!.id,
           device: 'cpu',
-          method: { strategy: 'draft-model', draftId: models['draft-badvocab.gguf']!.id },
+          draftMethod: { strategy: 'draft-model', draftId: models['draft-badvocab.gguf']!.id },
         }),
       ),
       /^unsupported: strategy 'draft-model' is not available .*incompatible: vocabulary size differs/,
     );
     // mtp on a model without NextN layers
     assert.match(
-      await code(service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', method: { strategy: 'mtp' } })),
+      await code(service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', draftMethod: { strategy: 'mtp' } })),
       /^unsupported: .*no NextN\/MTP layers/,
     );
     // a profile that asks for a strategy the loaded model set cannot serve

@@ -17,7 +17,7 @@ test('the engine host killed mid-reply loses nothing and comes back', async () =
       device: 'cpu',
       threads: 1,
       contextSize: 2048,
-      method: { strategy: 'mtp' },
+      draftMethod: { strategy: 'mtp' },
     });
     const chat = await service.chats.create({});
     const first = await ask(service, chat.id, 'a complete turn');

@@ -177,7 +177,7 @@ describe('the chat report', () => {
     assert.deepEqual(r.environment.settings, { gpuLayers: null, flashAttn: 'off', contextSize: 4096, threads: 2, batchSize: 512 });
     assert.deepEqual(r.environment.models, MODELS);
     const old = structuredClone(chat);
-    for (const m of [...old.messages, ...old.superseded!.map((x) => x.message)]) if (m.role === 'assistant') delete m.runtime;
+    for (const m of [...old.messages, ...old.superseded!.map((x) => x.message)]) if (m.role === 'assistant') delete m.environment;
     const unknown = report(old);
     assert.equal(unknown.environment.backend, null);
     assert.equal(unknown.environment.settings, null);

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { resolveKS } from '../../app/contract/profile.js';
 import { readProfile } from '../../app/cli/profile.js';
 import { PROFILE_PRESETS as PRESETS } from '../../app/contract/api/profiles.js';
-import { Profiles, resolveProfile } from '../../app/service/profiles.js';
+import { ProfileStore, resolveProfile } from '../../app/service/profiles.js';
 import { SettingsFile } from '../../app/service/settings.js';
 
 const RECURRENT = { recurrent: true };
@@ -17,10 +17,10 @@ const ATTENTION = { recurrent: false };
 
 describe('profiles', () => {
   let dir: string;
-  let profiles: Profiles;
+  let profiles: ProfileStore;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'power-profiles-'));
-    profiles = new Profiles(await SettingsFile.open(dir));
+    profiles = new ProfileStore(await SettingsFile.open(dir));
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
@@ -94,7 +94,7 @@ describe('profiles', () => {
   test('the selection and custom profiles persist in settings.json', async () => {
     const mine = await profiles.create({ name: 'kept', strategy: null, k: 3, s: 3 }, RECURRENT);
     await profiles.select(mine.id);
-    const reopened = new Profiles(await SettingsFile.open(dir));
+    const reopened = new ProfileStore(await SettingsFile.open(dir));
     assert.equal(reopened.list().activeId, mine.id);
     assert.equal(reopened.get(mine.id).name, 'kept');
   });

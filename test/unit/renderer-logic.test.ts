@@ -11,7 +11,7 @@ import { createFrameBatcher } from '../../renderer/src/logic/frame-batch.js';
 import { bytes, decodeRate, duration, engineEvidence, percent, shortDigest, tokensPerSecond } from '../../renderer/src/logic/format.js';
 import { decodeSeries, formatPart, positionBars, prettyJsonReply, rollingAcceptance } from '../../renderer/src/logic/reply.js';
 import { base64Bytes, replyRows, reportable } from '../../renderer/src/logic/report.js';
-import { RUNTIME, sampleChat } from '../fixtures/chats.js';
+import { ENVIRONMENT, sampleChat } from '../fixtures/chats.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM } from '../../renderer/src/logic/sampling.js';
 import { applyLiveEvents } from '../../renderer/src/store/chats.js';
 import { parseGpuLayers } from '../../renderer/src/store/library.js';
@@ -100,8 +100,8 @@ describe('formatting', () => {
   });
 
   test('the engine evidence says whether the kernels were batch-invariant', () => {
-    assert.deepEqual(engineEvidence(RUNTIME.backend), { text: 'cpu, Flash Attention off, batch-invariant', exact: true });
-    const flagged = engineEvidence({ ...RUNTIME.backend, flavour: 'cpu-prebuilt', flashAttn: 'on', batchInvariant: false });
+    assert.deepEqual(engineEvidence(ENVIRONMENT.backend), { text: 'cpu, Flash Attention off, batch-invariant', exact: true });
+    const flagged = engineEvidence({ ...ENVIRONMENT.backend, flavour: 'cpu-prebuilt', flashAttn: 'on', batchInvariant: false });
     assert.equal(flagged.exact, false);
     assert.match(flagged.text, /^cpu-prebuilt, Flash Attention on, not batch-invariant: may differ from the control at near-ties$/);
     assert.deepEqual(engineEvidence(undefined), { text: '—', exact: null });

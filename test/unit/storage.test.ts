@@ -10,8 +10,11 @@ import { after, before, describe, test } from 'node:test';
 
 import { z } from 'zod';
 
+import { CHAT } from '../../app/service/chat-store.js';
 import { defaultDataDir } from '../../app/service/data-dir.js';
+import { SETTINGS } from '../../app/service/settings.js';
 import { decodeDocument, readDocument, writeDocument } from '../../app/service/storage/document.js';
+import { ENVIRONMENT, sampleChat } from '../fixtures/chats.js';
 
 describe('storage', () => {
   let dir: string;
@@ -66,6 +69,38 @@ describe('storage', () => {
     assert.throws(() => decodeDocument(v2, '{"format":"power.other","version":1}', 'x'), /not a power.thing document/);
     assert.throws(() => decodeDocument(v2, '{', 'x'), /not JSON/);
     assert.equal(await readDocument(v2, join(dir, 'missing.json')), null);
+  });
+
+  test("a chat saved when a reply's environment was called `runtime` (version 1) loads with it as `environment`", async () => {
+    const chat = await sampleChat();
+    const old = JSON.parse(JSON.stringify(chat)) as {
+      messages: Record<string, unknown>[];
+      superseded?: { message: Record<string, unknown> }[];
+    };
+    const replies = [...old.messages, ...(old.superseded ?? []).map((s) => s.message)].filter((m) => m.role === 'assistant');
+    assert.ok(replies.length > 0 && replies.every((m) => 'environment' in m));
+    for (const m of replies) {
+      m.runtime = m.environment;
+      delete m.environment;
+    }
+    const loaded = decodeDocument(CHAT, JSON.stringify({ format: 'power.chat', version: 1, data: old }), 'chat.json');
+    assert.deepEqual(loaded, chat);
+    const reply = loaded.messages.find((m) => m.role === 'assistant');
+    assert.deepEqual(reply?.role === 'assistant' ? reply.environment : null, ENVIRONMENT);
+  });
+
+  test("settings saved when the last load's draft method was called `method` (version 1) load with it as `draftMethod`", () => {
+    const lastLoad = { modelId: 'a'.repeat(8), device: 'cpu', gpuLayers: -1, method: { strategy: 'draft-model', draftId: 'b'.repeat(8) } };
+    const text = JSON.stringify({ format: 'power.settings', version: 1, data: { activeProfileId: 'balanced', profiles: [], lastLoad } });
+    const loaded = decodeDocument(SETTINGS, text, 'settings.json');
+    assert.deepEqual(loaded.lastLoad?.draftMethod, { strategy: 'draft-model', draftId: 'b'.repeat(8) });
+    assert.equal(Object.hasOwn(loaded.lastLoad ?? {}, 'method'), false);
+    const none = decodeDocument(
+      SETTINGS,
+      JSON.stringify({ format: 'power.settings', version: 1, data: { lastLoad: null } }),
+      'settings.json',
+    );
+    assert.equal(none.lastLoad, null);
   });
 
   test('the data folder follows the OS convention; POWER_DATA_DIR overrides', () => {

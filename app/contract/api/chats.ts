@@ -3,7 +3,7 @@
 import { z } from 'zod';
 
 import { GRAMMAR_MAX_CHARS, SAMPLING_DEFAULTS as D, SamplingPath, StopReason, TokenOrigin } from '../engine-types.js';
-import { GenerationBackend } from '../generation-result.js';
+import { EngineEvidence } from '../generation-result.js';
 import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
 import { ApiError } from './errors.js';
@@ -58,8 +58,8 @@ export const ReplyToken = z.object({ id: z.number().int(), text: z.string(), ori
 export type ReplyToken = z.infer<typeof ReplyToken>;
 
 /** What ran a reply, recorded when it started (the chat report's environment comes from it). */
-export const ReplyRuntime = z.object({
-  backend: GenerationBackend,
+export const ReplyEnvironment = z.object({
+  backend: EngineEvidence,
   contextSize: z.number().int().min(0),
   /** CPU threads the session's graphs ran on */
   threads: z.number().int().min(0),
@@ -67,7 +67,7 @@ export const ReplyRuntime = z.object({
   /** the CUDA devices the engine registered */
   gpus: z.array(z.object({ name: z.string(), description: z.string(), memoryBytes: z.number().min(0) })),
 });
-export type ReplyRuntime = z.infer<typeof ReplyRuntime>;
+export type ReplyEnvironment = z.infer<typeof ReplyEnvironment>;
 
 export const AssistantMessage = z.object({
   id: Id,
@@ -89,8 +89,8 @@ export const AssistantMessage = z.object({
   draft: z.object({ id: Id, name: z.string() }).nullable(),
   /** the seed actually used (null when greedy) and the rest of the settings */
   sampling: ChatSampling.extend({ seed: z.number().int().nullable() }),
-  /** absent in replies saved before Power recorded it */
-  runtime: ReplyRuntime.optional(),
+  /** absent in replies saved before Power recorded it (chat documents of version 1 called it `runtime`) */
+  environment: ReplyEnvironment.optional(),
 });
 export type AssistantMessage = z.infer<typeof AssistantMessage>;
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 
 import { CudaStatus, DeviceInfo, FlashAttn } from '../engine-types.js';
-import { GenerationBackend } from '../generation-result.js';
+import { EngineEvidence } from '../generation-result.js';
 import { concern } from './describe.js';
 import { DeviceRequest, Id, None, StrategyName } from './common.js';
 
@@ -25,7 +25,7 @@ export const LoadOptions = z.object({
   contextSize: z.number().int().min(16).max(16_777_216).optional(),
   /** absent: the engine's default (physical cores); more than the logical cores is capped */
   threads: z.number().int().min(1).max(1024).optional(),
-  method: DraftMethod.default({ strategy: 'none' }),
+  draftMethod: DraftMethod.default({ strategy: 'none' }),
   /** remote machines (`power rpc`) whose devices join the split, as host:port (docs/devices.md) */
   rpc: z.array(z.string().min(3).max(300)).max(16).optional(),
   /** llama.cpp's --split-mode over the devices (absent: one local device, or layer with remote ones) */
@@ -53,7 +53,7 @@ export const EngineState = z.object({
   recurrent: z.boolean().nullable(),
   contextSize: z.number().int().nullable(),
   /** what ran the last load (device, flavour, Flash Attention, ...) */
-  backend: GenerationBackend.nullable(),
+  backend: EngineEvidence.nullable(),
   /** the engine host died and was restarted; the model reloads on the next request */
   reloadPending: z.boolean(),
   /** the last crash of the engine host, if any */

@@ -3,7 +3,7 @@
 // with an autoregressive (control) reply to the same turn with the same sampling and model:
 // the A/B leaves exactly that pair in the chat. The machine's part of the environment comes
 // from the caller (the service); what ran each reply comes from the reply itself.
-import type { AssistantMessage, Chat, ReplyRuntime } from '../api/chats.js';
+import type { AssistantMessage, Chat, ReplyEnvironment } from '../api/chats.js';
 import { WARMUP_ROUNDS } from '../generation-result.js';
 import type { Strategy } from '../strategies.js';
 import { CONTROL } from './aggregate.js';
@@ -144,7 +144,7 @@ function mostFrequent(values: readonly Strategy[]): Strategy {
 
 /** Backend, settings and GPUs from what the replies recorded, with a note where they differ. */
 function recorded(list: readonly ChatReplyRef[]): Pick<Environment, 'backend' | 'settings' | 'gpus'> & { notes: string[] } {
-  const runtimes = list.map((r) => r.message.runtime).filter((x): x is ReplyRuntime => x !== undefined);
+  const runtimes = list.map((r) => r.message.environment).filter((x): x is ReplyEnvironment => x !== undefined);
   const notes: string[] = [];
   const first = runtimes[0];
   if (!first) {
@@ -152,11 +152,11 @@ function recorded(list: readonly ChatReplyRef[]): Pick<Environment, 'backend' | 
     return { backend: null, settings: null, gpus: [], notes };
   }
   if (runtimes.length < list.length) notes.push(`${list.length - runtimes.length} of ${list.length} replies do not record what ran them`);
-  const describe = (r: ReplyRuntime) => `${r.backend.device} (${r.backend.flavour})`;
+  const describe = (r: ReplyEnvironment) => `${r.backend.device} (${r.backend.flavour})`;
   const backends = [...new Set(runtimes.map(describe))];
   if (backends.length > 1)
     notes.push(`the replies ran on ${backends.length} backends (${backends.join('; ')}): the environment shows the first`);
-  const settingsOf = (r: ReplyRuntime) => ({
+  const settingsOf = (r: ReplyEnvironment) => ({
     gpuLayers: r.backend.gpuLayers,
     flashAttn: r.backend.flashAttn,
     contextSize: r.contextSize,

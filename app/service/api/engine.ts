@@ -18,7 +18,7 @@ export function engineApi(deps: {
   return {
     load: async (p) => {
       library.get(p.modelId);
-      if (p.method.draftId) library.get(p.method.draftId);
+      if (p.draftMethod.draftId) library.get(p.draftMethod.draftId);
       const lease = slot.take({ kind: 'load' });
       try {
         const state = await supervisor.load(p);

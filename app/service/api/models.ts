@@ -16,7 +16,7 @@ export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): 
     remove: async (p) => {
       const { modelId } = p;
       const loaded = supervisor.loadedOptions();
-      if (loaded && (loaded.modelId === modelId || loaded.method.draftId === modelId)) {
+      if (loaded && (loaded.modelId === modelId || loaded.draftMethod.draftId === modelId)) {
         throw new PowerError('busy', 'the model is loaded: unload it first');
       }
       await library.remove(modelId);

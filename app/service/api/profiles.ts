@@ -1,9 +1,9 @@
 // The profiles concern: the presets and the user's K/S profiles, TOML in and out.
 import type { ServiceImplementation } from '../types.js';
 import type { EngineSupervisor } from '../engine-supervisor.js';
-import type { Profiles } from '../profiles.js';
+import type { ProfileStore } from '../profiles.js';
 
-export function profilesApi(profiles: Profiles, supervisor: EngineSupervisor): ServiceImplementation['profiles'] {
+export function profilesApi(profiles: ProfileStore, supervisor: EngineSupervisor): ServiceImplementation['profiles'] {
   const loadedTarget = () => {
     const t = supervisor.loaded();
     return t ? { recurrent: t.info.recurrent } : null;
@@ -20,7 +20,7 @@ export function profilesApi(profiles: Profiles, supervisor: EngineSupervisor): S
       return profiles.importToml(p.name, p.toml, loadedTarget());
     },
     exportToml: async (p) => ({
-      toml: profiles.exportToml(p.profileId, supervisor.loadedOptions()?.method.strategy ?? null),
+      toml: profiles.exportToml(p.profileId, supervisor.loadedOptions()?.draftMethod.strategy ?? null),
     }),
     onChanged: profiles.changed.on,
   };

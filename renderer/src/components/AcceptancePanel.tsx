@@ -94,7 +94,7 @@ export function AcceptancePanel() {
     ...rollingForModel(replies, modelId, reply?.messageId ?? null),
     message?.strategy === 'none' ? null : stats,
   ]);
-  const engine = engineEvidence(message?.runtime?.backend);
+  const engine = engineEvidence(message?.environment?.backend);
 
   return (
     <section className="panel acceptance" aria-labelledby="acceptance-title">

@@ -85,7 +85,7 @@ function RunLine({ blocker }: { blocker: string | null }) {
     useShallow((s) => ({
       active: s.profiles.find((p) => p.id === s.activeProfileId),
       custom: s.profileChoice === 'custom',
-      method: s.engine?.options?.method.strategy ?? null,
+      method: s.engine?.options?.draftMethod.strategy ?? null,
       model: s.engine?.model?.name ?? null,
     })),
   );

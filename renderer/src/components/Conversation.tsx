@@ -16,7 +16,7 @@ import { usePower } from './store-context.js';
 
 /** What ran it: "cpu (AMD EPYC) · ctx 2048 · 4 threads" */
 function describeRuntime(m: AssistantMessage | null): string | undefined {
-  const r = m?.runtime;
+  const r = m?.environment;
   if (!r) return undefined;
   return `${r.backend.device} · ctx ${r.contextSize} · ${r.threads} thread${r.threads === 1 ? '' : 's'} · batch ${r.batchSize}`;
 }

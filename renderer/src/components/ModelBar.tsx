@@ -127,7 +127,7 @@ function EngineStatus() {
         Nothing loaded
       </span>
     );
-  const method = engine.options?.method.strategy ?? 'none';
+  const method = engine.options?.draftMethod.strategy ?? 'none';
   const draft = engine.draft ? `: ${engine.draft.name}` : '';
   const badge = deviceBadge(engine, devices);
   const pending = engine.reloadPending ? ' (the engine restarted: it reloads on the next message)' : '';

@@ -1,6 +1,6 @@
 // How figures read on screen. A missing figure (no proposals yet, no second round) is a dash,
 // never 0 or NaN.
-import type { GenerationBackend, ModelEntry, ReplyStats } from '../api-types.js';
+import type { EngineEvidence, ModelEntry, ReplyStats } from '../api-types.js';
 
 export const DASH = '—';
 
@@ -71,7 +71,7 @@ export function shortDigest(digest: string | null | undefined): string {
  * verify row is computed exactly as a one-row decode (when not, greedy and seeded output can
  * leave the autoregressive control where two tokens are nearly tied).
  */
-export function engineEvidence(backend: GenerationBackend | null | undefined): { text: string; exact: boolean | null } {
+export function engineEvidence(backend: EngineEvidence | null | undefined): { text: string; exact: boolean | null } {
   if (!backend) return { text: DASH, exact: null };
   const kernels = backend.batchInvariant ? 'batch-invariant' : 'not batch-invariant: may differ from the control at near-ties';
   return { text: `${backend.flavour}, Flash Attention ${backend.flashAttn}, ${kernels}`, exact: backend.batchInvariant };

@@ -7,14 +7,14 @@ import { createChatsSlice } from './chats.js';
 import { createDownloadsSlice } from './downloads.js';
 import { createLibrarySlice } from './library.js';
 import { createProfilesSlice } from './profiles.js';
-import { createSessionSlice } from './session.js';
+import { createUiSlice } from './ui.js';
 import type { LiveEvent, Store } from './types.js';
 
 export type PowerStore = StoreApi<Store>;
 
 export function createPowerStore(): PowerStore {
   return createStore<Store>()((...a) => ({
-    ...createSessionSlice(...a),
+    ...createUiSlice(...a),
     ...createLibrarySlice(...a),
     ...createDownloadsSlice(...a),
     ...createProfilesSlice(...a),
@@ -68,12 +68,12 @@ export async function wireEvents(
   s().setEngine(engine);
   s().setProfiles(profiles.profiles, profiles.activeId);
   if (engine.options) {
-    const { modelId, method } = engine.options;
+    const { modelId, draftMethod } = engine.options;
     const o = engine.options;
     store.setState({
       targetId: modelId,
-      method: method.strategy,
-      draftId: method.draftId ?? null,
+      method: draftMethod.strategy,
+      draftId: draftMethod.draftId ?? null,
       gpuLayers: String(o.gpuLayers),
       contextSize: o.contextSize === undefined ? '' : String(o.contextSize),
       threads: o.threads === undefined ? '' : String(o.threads),

@@ -183,7 +183,7 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
           ...(fields.threads !== undefined ? { threads: fields.threads } : {}),
           ...(fields.rpc ? { rpc: fields.rpc } : {}),
           ...(state.flashAttn === 'auto' ? {} : { flashAttn: state.flashAttn }),
-          method: { strategy: method, ...(needsDraft(method) && draftId ? { draftId } : {}) },
+          draftMethod: { strategy: method, ...(needsDraft(method) && draftId ? { draftId } : {}) },
         });
         set({ engine });
         void get().refreshDevices();

@@ -25,7 +25,7 @@ import type { ReplyView } from '../logic/reply.js';
 import type { FormatField, SamplingField, SamplingForm } from '../logic/sampling.js';
 import type { ThemeChoice } from '../logic/theme.js';
 
-export interface SessionSlice {
+export interface UiSlice {
   api: PowerApi | null;
   /** 'electron' inside the desktop shell (its File menu adds models with the native dialogs) */
   shell: 'electron' | 'browser';
@@ -161,5 +161,5 @@ export type ReplyOutcome =
   | { kind: 'done'; digest: string; stats: NonNullable<ReplyView['stats']>; stopReason: NonNullable<ReplyView['stopReason']> }
   | { kind: 'error'; error: NonNullable<ReplyView['error']> };
 
-export type Store = SessionSlice & LibrarySlice & DownloadsSlice & ProfilesSlice & ChatsSlice;
+export type Store = UiSlice & LibrarySlice & DownloadsSlice & ProfilesSlice & ChatsSlice;
 export type Slice<T> = StateCreator<Store, [], [], T>;

@@ -1,10 +1,10 @@
-// The session: the connection, the notice where the user is looking, the theme and panels, and
+// The UI state: the connection, the notice where the user is looking, the theme and panels, and
 // the A/B against the autoregressive control (its result is read from the chat: logic/ab.ts).
 import { abSide } from '../logic/ab.js';
 import { connectionLost, describeError } from '../logic/advice.js';
 import { parseTheme, type ThemeChoice } from '../logic/theme.js';
 import type { AssistantMessage } from '../api-types.js';
-import type { SessionSlice, Slice } from './types.js';
+import type { UiSlice, Slice } from './types.js';
 
 export const AUTOREGRESSIVE_PROFILE_ID = 'autoregressive';
 const THEME_KEY = 'power.theme';
@@ -17,7 +17,7 @@ function storedTheme(): ThemeChoice {
   }
 }
 
-export const createSessionSlice: Slice<SessionSlice> = (set, get) => ({
+export const createUiSlice: Slice<UiSlice> = (set, get) => ({
   api: null,
   shell: 'browser',
   connected: false,
