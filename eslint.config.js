@@ -27,6 +27,8 @@ const HOST_IMPORTS = [
   '!../engine/build-info.js',
   '!../engine/sampling-path.js',
 ];
+// what no file of app/ imports (the rules of its sub-folders add theirs)
+const NODE_SIDE = [...NATIVE_BINDING, 'electron', '**/renderer/**', '**/main/**', '**/tools/**'];
 // a specifier that climbs out of app/contract/ from a file `depth` folders below it
 const outOfContract = (depth) => '../'.repeat(depth + 1) + '**';
 
@@ -52,7 +54,7 @@ export default tseslint.config(
     ignores: ['app/cli/make-models.ts'],
     rules: layer(
       'Bad layering: app/ never imports electron, renderer/, main/ or tools/, and only the engine host loads the native binding.',
-      [...NATIVE_BINDING, 'electron', '**/renderer/**', '**/main/**', '**/tools/**'],
+      NODE_SIDE,
     ),
   },
   {
@@ -105,11 +107,7 @@ export default tseslint.config(
     // inside the Node side: front doors → service → runtime → engine client, never back up
     files: ['app/service/**/*.ts'],
     rules: layer('Bad layering: app/service/ is called by the front doors (cli/, serve/), never the other way.', [
-      ...NATIVE_BINDING,
-      'electron',
-      '**/renderer/**',
-      '**/main/**',
-      '**/tools/**',
+      ...NODE_SIDE,
       '**/cli/**',
       '**/serve/**',
     ]),
@@ -117,11 +115,7 @@ export default tseslint.config(
   {
     files: ['app/runtime/**/*.ts'],
     rules: layer('Bad layering: app/runtime/ is used by the service; it imports neither the service nor a front door.', [
-      ...NATIVE_BINDING,
-      'electron',
-      '**/renderer/**',
-      '**/main/**',
-      '**/tools/**',
+      ...NODE_SIDE,
       '**/cli/**',
       '**/serve/**',
       '**/service/**',
@@ -130,11 +124,7 @@ export default tseslint.config(
   {
     files: ['app/engine/**/*.ts'],
     rules: layer('Bad layering: app/engine/ (the engine client) imports neither runtime/, the service nor a front door.', [
-      ...NATIVE_BINDING,
-      'electron',
-      '**/renderer/**',
-      '**/main/**',
-      '**/tools/**',
+      ...NODE_SIDE,
       '**/cli/**',
       '**/serve/**',
       '**/service/**',
