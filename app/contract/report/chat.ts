@@ -144,16 +144,17 @@ function mostFrequent(values: readonly Strategy[]): Strategy {
 
 /** Backend, settings and GPUs from what the replies recorded, with a note where they differ. */
 function recorded(list: readonly ChatReplyRef[]): Pick<Environment, 'backend' | 'settings' | 'gpus'> & { notes: string[] } {
-  const runtimes = list.map((r) => r.message.environment).filter((x): x is ReplyEnvironment => x !== undefined);
+  const environments = list.map((r) => r.message.environment).filter((x): x is ReplyEnvironment => x !== undefined);
   const notes: string[] = [];
-  const first = runtimes[0];
+  const first = environments[0];
   if (!first) {
     notes.push('the replies were made before Power recorded what ran them: backend and settings are unknown');
     return { backend: null, settings: null, gpus: [], notes };
   }
-  if (runtimes.length < list.length) notes.push(`${list.length - runtimes.length} of ${list.length} replies do not record what ran them`);
+  if (environments.length < list.length)
+    notes.push(`${list.length - environments.length} of ${list.length} replies do not record what ran them`);
   const describe = (r: ReplyEnvironment) => `${r.backend.device} (${r.backend.flavour})`;
-  const backends = [...new Set(runtimes.map(describe))];
+  const backends = [...new Set(environments.map(describe))];
   if (backends.length > 1)
     notes.push(`the replies ran on ${backends.length} backends (${backends.join('; ')}): the environment shows the first`);
   const settingsOf = (r: ReplyEnvironment) => ({
@@ -163,7 +164,7 @@ function recorded(list: readonly ChatReplyRef[]): Pick<Environment, 'backend' | 
     threads: r.threads,
     batchSize: r.batchSize,
   });
-  if (new Set(runtimes.map((r) => JSON.stringify(settingsOf(r)))).size > 1)
+  if (new Set(environments.map((r) => JSON.stringify(settingsOf(r)))).size > 1)
     notes.push("the replies ran with different settings: the environment shows the first reply's");
   const b = first.backend;
   return {
