@@ -24,6 +24,7 @@ import { readBuildInfo } from '../app/engine/build-info.js';
 import { EngineClient } from '../app/engine/client.js';
 import { runRequest } from '../app/service/request.js';
 import { ROOT } from '../app/paths.js';
+import { positiveIntegers } from './lib/args.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';
 import { run } from './lib/run.js';
@@ -38,16 +39,7 @@ const { values } = parseArgs({
   },
 });
 if (!['all', 'ngram', 'ar'].includes(values.part)) throw new Error('--part must be all, ngram or ar');
-const tokens = Number(values.tokens);
-const k = Number(values.k);
-const threads = Number(values.threads);
-for (const [name, v] of [
-  ['tokens', tokens],
-  ['k', k],
-  ['threads', threads],
-] as const) {
-  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
-}
+const { tokens, k, threads } = positiveIntegers(values, ['tokens', 'k', 'threads']);
 
 const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
 const BEGIN = '<!-- real-ngram: begin -->';

@@ -26,6 +26,7 @@ import { fixed, percent, times } from './lib/format.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { PROMPTS } from './lib/prompts.js';
 import { benchCommand, writeTail } from './lib/results.js';
+import { positiveIntegers } from './lib/args.js';
 import { medianOf, medianRatio } from './lib/stats.js';
 
 const { values } = parseArgs({
@@ -37,18 +38,7 @@ const { values } = parseArgs({
     write: { type: 'boolean', default: false },
   },
 });
-const reps = Number(values.reps);
-const tokens = Number(values.tokens);
-const promptCount = Number(values.prompts);
-const threads = Number(values.threads);
-for (const [name, v] of [
-  ['reps', reps],
-  ['tokens', tokens],
-  ['prompts', promptCount],
-  ['threads', threads],
-] as const) {
-  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
-}
+const { reps, tokens, prompts: promptCount, threads } = positiveIntegers(values, ['reps', 'tokens', 'prompts', 'threads']);
 
 const RESULTS_REAL_MD = `${ROOT}/bench/RESULTS-real.md`;
 const HEADING = '## Real vocabulary against the small one';

@@ -21,6 +21,7 @@ import { EngineClient } from '../app/engine/client.js';
 import { ROOT } from '../app/paths.js';
 import { runRequest, type RequestOutcome } from '../app/service/request.js';
 import { writeEarlyExitDraft } from '../tools/models/early-exit-draft.js';
+import { positiveIntegers } from './lib/args.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';
 
@@ -32,16 +33,7 @@ const { values } = parseArgs({
     write: { type: 'boolean', default: false },
   },
 });
-const tokens = Number(values.tokens);
-const k = Number(values.k);
-const threads = Number(values.threads);
-for (const [name, v] of [
-  ['tokens', tokens],
-  ['k', k],
-  ['threads', threads],
-] as const) {
-  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
-}
+const { tokens, k, threads } = positiveIntegers(values, ['tokens', 'k', 'threads']);
 
 const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
 const DRAFT = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m-first12.gguf');

@@ -25,6 +25,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 
 import { ROOT } from '../app/paths.js';
+import { positiveIntegers } from './lib/args.js';
 import { buildLlamaTools, ensureLlamaSource, LLAMA_STOCK_SRC } from './lib/llama.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';
@@ -41,14 +42,8 @@ const { values } = parseArgs({
     write: { type: 'boolean', default: false },
   },
 });
-const TOKENS = Number(values.tokens);
-const ROUNDS = Number(values.rounds);
-const THREADS = Number(values.threads);
-const K = Number(values.k);
 const fail: (message: string) => never = failer('vs-llama-server');
-for (const [name, v] of Object.entries({ tokens: TOKENS, rounds: ROUNDS, threads: THREADS, k: K })) {
-  if (!Number.isInteger(v) || v < 1) fail(`--${name} must be a positive integer`);
-}
+const { tokens: TOKENS, rounds: ROUNDS, threads: THREADS, k: K } = positiveIntegers(values, ['tokens', 'rounds', 'threads', 'k'], fail);
 requireDist(fail);
 const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
 if (!existsSync(MODEL)) fail(`${relative(ROOT, MODEL)} is missing: node scripts/install-real-model.mjs`);
