@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { checkFit, estimateMemory, GIB, MIB, modelPlacement, RESERVE_BYTES, type MemoryPlan } from '../../app/engine/memory-estimate.js';
+import { checkFit, estimateMemory, GIB, MIB, modelPlacement, RESERVE_BYTES } from '../../app/engine/memory-estimate.js';
 import {
   makeLlamaModelSpec,
   makeQwen35ModelSpec,
@@ -11,22 +11,14 @@ import {
   type LlamaModelParams,
   type Qwen35ModelParams,
 } from '../../tools/models/synthetic.js';
-import { infoOfSpec } from '../fixtures/gguf-info.js';
+import { infoOfSpec, TARGET_INFO, targetPlan } from '../fixtures/gguf-info.js';
 
-const target = infoOfSpec(makeLlamaModelSpec(SYNTHETIC_MODELS['target.gguf'].params));
+const target = TARGET_INFO;
 const hybrid = infoOfSpec(makeQwen35ModelSpec(SYNTHETIC_MODELS['hybrid-mtp.gguf'].params as Qwen35ModelParams));
 const bytesOf = (info: typeof target, pred: (name: string) => boolean) =>
   info.tensors.filter((t) => pred(t.name)).reduce((n, t) => n + t.byteSize, 0);
 
-const plan = (over: Partial<MemoryPlan> = {}): MemoryPlan => ({
-  target,
-  contextSize: 2048,
-  batchSize: 512,
-  gpuLayers: -1,
-  s: 0,
-  flashAttn: true,
-  ...over,
-});
+const plan = targetPlan;
 
 describe('memory estimate', () => {
   test('all layers: every weight but the token embedding, F16 KV per attention block', () => {

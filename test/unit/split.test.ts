@@ -12,25 +12,16 @@ import {
   GIB,
   hasExpertTensors,
   layerDevices,
-  type MemoryPlan,
   type SplitDevice,
 } from '../../app/engine/memory-estimate.js';
 import { parseEndpoint, parseEndpointList, RpcEndpointError } from '../../app/engine/rpc.js';
 import { parseTensorSplit, planDevices, SplitError, type RemoteDevice } from '../../app/engine/split.js';
 import { makeQwen3MoeSpec, MOE_MODELS } from '../../tools/models/synthetic-moe.js';
 import { makeLlamaModelSpec, SYNTHETIC_MODELS } from '../../tools/models/synthetic.js';
-import { infoOfSpec } from '../fixtures/gguf-info.js';
+import { infoOfSpec, TARGET_INFO, targetPlan } from '../fixtures/gguf-info.js';
 
-const target = infoOfSpec(makeLlamaModelSpec(SYNTHETIC_MODELS['target.gguf'].params));
-const plan = (over: Partial<MemoryPlan> = {}): MemoryPlan => ({
-  target,
-  contextSize: 2048,
-  batchSize: 512,
-  gpuLayers: -1,
-  s: 0,
-  flashAttn: true,
-  ...over,
-});
+const target = TARGET_INFO;
+const plan = targetPlan;
 const dev = (name: string, freeBytes = 8 * GIB, over: Partial<SplitDevice> = {}): SplitDevice => ({
   name,
   description: `${name} desc`,
