@@ -122,7 +122,8 @@ describe('the chat report', () => {
     assert.equal(r.profiles.find((p) => p.name === 'Peak')!.speedup!.steadyDecode.pairs, 0);
   });
 
-  test('a reply whose tokens differ from its control does not match', async () => {
+  /** The chat with its replaced Balanced reply (the A/B's speculative side) written again from these tokens. */
+  const withReplaced = async (ids: number[], status?: 'stopped') => {
     const other = structuredClone(chat);
     other.superseded![0]!.message = await reply({
       id: 's1',
@@ -130,23 +131,19 @@ describe('the chat report', () => {
       strategy: 'draft-model',
       k: 7,
       s: null,
-      ids: [5, 9, 12, 7, 3, 3, 8, 1, 4, 6, 2, 11, 10, 99],
+      ids,
+      ...(status ? { status } : {}),
     });
+    return other;
+  };
+
+  test('a reply whose tokens differ from its control does not match', async () => {
+    const other = await withReplaced([5, 9, 12, 7, 3, 3, 8, 1, 4, 6, 2, 11, 10, 99]);
     assert.equal(report(other).requests[0]!.matchesControl, false);
   });
 
   test('a reply the user stopped is cut short: it pairs with no control', async () => {
-    const other = structuredClone(chat);
-    other.superseded![0]!.message = await reply({
-      id: 's1',
-      profile: { id: 'balanced', name: 'Balanced' },
-      strategy: 'draft-model',
-      k: 7,
-      s: null,
-      ids: [5, 9, 12],
-      status: 'stopped',
-    });
-    const stopped = report(other);
+    const stopped = report(await withReplaced([5, 9, 12], 'stopped'));
     assert.deepEqual(
       stopped.requests.slice(0, 2).map((q) => [q.task, q.profile, q.matchesControl]),
       [
