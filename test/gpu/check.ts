@@ -92,10 +92,10 @@ function skip(name: string, why: string): void {
   steps.push({ name, status: 'SKIPPED', seconds: 0, detail: why });
 }
 
-let runNo = 0;
-function generate(model: string, on: string, prompt: string, maxTokens: number, extra: string[]): GenerationResult {
-  const argv = [
-    'generate',
+/** The argv every run here shares: `power <command> --json` on one device, a raw prompt, one model. */
+function runArgv(command: 'generate' | 'audit', on: string, model: string, prompt: string, maxTokens: number, extra: string[]): string[] {
+  return [
+    command,
     '--json',
     '--device',
     on,
@@ -109,41 +109,71 @@ function generate(model: string, on: string, prompt: string, maxTokens: number, 
     model,
     ...extra,
   ];
+}
+
+let runNo = 0;
+/**
+ * Runs power and keeps what it did as runs/NNN<suffix>.json; `result`: its JSON output when it
+ * exited with one of `resultCodes` (else null); `stderrTail`: how much of stderr the record keeps.
+ */
+function recordedRun(argv: string[], suffix: string, resultCodes: readonly number[] = [0], stderrTail?: number) {
   const r = power(argv);
-  const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}.json`);
-  writeFileSync(
-    file,
-    JSON.stringify({ argv, code: r.code, stderr: r.stderr, result: r.code === 0 ? JSON.parse(r.stdout) : null }, null, 2),
-  );
+  const result: unknown = r.code !== null && resultCodes.includes(r.code) ? JSON.parse(r.stdout) : null;
+  const stderr = stderrTail === undefined ? r.stderr : r.stderr.slice(-stderrTail);
+  const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}${suffix}.json`);
+  writeFileSync(file, JSON.stringify({ argv, code: r.code, stderr, result }, null, 2));
+  return { ...r, result };
+}
+
+function generate(model: string, on: string, prompt: string, maxTokens: number, extra: string[]): GenerationResult {
+  const argv = runArgv('generate', on, model, prompt, maxTokens, extra);
+  const r = recordedRun(argv, '');
   if (r.code !== 0) throw new Error(`power ${argv.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
-  return GenerationResult.parse(JSON.parse(r.stdout));
+  return GenerationResult.parse(r.result);
 }
 
 /** A CUDA run with llama.cpp's log (--verbose): the result and the log. */
 function generateWithLog(model: string, prompt: string, maxTokens: number, extra: string[]): { result: GenerationResult; log: string } {
-  const argv = [
-    'generate',
-    '--json',
-    '--device',
-    'cuda',
-    ...(threads ? ['--threads', threads] : []),
-    '--raw',
-    '--prompt',
-    prompt,
-    '--max-tokens',
-    String(maxTokens),
-    '--model',
-    model,
-    ...extra,
-  ];
-  const r = power(argv);
-  const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-split.json`);
-  writeFileSync(
-    file,
-    JSON.stringify({ argv, code: r.code, stderr: r.stderr.slice(-20000), result: r.code === 0 ? JSON.parse(r.stdout) : null }, null, 2),
-  );
+  const argv = runArgv('generate', 'cuda', model, prompt, maxTokens, extra);
+  const r = recordedRun(argv, '-split', [0], 20000);
   if (r.code !== 0) throw new Error(`power ${argv.join(' ')} exited ${r.code}: ${r.stderr.trim().split('\n')[0]}`);
-  return { result: GenerationResult.parse(JSON.parse(r.stdout)), log: r.stderr };
+  return { result: GenerationResult.parse(r.result), log: r.stderr };
+}
+
+/**
+ * One `power audit` run as a row of the audit table: exit 0 (identical) and 1 (a divergence)
+ * carry a result; any other exit is an audit that could not run, its error in the row.
+ */
+function auditRow(row: Pick<AuditRow, 'type' | 'k' | 'prompt'>, argv: string[], suffix: string): AuditRow {
+  const r = recordedRun(argv, suffix, [0, 1]);
+  if (r.result === null) {
+    return {
+      ...row,
+      identical: null,
+      index: null,
+      margin: null,
+      diff: null,
+      explained: null,
+      flavour: '-',
+      error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}`,
+    };
+  }
+  const a = r.result as {
+    identical: boolean;
+    flavour: string;
+    firstDivergence: null | { index: number; controlMargin: number; rowMaxAbsDiff: number; explained: boolean };
+  };
+  const d = a.firstDivergence;
+  return {
+    ...row,
+    identical: a.identical,
+    index: d?.index ?? null,
+    margin: d?.controlMargin ?? null,
+    diff: d?.rowMaxAbsDiff ?? null,
+    explained: d ? d.explained : null,
+    flavour: a.flavour,
+    error: null,
+  };
 }
 
 /** What llama.cpp allocated on each device: its "CUDA0 model buffer size = 12.34 MiB" lines (model, KV, compute; a row split's "CUDA_Split"). */
@@ -256,69 +286,9 @@ await step(`audit on ${device} (F16, Q8_0, Q4_0 × K 1, 4, 7; ${auditTokens} tok
     const pair = auditPair(type);
     for (const k of [1, 4, 7]) {
       for (const [p, prompt] of PROMPTS.slice(0, 1).entries()) {
-        const argv = [
-          'audit',
-          '--json',
-          '--device',
-          device,
-          ...(threads ? ['--threads', threads] : []),
-          '--raw',
-          '--prompt',
-          prompt,
-          '--max-tokens',
-          String(auditTokens),
-          '--model',
-          models[pair.target],
-          '--draft',
-          models[pair.draft],
-          '--strategy',
-          'draft-model',
-          '--k',
-          String(k),
-        ];
-        const r = power(argv);
-        const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-audit.json`);
-        writeFileSync(
-          file,
-          JSON.stringify(
-            { argv, code: r.code, stderr: r.stderr, result: r.code === 0 || r.code === 1 ? JSON.parse(r.stdout) : null },
-            null,
-            2,
-          ),
-        );
-        if (r.code !== 0 && r.code !== 1) {
-          audits.push({
-            type,
-            k,
-            prompt: p + 1,
-            identical: null,
-            index: null,
-            margin: null,
-            diff: null,
-            explained: null,
-            flavour: '-',
-            error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}`,
-          });
-          continue;
-        }
-        const a = JSON.parse(r.stdout) as {
-          identical: boolean;
-          flavour: string;
-          firstDivergence: null | { index: number; controlMargin: number; rowMaxAbsDiff: number; explained: boolean };
-        };
-        const d = a.firstDivergence;
-        audits.push({
-          type,
-          k,
-          prompt: p + 1,
-          identical: a.identical,
-          index: d?.index ?? null,
-          margin: d?.controlMargin ?? null,
-          diff: d?.rowMaxAbsDiff ?? null,
-          explained: d ? d.explained : null,
-          flavour: a.flavour,
-          error: null,
-        });
+        const extra = ['--draft', models[pair.draft], '--strategy', 'draft-model', '--k', String(k)];
+        const argv = runArgv('audit', device, models[pair.target], prompt, auditTokens, extra);
+        audits.push(auditRow({ type, k, prompt: p + 1 }, argv, '-audit'));
       }
     }
   }
@@ -344,69 +314,10 @@ await step(`audit past 256/512/1024 positions on ${device} (Flash Attention on a
   ];
   for (const fa of ['on', 'off']) {
     for (const c of crossings) {
-      const argv = [
-        'audit',
-        '--json',
-        '--device',
-        device,
-        ...(threads ? ['--threads', threads] : []),
-        '--raw',
-        '--prompt',
-        PROMPTS[0]!,
-        '--max-tokens',
-        String(crossingTokens),
-        '--ctx',
-        '2048',
-        '--flash-attn',
-        fa,
-        '--model',
-        models[c.model],
-        ...c.extra,
-      ];
-      const r = power(argv);
-      const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}-audit-crossing.json`);
-      writeFileSync(
-        file,
-        JSON.stringify(
-          { argv, code: r.code, stderr: r.stderr, result: r.code === 0 || r.code === 1 ? JSON.parse(r.stdout) : null },
-          null,
-          2,
-        ),
-      );
+      const extra = ['--ctx', '2048', '--flash-attn', fa, ...c.extra];
+      const argv = runArgv('audit', device, models[c.model], PROMPTS[0]!, crossingTokens, extra);
       const type = `${c.label}, FA ${fa}, ${crossingTokens} tok`;
-      if (r.code !== 0 && r.code !== 1) {
-        crossingRows.push({
-          type,
-          k: 0,
-          prompt: 1,
-          identical: null,
-          index: null,
-          margin: null,
-          diff: null,
-          explained: null,
-          flavour: '-',
-          error: r.stderr.trim().split('\n')[0] ?? `exit ${r.code}`,
-        });
-        continue;
-      }
-      const a = JSON.parse(r.stdout) as {
-        identical: boolean;
-        flavour: string;
-        firstDivergence: null | { index: number; controlMargin: number; rowMaxAbsDiff: number; explained: boolean };
-      };
-      const d = a.firstDivergence;
-      crossingRows.push({
-        type,
-        k: 0,
-        prompt: 1,
-        identical: a.identical,
-        index: d?.index ?? null,
-        margin: d?.controlMargin ?? null,
-        diff: d?.rowMaxAbsDiff ?? null,
-        explained: d ? d.explained : null,
-        flavour: a.flavour,
-        error: null,
-      });
+      crossingRows.push(auditRow({ type, k: 0, prompt: 1 }, argv, '-audit-crossing'));
     }
   }
   audits.push(...crossingRows);
