@@ -7,24 +7,17 @@
 //   node --import tsx bench/flash-attn.ts [--reps N] [--positions 256,1024,4096] [--decode N] [--write]
 //
 // --write appends the table to bench/RESULTS-cpu.md. Needs the built addon and dist/ (npm ci).
-import { parseArgs } from 'node:util';
 
 import { readBuildInfo } from '../app/engine/build-info.js';
 import { LONG_MODELS, makeModelFiles } from '../tools/models/synthetic.js';
 import { BENCH_MODELS_CACHE } from '../app/paths.js';
+import { benchOptions } from './lib/args.js';
 import { isoSeconds, machineLine } from './lib/machine.js';
 import { appendSection, FLASH_ATTN_HEADING, RESULTS_CPU_MD } from './lib/results.js';
 import { failer, powerSync, requireDist } from './lib/run.js';
 import { medianOf, medianRatio } from './lib/stats.js';
 
-const { values } = parseArgs({
-  options: {
-    reps: { type: 'string', default: '3' },
-    positions: { type: 'string', default: '256,1024,4096' },
-    decode: { type: 'string', default: '64' },
-    write: { type: 'boolean', default: false },
-  },
-});
+const values = benchOptions({ reps: '3', positions: '256,1024,4096', decode: '64' }, ['write']);
 const reps = Number(values.reps);
 const positions = values.positions.split(',').map(Number);
 const decodeTokens = Number(values.decode);

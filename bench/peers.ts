@@ -12,10 +12,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 
 import type { Report, RequestRecord } from '../app/contract/report/schema.js';
 import type { GenerationResult } from '../app/contract/generation-result.js';
@@ -23,20 +21,21 @@ import { EngineClient } from '../app/engine/client.js';
 import { MODELS_CACHE, ROOT } from '../app/paths.js';
 import { BENCH_MODELS, makeModelFiles, makeModels } from '../tools/models/synthetic.js';
 import type { NlcJob, NlcResult } from './peers-nlc.js';
+import { benchOptions } from './lib/args.js';
 import { fixed, percent, times } from './lib/format.js';
 import {
   buildLlamaTools,
-  compileAgainstPrebuilt,
+  compileSpeculativeSimple,
   ensureLlamaSource,
   LLAMA_SRC,
   parseSpeculativeSimple,
-  SPECULATIVE_SIMPLE_SRC,
   speculativeSimpleArgs,
 } from './lib/llama.js';
 import { load1, machineLine } from './lib/machine.js';
 import { PROMPTS as ALL_PROMPTS } from './lib/prompts.js';
 import { benchCommand, RESULTS_MD, writeBetweenMarkers } from './lib/results.js';
 import { failer, POWER_BIN, requireDist, run, type RunResult } from './lib/run.js';
+import { freePort, waitHealthy } from './lib/server.js';
 import { medianOf, medianRatio } from './lib/stats.js';
 
 // Power and the llama.cpp peers on the same llama.cpp build: the prebuilt libraries, which carry
@@ -48,23 +47,10 @@ const BEGIN = '<!-- peers.ts: begin -->';
 const END = '<!-- peers.ts: end -->';
 const PROMPTS = ALL_PROMPTS.slice(0, 6);
 
-const { values: opt } = parseArgs({
-  options: {
-    out: { type: 'string', default: '.cache/peers' },
-    tokens: { type: 'string', default: '128' },
-    prompts: { type: 'string', default: '4' },
-    threads: { type: 'string', default: '2' },
-    k: { type: 'string', default: '4' },
-    write: { type: 'boolean', default: false },
-    'no-server': { type: 'boolean', default: false },
-    'no-speculative-simple': { type: 'boolean', default: false },
-    'no-nlc': { type: 'boolean', default: false },
-    'build-server': { type: 'boolean', default: false },
-    models: { type: 'string', default: 'bench' },
-    'run-timeout': { type: 'string', default: '180' },
-    help: { type: 'boolean', default: false },
-  },
-});
+const opt = benchOptions(
+  { out: '.cache/peers', tokens: '128', prompts: '4', threads: '2', k: '4', models: 'bench', 'run-timeout': '180' },
+  ['write', 'no-server', 'no-speculative-simple', 'no-nlc', 'build-server', 'help'],
+);
 if (opt.help) {
   console.log(`${benchCommand('peers')} [--out DIR] [--tokens N] [--prompts N] [--threads N] [--k K] [--write]
 ${' '.repeat(benchCommand('peers').length + 1)}[--no-server] [--no-speculative-simple] [--no-nlc] [--build-server]
@@ -86,6 +72,8 @@ const NPROMPTS = Math.min(PROMPTS.length, Math.max(1, Number(opt.prompts)));
 const LLAMA_BUILD = join(OUT, 'llama-build');
 const SMALL = opt.models === 'small';
 const RUN_TIMEOUT_MS = Number(opt['run-timeout']) * 1000;
+/** The run settings `power generate` (the reference outputs) and `power bench` (the measure) share: the same reply on the same engine. */
+const POWER_RUN = ['--max-tokens', String(TOKENS), '--ctx', String(CTX), '--threads', String(THREADS), '--device', 'cpu'];
 
 const fail: (message: string) => never = failer('peers');
 
@@ -141,14 +129,7 @@ async function powerReference(m: Pair, prompts: readonly number[][]): Promise<Re
       m.target,
       '--prompt-tokens',
       p.join(','),
-      '--max-tokens',
-      String(TOKENS),
-      '--ctx',
-      String(CTX),
-      '--threads',
-      String(THREADS),
-      '--device',
-      'cpu',
+      ...POWER_RUN,
       '--json',
     ]);
     if (r.code !== 0) fail(`power generate failed: ${r.stderr.trim()}`);
@@ -192,14 +173,7 @@ async function powerBench(m: Pair, texts: readonly string[]): Promise<{ ar: Powe
     '--tasks',
     tasks,
     '--raw',
-    '--max-tokens',
-    String(TOKENS),
-    '--ctx',
-    String(CTX),
-    '--threads',
-    String(THREADS),
-    '--device',
-    'cpu',
+    ...POWER_RUN,
     '--out',
     dir,
     '--formats',
@@ -246,9 +220,8 @@ interface Tool {
 function speculativeSimple(): Tool {
   const cmakeExe = join(LLAMA_BUILD, 'bin/llama-speculative-simple');
   if (existsSync(cmakeExe)) return { exe: cmakeExe, cwd: ROOT, build: 'cmake, from the bundle, GGML_NATIVE=ON' };
-  ensureLlamaSource('CMakeLists.txt', fail);
   const exe = join(OUT, 'bin/llama-speculative-simple');
-  compileAgainstPrebuilt({ sources: [SPECULATIVE_SIMPLE_SRC], exe, libDir: ADDON_DIR, rpath: 'absolute' }, fail);
+  compileSpeculativeSimple({ exe, libDir: ADDON_DIR, rpath: 'absolute' }, fail);
   // ggml finds its CPU backend variants next to the libraries: run from their folder
   return { exe, cwd: ADDON_DIR, build: "the example's source compiled against Power's prebuilt libraries (same release)" };
 }
@@ -266,17 +239,6 @@ async function runSpeculativeSimple(
   const s = parseSpeculativeSimple(r.stderr);
   if (!s) fail(`could not read llama-speculative-simple's summary:\n${r.stderr.slice(-1500)}`);
   return { decode: s.decode, acceptance: s.drafted ? (s.accepted ?? NaN) / s.drafted : null, text: r.stdout };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => done(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 interface ServerRow {
@@ -316,17 +278,7 @@ async function runServer(
   child.stderr.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-4000)));
   const base = `http://127.0.0.1:${port}`;
   try {
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      if (child.exitCode !== null) fail(`llama-server exited (${child.exitCode}): ${log.slice(-800)}`);
-      const ok = await fetch(`${base}/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      if (Date.now() > deadline) fail(`llama-server did not come up: ${log.slice(-800)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await waitHealthy(child, base, { log: () => log, what: 'llama-server', timeoutMs: 120_000, fail });
     const out: ServerRow[] = [];
     for (const p of prompts) {
       const res = await fetch(`${base}/completion`, {

@@ -15,7 +15,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 
 import { SAMPLING_DEFAULTS } from '../app/contract/engine-types.js';
 import { median, steadyDecodeTokensPerSecond } from '../app/contract/report/stats.js';
@@ -24,20 +23,12 @@ import { readBuildInfo } from '../app/engine/build-info.js';
 import { EngineClient } from '../app/engine/client.js';
 import { runRequest } from '../app/service/request.js';
 import { ROOT } from '../app/paths.js';
-import { positiveIntegers } from './lib/args.js';
+import { benchOptions, positiveIntegers } from './lib/args.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';
 import { run } from './lib/run.js';
 
-const { values } = parseArgs({
-  options: {
-    tokens: { type: 'string', default: '64' },
-    k: { type: 'string', default: '7' },
-    threads: { type: 'string', default: '2' },
-    part: { type: 'string', default: 'all' },
-    write: { type: 'boolean', default: false },
-  },
-});
+const values = benchOptions({ tokens: '64', k: '7', threads: '2', part: 'all' }, ['write']);
 if (!['all', 'ngram', 'ar'].includes(values.part)) throw new Error('--part must be all, ngram or ar');
 const { tokens, k, threads } = positiveIntegers(values, ['tokens', 'k', 'threads']);
 

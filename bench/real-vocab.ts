@@ -12,7 +12,6 @@
 //
 // --write replaces the benchmark section of bench/RESULTS-real.md. Needs the built addon
 // (build/addon-cpu); the engine is driven directly (EngineClient, runRequest).
-import { parseArgs } from 'node:util';
 
 import { median, steadyDecodeTokensPerSecond } from '../app/contract/report/stats.js';
 import type { RoundRecord, SamplingOptions } from '../app/contract/engine-types.js';
@@ -26,18 +25,10 @@ import { fixed, percent, times } from './lib/format.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { PROMPTS } from './lib/prompts.js';
 import { benchCommand, writeTail } from './lib/results.js';
-import { positiveIntegers } from './lib/args.js';
+import { benchOptions, positiveIntegers } from './lib/args.js';
 import { medianOf, medianRatio } from './lib/stats.js';
 
-const { values } = parseArgs({
-  options: {
-    reps: { type: 'string', default: '3' },
-    tokens: { type: 'string', default: '256' },
-    prompts: { type: 'string', default: '2' },
-    threads: { type: 'string', default: '1' },
-    write: { type: 'boolean', default: false },
-  },
-});
+const values = benchOptions({ reps: '3', tokens: '256', prompts: '2', threads: '1' }, ['write']);
 const { reps, tokens, prompts: promptCount, threads } = positiveIntegers(values, ['reps', 'tokens', 'prompts', 'threads']);
 
 const RESULTS_REAL_MD = `${ROOT}/bench/RESULTS-real.md`;

@@ -25,7 +25,6 @@
 import { spawn } from 'node:child_process';
 import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 
 import { WebSocket } from 'ws';
 
@@ -33,21 +32,14 @@ import { powerApi } from '../app/contract/api/index.js';
 import { createApiClient } from '../app/contract/transport/ws-client.js';
 import { BENCH_MODELS_CACHE, MODELS_CACHE, ROOT } from '../app/paths.js';
 import { LONG_MODELS, makeModelFiles, type ModelParams } from '../tools/models/synthetic.js';
+import { benchOptions } from './lib/args.js';
 import { cpuSeconds } from './lib/cpu-time.js';
 import { isoSeconds } from './lib/machine.js';
 import { appendSection, RESULTS_CPU_MD, SERVE_STREAM_HEADING } from './lib/results.js';
 import { failer, POWER_BIN, powerSync, requireDist } from './lib/run.js';
 import { medianOf, medianRatio } from './lib/stats.js';
 
-const { values } = parseArgs({
-  options: {
-    tokens: { type: 'string', default: '4000' },
-    reps: { type: 'string', default: '3' },
-    model: { type: 'string', default: 'target.gguf' },
-    windows: { type: 'string', default: 'rounds' },
-    write: { type: 'boolean', default: false },
-  },
-});
+const values = benchOptions({ tokens: '4000', reps: '3', model: 'target.gguf', windows: 'rounds' }, ['write']);
 const tokens = Number(values.tokens);
 const reps = Number(values.reps);
 const CONTEXT = tokens + 256;

@@ -20,7 +20,6 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { cpus, getPriority, setPriority } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 
 import type { SamplingOptions } from '../app/contract/engine-types.js';
 import type { Tokens } from '../app/engine/protocol.js';
@@ -31,16 +30,10 @@ import { runRequest } from '../app/service/request.js';
 import { ROOT } from '../app/paths.js';
 import { writeGguf } from '../tools/gguf/writer.js';
 import { BENCH_MODELS, GENERATOR_VERSION, makeModelSpec, specHash } from '../tools/models/synthetic.js';
+import { benchOptions } from './lib/args.js';
 import { childPid, mainThreadCpuMs } from './lib/cpu-time.js';
 import { fixed, percent, times } from './lib/format.js';
-import {
-  compileAgainstPrebuilt,
-  ensureLlamaSource,
-  LLAMA_SRC,
-  parseSpeculativeSimple,
-  SPECULATIVE_SIMPLE_SRC,
-  speculativeSimpleArgs,
-} from './lib/llama.js';
+import { compileAgainstPrebuilt, compileSpeculativeSimple, LLAMA_SRC, parseSpeculativeSimple, speculativeSimpleArgs } from './lib/llama.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { PROMPTS } from './lib/prompts.js';
 import { benchCommand, FLASH_ATTN_HEADING, RESULTS_CPU_MD, SERVE_STREAM_HEADING, writeHead } from './lib/results.js';
@@ -195,8 +188,7 @@ async function ensureModels(outDir: string, types: readonly ModelType[], force: 
  * common_* symbol the example uses). Rebuilt when the source or the libraries are newer.
  */
 function ensureLlamaSpeculative(): void {
-  ensureLlamaSource(relative(LLAMA_SRC, SPECULATIVE_SIMPLE_SRC), fail, (line) => console.log(`  ${line}`));
-  const builtMs = compileAgainstPrebuilt({ sources: [SPECULATIVE_SIMPLE_SRC], exe: LLAMA_EXE, libDir: ADDON_DIR }, fail);
+  const builtMs = compileSpeculativeSimple({ exe: LLAMA_EXE, libDir: ADDON_DIR, log: (line) => console.log(`  ${line}`) }, fail);
   if (builtMs === null) console.log(`  up to date ${relative(ROOT, LLAMA_EXE)}`);
   else
     console.log(
@@ -556,23 +548,10 @@ type Entry = { type: ModelType; prompt: number; key: string; load: number; match
 );
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      out: { type: 'string', default: '.cache/bench' },
-      tokens: { type: 'string', default: '128' },
-      prompts: { type: 'string', default: '4' },
-      types: { type: 'string', default: TYPES.join(',') },
-      k: { type: 'string', default: '4' },
-      threads: { type: 'string', default: '1,2' },
-      write: { type: 'boolean', default: false },
-      'no-llama': { type: 'boolean', default: false },
-      'no-profile': { type: 'boolean', default: false },
-      'force-models': { type: 'boolean', default: false },
-      'no-priority': { type: 'boolean', default: false },
-      reps: { type: 'string', default: '1' },
-      help: { type: 'boolean', default: false },
-    },
-  });
+  const values = benchOptions(
+    { out: '.cache/bench', tokens: '128', prompts: '4', types: TYPES.join(','), k: '4', threads: '1,2', reps: '1' },
+    ['write', 'no-llama', 'no-profile', 'force-models', 'no-priority', 'help'],
+  );
   if (values.help) {
     console.log(USAGE);
     return;

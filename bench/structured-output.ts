@@ -11,7 +11,6 @@
 // --write replaces its section of bench/RESULTS-real.md. Needs the built addon (build/addon-cpu).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 
 import { SAMPLING_DEFAULTS, type SamplingOptions } from '../app/contract/engine-types.js';
 import { steadyDecodeTokensPerSecond } from '../app/contract/report/stats.js';
@@ -21,18 +20,11 @@ import { EngineClient } from '../app/engine/client.js';
 import { ROOT } from '../app/paths.js';
 import { runRequest, type RequestOutcome } from '../app/service/request.js';
 import { writeEarlyExitDraft } from '../tools/models/early-exit-draft.js';
-import { positiveIntegers } from './lib/args.js';
+import { benchOptions, positiveIntegers } from './lib/args.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';
 
-const { values } = parseArgs({
-  options: {
-    tokens: { type: 'string', default: '128' },
-    k: { type: 'string', default: '4' },
-    threads: { type: 'string', default: '2' },
-    write: { type: 'boolean', default: false },
-  },
-});
+const values = benchOptions({ tokens: '128', k: '4', threads: '2' }, ['write']);
 const { tokens, k, threads } = positiveIntegers(values, ['tokens', 'k', 'threads']);
 
 const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');

@@ -19,29 +19,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 
 import { ROOT } from '../app/paths.js';
-import { positiveIntegers } from './lib/args.js';
+import { benchOptions, positiveIntegers } from './lib/args.js';
 import { buildLlamaTools, ensureLlamaSource, LLAMA_STOCK_SRC } from './lib/llama.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/results.js';
 import { failer, POWER_BIN, requireDist } from './lib/run.js';
+import { freePort, waitHealthy } from './lib/server.js';
 import { medianOf } from './lib/stats.js';
 import { PROMPT_KINDS } from './lib/text-prompts.js';
 
-const { values } = parseArgs({
-  options: {
-    tokens: { type: 'string', default: '256' },
-    rounds: { type: 'string', default: '2' },
-    threads: { type: 'string', default: '2' },
-    k: { type: 'string', default: '4' },
-    write: { type: 'boolean', default: false },
-  },
-});
+const values = benchOptions({ tokens: '256', rounds: '2', threads: '2', k: '4' }, ['write']);
 const fail: (message: string) => never = failer('vs-llama-server');
 const { tokens: TOKENS, rounds: ROUNDS, threads: THREADS, k: K } = positiveIntegers(values, ['tokens', 'rounds', 'threads', 'k'], fail);
 requireDist(fail);
@@ -91,17 +82,6 @@ interface Server {
   child: ChildProcess;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => done(port));
-    });
-    s.on('error', reject);
-  });
-}
-
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise((r) => child.once('exit', r));
@@ -109,26 +89,6 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await gone;
   clearTimeout(timer);
-}
-
-async function waitHealthy(
-  child: ChildProcess,
-  base: string,
-  headers: Record<string, string>,
-  log: () => string,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null) fail(`${what} exited (${child.exitCode}): ${log().slice(-800)}`);
-    const ok = await fetch(`${base}/health`, { headers }).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    if (Date.now() > deadline) fail(`${what} did not come up: ${log().slice(-800)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** llama-server with the model and a configuration's flags; no prompt cache, one slot. */
@@ -140,7 +100,7 @@ async function startLlamaServer(exe: string, flags: readonly string[]): Promise<
   let log = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-8000)));
   const base = `http://127.0.0.1:${port}`;
-  await waitHealthy(child, base, {}, () => log, 'llama-server');
+  await waitHealthy(child, base, { log: () => log, what: 'llama-server', timeoutMs: 180_000, fail });
   return { base, headers: {}, model: 'gemma', child };
 }
 
@@ -159,7 +119,7 @@ async function startPower(): Promise<Server> {
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-8000)));
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${token}` };
-  await waitHealthy(child, base, headers, () => log, 'power serve');
+  await waitHealthy(child, base, { headers, log: () => log, what: 'power serve', timeoutMs: 180_000, fail });
   const list = (await (await fetch(`${base}/v1/models`, { headers })).json()) as { data: { id: string }[] };
   const model = list.data.find((m) => m.id.includes('gemma'))?.id;
   if (!model) fail(`power serve lists no gemma model: ${JSON.stringify(list)}`);

@@ -120,7 +120,20 @@ export function compileAgainstPrebuilt(tool: PrebuiltTool, fail: (message: strin
 }
 
 /** The source of llama.cpp's llama-speculative-simple example. */
-export const SPECULATIVE_SIMPLE_SRC = join(LLAMA_SRC, 'examples', 'speculative-simple', 'speculative-simple.cpp');
+const SPECULATIVE_SIMPLE_SRC = join(LLAMA_SRC, 'examples', 'speculative-simple', 'speculative-simple.cpp');
+
+/**
+ * llama-speculative-simple compiled into `o.exe` against the prebuilt libraries in `o.libDir`
+ * (compileAgainstPrebuilt), its source cloned from the bundle first when missing. Returns the
+ * build time in ms, or null when it was up to date.
+ */
+export function compileSpeculativeSimple(
+  o: Omit<PrebuiltTool, 'sources'> & { log?: (line: string) => void },
+  fail: (message: string) => never,
+): number | null {
+  ensureLlamaSource(relative(LLAMA_SRC, SPECULATIVE_SIMPLE_SRC), fail, o.log);
+  return compileAgainstPrebuilt({ ...o, sources: [SPECULATIVE_SIMPLE_SRC] }, fail);
+}
 
 /** llama-speculative-simple's arguments: greedy, the draft-simple speculator at `k`, both models on `threads`. */
 export function speculativeSimpleArgs(o: {
