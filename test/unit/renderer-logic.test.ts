@@ -15,6 +15,7 @@ import { ENVIRONMENT, sampleChat } from '../fixtures/chats.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM } from '../../renderer/src/logic/sampling.js';
 import { applyLiveEvents } from '../../renderer/src/store/chats.js';
 import { parseGpuLayers } from '../../renderer/src/store/library.js';
+import type { LiveEvent } from '../../renderer/src/store/types.js';
 import type { ApiRound, AssistantMessage, ReplyStats, Strategies } from '../../renderer/src/api-types.js';
 import { ChatSampling } from '../../app/contract/api/chats.js';
 
@@ -260,24 +261,20 @@ describe('JSON replies', () => {
 
 describe('live replies', () => {
   const streamed = (r: ApiRound, ids: number[], texts: string[], origins: ApiRound['origins']) => ({ ...r, tokenIds: ids, texts, origins });
+  /** One live event of message m in chat c: the rounds it streams, the text they add, the stats so far. */
+  const event = (rounds: LiveEvent['rounds'], text: string, accepted: number): LiveEvent => ({
+    chatId: 'c',
+    messageId: 'm',
+    rounds,
+    text,
+    stats: stats({ accepted }),
+  });
   test('one frame of batches appends tokens and rounds in order and keeps the latest stats', () => {
     const before = {};
     const after = applyLiveEvents(before, [
-      {
-        chatId: 'c',
-        messageId: 'm',
-        rounds: [streamed(round(1, 1000, 1), [1], ['He'], ['target'])],
-        text: 'He',
-        stats: stats({ accepted: 0 }),
-      },
-      { chatId: 'c', messageId: 'm', rounds: [], text: '', stats: stats({ accepted: 0 }) },
-      {
-        chatId: 'c',
-        messageId: 'm',
-        rounds: [streamed(round(2, 2000, 1), [2], ['llo'], ['accepted'])],
-        text: 'llo',
-        stats: stats({ accepted: 1 }),
-      },
+      event([streamed(round(1, 1000, 1), [1], ['He'], ['target'])], 'He', 0),
+      event([], '', 0),
+      event([streamed(round(2, 2000, 1), [2], ['llo'], ['accepted'])], 'llo', 1),
     ]);
     assert.deepEqual(before, {}, 'the previous state is not mutated');
     const reply = after['m']!;
@@ -296,18 +293,10 @@ describe('live replies', () => {
     assert.equal(reply.rounds.length, 2);
     assert.equal('texts' in reply.rounds[0]!, false, 'rounds are stored without their texts (the tokens hold them)');
     assert.equal(reply.stats!.accepted, 1);
-    const next = applyLiveEvents(after, [
-      {
-        chatId: 'c',
-        messageId: 'm',
-        rounds: [streamed(round(3, 3000, 1), [3], ['!'], ['bonus'])],
-        text: '!',
-        stats: stats({ accepted: 1 }),
-      },
-    ]);
+    const next = applyLiveEvents(after, [event([streamed(round(3, 3000, 1), [3], ['!'], ['bonus'])], '!', 1)]);
     assert.equal(after['m']!.tokens.length, 2, 'earlier snapshots stay as they were');
     assert.equal(next['m']!.tokens.length, 3);
-    const tail = applyLiveEvents(next, [{ chatId: 'c', messageId: 'm', rounds: [], text: '\uFFFD', stats: stats({ accepted: 1 }) }]);
+    const tail = applyLiveEvents(next, [event([], '\uFFFD', 1)]);
     assert.equal(tail['m']!.tokens.at(-1)!.text, '!\uFFFD', 'the tail of an unfinished character joins the last token');
   });
   test('decode rate per round is tokens over the time since the previous round', () => {
