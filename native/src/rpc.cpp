@@ -34,6 +34,15 @@ template <typename F> F rpc_proc(const char * name) {
 const char * NO_RPC = "this flavour's llama.cpp has no RPC backend (the from-source builds enable GGML_RPC: "
                       "npm run build:native -- --flavour cpu)";
 
+// rpc_proc for an entry point that cannot work without it: a flavour with no RPC backend is a JS error
+template <typename F> F required_rpc_proc(Napi::Env env, const char * name) {
+    F proc = rpc_proc<F>(name);
+    if (!proc) {
+        throw Napi::Error::New(env, NO_RPC);
+    }
+    return proc;
+}
+
 struct memory_figures {
     size_t free_bytes  = 0;
     size_t total_bytes = 0;
@@ -67,10 +76,7 @@ Napi::Value add_rpc_server(const Napi::CallbackInfo & info) {
     if (info.Length() < 1 || !info[0].IsString()) {
         throw Napi::TypeError::New(env, "addRpcServer(endpoint): endpoint must be a string 'host:port'");
     }
-    auto add = rpc_proc<add_server_fn>("ggml_backend_rpc_add_server");
-    if (!add) {
-        throw Napi::Error::New(env, NO_RPC);
-    }
+    auto add         = required_rpc_proc<add_server_fn>(env, "ggml_backend_rpc_add_server");
     auto server      = std::make_shared<added_server>();
     server->endpoint = info[0].As<Napi::String>().Utf8Value();
     if (server->endpoint.find(':') == std::string::npos) {
@@ -144,10 +150,7 @@ Napi::Value rpc_serve(const Napi::CallbackInfo & info) {
     if (info.Length() < 1 || !info[0].IsObject()) {
         throw Napi::TypeError::New(env, "rpcServe({ endpoint, devices, threads })");
     }
-    auto start = rpc_proc<start_server_fn>("ggml_backend_rpc_start_server");
-    if (!start) {
-        throw Napi::Error::New(env, NO_RPC);
-    }
+    auto start                          = required_rpc_proc<start_server_fn>(env, "ggml_backend_rpc_start_server");
     Napi::Object opts                   = info[0].As<Napi::Object>();
     auto req                            = std::make_shared<serve_request>();
     std::optional<std::string> endpoint = string_option(opts, "endpoint");
