@@ -214,6 +214,14 @@ session_core & Session::live_core(Napi::Env env) {
     return *core_;
 }
 
+session_core & Session::idle_core(Napi::Env env, const char * busy_message) {
+    session_core & core = live_core(env);
+    if (core.busy) {
+        throw Napi::Error::New(env, busy_message);
+    }
+    return core;
+}
+
 // Session.create(model, { contextSize?, batchSize?, threads?, flashAttn? }) -> Promise<Session>
 Napi::Value Session::create(const Napi::CallbackInfo & info) {
     Napi::Env env                = info.Env();
@@ -248,10 +256,7 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
 // generate(prompt: Int32Array, options, onRounds(batch)) -> Promise<result>; batches: batch_to_js
 Napi::Value Session::generate(const Napi::CallbackInfo & info) {
     Napi::Env env       = info.Env();
-    session_core & core = live_core(env);
-    if (core.busy) {
-        throw Napi::Error::New(env, "session is busy with another request");
-    }
+    session_core & core = idle_core(env);
     if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsObject() || !info[2].IsFunction() ||
         info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
         throw Napi::TypeError::New(env, "generate(prompt: Int32Array, options: object, onRound: function)");

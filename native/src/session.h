@@ -36,6 +36,9 @@ class Session : public Napi::ObjectWrap<Session> {
     Napi::Value memory_cells(const Napi::CallbackInfo & info);
 
     session_core & live_core(Napi::Env env);
+    // live_core between requests: while one runs its thread owns the context, so a method that
+    // reads or arms it refuses with `busy_message`
+    session_core & idle_core(Napi::Env env, const char * busy_message = "session is busy with another request");
 
     session_core_ref core_;
 };

@@ -27,10 +27,7 @@ llama_pos position_arg(const Napi::CallbackInfo & info, const char * what) {
 // same state draws from it.
 Napi::Value Session::capture_row(const Napi::CallbackInfo & info) {
     Napi::Env env       = info.Env();
-    session_core & core = live_core(env);
-    if (core.busy) {
-        throw Napi::Error::New(env, "session is busy with another request");
-    }
+    session_core & core = idle_core(env);
     const llama_pos pos = position_arg(info, "captureRow");
     std::vector<float> other;
     if (info.Length() > 1 && !info[1].IsUndefined() && !info[1].IsNull()) {
@@ -54,10 +51,7 @@ Napi::Value Session::capture_row(const Napi::CallbackInfo & info) {
 // no row); drawnFrom*: the candidates the CPU draw accumulated over, in order, with their p
 Napi::Value Session::captured_row(const Napi::CallbackInfo & info) {
     Napi::Env env       = info.Env();
-    session_core & core = live_core(env);
-    if (core.busy) {
-        throw Napi::Error::New(env, "session is busy with another request");
-    }
+    session_core & core = idle_core(env);
     if (!core.capture.captured) {
         return env.Null();
     }

@@ -37,13 +37,9 @@ Napi::Object cache_cells(Napi::Env env, const llama_kv_cache & cache) {
 //   swa:  the same of the sliding-window cache (kind 'iswa'; else null)
 Napi::Value Session::memory_cells(const Napi::CallbackInfo & info) {
     Napi::Env env       = info.Env();
-    session_core & core = live_core(env);
-    if (core.busy) {
-        // the generation thread owns the context while a request runs
-        throw Napi::Error::New(env, "memoryCells: the session is generating; ask between requests");
-    }
-    llama_memory_t mem = llama_get_memory(core.ctx.get());
-    Napi::Object out   = Napi::Object::New(env);
+    session_core & core = idle_core(env, "memoryCells: the session is generating; ask between requests");
+    llama_memory_t mem  = llama_get_memory(core.ctx.get());
+    Napi::Object out    = Napi::Object::New(env);
     out.Set("posMin", static_cast<double>(llama_memory_seq_pos_min(mem, 0)));
     out.Set("posMax", static_cast<double>(llama_memory_seq_pos_max(mem, 0)));
     out.Set("base", env.Null());
