@@ -16,10 +16,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ggml-cpu.h"
+#include "greedy_loop.h"
 #include "tool_setup.h"
 
 int main(int argc, char ** argv) {
@@ -74,22 +76,11 @@ int main(int argc, char ** argv) {
         pool                       = {pool_new(&tpp), pool_free};
         llama_attach_threadpool(ctx.get(), pool.get(), pool.get());
     }
-    const llama_vocab * vocab = llama_model_get_vocab(model.get());
-    llama_sampler_ptr greedy(llama_sampler_init_greedy());
-
-    std::vector<llama_token> out;
     std::vector<double> steps;
-    const int64_t t0  = llama_time_us();
-    int64_t t_first   = 0;
-    int64_t t_prev    = 0;
-    llama_batch batch = llama_batch_get_one(prompt.data(), static_cast<int32_t>(prompt.size()));
-    llama_token next  = 0;
-    for (int i = 0; i < n_predict; i++) {
-        if (llama_decode(ctx.get(), batch) != 0) {
-            std::fprintf(stderr, "decode failed\n");
-            return 1;
-        }
-        next              = llama_sampler_sample(greedy.get(), ctx.get(), -1);
+    const int64_t t0 = llama_time_us();
+    int64_t t_first  = 0;
+    int64_t t_prev   = 0;
+    const auto out   = power_tool::greedy_loop(ctx.get(), prompt, n_predict, [&](int i) {
         const int64_t now = llama_time_us();
         if (i == 0) {
             t_first = now;
@@ -97,11 +88,9 @@ int main(int argc, char ** argv) {
             steps.push_back((now - t_prev) / 1000.0);
         }
         t_prev = now;
-        if (llama_vocab_is_eog(vocab, next)) {
-            break;
-        }
-        out.push_back(next);
-        batch = llama_batch_get_one(&next, 1);
+    });
+    if (!out) {
+        return 1;
     }
     const double prefill_ms = (t_first - t0) / 1000.0;
     const double decode_ms  = (t_prev - t_first) / 1000.0;
@@ -109,11 +98,8 @@ int main(int argc, char ** argv) {
     const double median = steps.empty()      ? 0.0
                           : steps.size() % 2 ? steps[steps.size() / 2]
                                              : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
-    std::string ids;
-    for (llama_token t : out) {
-        ids += (ids.empty() ? "" : ",") + std::to_string(t);
-    }
     std::printf("{\"tokens\":[%s],\"prefillMs\":%.3f,\"decodeMs\":%.3f,\"decodeTokensPerSecond\":%.3f,\"stepMsMedian\":%.4f}\n",
-                ids.c_str(), prefill_ms, decode_ms, decode_ms > 0 ? steps.size() * 1000.0 / decode_ms : 0.0, median);
+                power_tool::token_list(*out).c_str(), prefill_ms, decode_ms, decode_ms > 0 ? steps.size() * 1000.0 / decode_ms : 0.0,
+                median);
     return 0;
 }

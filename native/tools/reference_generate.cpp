@@ -6,8 +6,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "greedy_loop.h"
 #include "tool_setup.h"
 
 int main(int argc, char ** argv) {
@@ -33,24 +36,10 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "context failed\n");
         return 1;
     }
-    const llama_vocab * vocab = llama_model_get_vocab(model.get());
-
-    llama_sampler_ptr greedy(llama_sampler_init_greedy());
-    llama_batch batch = llama_batch_get_one(prompt.data(), static_cast<int32_t>(prompt.size()));
-    std::string out;
-    llama_token next = 0;
-    for (int i = 0; i < n_predict; i++) {
-        if (llama_decode(ctx.get(), batch) != 0) {
-            std::fprintf(stderr, "decode failed\n");
-            return 1;
-        }
-        next = llama_sampler_sample(greedy.get(), ctx.get(), -1);
-        if (llama_vocab_is_eog(vocab, next)) {
-            break;
-        }
-        out += (out.empty() ? "" : ",") + std::to_string(next);
-        batch = llama_batch_get_one(&next, 1);
+    const auto out = power_tool::greedy_loop(ctx.get(), prompt, n_predict, [](int) {});
+    if (!out) {
+        return 1;
     }
-    std::printf("%s\n", out.c_str());
+    std::printf("%s\n", power_tool::token_list(*out).c_str());
     return 0;
 }

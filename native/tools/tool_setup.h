@@ -1,6 +1,7 @@
-// What the test and bench tools share: the prompt argument, and a model on the CPU loaded with the
-// llama.cpp libraries that sit next to the executable (the build puts them in one folder), with
-// llama.cpp's log silenced so that stdout and stderr carry only the tool's own output.
+// What the test and bench tools share: token lists as they take and print them, and a model on
+// the CPU loaded with the llama.cpp libraries that sit next to the executable (the build puts
+// them in one folder), with llama.cpp's log silenced so that stdout and stderr carry only the
+// tool's own output.
 #pragma once
 
 #include <cstdio>
@@ -22,6 +23,15 @@ inline std::vector<llama_token> parse_tokens(const char * list) {
         tokens.push_back(std::atoi(item.c_str()));
     }
     return tokens;
+}
+
+/** Token ids as "1,2,3". */
+inline std::string token_list(const std::vector<llama_token> & tokens) {
+    std::string out;
+    for (llama_token t : tokens) {
+        out += (out.empty() ? "" : ",") + std::to_string(t);
+    }
+    return out;
 }
 
 inline void quiet(ggml_log_level, const char *, void *) {}
