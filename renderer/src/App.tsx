@@ -14,21 +14,30 @@ import { ThemePicker } from './components/ThemePicker.js';
 import { usePower } from './components/store-context.js';
 import { useGlobalKeys, useTheme } from './components/use-page-effects.js';
 
-function ViewTabs() {
-  const { view, setView, drawer, toggleDrawer } = usePower(
-    useShallow((s) => ({ view: s.view, setView: s.setView, drawer: s.drawer, toggleDrawer: s.toggleDrawer })),
+type Drawer = 'chats' | 'stats';
+
+/** Opens a side panel as a drawer (narrow windows); its panel's id is the drawer's name + "-panel". */
+function DrawerToggle({ drawer, label }: { drawer: Drawer; label: string }) {
+  const open = usePower((s) => s.drawer === drawer);
+  const toggleDrawer = usePower((s) => s.toggleDrawer);
+  return (
+    <button
+      type="button"
+      className="drawer-toggle"
+      aria-expanded={open}
+      aria-controls={`${drawer}-panel`}
+      onClick={() => toggleDrawer(drawer)}
+    >
+      {label}
+    </button>
   );
+}
+
+function ViewTabs() {
+  const { view, setView } = usePower(useShallow((s) => ({ view: s.view, setView: s.setView })));
   return (
     <div className="tabs-row">
-      <button
-        type="button"
-        className="drawer-toggle"
-        aria-expanded={drawer === 'chats'}
-        aria-controls="chats-panel"
-        onClick={() => toggleDrawer('chats')}
-      >
-        Show chats
-      </button>
+      <DrawerToggle drawer="chats" label="Show chats" />
       <div className="tabs" role="tablist" aria-label="View">
         <button type="button" role="tab" aria-selected={view === 'chat'} onClick={() => setView('chat')}>
           Chat
@@ -38,20 +47,12 @@ function ViewTabs() {
         </button>
       </div>
       <ThemePicker />
-      <button
-        type="button"
-        className="drawer-toggle"
-        aria-expanded={drawer === 'stats'}
-        aria-controls="stats-panel"
-        onClick={() => toggleDrawer('stats')}
-      >
-        Show stats
-      </button>
+      <DrawerToggle drawer="stats" label="Show stats" />
     </div>
   );
 }
 
-function DrawerClose({ drawer, label }: { drawer: 'chats' | 'stats'; label: string }) {
+function DrawerClose({ drawer, label }: { drawer: Drawer; label: string }) {
   const toggleDrawer = usePower((s) => s.toggleDrawer);
   return (
     <button type="button" className="drawer-close" onClick={() => toggleDrawer(drawer)}>
