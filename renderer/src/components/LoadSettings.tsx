@@ -4,7 +4,7 @@ import { useShallow } from 'zustand/react/shallow';
 
 import { deviceOptions, type DeviceChoice } from '../logic/devices.js';
 import { bytes } from '../logic/format.js';
-import { checkLoadFields } from '../logic/load-settings.js';
+import { checkLoadFields, LOAD_FIELD_LABELS, type LoadFields } from '../logic/load-settings.js';
 import type { FlashAttnChoice, MemoryEstimate } from '../api-types.js';
 import { PickerOptions } from './PickerOptions.js';
 import { Popover } from './Popover.js';
@@ -43,6 +43,13 @@ function TextSetting({
   );
 }
 
+/** The settings typed as text; GPU layers, with a hint instead of a placeholder, stands on its own. */
+const TEXT_SETTINGS: { field: Exclude<keyof LoadFields, 'gpuLayers'>; id: string; placeholder: string; text?: boolean }[] = [
+  { field: 'contextSize', id: 'context-size', placeholder: "model's, ≤ 4096" },
+  { field: 'threads', id: 'threads', placeholder: 'physical cores' },
+  { field: 'remote', id: 'remote-machines', placeholder: 'host:port of power rpc, …', text: true },
+];
+
 function EstimateLine({ estimate, error }: { estimate: MemoryEstimate | null; error: string | null }) {
   if (error) return <p className="hint estimate">estimate: {error}</p>;
   if (!estimate) return null;
@@ -79,31 +86,18 @@ export function LoadSettings() {
   return (
     <Popover summary="Load settings" className="load-settings">
       <div className="settings-grid">
-        <TextSetting
-          id="context-size"
-          label="Context size"
-          value={s.contextSize}
-          placeholder="model's, ≤ 4096"
-          error={errors.contextSize}
-          onChange={(t) => s.setLoadField('contextSize', t)}
-        />
-        <TextSetting
-          id="threads"
-          label="Threads"
-          value={s.threads}
-          placeholder="physical cores"
-          error={errors.threads}
-          onChange={(t) => s.setLoadField('threads', t)}
-        />
-        <TextSetting
-          id="remote-machines"
-          label="Remote machines"
-          value={s.remote}
-          placeholder="host:port of power rpc, …"
-          error={errors.remote}
-          onChange={(t) => s.setLoadField('remote', t)}
-          text
-        />
+        {TEXT_SETTINGS.map(({ field, id, placeholder, text }) => (
+          <TextSetting
+            key={field}
+            id={id}
+            label={LOAD_FIELD_LABELS[field]}
+            value={s[field]}
+            placeholder={placeholder}
+            error={errors[field]}
+            onChange={(t) => s.setLoadField(field, t)}
+            text={text}
+          />
+        ))}
         <div className="field span2">
           <label htmlFor="device">Device</label>
           <select id="device" value={s.device} onChange={(e) => s.setDevice(e.target.value as DeviceChoice)}>
@@ -111,7 +105,7 @@ export function LoadSettings() {
           </select>
         </div>
         <div className="field">
-          <label htmlFor="gpu-layers">GPU layers</label>
+          <label htmlFor="gpu-layers">{LOAD_FIELD_LABELS.gpuLayers}</label>
           <input
             id="gpu-layers"
             inputMode="numeric"
