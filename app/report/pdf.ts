@@ -74,23 +74,27 @@ export function findChromium(
   );
 }
 
-/** Flags for a headless Chromium that must not touch the network (see /usr/bin/chromium --help). */
+/**
+ * Flags for a Chromium that must not touch the network (see /usr/bin/chromium --help), bar
+ * headless mode and the profile: a launch adds those (Playwright adds them itself).
+ */
+export const OFFLINE_FLAGS: readonly string[] = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-extensions',
+  '--disable-default-apps',
+  '--metrics-recording-only',
+  '--no-default-browser-check',
+];
+
+/** OFFLINE_FLAGS for a headless Chromium of our own with its profile in `profileDir`. */
 export function offlineFlags(profileDir: string): string[] {
-  return [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--disable-extensions',
-    '--disable-default-apps',
-    '--metrics-recording-only',
-    '--no-default-browser-check',
-    `--user-data-dir=${profileDir}`,
-  ];
+  return ['--headless', ...OFFLINE_FLAGS, `--user-data-dir=${profileDir}`];
 }
 
 /** Prints `htmlPath` to `pdfPath`; throws a ChromiumError with Chromium's last words on failure. */
