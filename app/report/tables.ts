@@ -1,7 +1,7 @@
 // The report's tables as plain rows of text: the Markdown and the HTML renderings both print
 // these, so they cannot disagree with each other.
 import { bytes, fixed, ks, median, percent, ratio, shortDigest, yesNo } from './format.js';
-import type { ProfileSummary, Report } from '../contract/report/schema.js';
+import type { ProfileSummary, Report, RequestRecord } from '../contract/report/schema.js';
 
 export interface Table {
   id: string;
@@ -104,24 +104,18 @@ export function environmentTable(report: Report): Table {
   return { id: 'environment', title: 'Environment', headers: ['', ''], rows };
 }
 
-export const PROFILE_HEADERS = [
-  'profile',
-  'K/S',
-  'requests',
-  'steady tok/s',
-  'p10',
-  'p90',
-  'speedup (ratio of medians)',
-  'speedup (median of task ratios)',
-  'request tok/s',
-  'request speedup',
-  'TTFT ms',
-  'prefill tok/s',
-  'acceptance',
-  'mean accept len',
-  'replays',
-  'digest = control',
-];
+/** A column of a table with a row per item: its header, and its cell for an item. */
+type Column<T> = readonly [header: string, cell: (item: T) => string];
+
+/** A table with a row per item, its headers and its cells read off one list of columns so they stay in step. */
+function itemTable<T>(id: string, title: string, columns: readonly Column<T>[], items: readonly T[]): Table {
+  return {
+    id,
+    title,
+    headers: columns.map(([header]) => header),
+    rows: items.map((item) => columns.map(([, cell]) => cell(item))),
+  };
+}
 
 /**
  * Outputs equal to the control's: "matches/requests" in a bench report (every request has its
@@ -137,30 +131,29 @@ export function digestCell(report: Report, p: ProfileSummary): string {
   return `${p.digestMatches}/${compared}${without > 0 ? ` (${without} without control)` : ''}`;
 }
 
+function profileColumns(report: Report): Column<ProfileSummary>[] {
+  return [
+    ['profile', (p) => p.name],
+    ['K/S', ks],
+    ['requests', (p) => String(p.requests)],
+    ['steady tok/s', (p) => median(p.steadyDecodeTokensPerSecond, 1)],
+    ['p10', (p) => fixed(p.steadyDecodeTokensPerSecond?.p10, 1)],
+    ['p90', (p) => fixed(p.steadyDecodeTokensPerSecond?.p90, 1)],
+    ['speedup (ratio of medians)', (p) => (p.speedup ? ratio(p.speedup.steadyDecode.ratioOfMedians) : 'control')],
+    ['speedup (median of task ratios)', (p) => (p.speedup ? ratio(p.speedup.steadyDecode.medianOfTaskRatios) : 'control')],
+    ['request tok/s', (p) => median(p.requestTokensPerSecond, 1)],
+    ['request speedup', (p) => (p.speedup ? ratio(p.speedup.request.medianOfTaskRatios) : 'control')],
+    ['TTFT ms', (p) => median(p.ttftMs, 1)],
+    ['prefill tok/s', (p) => median(p.prefillTokensPerSecond, 1)],
+    ['acceptance', (p) => (p.proposed > 0 ? percent(p.accepted / p.proposed) : '-')],
+    ['mean accept len', (p) => median(p.meanAcceptanceLength, 2)],
+    ['replays', (p) => String(p.replays)],
+    ['digest = control', (p) => digestCell(report, p)],
+  ];
+}
+
 export function profilesTable(report: Report): Table {
-  return {
-    id: 'profiles',
-    title: 'Profiles (medians over tasks and repeats)',
-    headers: PROFILE_HEADERS,
-    rows: report.profiles.map((p) => [
-      p.name,
-      ks(p),
-      String(p.requests),
-      median(p.steadyDecodeTokensPerSecond, 1),
-      fixed(p.steadyDecodeTokensPerSecond?.p10, 1),
-      fixed(p.steadyDecodeTokensPerSecond?.p90, 1),
-      p.speedup ? ratio(p.speedup.steadyDecode.ratioOfMedians) : 'control',
-      p.speedup ? ratio(p.speedup.steadyDecode.medianOfTaskRatios) : 'control',
-      median(p.requestTokensPerSecond, 1),
-      p.speedup ? ratio(p.speedup.request.medianOfTaskRatios) : 'control',
-      median(p.ttftMs, 1),
-      median(p.prefillTokensPerSecond, 1),
-      p.proposed > 0 ? percent(p.accepted / p.proposed) : '-',
-      median(p.meanAcceptanceLength, 2),
-      String(p.replays),
-      digestCell(report, p),
-    ]),
-  };
+  return itemTable('profiles', 'Profiles (medians over tasks and repeats)', profileColumns(report), report.profiles);
 }
 
 export function acceptanceTable(report: Report): Table {
@@ -185,55 +178,30 @@ export function categoryTable(report: Report): Table {
   };
 }
 
-export const REQUEST_HEADERS = [
-  'task',
-  'category',
-  'profile',
-  'repeat',
-  'prompt tokens',
-  'generated',
-  'TTFT ms',
-  'prefill tok/s',
-  'steady tok/s',
-  'request tok/s',
-  'proposed',
-  'accepted',
-  'rounds',
-  'acceptance',
-  'mean accept len',
-  'replays',
-  'clamp',
-  'digest',
-  '= control',
+const REQUEST_COLUMNS: readonly Column<RequestRecord>[] = [
+  ['task', (r) => r.task],
+  ['category', (r) => r.category],
+  ['profile', (r) => r.profile],
+  ['repeat', (r) => String(r.repeat + 1)],
+  ['prompt tokens', (r) => String(r.promptTokens)],
+  ['generated', (r) => String(r.generatedTokens)],
+  ['TTFT ms', (r) => fixed(r.ttftMs, 1)],
+  ['prefill tok/s', (r) => fixed(r.prefillTokensPerSecond, 1)],
+  ['steady tok/s', (r) => fixed(r.steadyDecodeTokensPerSecond, 1)],
+  ['request tok/s', (r) => fixed(r.requestTokensPerSecond, 1)],
+  ['proposed', (r) => String(r.proposed)],
+  ['accepted', (r) => String(r.accepted)],
+  ['rounds', (r) => String(r.rounds)],
+  ['acceptance', (r) => percent(r.acceptanceRate)],
+  ['mean accept len', (r) => fixed(r.meanAcceptanceLength, 2)],
+  ['replays', (r) => String(r.replays)],
+  ['clamp', (r) => (r.clampedTo === null ? '-' : String(r.clampedTo))],
+  ['digest', (r) => shortDigest(r.digest)],
+  ['= control', (r) => yesNo(r.matchesControl)],
 ];
 
 export function requestsTable(report: Report): Table {
-  return {
-    id: 'requests',
-    title: 'Requests',
-    headers: REQUEST_HEADERS,
-    rows: report.requests.map((r) => [
-      r.task,
-      r.category,
-      r.profile,
-      String(r.repeat + 1),
-      String(r.promptTokens),
-      String(r.generatedTokens),
-      fixed(r.ttftMs, 1),
-      fixed(r.prefillTokensPerSecond, 1),
-      fixed(r.steadyDecodeTokensPerSecond, 1),
-      fixed(r.requestTokensPerSecond, 1),
-      String(r.proposed),
-      String(r.accepted),
-      String(r.rounds),
-      percent(r.acceptanceRate),
-      fixed(r.meanAcceptanceLength, 2),
-      String(r.replays),
-      r.clampedTo === null ? '-' : String(r.clampedTo),
-      shortDigest(r.digest),
-      yesNo(r.matchesControl),
-    ]),
-  };
+  return itemTable('requests', 'Requests', REQUEST_COLUMNS, report.requests);
 }
 
 export function allTables(report: Report): Table[] {
