@@ -12,13 +12,12 @@ import { batchInvariance } from '../../app/engine/build-info.js';
 import type { Strategy } from '../../app/contract/strategies.js';
 import type { SplitRequest } from '../../app/engine/split.js';
 import { MODELS_CACHE } from '../../app/paths.js';
-import { createSession, openTarget, type OpenedTarget } from '../../app/runtime/target.js';
-import { runRequest } from '../../app/service/request.js';
+import type { OpenedTarget } from '../../app/runtime/target.js';
 import { makeMoeModels, type MoeModelSet } from '../../tools/models/synthetic-moe.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { startRpcServer, type RpcServer } from '../fixtures/rpc-servers.js';
+import { runControlAndStrategy, type TargetRuns } from '../fixtures/target-runs.js';
 
-const GREEDY: SamplingOptions = SAMPLING_DEFAULTS;
 const SEEDED: SamplingOptions = { ...SAMPLING_DEFAULTS, temperature: 0.9, seed: 99 };
 const PROMPTS = [
   [1, 300, 301, 302, 303],
@@ -28,36 +27,20 @@ const PROMPTS = [
 const MAX_TOKENS = 64;
 
 /** The control and `strategy` on each prompt, greedy and seeded, on one opened target. */
-async function runAll(models: MoeModelSet, strategy: Strategy, split?: SplitRequest, gpuLayers = -1) {
-  const target = await openTarget({
-    path: models['moe-target.gguf'],
-    device: 'cpu',
-    gpuLayers,
-    strategy,
-    ...(strategy === 'draft-model' ? { draftPath: models['moe-draft-close.gguf'] } : {}),
-    s: 4,
-    contextSize: 512,
-    ...(split ? { split } : {}),
-  });
-  const runs = new Map<string, { tokens: number[]; accepted: number }>();
-  try {
-    for (const s of ['none', strategy] as const) {
-      const session = await createSession(target, { strategy: s, k: 4, s: 4, threads: 1 });
-      for (const [name, sampling] of [
-        ['greedy', GREEDY],
-        ['seeded', SEEDED],
-      ] as const) {
-        for (const [i, prompt] of PROMPTS.entries()) {
-          const out = await runRequest(target.engine, { sessionId: session.sessionId, prompt, maxTokens: MAX_TOKENS, sampling });
-          runs.set(`${s} ${name} ${i}`, { tokens: out.tokens, accepted: out.stats.accepted });
-        }
-      }
-      await target.engine.call('disposeSession', { sessionId: session.sessionId });
-    }
-    return { runs, target };
-  } finally {
-    await target.engine.close();
-  }
+function runAll(models: MoeModelSet, strategy: Strategy, split?: SplitRequest, gpuLayers = -1): Promise<TargetRuns> {
+  return runControlAndStrategy(
+    {
+      path: models['moe-target.gguf'],
+      device: 'cpu',
+      gpuLayers,
+      strategy,
+      ...(strategy === 'draft-model' ? { draftPath: models['moe-draft-close.gguf'] } : {}),
+      s: 4,
+      contextSize: 512,
+      ...(split ? { split } : {}),
+    },
+    { k: 4, seeded: SEEDED, prompts: PROMPTS, maxTokens: MAX_TOKENS },
+  );
 }
 
 function expertBytes(target: OpenedTarget, blocks?: number): number {
@@ -93,7 +76,7 @@ describe('the synthetic MoE target (qwen3moe)', () => {
         assert.equal(run.tokens.length, MAX_TOKENS, key);
         const spec = runs.get(key.replace(/^none /, `${strategy} `))!;
         assert.deepEqual(spec.tokens, run.tokens, key.replace(/^none /, `${strategy} `));
-        accepted += spec.accepted;
+        accepted += spec.stats.accepted;
       }
       assert.ok(accepted > 0, 'the proposer was accepted at all (the speculative path ran)');
     });

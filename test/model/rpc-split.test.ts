@@ -11,15 +11,13 @@ import { SAMPLING_DEFAULTS, type SamplingOptions } from '../../app/contract/engi
 import type { Strategy } from '../../app/contract/strategies.js';
 import { GenerationResult } from '../../app/contract/generation-result.js';
 import type { SplitRequest } from '../../app/engine/split.js';
-import { createSession, openTarget, type OpenedTarget } from '../../app/runtime/target.js';
-import { runRequest } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { jsonOf, power, powerChild } from '../fixtures/cli.js';
+import { generateArgs, jsonOf, power, powerChild } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startRpcServer, type RpcServer } from '../fixtures/rpc-servers.js';
 import { startService } from '../fixtures/service.js';
+import { runControlAndStrategy, type TargetRuns } from '../fixtures/target-runs.js';
 
-const GREEDY: SamplingOptions = SAMPLING_DEFAULTS;
 const SEEDED: SamplingOptions = { ...SAMPLING_DEFAULTS, temperature: 0.9, seed: 1234 };
 const PROMPTS = [
   [1, 300, 301, 302, 303],
@@ -40,41 +38,20 @@ const CASES: Case[] = [
 ];
 
 /** Every request of one case on one placement: the control and the strategy, greedy and seeded, each prompt. */
-async function runCase(
-  models: ModelSet,
-  c: Case,
-  split: SplitRequest | undefined,
-  gpuLayers: number,
-): Promise<{ target: OpenedTarget; runs: Map<string, number[]> }> {
-  const target = await openTarget({
-    path: models[c.model],
-    device: 'cpu',
-    gpuLayers,
-    strategy: c.strategy,
-    ...(c.draft ? { draftPath: models[c.draft] } : {}),
-    s: 3,
-    contextSize: 512,
-    ...(split ? { split } : {}),
-  });
-  const runs = new Map<string, number[]>();
-  try {
-    for (const strategy of ['none', c.strategy] as const) {
-      const session = await createSession(target, { strategy, k: 3, s: 3, threads: 1 });
-      for (const [name, sampling] of [
-        ['greedy', GREEDY],
-        ['seeded', SEEDED],
-      ] as const) {
-        for (const [i, prompt] of PROMPTS.entries()) {
-          const out = await runRequest(target.engine, { sessionId: session.sessionId, prompt, maxTokens: MAX_TOKENS, sampling });
-          runs.set(`${strategy} ${name} prompt ${i}`, out.tokens);
-        }
-      }
-      await target.engine.call('disposeSession', { sessionId: session.sessionId });
-    }
-    return { target, runs };
-  } finally {
-    await target.engine.close();
-  }
+function runCase(models: ModelSet, c: Case, split: SplitRequest | undefined, gpuLayers: number): Promise<TargetRuns> {
+  return runControlAndStrategy(
+    {
+      path: models[c.model],
+      device: 'cpu',
+      gpuLayers,
+      strategy: c.strategy,
+      ...(c.draft ? { draftPath: models[c.draft] } : {}),
+      s: 3,
+      contextSize: 512,
+      ...(split ? { split } : {}),
+    },
+    { k: 3, seeded: SEEDED, prompts: PROMPTS, maxTokens: MAX_TOKENS },
+  );
 }
 
 describe('a model split over this CPU and two power rpc servers', () => {
@@ -89,6 +66,10 @@ describe('a model split over this CPU and two power rpc servers', () => {
   after(async () => {
     await Promise.all([a, b].map((s) => s?.stop()));
   });
+
+  /** `power generate` of `maxTokens` on the target, one thread of this CPU, from the prompt tokens 1,300,301,302; `more` adds flags. */
+  const generateTarget = (maxTokens: number, ...more: string[]) =>
+    generateArgs(models['target.gguf'], [1, 300, 301, 302], '--threads', '1', '--max-tokens', String(maxTokens), ...more);
 
   test("power devices --rpc lists each server's devices with their memory, named in --rpc order", () => {
     const run = power(['devices', '--json', '--rpc', `${a.endpoint},${b.endpoint}`]);
@@ -133,34 +114,15 @@ describe('a model split over this CPU and two power rpc servers', () => {
         shares.every(([, blocks]) => blocks > 0),
         `every device holds blocks of the model: ${JSON.stringify(shares)}`,
       );
-      for (const [key, tokens] of one.runs) {
+      for (const [key, { tokens }] of one.runs) {
         assert.equal(tokens.length, MAX_TOKENS, key);
-        assert.deepEqual(three.runs.get(key), tokens, `${c.model} ${key}`);
+        assert.deepEqual(three.runs.get(key)?.tokens, tokens, `${c.model} ${key}`);
       }
     });
   }
 
   test("power generate --rpc: the split's JSON equals the one-device run and says where it ran", () => {
-    const common = [
-      'generate',
-      '--json',
-      '--threads',
-      '1',
-      '--model',
-      models['target.gguf'],
-      '--draft',
-      models['draft-close.gguf'],
-      '--strategy',
-      'draft-model',
-      '--k',
-      '4',
-      '--prompt-tokens',
-      '1,300,301,302',
-      '--max-tokens',
-      '40',
-      '--device',
-      'cpu',
-    ];
+    const common = generateTarget(40, '--json', '--draft', models['draft-close.gguf'], '--strategy', 'draft-model', '--k', '4');
     const one = GenerationResult.passthrough().parse(jsonOf(power(common)));
     const run = power([...common, '--rpc', `${a.endpoint},${b.endpoint}`, '--tensor-split', '1,1', '--gpu-layers', '4', '--verbose']);
     assert.equal(run.code, 0, run.stderr);
@@ -181,21 +143,9 @@ describe('a model split over this CPU and two power rpc servers', () => {
 
   test('a split whose share does not fit is refused before loading, naming the device and its share', () => {
     // the whole model on RPC1 with a 16M-token context (Flash Attention off: a batch's scores over it)
-    const run = power([
-      'generate',
-      '--model',
-      models['target.gguf'],
-      '--prompt',
-      'hi',
-      '--device',
-      'cpu',
-      '--ctx',
-      '16777216',
-      '--rpc',
-      `${a.endpoint},${b.endpoint}`,
-      '--tensor-split',
-      '0,1',
-    ]);
+    const run = power(
+      generateArgs(models['target.gguf'], 'hi', '--ctx', '16777216', '--rpc', `${a.endpoint},${b.endpoint}`, '--tensor-split', '0,1'),
+    );
     assert.equal(run.code, 2, run.stderr);
     assert.match(
       run.stderr,
@@ -207,7 +157,7 @@ describe('a model split over this CPU and two power rpc servers', () => {
   });
 
   test('bad split flags are refused with what the split has', () => {
-    const base = ['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--device', 'cpu'];
+    const base = generateArgs(models['target.gguf'], 'hi');
     const tooMany = power([...base, '--rpc', a.endpoint, '--tensor-split', '1,1,1']);
     assert.equal(tooMany.code, 2);
     assert.match(tooMany.stderr, /^error: --tensor-split has 3 entries but the split has 1 device \(RPC0\)/);
@@ -249,27 +199,9 @@ describe('a model split over this CPU and two power rpc servers', () => {
 
   // last: it kills server b
   test('a server killed mid-reply ends the reply with an error naming it, the streamed text kept; the next load works without it', async () => {
-    const args = [
-      'generate',
-      '--raw',
-      '--threads',
-      '1',
-      '--model',
-      models['target.gguf'],
-      '--prompt-tokens',
-      '1,300,301,302',
-      '--max-tokens',
-      '1900',
-      '--ctx',
-      '2048',
-      '--device',
-      'cpu',
-      '--rpc',
-      `${a.endpoint},${b.endpoint}`,
-      '--tensor-split',
-      '1,1',
-    ];
-    const child = powerChild(args);
+    const child = powerChild(
+      generateTarget(1900, '--raw', '--ctx', '2048', '--rpc', `${a.endpoint},${b.endpoint}`, '--tensor-split', '1,1'),
+    );
     let stdout = '';
     let stderr = '';
     let killed: Promise<void> | null = null;
@@ -292,20 +224,7 @@ describe('a model split over this CPU and two power rpc servers', () => {
     );
 
     // the next load, without the dead server, works: the same tokens as on one device
-    const common = [
-      'generate',
-      '--json',
-      '--threads',
-      '1',
-      '--model',
-      models['target.gguf'],
-      '--prompt-tokens',
-      '1,300,301,302',
-      '--max-tokens',
-      '32',
-      '--device',
-      'cpu',
-    ];
+    const common = generateTarget(32, '--json');
     const one = GenerationResult.passthrough().parse(jsonOf(power(common)));
     const again = power([...common, '--rpc', a.endpoint, '--gpu-layers', '3']);
     assert.equal(again.code, 0, again.stderr);
