@@ -17,6 +17,7 @@ import {
   tensorByteSize,
 } from './types.js';
 import type { GgufArray, GgufInfo, GgufScalar, GgufScalarKind, GgufTensorInfo, GgufValue } from './types.js';
+import { GGUF_FIXED, type GgufFixedKind, type GgufFixedValue } from './fixed-scalars.js';
 import { GGUF_LIMITS, type GgufLimits } from './limits.js';
 
 export class GgufFormatError extends Error {
@@ -29,19 +30,6 @@ export class GgufFormatError extends Error {
   }
 }
 
-const SCALAR_SIZE: Record<Exclude<GgufScalarKind, 'string'>, number> = {
-  u8: 1,
-  i8: 1,
-  u16: 2,
-  i16: 2,
-  u32: 4,
-  i32: 4,
-  f32: 4,
-  bool: 1,
-  u64: 8,
-  i64: 8,
-  f64: 8,
-};
 // Smallest possible encodings, used to reject counts the file cannot possibly hold.
 const MIN_KV_BYTES = 8 + 1 + 4 + 1; // key length, 1-byte key, type, 1-byte value
 const MIN_TENSOR_INFO_BYTES = 8 + 1 + 4 + 4 + 8; // name length, 1-byte name, n_dims, type, offset
@@ -101,35 +89,15 @@ class Cursor {
     this.pos += n;
     return at;
   }
-  u8(): number {
-    return this.buf.readUInt8(this.take(1));
-  }
-  i8(): number {
-    return this.buf.readInt8(this.take(1));
-  }
-  u16(): number {
-    return this.buf.readUInt16LE(this.take(2));
-  }
-  i16(): number {
-    return this.buf.readInt16LE(this.take(2));
+  fixed<K extends GgufFixedKind>(kind: K): GgufFixedValue<K> {
+    const { bytes, read } = GGUF_FIXED[kind];
+    return read(this.buf, this.take(bytes));
   }
   u32(): number {
-    return this.buf.readUInt32LE(this.take(4));
-  }
-  i32(): number {
-    return this.buf.readInt32LE(this.take(4));
-  }
-  f32(): number {
-    return this.buf.readFloatLE(this.take(4));
-  }
-  f64(): number {
-    return this.buf.readDoubleLE(this.take(8));
+    return this.fixed('u32');
   }
   u64(): bigint {
-    return this.buf.readBigUInt64LE(this.take(8));
-  }
-  i64(): bigint {
-    return this.buf.readBigInt64LE(this.take(8));
+    return this.fixed('u64');
   }
   /** the raw bytes of the last string read when they were not valid UTF-8 (decoding loses them) */
   lastInvalid: Uint8Array | null = null;
@@ -164,27 +132,12 @@ class Cursor {
 
 async function readScalar(c: Cursor, kind: GgufScalarKind, what: string): Promise<GgufScalar> {
   if (kind === 'string') return { type: 'string', value: await c.string(what) };
-  await c.need(SCALAR_SIZE[kind], what);
+  await c.need(GGUF_FIXED[kind].bytes, what);
   return readFixed(c, kind);
 }
 
-function readFixed(c: Cursor, kind: Exclude<GgufScalarKind, 'string'>): GgufScalar {
-  switch (kind) {
-    case 'u8':
-    case 'i8':
-    case 'u16':
-    case 'i16':
-    case 'u32':
-    case 'i32':
-    case 'f32':
-    case 'f64':
-      return { type: kind, value: c[kind]() };
-    case 'u64':
-    case 'i64':
-      return { type: kind, value: c[kind]() };
-    case 'bool':
-      return { type: 'bool', value: c.u8() !== 0 };
-  }
+function readFixed(c: Cursor, kind: GgufFixedKind): GgufScalar {
+  return { type: kind, value: c.fixed(kind) } as GgufScalar;
 }
 
 async function readArray(c: Cursor, key: string, fail: (d: string) => never): Promise<GgufArray> {
@@ -194,14 +147,14 @@ async function readArray(c: Cursor, key: string, fail: (d: string) => never): Pr
   const itemType = GGUF_ID_TO_KIND.get(itemId);
   if (itemType === undefined) fail(`key "${key}" has unknown array item type ${itemId}`);
   const n = await c.size(`array length of "${key}"`);
-  const minItem = itemType === 'string' ? 8 : SCALAR_SIZE[itemType];
+  const minItem = itemType === 'string' ? 8 : GGUF_FIXED[itemType].bytes;
   if (n * minItem > c.remaining) {
     fail(`array "${key}" at offset ${c.pos - 8} claims ${n} items, which runs past the end of the file (${c.fileSize} bytes)`);
   }
   if (n > c.limits.maxArrayItems) {
     fail(`array "${key}" has ${n} items; at most ${c.limits.maxArrayItems} are accepted (real vocabularies have a few hundred thousand)`);
   }
-  if (itemType !== 'string') c.spend(n * SCALAR_SIZE[itemType], `array "${key}"`);
+  if (itemType !== 'string') c.spend(n * GGUF_FIXED[itemType].bytes, `array "${key}"`);
   const items: unknown[] = new Array(n);
   if (itemType === 'string') {
     // token strings may be arbitrary bytes: keep those that UTF-8 decoding would alter
@@ -213,7 +166,7 @@ async function readArray(c: Cursor, key: string, fail: (d: string) => never): Pr
     return { type: 'array', itemType, value: items as string[], ...(raw.size > 0 ? { raw } : {}) };
   } else {
     // Fixed-size items: refill in chunks instead of awaiting per item.
-    const size = SCALAR_SIZE[itemType];
+    const size = GGUF_FIXED[itemType].bytes;
     const perChunk = Math.floor(CHUNK / size);
     for (let i = 0; i < n;) {
       const m = Math.min(perChunk, n - i);

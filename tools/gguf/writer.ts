@@ -15,7 +15,8 @@ import {
   alignUp,
   elementCount,
 } from '../../app/gguf/types.js';
-import type { GgufInfo, GgufModel, GgufScalarKind, GgufTensorSpec, GgufValue } from '../../app/gguf/types.js';
+import type { GgufBigIntKind, GgufInfo, GgufModel, GgufScalarKind, GgufTensorSpec, GgufValue } from '../../app/gguf/types.js';
+import { GGUF_FIXED, type GgufFixedKind, type GgufFixedValue } from '../../app/gguf/fixed-scalars.js';
 import { DATA_TYPES, dataBytes, encodeData } from './quantize.js';
 
 const INT_RANGES: Partial<Record<GgufScalarKind, [number, number]>> = {
@@ -40,55 +41,17 @@ class ByteBuilder {
     this.buf.copy(next, 0, 0, this.length);
     this.buf = next;
   }
-  u8(v: number): void {
-    this.reserve(1);
-    this.buf.writeUInt8(v, this.length);
-    this.length += 1;
-  }
-  i8(v: number): void {
-    this.reserve(1);
-    this.buf.writeInt8(v, this.length);
-    this.length += 1;
-  }
-  u16(v: number): void {
-    this.reserve(2);
-    this.buf.writeUInt16LE(v, this.length);
-    this.length += 2;
-  }
-  i16(v: number): void {
-    this.reserve(2);
-    this.buf.writeInt16LE(v, this.length);
-    this.length += 2;
+  fixed<K extends GgufFixedKind>(kind: K, v: GgufFixedValue<K>): void {
+    const { bytes, write } = GGUF_FIXED[kind];
+    this.reserve(bytes);
+    write(this.buf, v, this.length);
+    this.length += bytes;
   }
   u32(v: number): void {
-    this.reserve(4);
-    this.buf.writeUInt32LE(v, this.length);
-    this.length += 4;
-  }
-  i32(v: number): void {
-    this.reserve(4);
-    this.buf.writeInt32LE(v, this.length);
-    this.length += 4;
-  }
-  f32(v: number): void {
-    this.reserve(4);
-    this.buf.writeFloatLE(v, this.length);
-    this.length += 4;
-  }
-  f64(v: number): void {
-    this.reserve(8);
-    this.buf.writeDoubleLE(v, this.length);
-    this.length += 8;
+    this.fixed('u32', v);
   }
   u64(v: bigint | number): void {
-    this.reserve(8);
-    this.buf.writeBigUInt64LE(BigInt(v), this.length);
-    this.length += 8;
-  }
-  i64(v: bigint): void {
-    this.reserve(8);
-    this.buf.writeBigInt64LE(v, this.length);
-    this.length += 8;
+    this.fixed('u64', BigInt(v));
   }
   str(s: string): void {
     const bytes = Buffer.from(s, 'utf8');
@@ -114,41 +77,19 @@ function checkNumber(key: string, kind: GgufScalarKind, v: number): void {
   }
 }
 
-function checkBigInt(key: string, kind: 'u64' | 'i64', v: bigint): void {
+function checkBigInt(key: string, kind: GgufBigIntKind, v: bigint): void {
   const ok = kind === 'u64' ? v >= 0n && v < 1n << 64n : v >= -(1n << 63n) && v < 1n << 63n;
   if (!ok) throw new RangeError(`GGUF key "${key}": ${v} is not a valid ${kind}`);
 }
 
 function writeScalar(b: ByteBuilder, key: string, kind: GgufScalarKind, v: number | bigint | boolean | string): void {
-  switch (kind) {
-    case 'u8':
-    case 'i8':
-    case 'u16':
-    case 'i16':
-    case 'u32':
-    case 'i32':
-    case 'f32':
-    case 'f64': {
-      if (typeof v !== 'number') throw new TypeError(`GGUF key "${key}": ${kind} needs a number`);
-      checkNumber(key, kind, v);
-      b[kind](v);
-      return;
-    }
-    case 'u64':
-    case 'i64': {
-      if (typeof v !== 'bigint') throw new TypeError(`GGUF key "${key}": ${kind} needs a bigint`);
-      checkBigInt(key, kind, v);
-      b[kind](v);
-      return;
-    }
-    case 'bool':
-      if (typeof v !== 'boolean') throw new TypeError(`GGUF key "${key}": bool needs a boolean`);
-      b.u8(v ? 1 : 0);
-      return;
-    case 'string':
-      if (typeof v !== 'string') throw new TypeError(`GGUF key "${key}": string needs a string`);
-      b.str(v);
-      return;
+  const want = kind === 'string' ? 'string' : GGUF_FIXED[kind].js;
+  if (typeof v !== want) throw new TypeError(`GGUF key "${key}": ${kind} needs a ${want}`);
+  if (kind === 'string') b.str(v as string);
+  else {
+    if (typeof v === 'number') checkNumber(key, kind, v);
+    if (typeof v === 'bigint') checkBigInt(key, kind as GgufBigIntKind, v);
+    b.fixed(kind, v as GgufFixedValue<typeof kind>);
   }
 }
 
