@@ -26,6 +26,18 @@ function message(error: unknown): string {
   return String(error);
 }
 
+/**
+ * What loading and its estimate start from, so that the estimate refuses as the load would:
+ * nothing to do without the API or a target; else the load fields checked, or their problems
+ * in one line.
+ */
+function loadInputs(state: Store) {
+  const { api, targetId } = state;
+  if (!api || !targetId) return null;
+  const fields = checkLoadFields(state);
+  return fields.ok ? { api, targetId, fields } : { problem: Object.values(fields.errors).join(' ') };
+}
+
 export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
   /** bumped when the user picks a method: a target's best method never overrides a choice made meanwhile */
   let methodPicks = 0;
@@ -126,13 +138,14 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
 
     async refreshEstimate() {
       const state = get();
-      const { api, targetId, draftId, method } = state;
-      if (!api || !targetId) return;
-      const fields = checkLoadFields(state);
-      if (!fields.ok) {
-        set({ estimate: null, estimateError: Object.values(fields.errors).join(' ') });
+      const inputs = loadInputs(state);
+      if (!inputs) return;
+      if ('problem' in inputs) {
+        set({ estimate: null, estimateError: inputs.problem });
         return;
       }
+      const { api, targetId, fields } = inputs;
+      const { draftId, method } = state;
       const target = state.models.find((m) => m.id === targetId);
       try {
         const estimate = await api.models.estimate({
@@ -162,13 +175,14 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
 
     async load() {
       const state = get();
-      const { api, targetId, method, draftId } = state;
-      if (!api || !targetId) return;
-      const fields = checkLoadFields(state);
-      if (!fields.ok) {
-        get().fail('Loading', { code: 'bad-input', message: Object.values(fields.errors).join(' ') });
+      const inputs = loadInputs(state);
+      if (!inputs) return;
+      if ('problem' in inputs) {
+        get().fail('Loading', { code: 'bad-input', message: inputs.problem });
         return;
       }
+      const { api, targetId, fields } = inputs;
+      const { method, draftId } = state;
       if (needsDraft(method) && !draftId) {
         get().fail('Loading', { code: 'bad-input', message: `The ${method} method needs a draft model: pick one under Draft model.` });
         return;
