@@ -558,18 +558,12 @@ json spec_json(const pc::weight_scales & w) {
 
 // the fields every spec has
 template <class Spec> json spec_header(const char * arch, const Spec & s) {
-    json j     = json::object();
-    j["arch"]  = arch;
-    j["name"]  = s.name;
-    j["seed"]  = s.seed;
-    j["dtype"] = s.type == pc::dtype::f16 ? "f16" : "f32";
-    j["embd"]  = s.embd;
-    return j;
-}
-
-json spec_json(const pc::llama_spec & s) {
-    json j             = spec_header("llama", s);
-    j["layers"]        = s.layers;
+    json j             = json::object();
+    j["arch"]          = arch;
+    j["name"]          = s.name;
+    j["seed"]          = s.seed;
+    j["dtype"]         = s.type == pc::dtype::f16 ? "f16" : "f32";
+    j["embd"]          = s.embd;
     j["heads"]         = s.heads;
     j["kvHeads"]       = s.kv_heads;
     j["ff"]            = s.ff;
@@ -578,14 +572,16 @@ json spec_json(const pc::llama_spec & s) {
     return j;
 }
 
+json spec_json(const pc::llama_spec & s) {
+    json j      = spec_header("llama", s);
+    j["layers"] = s.layers;
+    return j;
+}
+
 json spec_json(const pc::qwen35_spec & s) {
     json j                     = spec_header("qwen35", s);
     j["trunkLayers"]           = s.trunk_layers;
-    j["heads"]                 = s.heads;
-    j["kvHeads"]               = s.kv_heads;
     j["headDim"]               = s.head_dim;
-    j["ff"]                    = s.ff;
-    j["contextLength"]         = s.context_length;
     j["fullAttentionInterval"] = s.full_attention_interval;
     j["ropeDims"]              = s.rope_dims;
     j["ropeSections"]          = json::array_of(std::vector<int>(s.rope_sections, s.rope_sections + 4));
@@ -595,7 +591,6 @@ json spec_json(const pc::qwen35_spec & s) {
     j["dtRank"]                = s.dt_rank;
     j["innerSize"]             = s.inner_size;
     j["mtpBlockScale"]         = json::exact(s.mtp_block_scale);
-    j["scales"]                = spec_json(s.scales);
     return j;
 }
 
