@@ -50,41 +50,14 @@ describe('round batches', () => {
       tokens.map((t) => [
         dec.decode(t.logprobs!.piece),
         t.logprobs!.logprob,
-        t.logprobs!.top.map((e) => [e.id, e.logprob, dec.decode(e.piece)]),
+        ...t.logprobs!.top.map((e) => [e.id, e.logprob, dec.decode(e.piece)]),
       ]),
       [
-        [
-          'He',
-          -0.5,
-          [
-            [7, -0.5, 'He'],
-            [1, -1, 'A'],
-          ],
-        ],
-        [
-          'llo',
-          -0.25,
-          [
-            [8, -0.25, 'llo'],
-            [2, -2, 'lo'],
-          ],
-        ],
-        [
-          ' wor',
-          -1,
-          [
-            [9, -1, ' wor'],
-            [3, -1.5, ' w'],
-          ],
-        ],
-        [
-          'ld',
-          -2,
-          [
-            [10, -0.75, 'ld'],
-            [4, -2, 'l'],
-          ],
-        ],
+        // each token's piece and log-probability, then its top entries: id, log-probability, piece
+        ['He', -0.5, [7, -0.5, 'He'], [1, -1, 'A']],
+        ['llo', -0.25, [8, -0.25, 'llo'], [2, -2, 'lo']],
+        [' wor', -1, [9, -1, ' wor'], [3, -1.5, ' w']],
+        ['ld', -2, [10, -0.75, 'ld'], [4, -2, 'l']],
       ],
     );
     assert.ok(!RoundBatch.safeParse({ ...withProbs, logprobs: Float32Array.from([-1]) }).success, 'one per token');
