@@ -2,10 +2,9 @@
 // headers, pre-load model sanity, raw-byte vocabulary comparison, the K/S schedule a context can
 // hold, resource caps, chat-template sources and budgets, output folders.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import { capThreads, promptSizeProblem } from '../../app/runtime/resource-limits.js';
 import { effectiveBatch, scheduleProblem } from '../../app/runtime/spec-schedule.js';
@@ -30,6 +29,10 @@ import {
   type HostileFiles,
   type PoisonedModels,
 } from '../fixtures/hostile-gguf.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
+
+// one scratch folder for the file: the crafted headers, the poisoned models and the output folders
+const dir = suiteTempDir('power-hostile-');
 
 async function refused(path: string, pattern: RegExp): Promise<void> {
   const t0 = performance.now();
@@ -43,13 +46,10 @@ async function refused(path: string, pattern: RegExp): Promise<void> {
 }
 
 describe('hostile GGUF headers are refused with the numbers', () => {
-  let dir: string;
   let files: HostileFiles;
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'power-hostile-'));
-    files = await makeHostileHeaders(dir);
+    files = await makeHostileHeaders(dir());
   });
-  after(() => rm(dir, { recursive: true, force: true }));
 
   test('a metadata array of 2^28 numbers', () => refused(files.hugeNumberArray, /array "power.huge" has 268435456 items; at most 2097152/));
   test('a metadata array of 2^27 strings', () => refused(files.hugeStringArray, /array "power.huge" has 134217728 items/));
@@ -64,7 +64,7 @@ describe('hostile GGUF headers are refused with the numbers', () => {
     const g = new RawGguf({ tensors: 0, kvs: 3 }).kvString('general.architecture', 'llama');
     g.kvArrayHeader('a', GgufValueType.UINT64, 2_000_000).bytes(Buffer.alloc(16_000_000));
     g.kvArrayHeader('b', GgufValueType.UINT64, 2_000_000).bytes(Buffer.alloc(16_000_000));
-    const path = await g.write(join(dir, 'budget.gguf'));
+    const path = await g.write(join(dir(), 'budget.gguf'));
     await assert.rejects(
       readGgufInfo(path, { ...(await import('../../app/gguf/limits.js')).GGUF_LIMITS, maxMetadataBytes: 20_000_000 }),
       /more than 20000000 bytes of memory \(at array "b"\)/,
@@ -75,7 +75,7 @@ describe('hostile GGUF headers are refused with the numbers', () => {
   test('token strings that are not UTF-8 keep their raw bytes', async () => {
     const g = new RawGguf({ tensors: 0, kvs: 2 }).kvString('general.architecture', 'llama');
     g.kvArrayHeader('tokenizer.ggml.tokens', GgufValueType.STRING, 3).str('a').str(Uint8Array.of(0xff)).str('c');
-    const info = await readGgufInfo(await g.write(join(dir, 'raw-tokens.gguf')));
+    const info = await readGgufInfo(await g.write(join(dir(), 'raw-tokens.gguf')));
     const tokens = info.metadata.get('tokenizer.ggml.tokens');
     assert.ok(tokens?.type === 'array' && tokens.itemType === 'string');
     assert.deepEqual([...(tokens.raw?.keys() ?? [])], [1]);
@@ -84,13 +84,10 @@ describe('hostile GGUF headers are refused with the numbers', () => {
 });
 
 describe('models that would load and then abort are refused before loading', () => {
-  let dir: string;
   let models: PoisonedModels;
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'power-poison-'));
-    models = await makePoisonedModels(dir);
+    models = await makePoisonedModels(dir());
   });
-  after(() => rm(dir, { recursive: true, force: true }));
 
   const check = (path: string) => checkModelFile(path, ['llama']);
   test('a NaN norm epsilon', () =>
@@ -102,12 +99,12 @@ describe('models that would load and then abort are refused before loading', () 
     assert.match(modelSanityProblem(info, 'llama')!, /tensor "token_embd.weight" has a zero-size dimension \[32, 0\]/);
   });
   test('an empty vocabulary', async () => {
-    const path = join(dir, 'empty-vocab.gguf');
+    const path = join(dir(), 'empty-vocab.gguf');
     await writeGguf(path, withMeta(tinySpec(), 'tokenizer.ggml.tokens', gv.strings([])));
     await assert.rejects(check(path), /the vocabulary \(tokenizer.ggml.tokens\) is empty/);
   });
   test('a directory or a FIFO is not a model file (never read, never blocks)', async () => {
-    await assert.rejects(check(dir), (e: unknown) => e instanceof ModelFileError && /not a file/.test(e.message));
+    await assert.rejects(check(dir()), (e: unknown) => e instanceof ModelFileError && /not a file/.test(e.message));
   });
 });
 
@@ -233,17 +230,12 @@ describe('chat templates', () => {
 });
 
 describe('output folders', () => {
-  let dir: string;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'power-out-'));
-  });
-  after(() => rm(dir, { recursive: true, force: true }));
   test('a file, a path through a file, and /proc are refused in one line', async () => {
-    const file = join(dir, 'file');
+    const file = join(dir(), 'file');
     await writeFile(file, 'x');
     await assert.rejects(prepareOutputDir(file), (e: unknown) => e instanceof OutputDirError && /is not a directory/.test(e.message));
     await assert.rejects(prepareOutputDir(join(file, 'sub')), /a part of the path is not a directory/);
     if (process.platform === 'linux') await assert.rejects(prepareOutputDir('/proc/power-test/x'), /cannot create \/proc\/power-test: /);
-    assert.equal(await prepareOutputDir(join(dir, 'a', 'b')), join(dir, 'a', 'b'));
+    assert.equal(await prepareOutputDir(join(dir(), 'a', 'b')), join(dir(), 'a', 'b'));
   });
 });

@@ -3,10 +3,9 @@
 // follows the OS convention unless overridden.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { z } from 'zod';
 
@@ -15,17 +14,14 @@ import { defaultDataDir } from '../../app/service/data-dir.js';
 import { SETTINGS } from '../../app/service/settings.js';
 import { decodeDocument, readDocument, writeDocument } from '../../app/service/storage/document.js';
 import { ENVIRONMENT, sampleChat } from '../fixtures/chats.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
 
 describe('storage', () => {
-  let dir: string;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'power-storage-'));
-  });
-  after(() => rm(dir, { recursive: true, force: true }));
+  const dir = suiteTempDir('power-storage-');
 
   test('a writer killed at random moments always leaves the last complete state', async () => {
     const kind = { format: 'crash-test', version: 1, schema: z.object({ n: z.number(), body: z.string() }) };
-    const path = join(dir, 'state.json');
+    const path = join(dir(), 'state.json');
     for (let run = 0; run < 5; run++) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/storage-writer.ts', path], {
         stdio: ['ignore', 'pipe', 'inherit'],
@@ -49,7 +45,7 @@ describe('storage', () => {
       assert.equal(doc.body, `${doc.n}:`.padEnd(200_000, String(doc.n % 10)));
     }
     // leftover temporary files are never the live file
-    const names = await readdir(dir);
+    const names = await readdir(dir());
     assert.ok(names.includes('state.json'));
   });
 
@@ -60,7 +56,7 @@ describe('storage', () => {
       schema: z.object({ title: z.string() }),
       migrations: { 1: (d: unknown) => ({ title: (d as { name: string }).name }) },
     };
-    const path = join(dir, 'thing.json');
+    const path = join(dir(), 'thing.json');
     await writeFile(path, JSON.stringify({ format: 'power.thing', version: 1, data: { name: 'old' } }));
     assert.deepEqual(await readDocument(v2, path), { title: 'old' });
     await writeDocument(v2, path, { title: 'new' });
@@ -68,7 +64,7 @@ describe('storage', () => {
     assert.throws(() => decodeDocument(v2, JSON.stringify({ format: 'power.thing', version: 3, data: {} }), 'x'), /newer Power/);
     assert.throws(() => decodeDocument(v2, '{"format":"power.other","version":1}', 'x'), /not a power.thing document/);
     assert.throws(() => decodeDocument(v2, '{', 'x'), /not JSON/);
-    assert.equal(await readDocument(v2, join(dir, 'missing.json')), null);
+    assert.equal(await readDocument(v2, join(dir(), 'missing.json')), null);
   });
 
   test("a chat saved when a reply's environment was called `runtime` (version 1) loads with it as `environment`", async () => {
