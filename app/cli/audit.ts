@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 
 import { FlashAttn } from '../contract/engine-types.js';
-import { DEFAULT_K, K_MAX } from '../contract/profile.js';
+import { DEFAULT_K } from '../contract/profile.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../contract/strategies.js';
 import { auditVerdict, compareSamplingPaths, runAudit, type PathComparison, type AuditVerdict, type Divergence } from '../service/audit.js';
@@ -12,10 +12,11 @@ import { buildPrompt } from '../runtime/prompt.js';
 import { claimsBatchInvariance, openTarget, sessionProblem } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
-import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
+import { KS_FLAGS, ksFromFlags } from './ks-flags.js';
+import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
-import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
+import { SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 import type { Io } from './generate.js';
 
 export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
@@ -31,11 +32,8 @@ export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.ggu
   explain the difference; 1: any difference on a batch-invariant engine, or an unexplained one.`;
 
 const FLAGS = {
-  ...LOAD_FLAGS,
-  ...OFFLOAD_FLAGS,
-  ...SPLIT_FLAGS,
-  k: { type: 'string' },
-  s: { type: 'string' },
+  ...TARGET_FLAGS,
+  ...KS_FLAGS,
   ...PROMPT_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
@@ -111,8 +109,9 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   if (!strategy) throw new UsageError(`power audit needs --strategy (${STRATEGIES.filter((s) => s !== 'none').join(', ')})`);
   if (strategy === 'none') throw new UsageError('--strategy none is the control itself: give the speculative strategy to audit');
   const source = promptSource(values);
-  const k = int(values, 'k', { min: 1, max: K_MAX }) ?? DEFAULT_K;
-  const s = int(values, 's', { min: 0, max: K_MAX }) ?? k;
+  const ks = ksFromFlags(values);
+  const k = ks.k ?? DEFAULT_K;
+  const s = ks.s ?? k;
   if (s > k) throw new UsageError(`--s must be from 0 to K (${k}) (got ${s})`);
   const maxTokens = int(values, 'max-tokens', { min: 1, max: 1_000_000 }) ?? 256;
   const { sampling, seedGiven } = samplingFromFlags(values);

@@ -21,10 +21,10 @@ import { REPORT_FORMATS, TEXT_FORMATS, type ReportFormat } from '../contract/api
 import { writeReport } from '../bench/write.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { choice, int, parseFlags, str } from './args.js';
-import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
+import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { cliError, UsageError } from './errors.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
-import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
+import { SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 import type { Io } from './generate.js';
 import { createProfileSessions, prepareTasks } from './bench-setup.js';
 import { openTarget, sessionProblem } from '../runtime/target.js';
@@ -38,9 +38,7 @@ export const BENCH_USAGE = `power bench --model <model.gguf> [--draft <draft.ggu
   peak = K7/S6, k<K>, k<K>s<S>), interleaved in one engine, and writes report.<format> to --out.`;
 
 const FLAGS = {
-  ...LOAD_FLAGS,
-  ...OFFLOAD_FLAGS,
-  ...SPLIT_FLAGS,
+  ...TARGET_FLAGS,
   profiles: { type: 'string' },
   tasks: { type: 'string' },
   repeat: { type: 'string' },

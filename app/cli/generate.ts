@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 
 import { FlashAttn, type SamplingOptions } from '../contract/engine-types.js';
 import { GenerationResult } from '../contract/generation-result.js';
-import { FR_UNSUPPORTED, K_MAX, resolveKS } from '../contract/profile.js';
+import { FR_UNSUPPORTED, resolveKS } from '../contract/profile.js';
 import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { noProposalsNote, STRATEGIES, type Strategy } from '../contract/strategies.js';
@@ -25,10 +25,11 @@ import {
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile } from './profile.js';
-import { gpuLayers, LOAD_FLAGS, OFFLOAD_FLAGS } from './load-flags.js';
+import { KS_FLAGS, ksFromFlags } from './ks-flags.js';
+import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
-import { SPLIT_FLAGS, SPLIT_USAGE, splitFromFlags } from './split-flags.js';
+import { SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
   [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
@@ -43,14 +44,11 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
   Ctrl-C cancels at any moment and prints what was generated (exit code 130).`;
 
 const FLAGS = {
-  ...LOAD_FLAGS,
-  ...OFFLOAD_FLAGS,
-  ...SPLIT_FLAGS,
+  ...TARGET_FLAGS,
   ...PROMPT_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
-  k: { type: 'string' },
-  s: { type: 'string' },
+  ...KS_FLAGS,
   profile: { type: 'string' },
   'fr-vocab': { type: 'string' },
   json: { type: 'boolean' },
@@ -105,7 +103,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   }
   const inProfile = (key: string) => `${key} in the profile ${profilePath}`;
   const { k, s } = resolveKS([
-    { k: int(values, 'k', { min: 1, max: K_MAX }), s: int(values, 's', { min: 0, max: K_MAX }), kName: '--k', sName: '--s' },
+    { ...ksFromFlags(values), kName: '--k', sName: '--s' },
     {
       k: profile?.spec_draft_max,
       s: profile?.spec_mtp_recurrent_snapshots,

@@ -1,0 +1,14 @@
+// The speculation flags of the commands that run one speculative request (generate, audit):
+// --k, the draft width, and --s, the rollback snapshots; one reader, so both accept the same range.
+import { K_MAX } from '../contract/profile.js';
+import { int, type Parsed } from './args.js';
+
+export const KS_FLAGS = {
+  k: { type: 'string' },
+  s: { type: 'string' },
+} as const;
+
+/** --k and --s as given (undefined: not given); a usage error for one out of range. */
+export function ksFromFlags(values: Parsed['values']): { k: number | undefined; s: number | undefined } {
+  return { k: int(values, 'k', { min: 1, max: K_MAX }), s: int(values, 's', { min: 0, max: K_MAX }) };
+}
