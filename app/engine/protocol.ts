@@ -5,6 +5,7 @@
 import { z } from 'zod';
 
 import { concern } from '../contract/api/describe.js';
+import { ModelFacts } from '../contract/api/models.js';
 import { CHECKED_BY_CLIENT } from '../contract/channel/checks.js';
 
 import type { EmittedToken, TokenLogprobs } from '../contract/engine-types.js';
@@ -56,27 +57,18 @@ export const ParsedChatReply = z.object({
 });
 export type ParsedChatReply = z.infer<typeof ParsedChatReply>;
 
-export const NativeModelInfo = z.object({
-  architecture: z.string(),
-  name: z.string(),
+/** What the engine reads of a loaded model: the facts `power info` shows, with what tokenizing and sizing it take. */
+export const NativeModelInfo = ModelFacts.extend({
   description: z.string(),
-  parameters: z.number().nonnegative(),
   sizeBytes: z.number().nonnegative(),
-  fileType: z.string(),
-  contextLength: z.number().int(),
-  layers: z.number().int(),
-  nextnLayers: z.number().int(),
   embeddingLength: z.number().int(),
   heads: z.number().int(),
   headsKv: z.number().int(),
-  recurrent: z.boolean(),
-  hybrid: z.boolean(),
-  vocabType: z.string(),
-  vocabSize: z.number().int(),
   bos: z.number().int(),
   eos: z.number().int(),
   eot: z.number().int(),
   addBos: z.boolean(),
+  /** the template itself (null: the GGUF has none) */
   chatTemplate: z.string().nullable(),
 });
 export type NativeModelInfo = z.infer<typeof NativeModelInfo>;
