@@ -15,6 +15,7 @@ import {
   pickVulkanDevice,
   type DeviceKind,
   type DeviceRequest,
+  type FlavourPlan,
 } from './device-select.js';
 import { probeRpcServer, RpcUnavailableError } from './rpc.js';
 import type { RemoteDevice } from './split.js';
@@ -107,13 +108,19 @@ async function onCpu(flavour: string, options: Options, note: string | null, reu
 }
 
 /** POWER_FLAVOUR=<name> pins every request to one built flavour (e.g. cpu-prebuilt, to compare with the prebuilt libraries). */
-export function builtForSelection() {
+function builtForSelection() {
   const built = builtFlavours();
   const pinned = process.env.POWER_FLAVOUR;
   if (!pinned) return built;
   const only = built.filter((b) => b.flavour === pinned);
   if (only.length === 0) throw new DeviceUnavailableError(`POWER_FLAVOUR=${pinned}: that flavour of the addon is not built`);
   return only;
+}
+
+/** The flavours selection may start (builtForSelection) and the order it tries them in. */
+export function selectionPlan(): { built: ReturnType<typeof builtForSelection>; plan: FlavourPlan } {
+  const built = builtForSelection();
+  return { built, plan: flavourPlan(built) };
 }
 
 /** A started engine placed on one of its devices, with the remote machines added. */
@@ -147,7 +154,7 @@ function placed(
  * a real Vulkan GPU, else the CPU, saying why; `cpu`: the CPU flavour.
  */
 export async function startEngineOn(request: DeviceRequest, options: Options = {}): Promise<EngineOnDevice> {
-  const plan = flavourPlan(builtForSelection());
+  const { plan } = selectionPlan();
   if (!plan.cpu) throw new DeviceUnavailableError('the native addon is not built: run npm install');
   if (request === 'cpu') return onCpu(plan.cpu, options, null);
   if (request === 'vulkan') {

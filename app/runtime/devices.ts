@@ -5,15 +5,8 @@ import { PowerError } from '../contract/api/errors.js';
 import type { DeviceInfo } from '../contract/engine-types.js';
 import { addonDir } from '../engine/build-info.js';
 import { EngineClient } from '../engine/client.js';
-import {
-  describeDevice,
-  flavourPlan,
-  NO_CUDA_FLAVOUR,
-  NO_VULKAN_FLAVOUR,
-  pickCudaDevice,
-  pickVulkanDevice,
-} from '../engine/device-select.js';
-import { builtForSelection, DeviceUnavailableError } from '../engine/engine-on-device.js';
+import { describeDevice, NO_CUDA_FLAVOUR, NO_VULKAN_FLAVOUR, pickCudaDevice, pickVulkanDevice } from '../engine/device-select.js';
+import { DeviceUnavailableError, selectionPlan } from '../engine/engine-on-device.js';
 import { probeRpcServer, RpcUnavailableError } from '../engine/rpc.js';
 
 type FlavourReport = DevicesReport['flavours'][number];
@@ -31,10 +24,9 @@ async function probeFlavour(flavour: string, gpu: string | null): Promise<Flavou
 }
 
 /** The flavours this machine has built and how device selection orders them (a missing build is a device error). */
-function builtFlavourPlan(): { built: ReturnType<typeof builtForSelection>; plan: ReturnType<typeof flavourPlan> } {
+function builtFlavourPlan(): ReturnType<typeof selectionPlan> {
   try {
-    const built = builtForSelection();
-    return { built, plan: flavourPlan(built) };
+    return selectionPlan();
   } catch (error) {
     if (error instanceof DeviceUnavailableError) throw new PowerError('device', error.message);
     throw error;
