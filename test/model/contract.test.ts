@@ -11,12 +11,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import type { SamplingOptions } from '../../app/contract/engine-types.js';
-import type { Strategy } from '../../app/contract/strategies.js';
 import { EngineClient } from '../../app/engine/client.js';
-import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { assertSameAsControl, cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
-import { GREEDY } from '../fixtures/engine-generate.js';
+import { assertSameAsControl, cachedControl, configLabel, counterTotals, promptRunner, type ContractConfig } from '../fixtures/contract.js';
+import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 const PROMPTS: number[][] = [
@@ -116,58 +114,28 @@ function configs(): Config[] {
 const label = configLabel;
 
 describe('exactness contract', () => {
-  let models: ModelSet;
   let engine: EngineClient;
-  const modelIds = new Map<string, string>();
   const summary: string[] = [];
 
-  async function modelId(name: keyof ModelSet): Promise<string> {
-    if (!modelIds.has(name)) {
-      // the hybrids keep their NextN (MTP) layers loaded; the trunk, and so the control, is unchanged
-      const loaded = await engine.call('loadModel', { path: models[name], gpuLayers: 0, loadMtp: name.startsWith('hybrid-mtp') });
-      modelIds.set(name, loaded.modelId);
-    }
-    return modelIds.get(name)!;
-  }
+  const runner = promptRunner({
+    engine: () => engine,
+    paths: syntheticModels,
+    load: () => ({ gpuLayers: 0 }),
+    session: { contextSize: 256, threads: 1 },
+    prompts: PROMPTS,
+    maxTokens: TOKENS,
+  });
 
-  async function runAll(c: Omit<Config, 'strategy'> & { strategy: Strategy }, sampling: SamplingOptions) {
-    const session = await engine.call('createSession', {
-      modelId: await modelId(c.target),
-      contextSize: 256,
-      threads: 1,
-      strategy: c.strategy,
-      k: c.strategy === 'none' ? 0 : c.k,
-      s: c.strategy === 'none' ? 0 : c.s,
-      ...(c.draft ? { draftModelId: await modelId(c.draft) } : {}),
-    });
-    const outcomes: GenerationOutcome[] = [];
-    for (const [i, prompt] of PROMPTS.entries()) {
-      outcomes.push(
-        await runRequest(engine, {
-          sessionId: session.sessionId,
-          prompt: Int32Array.from(prompt),
-          maxTokens: TOKENS,
-          sampling: { ...sampling, seed: sampling.seed + i },
-        }),
-      );
-    }
-    await engine.call('disposeSession', { sessionId: session.sessionId });
-    return outcomes;
-  }
-
+  const runAll = runner.run;
   const control = cachedControl(runAll);
 
   before(async () => {
-    models = await syntheticModels();
     engine = EngineClient.start();
   });
 
   after(async () => {
-    for (const id of modelIds.values()) await engine.call('disposeModel', { modelId: id });
-    const live = await engine.call('liveHandles', {});
-    await engine.close();
     console.log(`contract matrix (${PROMPTS.length} prompts × ${TOKENS} tokens each):\n${summary.join('\n')}`);
-    assert.deepEqual({ models: live.models, contexts: live.contexts }, { models: 0, contexts: 0 });
+    await disposeAndClose(engine, runner.modelIds());
   });
 
   for (const c of configs()) {

@@ -13,8 +13,8 @@ import type { Strategy } from '../../app/contract/strategies.js';
 import { EngineClient } from '../../app/engine/client.js';
 import { runRequest, type RequestOutcome } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { assertSameAsControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
-import { GREEDY } from '../fixtures/engine-generate.js';
+import { assertSameAsControl, cachedControl, configLabel, counterTotals, loadedOnce, type ContractConfig } from '../fixtures/contract.js';
+import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 const PROMPT = [1, 300, 301, 302, 303, 304, 305, 306];
@@ -43,17 +43,13 @@ const CONFIGS: ContractConfig<ModelName>[] = [
 describe('grammars and JSON schemas under speculation', () => {
   let models: ModelSet;
   let engine: EngineClient;
-  const modelIds = new Map<string, string>();
-  const controls = new Map<string, RequestOutcome>();
   const summary: string[] = [];
 
-  async function modelId(name: ModelName): Promise<string> {
-    if (!modelIds.has(name)) {
-      const loaded = await engine.call('loadModel', { path: models[name], gpuLayers: 0, loadMtp: name.startsWith('hybrid-mtp') });
-      modelIds.set(name, loaded.modelId);
-    }
-    return modelIds.get(name)!;
-  }
+  const loaded = loadedOnce(async (name: ModelName) => {
+    const { modelId } = await engine.call('loadModel', { path: models[name], gpuLayers: 0, loadMtp: name.startsWith('hybrid-mtp') });
+    return modelId;
+  });
+  const modelId = loaded.id;
 
   async function session(c: ContractConfig<ModelName> & { strategy: Strategy }): Promise<string> {
     const created = await engine.call('createSession', {
@@ -77,11 +73,7 @@ describe('grammars and JSON schemas under speculation', () => {
     }
   }
 
-  async function control(target: ModelName, mode: string, sampling: SamplingOptions): Promise<RequestOutcome> {
-    const key = `${target} ${mode}`;
-    if (!controls.has(key)) controls.set(key, await run({ target, strategy: 'none', k: 0, s: 0 }, sampling));
-    return controls.get(key)!;
-  }
+  const control = cachedControl(run);
 
   before(async () => {
     models = await syntheticModels();
@@ -89,11 +81,8 @@ describe('grammars and JSON schemas under speculation', () => {
   });
 
   after(async () => {
-    for (const id of modelIds.values()) await engine.call('disposeModel', { modelId: id });
-    const live = await engine.call('liveHandles', {});
-    await engine.close();
     console.log(`grammar contract (${TOKENS} tokens; the proposers draft without the grammar):\n${summary.join('\n')}`);
-    assert.deepEqual({ models: live.models, contexts: live.contexts }, { models: 0, contexts: 0 });
+    await disposeAndClose(engine, loaded.ids());
   });
 
   const modes = [

@@ -15,9 +15,9 @@ import type { DeviceInfo, SamplingOptions } from '../../app/contract/engine-type
 import { builtFlavours } from '../../app/engine/build-info.js';
 import { EngineClient } from '../../app/engine/client.js';
 import { pickVulkanDevice } from '../../app/engine/device-select.js';
-import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
+import type { GenerationOutcome } from '../../app/service/request.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { assertSameAsControl, cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
+import { assertSameAsControl, cachedControl, configLabel, counterTotals, promptRunner, type ContractConfig } from '../fixtures/contract.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
@@ -45,48 +45,22 @@ describe(
   'exactness contract on the Vulkan engine',
   { skip: !vulkanBuilt && !process.env.CI && 'the vulkan flavour is not built (glslc and libvulkan-dev missing)' },
   () => {
-    let models: ModelSet;
     let engine: EngineClient;
     let device: DeviceInfo;
-    const modelIds = new Map<string, string>();
     const summary: string[] = [];
 
-    async function modelId(name: keyof ModelSet): Promise<string> {
-      if (!modelIds.has(name)) {
-        const loaded = await engine.call('loadModel', {
-          path: models[name],
-          gpuLayers: -1,
-          devices: [device.name],
-          loadMtp: name.startsWith('hybrid-mtp'),
-        });
-        modelIds.set(name, loaded.modelId);
-      }
-      return modelIds.get(name)!;
-    }
+    const runner = promptRunner({
+      engine: () => engine,
+      paths: syntheticModels,
+      load: () => ({ gpuLayers: -1, devices: [device.name] }),
+      session: { contextSize: 512, threads: 2, flashAttn: 'off' },
+      prompts: PROMPTS,
+      maxTokens: TOKENS,
+    });
 
     async function runAll(c: Config, sampling: SamplingOptions): Promise<GenerationOutcome[]> {
-      const session = await engine.call('createSession', {
-        modelId: await modelId(c.target),
-        contextSize: 512,
-        threads: 2,
-        flashAttn: 'off',
-        strategy: c.strategy,
-        k: c.strategy === 'none' ? 0 : c.k,
-        s: c.strategy === 'none' ? 0 : c.s,
-        ...(c.draft ? { draftModelId: await modelId(c.draft) } : {}),
-      });
-      const outcomes: GenerationOutcome[] = [];
-      for (const [i, prompt] of PROMPTS.entries()) {
-        const outcome = await runRequest(engine, {
-          sessionId: session.sessionId,
-          prompt: Int32Array.from(prompt),
-          maxTokens: TOKENS,
-          sampling: { ...sampling, seed: sampling.seed + i },
-        });
-        assert.equal(outcome.sampling?.path ?? 'cpu', 'cpu');
-        outcomes.push(outcome);
-      }
-      await engine.call('disposeSession', { sessionId: session.sessionId });
+      const outcomes = await runner.run(c, sampling);
+      for (const outcome of outcomes) assert.equal(outcome.sampling?.path ?? 'cpu', 'cpu');
       return outcomes;
     }
 
@@ -94,7 +68,6 @@ describe(
 
     before(async () => {
       assert.ok(vulkanBuilt, 'CI builds the vulkan flavour: scripts/setup-system.sh installs glslc, libvulkan-dev and mesa-vulkan-drivers');
-      models = await syntheticModels();
       engine = EngineClient.start({ flavour: 'vulkan' });
       const hello = await engine.call('hello', {});
       const picked = pickVulkanDevice(hello.devices, true);
@@ -103,7 +76,7 @@ describe(
     });
 
     after(async () => {
-      for (const id of modelIds.values()) await engine.call('disposeModel', { modelId: id });
+      for (const modelId of runner.modelIds()) await engine.call('disposeModel', { modelId });
       await engine.close();
       console.log(
         `Vulkan contract on ${device.name} (${device.description}), ${PROMPTS.length} prompts × ${TOKENS} tokens:\n${summary.join('\n')}`,
