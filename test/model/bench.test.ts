@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import { chromium, type Browser } from 'playwright-core';
 
@@ -20,16 +20,16 @@ import type { ModelSet } from '../../tools/models/synthetic.js';
 import { assertUsageError, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
 
 describe('power bench', () => {
+  const dir = suiteTempDir('power-bench-');
   let models: ModelSet;
-  let dir: string;
   let report: Report;
   let run: CliRun;
 
   before(async () => {
     models = await syntheticModels();
-    dir = await mkdtemp(join(tmpdir(), 'power-bench-'));
     run = power([
       'bench',
       '--model',
@@ -49,19 +49,16 @@ describe('power bench', () => {
       '--device',
       'cpu',
       '--out',
-      join(dir, 'calibration'),
+      join(dir(), 'calibration'),
       '--formats',
       'json,csv,md,html,pdf',
     ]);
     assert.equal(run.code, 0, run.stderr);
-    report = JSON.parse(await readFile(join(dir, 'calibration', 'report.json'), 'utf8')) as Report;
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
+    report = JSON.parse(await readFile(join(dir(), 'calibration', 'report.json'), 'utf8')) as Report;
   });
 
   test('runs the calibration set with the control and each profile, interleaved, and writes every format', () => {
-    for (const f of ['json', 'csv', 'md', 'html', 'pdf']) assert.ok(existsSync(join(dir, 'calibration', `report.${f}`)), f);
+    for (const f of ['json', 'csv', 'md', 'html', 'pdf']) assert.ok(existsSync(join(dir(), 'calibration', `report.${f}`)), f);
     assert.equal(report.requests.length, 12 * 3);
     // A B A B: each task runs the control, then balanced, then k3, before the next task
     assert.deepEqual(
@@ -115,11 +112,11 @@ describe('power bench', () => {
   });
 
   test('report.csv parses back to the JSON requests, one row each', async () => {
-    assertCsvAgrees(await readFile(join(dir, 'calibration', 'report.csv'), 'utf8'), report);
+    assertCsvAgrees(await readFile(join(dir(), 'calibration', 'report.csv'), 'utf8'), report);
   });
 
   test('report.md tables agree with the JSON', async () => {
-    assertMarkdownAgrees(await readFile(join(dir, 'calibration', 'report.md'), 'utf8'), report);
+    assertMarkdownAgrees(await readFile(join(dir(), 'calibration', 'report.md'), 'utf8'), report);
   });
 
   test('report.html renders offline in Chromium with its three charts, whose bars and tables carry the JSON figures', async () => {
@@ -133,7 +130,7 @@ describe('power bench', () => {
       const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
       const fetched: string[] = [];
       page.on('request', (r) => fetched.push(r.url()));
-      const htmlPath = join(dir, 'calibration', 'report.html');
+      const htmlPath = join(dir(), 'calibration', 'report.html');
       await page.goto(pathToFileURL(htmlPath).href, { waitUntil: 'load' });
       assert.deepEqual(fetched, [pathToFileURL(htmlPath).href], 'the page loads nothing but itself');
 
@@ -149,13 +146,13 @@ describe('power bench', () => {
   });
 
   test('report.pdf is a PDF printed from the HTML', async () => {
-    const pdf = await readFile(join(dir, 'calibration', 'report.pdf'));
+    const pdf = await readFile(join(dir(), 'calibration', 'report.pdf'));
     assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-');
     assert.ok(pdf.length > 10_000);
   });
 
   test("a user's JSONL task file, seeded sampling and repeats on the recurrent target: K/S, seeds per repeat, replays", async () => {
-    const tasks = join(dir, 'mine.jsonl');
+    const tasks = join(dir(), 'mine.jsonl');
     await writeFile(
       tasks,
       [
@@ -164,7 +161,7 @@ describe('power bench', () => {
         JSON.stringify({ id: 'story', category: 'long-form', prompt: 'write a story about the quick brown fox', maxTokens: 8 }),
       ].join('\n'),
     );
-    const out = join(dir, 'mine');
+    const out = join(dir(), 'mine');
     const r = power([
       'bench',
       '--model',
@@ -214,7 +211,7 @@ describe('power bench', () => {
   });
 
   describe('bad input: exit 2 with one error line', () => {
-    const base = () => ['bench', '--model', models['target.gguf'], '--threads', '1', '--device', 'cpu', '--out', join(dir, 'bad')];
+    const base = () => ['bench', '--model', models['target.gguf'], '--threads', '1', '--device', 'cpu', '--out', join(dir(), 'bad')];
     const cases: [string, string[], RegExp][] = [
       ['an unknown profile', ['--profiles', 'balanced,turbo'], /--profiles: 'turbo' is not a profile/],
       ['K out of range', ['--profiles', 'k20'], /K must be from 1 to 16/],
@@ -232,14 +229,14 @@ describe('power bench', () => {
     test('pdf without a usable Chromium is refused before anything runs', () => {
       const refused = power([...base(), '--formats', 'json,pdf'], { env: { POWER_CHROMIUM: '/nonexistent/chromium' } });
       assertUsageError(refused, /--formats pdf: POWER_CHROMIUM=.* is not an executable/);
-      assert.ok(!existsSync(join(dir, 'bad')), 'nothing written');
+      assert.ok(!existsSync(join(dir(), 'bad')), 'nothing written');
     });
 
     test('a task file with a bad line names the line', async () => {
-      const bad = join(dir, 'bad.jsonl');
+      const bad = join(dir(), 'bad.jsonl');
       await writeFile(bad, '{"id":"a","category":"coding","prompt":"x"}\n{"id":"b","category":"coding","prompt":""}\n');
       assertUsageError(power([...base(), '--tasks', bad]), /bad\.jsonl line 2: prompt/);
-      assert.ok(!existsSync(join(dir, 'bad')), 'nothing written');
+      assert.ok(!existsSync(join(dir(), 'bad')), 'nothing written');
     });
   });
 });

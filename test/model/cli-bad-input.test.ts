@@ -1,30 +1,28 @@
 // Every bad input exits 2 with one `error:` line that says what was wrong; never a signal.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import { assertUsageError, power } from '../fixtures/cli.js';
 import { makeBadFiles, syntheticModels, type BadFiles } from '../fixtures/models.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 
 describe('bad input', () => {
-  let dir: string;
+  const dir = suiteTempDir('power-bad-');
   let bad: BadFiles;
   let models: ModelSet;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'power-bad-'));
-    bad = await makeBadFiles(dir);
+    bad = await makeBadFiles(dir());
     models = await syntheticModels();
   });
-  after(() => rm(dir, { recursive: true, force: true }));
 
   const generate = (model: string, ...more: string[]) => power(['generate', '--model', model, '--prompt', 'hi', ...more]);
 
   test('a missing model file', () => {
-    assertUsageError(generate(join(dir, 'nope.gguf')), /model file not found: .*nope\.gguf/);
-    assertUsageError(power(['info', join(dir, 'nope.gguf')]), /model file not found/);
+    assertUsageError(generate(join(dir(), 'nope.gguf')), /model file not found: .*nope\.gguf/);
+    assertUsageError(power(['info', join(dir(), 'nope.gguf')]), /model file not found/);
   });
 
   test('a file that is not GGUF', () => {
@@ -75,7 +73,7 @@ describe('bad input', () => {
     assertUsageError(power(['generate', '--model', target, '--prompt', 'a', '--prompt-tokens', '1']), /give only one of/);
     assertUsageError(power(['generate', '--model', target, '--prompt-tokens', '1,x']), /comma-separated token ids/);
     assertUsageError(power(['generate', '--model', target, '--prompt-tokens', '1,99999']), /outside the vocabulary/);
-    assertUsageError(power(['generate', '--model', target, '--prompt-file', join(dir, 'none.txt')]), /cannot read the prompt file/);
+    assertUsageError(power(['generate', '--model', target, '--prompt-file', join(dir(), 'none.txt')]), /cannot read the prompt file/);
   });
 
   test('bad K, S, FR and profile values', async () => {
@@ -87,11 +85,11 @@ describe('bad input', () => {
     assertUsageError(spec('--s', 'x'), /--s must be an integer/);
     assertUsageError(spec('--fr-vocab', '8192'), /compact draft projection .* is not supported by this backend/);
     const profile = async (name: string, text: string) => {
-      const path = join(dir, name);
+      const path = join(dir(), name);
       await writeFile(path, text);
       return path;
     };
-    assertUsageError(spec('--profile', join(dir, 'none.toml')), /cannot read the profile/);
+    assertUsageError(spec('--profile', join(dir(), 'none.toml')), /cannot read the profile/);
     assertUsageError(spec('--profile', await profile('bad.toml', 'spec_mode = \n')), /is not valid TOML/);
     assertUsageError(spec('--profile', await profile('unknown.toml', 'spec_mode = "ngram"\nspec_turbo = 1\n')), /is invalid: .*spec_turbo/);
     assertUsageError(
@@ -119,14 +117,14 @@ describe('bad input', () => {
   });
 
   test('a grammar or JSON schema file that cannot be used', async () => {
-    const notJson = join(dir, 'schema.txt');
-    const badGrammar = join(dir, 'bad.gbnf');
+    const notJson = join(dir(), 'schema.txt');
+    const badGrammar = join(dir(), 'bad.gbnf');
     await writeFile(notJson, 'type: object');
     await writeFile(badGrammar, 'root ::= "unclosed');
-    const schema = join(dir, 'schema.json');
+    const schema = join(dir(), 'schema.json');
     await writeFile(schema, '{"type": "object"}');
     const target = models['target.gguf'];
-    assertUsageError(generate(target, '--grammar', join(dir, 'none.gbnf')), /--grammar: cannot read .*none\.gbnf/);
+    assertUsageError(generate(target, '--grammar', join(dir(), 'none.gbnf')), /--grammar: cannot read .*none\.gbnf/);
     assertUsageError(generate(target, '--json-schema', notJson), /--json-schema: .*schema\.txt is not JSON/);
     assertUsageError(generate(target, '--grammar', badGrammar, '--json-schema', schema), /give --grammar or --json-schema, not both/);
     assertUsageError(generate(target, '--device', 'cpu', '--grammar', badGrammar), /GBNF parser refused the grammar/);

@@ -3,18 +3,18 @@
 // exit 1 with one `error:` line when the engine itself dies), never a signal or a hang.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import { availableMemoryBytes } from '../../app/engine/cpu-memory.js';
 import { GIB } from '../../app/engine/memory-estimate.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { ROOT } from '../../app/paths.js';
-import { assertUsageError, power, type CliRun } from '../fixtures/cli.js';
+import { assertUsageError, generateArgs, power, type CliRun } from '../fixtures/cli.js';
 import { makeHostileHeaders, makePoisonedModels, type HostileFiles, type PoisonedModels } from '../fixtures/hostile-gguf.js';
 import { syntheticModels } from '../fixtures/models.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
 
 /** Exit 2, the first stderr line is the error (warnings may follow). */
 const assertRefused = (run: CliRun, pattern: RegExp): void => assertUsageError(run, pattern, { warningsAfter: true });
@@ -68,18 +68,16 @@ function interruptGroup(args: string[], when: { afterHostMs?: number; afterStdou
 }
 
 describe('hostile input through the CLI', () => {
-  let dir: string;
+  const dir = suiteTempDir('power-hostile-cli-');
   let models: ModelSet;
   let headers: HostileFiles;
   let poisoned: PoisonedModels;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'power-hostile-cli-'));
     models = await syntheticModels();
-    headers = await makeHostileHeaders(dir);
-    poisoned = await makePoisonedModels(dir);
+    headers = await makeHostileHeaders(dir());
+    poisoned = await makePoisonedModels(dir());
   });
-  after(() => rm(dir, { recursive: true, force: true }));
 
   const long = ['--max-tokens', '100000', '--ctx', '4096', '--device', 'cpu', '--threads', '1'];
 
@@ -165,8 +163,7 @@ describe('hostile input through the CLI', () => {
   );
 
   describe('K and S beyond what the context can hold', () => {
-    const gen = (model: string, ...more: string[]) =>
-      timed(['generate', '--model', model, '--prompt', 'hi', '--device', 'cpu', '--max-tokens', '8', ...more]);
+    const gen = (model: string, ...more: string[]) => timed(generateArgs(model, 'hi', '--max-tokens', '8', ...more));
     test('--ctx 16 --k 16 (ngram, draft-model) and mtp --ctx 16 --k 15 are refused with the reason', () => {
       assertRefused(
         gen(models['target.gguf'], '--ctx', '16', '--k', '16', '--strategy', 'ngram'),
@@ -186,9 +183,9 @@ describe('hostile input through the CLI', () => {
 
   describe('file-system errors', () => {
     test('a directory, a FIFO and a device are not model or prompt files (nothing blocks)', () => {
-      assertRefused(timed(['info', dir]), /not a file/);
+      assertRefused(timed(['info', dir()]), /not a file/);
       if (process.platform !== 'win32') {
-        const fifo = join(dir, 'model.fifo');
+        const fifo = join(dir(), 'model.fifo');
         execFileSync('mkfifo', [fifo]);
         assertRefused(timed(['info', fifo]), /not a file/);
         assertRefused(
@@ -198,7 +195,7 @@ describe('hostile input through the CLI', () => {
       }
     });
     test('an unreadable model file', async (t) => {
-      const path = join(dir, 'unreadable.gguf');
+      const path = join(dir(), 'unreadable.gguf');
       await writeFile(path, 'x'.repeat(64));
       await chmod(path, 0o000);
       // root reads it anyway: then this proves nothing about EACCES, so it says so and skips
@@ -207,7 +204,7 @@ describe('hostile input through the CLI', () => {
       assertRefused(timed(['info', path]), /cannot read the model file .*: permission denied/);
     });
     test('make-models --out onto a file, through a file, or where nothing can be created', async () => {
-      const file = join(dir, 'plain-file');
+      const file = join(dir(), 'plain-file');
       await writeFile(file, 'x');
       assertRefused(timed(['make-models', '--out', file]), /--out: .* is not a directory/);
       assertRefused(timed(['make-models', '--out', join(file, 'sub')]), /a part of the path is not a directory/);
@@ -237,8 +234,7 @@ describe('hostile input through the CLI', () => {
   });
 
   describe('chat templates', () => {
-    const gen = (model: string, ...more: string[]) =>
-      timed(['generate', '--model', model, '--prompt', 'hello', '--device', 'cpu', '--max-tokens', '2', ...more]);
+    const gen = (model: string, ...more: string[]) => timed(generateArgs(model, 'hello', '--max-tokens', '2', ...more));
     test('a template that loops or explodes is stopped with the reason', () => {
       const run = gen(poisoned.templateLoop);
       assertRefused(run, /chat template (ran out of its 128 MB of memory|did not finish within 5 s).*--raw/);
@@ -261,7 +257,7 @@ describe('hostile input through the CLI', () => {
   describe('resource values', () => {
     test('--ctx far beyond the available memory is refused with numbers', (t) => {
       if (availableMemoryBytes() > 100 * GIB) return t.skip('this machine has more than 100 GiB available');
-      const run = timed(['generate', '--model', poisoned.wideKv, '--prompt', 'hi', '--device', 'cpu', '--ctx', '16777216']);
+      const run = timed(generateArgs(poisoned.wideKv, 'hi', '--ctx', '16777216'));
       // Flash Attention is off by default on the CPU: the batch's score matrix comes on top of the KV
       assertRefused(
         run,
@@ -273,31 +269,19 @@ describe('hostile input through the CLI', () => {
       // 1,048,576 tokens of this model: KV 8 GiB, the score matrix without Flash Attention 16 GiB more
       const available = availableMemoryBytes();
       if (available < 9 * GIB || available > 24 * GIB) return t.skip(`needs 9-24 GiB available (${(available / GIB).toFixed(1)} GiB here)`);
-      const run = timed(['generate', '--model', poisoned.wideKv, '--prompt', 'hi', '--device', 'cpu', '--ctx', '1048576']);
+      const run = timed(generateArgs(poisoned.wideKv, 'hi', '--ctx', '1048576'));
       assertRefused(
         run,
         /not enough memory: a context of 1048576 tokens .*; lower --ctx, or turn Flash Attention on \(--flash-attn on: [\d.]+ GiB, exact on the default engine too\)$/m,
       );
     });
     test('--threads far beyond the cores is capped with a warning', () => {
-      const run = power([
-        'generate',
-        '--model',
-        models['target.gguf'],
-        '--prompt',
-        'hi',
-        '--device',
-        'cpu',
-        '--max-tokens',
-        '4',
-        '--threads',
-        '1024',
-      ]);
+      const run = power(generateArgs(models['target.gguf'], 'hi', '--max-tokens', '4', '--threads', '1024'));
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stderr, /warning: --threads 1024 is more than the \d+ logical cores of this machine; using \d+/);
     });
     test('a huge prompt file is refused by its size, before tokenising', async () => {
-      const path = join(dir, 'huge-prompt.txt');
+      const path = join(dir(), 'huge-prompt.txt');
       await writeFile(path, '');
       await (await import('node:fs/promises')).truncate(path, 50_000_000);
       const run = timed(['generate', '--model', models['target.gguf'], '--prompt-file', path, '--device', 'cpu']);
@@ -312,18 +296,18 @@ describe('hostile input through the CLI', () => {
     });
     test('a vocabulary of one token (BOS = EOS = <unk>) is refused before loading, with the reason', () => {
       assertRefused(
-        timed(['generate', '--model', poisoned.oneToken, '--prompt', 'hi', '--device', 'cpu']),
+        timed(generateArgs(poisoned.oneToken, 'hi')),
         /one-token\.gguf: the vocabulary has no token a reply can be made of \(1 token: control, unknown, unused or end-of-generation only\)/,
       );
     });
     test('a vocabulary that cannot encode the text fails the request, not the engine (llama.cpp throws inside)', () => {
       // llama.cpp's SPM tokenizer falls back to byte tokens this vocabulary lacks and throws
       // std::out_of_range; before the addon's guard that ended the engine host (exit 1)
-      const run = timed(['generate', '--model', poisoned.noByteTokens, '--prompt', 'hi', '--raw', '--device', 'cpu']);
+      const run = timed(generateArgs(poisoned.noByteTokens, 'hi', '--raw'));
       assertRefused(run, /^error: the model's vocabulary cannot tokenize this text \(llama\.cpp failed: .+\)$/);
     });
     test("a profile's S out of range names the profile", async () => {
-      const path = join(dir, 's5.toml');
+      const path = join(dir(), 's5.toml');
       await writeFile(path, 'spec_mode = "ngram"\nspec_draft_max = 7\nspec_mtp_recurrent_snapshots = 5\n');
       assertRefused(
         timed(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--profile', path, '--k', '3']),
@@ -331,18 +315,7 @@ describe('hostile input through the CLI', () => {
       );
     });
     test("--verbose echoes llama.cpp's log", () => {
-      const run = power([
-        'generate',
-        '--model',
-        models['target.gguf'],
-        '--prompt',
-        'hi',
-        '--device',
-        'cpu',
-        '--max-tokens',
-        '2',
-        '--verbose',
-      ]);
+      const run = power(generateArgs(models['target.gguf'], 'hi', '--max-tokens', '2', '--verbose'));
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stderr, /llama_model_loader|llama_context/);
     });
