@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { EngineClient } from '../../app/engine/client.js';
 import { MIB } from '../../app/engine/memory-estimate.js';
@@ -14,14 +14,10 @@ import { SYNTHETIC_MODELS } from '../../tools/models/synthetic.js';
 import { MOE_MODELS } from '../../tools/models/synthetic-moe.js';
 import { MODELS_CACHE } from '../../app/paths.js';
 import { makeBadFiles } from '../fixtures/models.js';
-import { startService, type ServiceFixture } from '../fixtures/service.js';
+import { serviceForSuite } from '../fixtures/service.js';
 
 describe('model library', () => {
-  let f: ServiceFixture;
-  before(async () => {
-    f = await startService();
-  });
-  after(() => f.dispose());
+  const f = serviceForSuite();
 
   test('a folder adds every GGUF in it, named by file name, with the facts llama.cpp reports', async () => {
     const names = Object.keys(f.models).sort();

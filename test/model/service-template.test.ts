@@ -3,20 +3,16 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { EngineClient } from '../../app/engine/client.js';
 import { Conversation } from '../../app/service/conversation.js';
 import { createPowerService } from '../../app/service/index.js';
 import { makeNoTemplateModel, syntheticModels } from '../fixtures/models.js';
-import { ask, startService, type ServiceFixture } from '../fixtures/service.js';
+import { ask, serviceForSuite } from '../fixtures/service.js';
 
 describe('service templates and events', () => {
-  let f: ServiceFixture;
-  before(async () => {
-    f = await startService();
-  });
-  after(() => f.dispose());
+  const f = serviceForSuite();
 
   test('a model without a chat template is prompted with ChatML; one with a template uses its own', async () => {
     const noTemplate = await makeNoTemplateModel(join(f.dataDir, 'models'));
