@@ -9,9 +9,6 @@
 // POWER_CHURN_SEED run another or a longer one.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { after, before, test } from 'node:test';
@@ -23,7 +20,7 @@ import { powerApi } from '../../app/contract/api/index.js';
 import { createApiClient } from '../../app/contract/transport/ws-client.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { rssOf } from '../fixtures/serve.js';
-import { startServeInProcess, type InProcessServe } from '../fixtures/serve-in-process.js';
+import { startServeWithModels, type InProcessServe } from '../fixtures/serve-in-process.js';
 
 const CYCLES = Number(process.env.POWER_CHURN_CYCLES ?? 100);
 const SEED = Number(process.env.POWER_CHURN_SEED ?? 20261204);
@@ -34,21 +31,13 @@ const CONNECTION_EVERY = 50;
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-let dir = '';
 let serve: InProcessServe;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'power-churn-'));
-  const modelsDir = join(dir, 'models');
-  await mkdir(modelsDir);
   const set = await syntheticModels();
-  await symlink(set['target.gguf'], join(modelsDir, 'target.gguf'));
-  serve = await startServeInProcess({ dataDir: join(dir, 'data'), modelsDirs: [modelsDir] });
+  serve = await startServeWithModels('power-churn-', { 'target.gguf': set['target.gguf'] });
 });
-after(async () => {
-  await serve?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+after(() => serve?.close());
 
 function connect() {
   return createApiClient(powerApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }) as never, {

@@ -3,15 +3,12 @@
 // the SDK's typed error for a refused request. The SDK parses every answer itself, so a field of
 // the wrong shape fails here as it would in a user's program.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import OpenAI from 'openai';
 
 import { syntheticModels } from '../fixtures/models.js';
-import { startServeInProcess, type InProcessServe } from '../fixtures/serve-in-process.js';
+import { startServeWithModels, type InProcessServe } from '../fixtures/serve-in-process.js';
 
 const MESSAGES = [{ role: 'user' as const, content: 'Describe a pet as JSON.' }];
 const PET = {
@@ -22,23 +19,15 @@ const PET = {
 };
 
 describe('the OpenAI SDK against power serve', () => {
-  let dir = '';
   let serve: InProcessServe;
   let client: OpenAI;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'power-sdk-'));
-    const models = join(dir, 'models');
-    await mkdir(models);
     const set = await syntheticModels();
-    for (const name of ['target.gguf', 'draft-close.gguf'] as const) await symlink(set[name], join(models, name));
-    serve = await startServeInProcess({ dataDir: join(dir, 'data'), modelsDirs: [models] });
+    serve = await startServeWithModels('power-sdk-', { 'target.gguf': set['target.gguf'], 'draft-close.gguf': set['draft-close.gguf'] });
     client = new OpenAI({ baseURL: `${serve.origin}/v1`, apiKey: serve.token, maxRetries: 0 });
   });
-  after(async () => {
-    await serve?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(() => serve?.close());
 
   test('json_schema: a schema-valid object, the same under a draft model (Power fields in the body)', async () => {
     const format = { type: 'json_schema' as const, json_schema: { name: 'pet', strict: true, schema: PET } };

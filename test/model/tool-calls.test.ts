@@ -8,9 +8,6 @@
 // generic JSON reply makes a required call, whole and streamed alike, exact under speculation.
 // The refusals a client meets are in words.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import OpenAI from 'openai';
@@ -26,7 +23,7 @@ import { planPrompt, planTools, replyDelta, type ReadReply, type ToolUse } from 
 import { ChatCompletionRequest, toolUse } from '../../app/serve/openai/api.js';
 import { referencePrompt } from '../fixtures/chat-template-reference.js';
 import { syntheticModels, toolTemplateModels } from '../fixtures/models.js';
-import { startServeInProcess, type InProcessServe } from '../fixtures/serve-in-process.js';
+import { startServeWithModels, type InProcessServe } from '../fixtures/serve-in-process.js';
 
 const WEATHER: ChatCompletionTool = {
   type: 'function',
@@ -77,27 +74,22 @@ function shape(r: OpenAI.Chat.Completions.ChatCompletion) {
 }
 
 describe('tool calls through /v1/chat/completions', () => {
-  let dir = '';
   let serve: InProcessServe;
   let client: OpenAI;
   let tools: { target: string; draft: string };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'power-tools-'));
-    const models = join(dir, 'models');
-    await mkdir(models);
     const set = await syntheticModels();
     tools = await toolTemplateModels();
-    for (const name of ['target.gguf', 'draft-close.gguf'] as const) await symlink(set[name], join(models, name));
-    await symlink(tools.target, join(models, 'tools-target.gguf'));
-    await symlink(tools.draft, join(models, 'tools-draft.gguf'));
-    serve = await startServeInProcess({ dataDir: join(dir, 'data'), modelsDirs: [models] });
+    serve = await startServeWithModels('power-tools-', {
+      'target.gguf': set['target.gguf'],
+      'draft-close.gguf': set['draft-close.gguf'],
+      'tools-target.gguf': tools.target,
+      'tools-draft.gguf': tools.draft,
+    });
     client = new OpenAI({ baseURL: `${serve.origin}/v1`, apiKey: serve.token, maxRetries: 0 });
   });
-  after(async () => {
-    await serve?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(() => serve?.close());
 
   test("the prompt with tools, a call and its result is llama-server's, token for token", async () => {
     const engine = EngineClient.start();
