@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 import { Report } from '../../app/contract/report/schema.js';
 import { ROOT } from '../../app/paths.js';
@@ -18,8 +18,8 @@ import { CHROMIUM, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
+import { LONG, ui } from './ui-helpers.js';
 
-const LONG = 120_000;
 const RESULTS = join(ROOT, 'test-results');
 
 let serve: ServeProcess | null = null;
@@ -28,22 +28,11 @@ let page: Page;
 let dir: string;
 let pageErrors: string[] = [];
 
-const button = (name: string): Locator => page.getByRole('button', { name, exact: true });
-const combo = (name: string): Locator => page.getByRole('combobox', { name, exact: true });
-
-async function replyEnded(count: number): Promise<void> {
-  await page.waitForFunction(
-    (n) =>
-      document.querySelectorAll('[role=log] article[aria-label=Assistant]').length >= n &&
-      document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false',
-    count,
-    { timeout: LONG },
-  );
-}
+let u: ReturnType<typeof ui>;
 
 /** Clicks an export button and returns the downloaded file's name and bytes. */
 async function exportFile(label: string): Promise<{ name: string; bytes: Buffer; path: string }> {
-  const [download] = await Promise.all([page.waitForEvent('download', { timeout: LONG }), button(`Export ${label}`).click()]);
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: LONG }), u.button(`Export ${label}`).click()]);
   // saved under its own name: a browser opens a .html file as a page
   const path = join(dir, download.suggestedFilename());
   await download.saveAs(path);
@@ -62,6 +51,7 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
     await chmod(wrapper, 0o755);
     serve = await startServe({ env: { POWER_CHROMIUM: wrapper } });
     ({ browser, page, pageErrors } = await openAppPage({ width: 1400, height: 900 }, { acceptDownloads: true }));
+    u = ui(page);
     await page.goto(serve.url);
   });
 
@@ -73,27 +63,27 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
   });
 
   test('a chat with an A/B, then JSON, CSV, Markdown, HTML and PDF, and a failed export says why', async () => {
-    await combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });
-    await combo('Model').selectOption({ label: 'target' });
+    await u.combo('Model').locator('option', { hasText: 'target' }).first().waitFor({ state: 'attached', timeout: LONG });
+    await u.combo('Model').selectOption({ label: 'target' });
     await page.waitForFunction(
       () =>
         Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === 'draft-model' && !o.disabled),
       null,
       { timeout: LONG },
     );
-    await combo('Draft method').selectOption('draft-model');
-    await combo('Draft model').selectOption({ label: 'draft-close' });
-    await button('Load').click();
+    await u.combo('Draft method').selectOption('draft-model');
+    await u.combo('Draft model').selectOption({ label: 'draft-close' });
+    await u.button('Load').click();
     await page.locator('.engine-line[data-status="ready"]').waitFor({ timeout: LONG });
     if ((await page.locator('details.sampling').getAttribute('open')) === null) await page.getByText('Sampling', { exact: true }).click();
-    await page.getByRole('textbox', { name: 'Max tokens', exact: true }).fill('24');
+    await u.textbox('Max tokens').fill('24');
 
     for (const [i, text] of ['Tell me about reports.', 'And about charts.'].entries()) {
-      await page.getByRole('textbox', { name: 'Message', exact: true }).fill(text);
-      await button('Send').click();
-      await replyEnded(i + 1);
+      await u.textbox('Message').fill(text);
+      await u.button('Send').click();
+      await u.replyEnded(i + 1);
     }
-    await button('Run A/B').click();
+    await u.button('Run A/B').click();
     const ab = page.getByRole('list', { name: 'A/B results' }).locator('li').first();
     await ab.waitFor({ timeout: LONG });
     assert.match((await ab.textContent())!, /Digests match/);
@@ -147,7 +137,7 @@ describe('the Report tab exports the chat report in every format', { timeout: 10
 
     // a print engine that fails: the error line says so, and nothing else changes
     await writeFile(join(dir, 'broken'), '');
-    await button('Export PDF').click();
+    await u.button('Export PDF').click();
     const alert = page.locator('.report').getByRole('alert');
     await alert.waitFor({ timeout: LONG });
     await page.locator('.report').screenshot({ path: join(RESULTS, 'report-export-error.png') });

@@ -58,6 +58,13 @@ export function ui(page: Page) {
     }
   }
 
+  /** Types into a Load settings field a value it refuses: the field is marked invalid and an alert there says `says`. */
+  async function refusedLoadSetting(label: string, value: string, says: string): Promise<void> {
+    await textbox(label).fill(value);
+    assert.equal(await textbox(label).getAttribute('aria-invalid'), 'true');
+    await page.locator('.load-settings').getByRole('alert').filter({ hasText: says }).waitFor();
+  }
+
   /** Waits (LONG at most) until the named button is enabled: a gate that follows the engine's state updates on a render after it */
   async function enabledSoon(name: string): Promise<void> {
     const handle = await button(name).elementHandle();
@@ -128,6 +135,7 @@ export function ui(page: Page) {
     runLine,
     openPopover,
     closePopovers,
+    refusedLoadSetting,
     setSampling,
     load,
     replyEnded,

@@ -228,13 +228,7 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
       else assert.match(d.label, /^CUDA\d+ · .+ · [\d.]+ \/ [\d.]+ GiB free$/);
     }
 
-    await u.textbox('Context size').fill('8');
-    assert.equal(await u.textbox('Context size').getAttribute('aria-invalid'), 'true');
-    await page
-      .locator('.load-settings')
-      .getByRole('alert')
-      .filter({ hasText: 'Context size must be a whole number of tokens from 16' })
-      .waitFor();
+    await u.refusedLoadSetting('Context size', '8', 'Context size must be a whole number of tokens from 16');
     await u.textbox('Context size').fill('512');
     await u.textbox('Threads').fill('1');
     await u.combo('Device').selectOption('cpu');
@@ -265,13 +259,7 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
     const rpc = await startRpcServer();
     try {
       await u.openPopover('load-settings', 'Load settings');
-      await u.textbox('Remote machines').fill('gpu-box');
-      assert.equal(await u.textbox('Remote machines').getAttribute('aria-invalid'), 'true');
-      await page
-        .locator('.load-settings')
-        .getByRole('alert')
-        .filter({ hasText: "host:port of a running power rpc, separated by commas (not 'gpu-box')" })
-        .waitFor();
+      await u.refusedLoadSetting('Remote machines', 'gpu-box', "host:port of a running power rpc, separated by commas (not 'gpu-box')");
       await u.textbox('Remote machines').fill(rpc.endpoint);
       assert.equal(await u.textbox('Remote machines').getAttribute('aria-invalid'), 'false');
       await u.closePopovers();
