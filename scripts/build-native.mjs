@@ -173,6 +173,7 @@ function buildAddon(flavour, libDir, src, extraInfo) {
     batchInvariant: f.batchInvariant,
     flashAttnBatchInvariant: f.flashAttnBatchInvariant,
     expertsBatchInvariant: f.expertsBatchInvariant,
+    ...(f.invariantVerifyRows !== undefined ? { invariantVerifyRows: f.invariantVerifyRows } : {}),
     ...(f.route === 'source' ? { llamaPatches: src.patches } : {}),
     llamaLibDir: libDir,
     cudaMajor: f.cudaMajor ?? null,

@@ -178,7 +178,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
       return explained(ar) && explained(spec) ? 0 : 1;
     }
     const outcome = await runAudit(engine, auditRequest);
-    const batchInvariant = claimsBatchInvariance(target, outcome.flashAttn);
+    const batchInvariant = claimsBatchInvariance(target, { flashAttn: outcome.flashAttn, k });
     const verdict = auditVerdict(outcome, batchInvariant);
     const d = outcome.firstDivergence;
     const report: AuditReport = {

@@ -210,7 +210,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       sampling,
       layers,
       placement,
-      batchInvariant: claimsBatchInvariance(target, session?.flashAttn ?? 'unknown'),
+      batchInvariant: claimsBatchInvariance(target, session),
       flashAttn: session?.flashAttn ?? 'unknown',
       memory: target.memory?.estimate.total ?? null,
     });

@@ -9,7 +9,10 @@ import { z } from 'zod';
 import { PowerError } from './api/errors.js';
 import { STRATEGIES } from './strategies.js';
 
-export const K_MAX = 16;
+// llama.cpp's own n-gram drafting goes this far (ngram-mod drafts 48-64 tokens a round as
+// llama-server runs it), so a profile copied from llama-server is accepted as it is; the GPU
+// flavours vouch for verify passes up to their patches' row limit only (BuildInfo.invariantVerifyRows)
+export const K_MAX = 64;
 
 export const Profile = z
   .object({

@@ -5,6 +5,7 @@
 // the server's length), and a checksum is checked when one is given.
 import { z } from 'zod';
 
+import { K_MAX } from './profile.js';
 import { STRATEGIES } from './strategies.js';
 
 export const RecommendedFile = z.object({
@@ -30,8 +31,8 @@ export const RecommendedPair = z.object({
   /** the draft model (draft-model), null when the target drafts for itself (mtp) */
   draft: RecommendedFile.nullable(),
   /** the profile to start with */
-  k: z.number().int().min(1).max(16),
-  s: z.number().int().min(0).max(16).nullable(),
+  k: z.number().int().min(1).max(K_MAX),
+  s: z.number().int().min(0).max(K_MAX).nullable(),
   /** where the files come from (the model card) */
   source: z.url(),
 });

@@ -26,6 +26,8 @@ export interface BuildInfo {
   flashAttnBatchInvariant?: boolean;
   /** the claims above hold for a Mixture-of-Experts model's expert products (mul_mat_id) too */
   expertsBatchInvariant?: boolean;
+  /** the widest verify pass (K + 1 rows) the claims above hold for; absent: any (the GPU patches compute up to this many rows one by one) */
+  invariantVerifyRows?: number;
   /** our patches applied to llama.cpp's source before a from-source build */
   llamaPatches?: string[];
   /** the GPU backend the flavour carries, null for CPU-only */
@@ -63,22 +65,32 @@ export function readBuildInfo(flavour?: string): BuildInfo {
 /**
  * Whether a session computes each verify row exactly as a one-row decode does: the flavour's
  * kernels for the Flash Attention setting llama.cpp settled on for that session ('unknown'
- * claims nothing), and for a Mixture-of-Experts model (`experts`) its expert products too. The
- * two settings are claimed apart: CUDA's patch covers attention with Flash Attention only. The
+ * claims nothing), for a Mixture-of-Experts model (`experts`) its expert products too, and for
+ * verify passes of K + 1 rows (`k`: the session's K). The two Flash Attention settings are
+ * claimed apart: CUDA's patch covers attention with Flash Attention only. The
  * cache layout is the same for every session (F16 K/V, one sequence, full-size sliding-window
  * cache: native/src/session.cpp), so it never takes the claim away.
  */
-export function batchInvariance(flavour: string, flashAttn: 'on' | 'off' | 'unknown', experts: boolean): boolean {
-  return claimsInvariance(readBuildInfo(flavour), flashAttn, experts);
+export function batchInvariance(flavour: string, run: InvarianceQuestion): boolean {
+  return claimsInvariance(readBuildInfo(flavour), run);
+}
+
+/** What a claim of batch invariance depends on besides the flavour. */
+export interface InvarianceQuestion {
+  flashAttn: 'on' | 'off' | 'unknown';
+  /** the model has expert tensors (mul_mat_id) */
+  experts: boolean;
+  /** the session's K (0: no proposer, one-row passes only) */
+  k: number;
 }
 
 /** batchInvariance on a build info already read. */
 export function claimsInvariance(
-  info: Pick<BuildInfo, 'batchInvariant' | 'flashAttnBatchInvariant' | 'expertsBatchInvariant'>,
-  flashAttn: 'on' | 'off' | 'unknown',
-  experts: boolean,
+  info: Pick<BuildInfo, 'batchInvariant' | 'flashAttnBatchInvariant' | 'expertsBatchInvariant' | 'invariantVerifyRows'>,
+  { flashAttn, experts, k }: InvarianceQuestion,
 ): boolean {
   if (experts && info.expertsBatchInvariant !== true) return false;
+  if (info.invariantVerifyRows !== undefined && k + 1 > info.invariantVerifyRows) return false;
   if (flashAttn === 'off') return info.batchInvariant === true;
   return flashAttn === 'on' && info.flashAttnBatchInvariant === true;
 }

@@ -20,6 +20,7 @@ import {
   TokenOrigin,
   type RoundRecord,
 } from '../contract/engine-types.js';
+import { K_MAX } from '../contract/profile.js';
 import { STRATEGIES } from '../contract/strategies.js';
 
 export const SplitMode = z.enum(['layer', 'row', 'none']);
@@ -298,9 +299,9 @@ export const engineMethods = {
       modelId: Id,
       strategy: z.enum(STRATEGIES).default('none'),
       /** spec_draft_max */
-      k: z.number().int().min(0).max(16).default(0),
+      k: z.number().int().min(0).max(K_MAX).default(0),
       /** spec_mtp_recurrent_snapshots */
-      s: z.number().int().min(0).max(16).default(0),
+      s: z.number().int().min(0).max(K_MAX).default(0),
       draftModelId: Id.optional(),
       contextSize: z.number().int().min(16),
       batchSize: z.number().int().min(1).default(512),

@@ -185,17 +185,22 @@ export function asPowerError(error: unknown): unknown {
 }
 
 /**
- * Whether a loaded model's verify pass computes each row exactly as a one-row decode does, with
- * the Flash Attention setting llama.cpp settled on: the flavour's claim for that setting and
- * for the model's kind (app/engine/build-info.ts). What a remote machine runs is not known here, and
+ * Whether a loaded model's verify pass computes each row exactly as a one-row decode does, in a
+ * session (none yet: nothing is claimed) with the Flash Attention setting llama.cpp settled on
+ * and its K: the flavour's claim for those and for the model's kind (app/engine/build-info.ts). What a remote machine runs is not known here, and
  * a row split sums each product across GPUs: neither is vouched for.
  */
 export function claimsBatchInvariance(
   loaded: Pick<OpenedModel, 'placement' | 'experts' | 'split'>,
-  flashAttn: 'on' | 'off' | 'unknown',
+  session: Pick<OpenedSession, 'flashAttn' | 'k'> | null | undefined,
 ): boolean {
   const remote = loaded.placement.remote ?? [];
-  return remote.length === 0 && loaded.split.splitMode !== 'row' && batchInvariance(loaded.placement.flavour, flashAttn, loaded.experts);
+  return (
+    session != null &&
+    remote.length === 0 &&
+    loaded.split.splitMode !== 'row' &&
+    batchInvariance(loaded.placement.flavour, { flashAttn: session.flashAttn, experts: loaded.experts, k: session.k })
+  );
 }
 
 /**

@@ -57,7 +57,7 @@ function replyEnvironment(supervisor: EngineSupervisor, target: OpenedTarget, se
     backend: {
       ...backend,
       flashAttn: session.flashAttn,
-      batchInvariant: claimsBatchInvariance(target, session.flashAttn),
+      batchInvariant: claimsBatchInvariance(target, session),
     },
     contextSize: target.contextSize,
     threads: session.threads,

@@ -79,7 +79,7 @@ export class EngineSupervisor {
       contextSize: t ? t.contextSize : null,
       backend: t
         ? backendOf(t.placement, {
-            batchInvariant: claimsBatchInvariance(t, this.session?.flashAttn ?? 'unknown'),
+            batchInvariant: claimsBatchInvariance(t, this.session),
             gpuLayers: this.options?.gpuLayers ?? -1,
             flashAttn: this.session?.flashAttn ?? 'unknown',
             memoryEstimateBytes: t.memory?.estimate.total ?? null,

@@ -135,7 +135,7 @@ bool common_strategy_needs_draft(const std::string & strategy) {
 
 int32_t common_strategy_max_k(const std::string & strategy, const llama_model * draft) {
     if (!draft || (strategy != "dflash" && strategy != "dspark")) {
-        return 16;
+        return session_k_max;
     }
     // as common_speculative_impl_draft_dflash reads them (block size 16 when absent)
     const std::string block  = meta(draft, "dflash.block_size");

@@ -18,8 +18,12 @@ common_speculative_type common_type_of(const std::string & strategy);
 // true for the strategies that run on a draft artifact (eagle3, dflash, dspark)
 bool common_strategy_needs_draft(const std::string & strategy);
 
+// the largest K a session takes (K_MAX of the TypeScript contract, which a test holds equal):
+// as far as llama.cpp's ngram-mod drafts under llama-server's defaults (64)
+constexpr int32_t session_k_max = 64;
+
 // the most proposals per round the strategy can make with this draft (DFlash: block size - 1,
-// DSpark: the block size); 16 (our K limit) when nothing smaller applies
+// DSpark: the block size); session_k_max when nothing smaller applies
 int32_t common_strategy_max_k(const std::string & strategy, const llama_model * draft);
 
 // "" when `strategy` with K proposals per round can run on `target` with `draft` (nullptr for

@@ -33,7 +33,8 @@ session_params read_session_params(Napi::Object opts) {
     p.poll   = static_cast<uint32_t>(poll);
     double k = number_option(opts, "k", 0);
     double s = number_option(opts, "s", k);
-    if (k < 0 || k > 16 || k != std::floor(k)) throw Napi::RangeError::New(opts.Env(), "k must be an integer in [0, 16]");
+    if (k < 0 || k > session_k_max || k != std::floor(k))
+        throw Napi::RangeError::New(opts.Env(), "k must be an integer in [0, " + std::to_string(session_k_max) + "]");
     if (s < 0 || s > k || s != std::floor(s)) throw Napi::RangeError::New(opts.Env(), "s must be an integer in [0, k]");
     p.k = static_cast<int32_t>(k);
     p.s = static_cast<int32_t>(s);

@@ -14,7 +14,9 @@ import { join } from 'node:path';
 // Flash Attention is invariant through scripts/native/patches/ggml-cpu-flash-attn-one-path.patch:
 // as released, ggml splits a one-row decode's KV range across threads once the view reaches
 // 512 cells and tiles batches of 64 rows or more, so a row's sums depend on the batch it is in
-// (docs/exactness.md).
+// (docs/exactness.md). invariantVerifyRows: the most rows a verify pass may have for these claims
+// to hold (K + 1; absent: any); the GPU patches compute up to that many rows one by one and leave
+// wider batches, a prompt's, to the released kernels.
 export const FLAVOURS = {
   // the default: llama.cpp from the bundle with our batch-invariance patches (scripts/native/llama-from-source.mjs)
   cpu: { route: 'source', libSuffix: '', gpu: null, batchInvariant: true, flashAttnBatchInvariant: true, expertsBatchInvariant: true },
@@ -35,13 +37,31 @@ export const FLAVOURS = {
   // ggml-cuda-verify-rows-as-decode.patch: with Flash Attention on (the CUDA default) every
   // row is computed as its decode; without it, attention past 512 cells keeps the released
   // batched path, and expert products (mul_mat_id) keep theirs
-  'cuda-src': { route: 'source', libSuffix: '', gpu: 'cuda', batchInvariant: false, flashAttnBatchInvariant: true, expertsBatchInvariant: false },
+  'cuda-src': {
+    route: 'source',
+    libSuffix: '',
+    gpu: 'cuda',
+    batchInvariant: false,
+    flashAttnBatchInvariant: true,
+    expertsBatchInvariant: false,
+    // GGML_CUDA_INVARIANT_MAX_ROWS in the patch
+    invariantVerifyRows: 32,
+  },
   // llama.cpp from the bundle with GGML_VULKAN=ON (built by npm install where glslc and the
   // Vulkan headers are installed): NVIDIA without a CUDA toolkit, AMD and Intel GPUs, and
   // Mesa's lavapipe, the CPU-type Vulkan device the tests run on
   // batch-invariant with Flash Attention off through ggml-vulkan-verify-rows-as-decode.patch
   // (docs/exactness.md); Flash Attention's Vulkan kernels are not covered (they crashed lavapipe)
-  vulkan: { route: 'source', libSuffix: '', gpu: 'vulkan', batchInvariant: true, flashAttnBatchInvariant: false, expertsBatchInvariant: false },
+  vulkan: {
+    route: 'source',
+    libSuffix: '',
+    gpu: 'vulkan',
+    batchInvariant: true,
+    flashAttnBatchInvariant: false,
+    expertsBatchInvariant: false,
+    // power_vk_invariant_max_rows in the patch
+    invariantVerifyRows: 32,
+  },
 };
 
 export function fail(message) {

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
+import { K_MAX } from '../../app/contract/profile.js';
 import { assertUsageError, power } from '../fixtures/cli.js';
 import { makeBadFiles, syntheticModels, type BadFiles } from '../fixtures/models.js';
 import { suiteTempDir } from '../fixtures/temp-dir.js';
@@ -79,8 +80,8 @@ describe('bad input', () => {
   test('bad K, S, FR and profile values', async () => {
     const target = models['target.gguf'];
     const spec = (...more: string[]) => generate(target, '--strategy', 'ngram', ...more);
-    assertUsageError(spec('--k', '0'), /--k must be an integer from 1 to 16 \(got '0'\)/);
-    assertUsageError(spec('--k', '17'), /--k must be an integer from 1 to 16/);
+    assertUsageError(spec('--k', '0'), new RegExp(`--k must be an integer from 1 to ${K_MAX} \\(got '0'\\)`));
+    assertUsageError(spec('--k', String(K_MAX + 1)), new RegExp(`--k must be an integer from 1 to ${K_MAX}`));
     assertUsageError(spec('--k', '3', '--s', '4'), /--s must be from 0 to K \(3\) \(got 4\)/);
     assertUsageError(spec('--s', 'x'), /--s must be an integer/);
     assertUsageError(spec('--fr-vocab', '8192'), /compact draft projection .* is not supported by this backend/);

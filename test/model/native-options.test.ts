@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
+import { K_MAX } from '../../app/contract/profile.js';
 import { loadBinding, type NativeBinding, type NativeModel } from '../../app/engine-host/binding.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { syntheticModels } from '../fixtures/models.js';
@@ -60,5 +61,14 @@ describe('native options: wrong types and ranges are refused by name', () => {
       message: "proposerSampling must be 'cpu' or 'backend' (got 'gpu')",
     });
     await assert.rejects(create({ contextSize: '2048' }), { name: 'TypeError', message: 'contextSize must be a finite number' });
+  });
+
+  test("Session.create: K reaches the contract's K_MAX and no further", async () => {
+    await assert.rejects(create({ strategy: 'ngram', k: K_MAX + 1 }), {
+      name: 'RangeError',
+      message: `k must be an integer in [0, ${K_MAX}]`,
+    });
+    const session = await binding.Session.create(model, { strategy: 'ngram', k: K_MAX, contextSize: 256 } as never);
+    await session.dispose();
   });
 });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import type { SamplingOptions } from '../../app/contract/engine-types.js';
+import { K_MAX } from '../../app/contract/profile.js';
 import type { Tokens } from '../../app/engine/protocol.js';
 import type { Strategy } from '../../app/contract/strategies.js';
 import { EngineClient } from '../../app/engine/client.js';
@@ -157,6 +158,15 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
         `${strategy}: at most K per round`,
       );
     }
+    // at K_MAX ngram-mod drafts as llama-server runs it by default (48 to 64 tokens a draft):
+    // verify passes of up to 65 rows, still the control's tokens
+    const wide = await runOne('ngram-mod', K_MAX);
+    assert.equal(wide.digest, control.digest, `ngram-mod K${K_MAX}`);
+    const drafted = wide.rounds.filter((r) => r.proposed > 0).map((r) => r.proposed);
+    assert.ok(
+      drafted.some((n) => n >= 48) && drafted.every((n) => n <= K_MAX),
+      `ngram-mod K${K_MAX} drafts 48 to ${K_MAX} a round (fewer only where the reply's budget ends): ${drafted.join(', ')}`,
+    );
   });
 
   test('power audit: identical past the 512-cell sliding window, Flash Attention off and on', () => {

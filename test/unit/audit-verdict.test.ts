@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 
 import { auditVerdict, type Divergence } from '../../app/service/audit.js';
 import { batchInvariance, builtFlavours, claimsInvariance } from '../../app/engine/build-info.js';
+import { K_MAX } from '../../app/contract/profile.js';
 
 const divergence = (rowsAccount: boolean): Divergence => ({
   index: 3,
@@ -37,30 +38,49 @@ describe('batch invariance of what ran', () => {
   test('the default flavour is invariant with Flash Attention on and off; the prebuilt one with neither', () => {
     const built = new Set(builtFlavours().map((f) => f.flavour));
     assert.ok(built.has('cpu'), 'npm ci builds the cpu flavour');
-    assert.equal(batchInvariance('cpu', 'off', false), true);
-    assert.equal(batchInvariance('cpu', 'on', false), true, 'the patched CPU Flash Attention (scripts/native/patches)');
-    assert.equal(batchInvariance('cpu', 'unknown', false), false, 'an unknown setting claims nothing');
-    assert.equal(batchInvariance('cpu', 'on', true), true, 'expert products too (test/model/moe.test.ts)');
+    assert.equal(batchInvariance('cpu', { flashAttn: 'off', experts: false, k: 7 }), true);
+    assert.equal(
+      batchInvariance('cpu', { flashAttn: 'on', experts: false, k: 7 }),
+      true,
+      'the patched CPU Flash Attention (scripts/native/patches)',
+    );
+    assert.equal(batchInvariance('cpu', { flashAttn: 'unknown', experts: false, k: 7 }), false, 'an unknown setting claims nothing');
+    assert.equal(batchInvariance('cpu', { flashAttn: 'on', experts: true, k: 7 }), true, 'expert products too (test/model/moe.test.ts)');
     if (built.has('cpu-prebuilt')) {
-      assert.equal(batchInvariance('cpu-prebuilt', 'off', false), false);
-      assert.equal(batchInvariance('cpu-prebuilt', 'on', false), false);
+      assert.equal(batchInvariance('cpu-prebuilt', { flashAttn: 'off', experts: false, k: 7 }), false);
+      assert.equal(batchInvariance('cpu-prebuilt', { flashAttn: 'on', experts: false, k: 7 }), false);
     }
   });
 
   test('Flash Attention on and off are claimed apart, and a Mixture-of-Experts model needs its own claim', () => {
     // cuda-src's claims: its patch covers attention with Flash Attention, not expert products
     const cudaSrc = { batchInvariant: false, flashAttnBatchInvariant: true, expertsBatchInvariant: false };
-    assert.equal(claimsInvariance(cudaSrc, 'on', false), true);
-    assert.equal(claimsInvariance(cudaSrc, 'off', false), false);
-    assert.equal(claimsInvariance(cudaSrc, 'on', true), false, 'a MoE model on kernels whose expert products are not covered');
-    assert.equal(claimsInvariance(cudaSrc, 'unknown', false), false);
-    const vulkan = { batchInvariant: true, flashAttnBatchInvariant: false, expertsBatchInvariant: false };
-    assert.equal(claimsInvariance(vulkan, 'off', false), true);
-    assert.equal(claimsInvariance(vulkan, 'on', false), false);
+    assert.equal(claimsInvariance(cudaSrc, { flashAttn: 'on', experts: false, k: 7 }), true);
+    assert.equal(claimsInvariance(cudaSrc, { flashAttn: 'off', experts: false, k: 7 }), false);
     assert.equal(
-      claimsInvariance({ batchInvariant: true, flashAttnBatchInvariant: true }, 'off', true),
+      claimsInvariance(cudaSrc, { flashAttn: 'on', experts: true, k: 7 }),
+      false,
+      'a MoE model on kernels whose expert products are not covered',
+    );
+    assert.equal(claimsInvariance(cudaSrc, { flashAttn: 'unknown', experts: false, k: 7 }), false);
+    const vulkan = { batchInvariant: true, flashAttnBatchInvariant: false, expertsBatchInvariant: false };
+    assert.equal(claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: 7 }), true);
+    assert.equal(claimsInvariance(vulkan, { flashAttn: 'on', experts: false, k: 7 }), false);
+    assert.equal(
+      claimsInvariance({ batchInvariant: true, flashAttnBatchInvariant: true }, { flashAttn: 'off', experts: true, k: 7 }),
       false,
       'an older build info claims nothing for experts',
     );
+  });
+
+  test("a GPU flavour vouches for verify passes up to its patch's row limit, the CPU for any K", () => {
+    const vulkan = { batchInvariant: true, flashAttnBatchInvariant: false, expertsBatchInvariant: false, invariantVerifyRows: 32 };
+    assert.equal(claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: 31 }), true, 'K31: 32 rows');
+    assert.equal(claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: 32 }), false, 'K32: 33 rows, past the patch');
+    assert.equal(claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: 0 }), true, 'no proposer: one-row passes');
+    assert.equal(batchInvariance('cpu', { flashAttn: 'on', experts: false, k: K_MAX }), true);
+    for (const info of builtFlavours().filter((f) => f.gpu === 'vulkan' || f.flavour === 'cuda-src')) {
+      assert.equal(info.invariantVerifyRows, 32, `${info.flavour}: the build writes the patch's limit (rebuild a stale build-info.json)`);
+    }
   });
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { PowerError } from '../../app/contract/api/errors.js';
+import { K_MAX } from '../../app/contract/profile.js';
 import { serveChannel, type ImplementationOf } from '../../app/contract/channel/serve.js';
 import { engineApi, ENGINE_CHECKS, type EngineApi } from '../../app/engine/protocol.js';
 import { crashAdvice, EngineCallError, EngineClient, EngineCrashedError } from '../../app/engine/client.js';
@@ -100,7 +101,7 @@ describe('EngineClient over the channel', () => {
       },
     ]);
     await assert.rejects(
-      engine.call('createSession', { modelId: 'm1', contextSize: 64, k: 17 }),
+      engine.call('createSession', { modelId: 'm1', contextSize: 64, k: K_MAX + 1 }),
       (e: unknown) =>
         e instanceof EngineCallError &&
         e instanceof PowerError &&

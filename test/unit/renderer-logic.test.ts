@@ -18,6 +18,7 @@ import { parseGpuLayers } from '../../renderer/src/store/library.js';
 import type { LiveEvent } from '../../renderer/src/store/types.js';
 import type { ApiRound, AssistantMessage, ReplyStats, Strategies } from '../../renderer/src/api-types.js';
 import { ChatSampling } from '../../app/contract/api/chats.js';
+import { K_MAX } from '../../app/contract/profile.js';
 
 /** Stats as the service sends them (built loosely so issue 8's rename of the decode-rate field only touches format.ts). */
 function stats(over: Record<string, unknown> = {}): ReplyStats {
@@ -184,8 +185,8 @@ describe('draft method and draft model pickers', () => {
 });
 
 describe('Custom profile form', () => {
-  test('K must be a whole number from 1 to 16', () => {
-    for (const k of ['0', '17', '', '2.5', 'seven', '-1']) {
+  test('K must be a whole number from 1 to K_MAX', () => {
+    for (const k of ['0', String(K_MAX + 1), '', '2.5', 'seven', '-1']) {
       const r = checkCustomProfile(k, '', true);
       assert.equal(r.ok, false, k);
       if (!r.ok) assert.match(r.kError!, /K must be/);

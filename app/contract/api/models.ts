@@ -2,6 +2,7 @@
 // user's file, and removing it from the library never deletes the file).
 import { z } from 'zod';
 
+import { K_MAX } from '../profile.js';
 import { concern } from './describe.js';
 import { Id, None, Ok, StrategyTable, Time } from './common.js';
 
@@ -101,7 +102,7 @@ export const models = concern({
         draftId: Id.optional(),
         contextSize: z.number().int().min(16).optional(),
         gpuLayers: z.number().int().min(-1).default(-1),
-        s: z.number().int().min(0).max(16).default(0),
+        s: z.number().int().min(0).max(K_MAX).default(0),
         flashAttn: z.boolean().default(true),
         loadMtp: z.boolean().default(false),
       }),
