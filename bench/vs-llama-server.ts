@@ -22,6 +22,7 @@ import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
+import { K_MAX } from '../app/contract/profile.js';
 import { ROOT } from '../app/paths.js';
 import { benchOptions, positiveIntegers } from './lib/args.js';
 import { buildLlamaTools, ensureLlamaSource, LLAMA_STOCK_SRC } from './lib/llama.js';
@@ -55,8 +56,8 @@ interface Config {
   k?: number;
 }
 
-// Power's largest K: llama-server's ngram-mod drafts up to its n_max (64) per round
-const KMAX = 16;
+// Power's largest K, as far as llama-server's ngram-mod drafts (its n_max, 64)
+const KMAX = K_MAX;
 const CONFIGS: readonly Config[] = [
   { name: 'llama-server, autoregressive', server: 'llama-server', flags: [] },
   // its default is Flash Attention auto (on, on the CPU); Power's CPU default is off
