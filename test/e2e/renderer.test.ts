@@ -14,6 +14,7 @@ import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 import { LONG, ui } from './ui-helpers.js';
+import { K_MAX } from '../../app/contract/profile.js';
 
 const RESULTS = join(ROOT, 'test-results');
 /** the machine is shared and slow: generous waits, never timing assertions */
@@ -108,9 +109,12 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     const s = page.getByRole('textbox', { name: 'S', exact: true });
     await k.fill('0');
     await button('Apply').click();
-    await page.getByRole('alert').filter({ hasText: 'K must be a whole number from 1 to 16' }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: `K must be a whole number from 1 to ${K_MAX}` })
+      .waitFor();
     assert.equal(await k.getAttribute('aria-invalid'), 'true');
-    await k.fill('17');
+    await k.fill(String(K_MAX + 1));
     await button('Apply').click();
     await page.getByRole('alert').filter({ hasText: 'K must be' }).waitFor();
     // S is not applicable to the attention-only target

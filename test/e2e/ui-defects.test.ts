@@ -15,6 +15,7 @@ import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
 import { LONG, panelFigure, ui } from './ui-helpers.js';
+import { K_MAX } from '../../app/contract/profile.js';
 
 const RESULTS = join(ROOT, 'test-results');
 
@@ -137,7 +138,10 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     await u.textbox('K').fill('2.5');
     await u.textbox('Message').fill('Now on Custom.');
     assert.equal(await u.button('Send').isDisabled(), true, 'Send waits for a valid Custom profile');
-    assert.match((await u.runLine().textContent())!, /The Custom profile is not valid: K must be a whole number from 1 to 16/);
+    assert.match(
+      (await u.runLine().textContent())!,
+      new RegExp(`The Custom profile is not valid: K must be a whole number from 1 to ${K_MAX}`),
+    );
     assert.equal(await u.textbox('K').getAttribute('aria-invalid'), 'true');
     await u.textbox('Message').press('Enter');
     await u.textbox('K').fill('3');

@@ -21,6 +21,7 @@ import { assertUsageError, power, type CliRun } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { assertCsvAgrees, assertHtmlAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
 import { suiteTempDir } from '../fixtures/temp-dir.js';
+import { K_MAX } from '../../app/contract/profile.js';
 
 describe('power bench', () => {
   const dir = suiteTempDir('power-bench-');
@@ -214,7 +215,7 @@ describe('power bench', () => {
     const base = () => ['bench', '--model', models['target.gguf'], '--threads', '1', '--device', 'cpu', '--out', join(dir(), 'bad')];
     const cases: [string, string[], RegExp][] = [
       ['an unknown profile', ['--profiles', 'balanced,turbo'], /--profiles: 'turbo' is not a profile/],
-      ['K out of range', ['--profiles', 'k20'], /K must be from 1 to 16/],
+      ['K out of range', ['--profiles', `k${K_MAX + 1}`], new RegExp(`K must be from 1 to ${K_MAX}`)],
       ['S above K', ['--profiles', 'k3s5'], /S must be from 0 to K/],
       ['an unknown strategy', ['--strategy', 'warp'], /--strategy must be one of/],
       ['the control as the strategy', ['--strategy', 'none'], /--strategy none is the control/],

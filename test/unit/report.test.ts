@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 
 import { compareWithControl, pooledAcceptancePerPosition, summarizeProfiles } from '../../app/contract/report/aggregate.js';
 import { parseProfileList, ProfileListError } from '../../app/report/bench-profiles.js';
+import { K_MAX } from '../../app/contract/profile.js';
 import { CSV_COLUMNS, reportToCsv } from '../../app/report/csv.js';
 import type { Report, RequestRecord, RoundSample } from '../../app/contract/report/schema.js';
 import { quantile, spread, steadyDecodeTokensPerSecond } from '../../app/contract/report/stats.js';
@@ -162,7 +163,7 @@ describe('profile names', () => {
     );
   });
 
-  for (const bad of ['fast', 'k0', 'k17', 'k3s4', 'k4,,k5', 'balanced,k7s7', 'k']) {
+  for (const bad of ['fast', 'k0', `k${K_MAX + 1}`, 'k3s4', 'k4,,k5', 'balanced,k7s7', 'k']) {
     test(`'${bad}' is refused with the reason`, () => {
       assert.throws(() => parseProfileList(bad), ProfileListError);
     });
