@@ -72,6 +72,8 @@ const CONFIGS: readonly Config[] = [
   { name: 'llama-server `--spec-type ngram-mod`', server: 'llama-server', flags: ['--spec-type', 'ngram-mod'] },
   { name: `Power \`ngram-mod\`, K${K}`, server: 'power', strategy: 'ngram-mod', k: K },
   { name: `Power \`ngram\` (ours), K${K}`, server: 'power', strategy: 'ngram', k: K },
+  // llama-server's ngram-simple drafts its whole m-gram whatever --spec-draft-n-max says: K_MAX lets Power's do the same
+  { name: `Power \`ngram-simple\`, K${KMAX}`, server: 'power', strategy: 'ngram-simple', k: KMAX },
   { name: `Power \`ngram-mod\`, K${KMAX}`, server: 'power', strategy: 'ngram-mod', k: KMAX },
   { name: `Power \`ngram\` (ours), K${KMAX}`, server: 'power', strategy: 'ngram', k: KMAX },
 ];
