@@ -7,7 +7,7 @@
 // Random weights drawn like the rest of the synthetic set (model seed + tensor name); what
 // clip.cpp's loader requires of each tensor is checked in test/unit/synthetic-projector.test.ts.
 import { gv, kv, type GgufEntry, type GgufModel, type GgufTensorSpec } from '../../app/gguf/types.js';
-import { addGaussian } from './synthetic-random.js';
+import { f32Tensor, type F32Init } from './synthetic-random.js';
 
 export interface ProjectorParams {
   arch: 'clip';
@@ -57,19 +57,8 @@ export function makeProjectorSpec(p: ProjectorParams): GgufModel {
     kv('clip.vision.image_std', gv.f32s([0.5, 0.5, 0.5])),
   ];
   const tensors: GgufTensorSpec[] = [];
-  const add = (name: string, shape: number[], init: { std: number } | { value: number }): void => {
-    const n = shape.reduce((a, b) => a * b, 1);
-    tensors.push({
-      name,
-      shape,
-      type: 'f32',
-      data: () => {
-        const out = new Float32Array(n);
-        if ('value' in init) out.fill(init.value);
-        else addGaussian(out, init.std, `${p.seed}/${name}`);
-        return out;
-      },
-    });
+  const add = (name: string, shape: number[], init: F32Init): void => {
+    tensors.push(f32Tensor(name, shape, init, p.seed));
   };
   const one = { value: 1 };
   const zero = { value: 0 };
