@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { estimateMemory, describeEstimate } from '../../app/engine/memory-estimate.js';
+import { describeEstimate, estimateMemory, estimateSplit, GIB, type SplitDevice } from '../../app/engine/memory-estimate.js';
 import { gv, kv, type GgufModel } from '../../app/gguf/types.js';
 import { checkModelFile, ModelFileError } from '../../app/models/check-file.js';
 import { describeAccepts, pairProjector, projectorFacts, projectorFor, type ProjectorFacts } from '../../app/models/projector.js';
@@ -150,4 +150,21 @@ test("the memory estimate counts a paired projector's weights", () => {
   assert.equal(withProjector.projector, bytes);
   assert.equal(withProjector.total - without.total, bytes);
   assert.match(describeEstimate(withProjector, targetPlan()), /projector 0\.1 MiB/);
+});
+
+test('split over devices, the projector goes to the first one', () => {
+  const info = infoOfSpec(projector());
+  const bytes = info.tensors.reduce((a, t) => a + t.byteSize, 0);
+  const dev = (name: string): SplitDevice => ({ name, description: name, freeBytes: 8 * GIB, remote: false, cuda: true });
+  const shares = estimateSplit(targetPlan({ projector: info }), [dev('A'), dev('B')], { tensorSplit: [1, 1] });
+  assert.deepEqual(
+    shares.map((x) => [x.device?.name ?? 'host', x.projector]),
+    [
+      ['host', 0],
+      ['A', bytes],
+      ['B', 0],
+    ],
+  );
+  const without = estimateSplit(targetPlan(), [dev('A'), dev('B')], { tensorSplit: [1, 1] });
+  assert.equal(shares[1]!.total - without[1]!.total, bytes);
 });
