@@ -1,5 +1,6 @@
 // The multimodal-projector part of `power info`: describing an `mmproj-*.gguf` itself, and the
 // projector a model pairs with (the one beside it, or the one --mmproj names), checked.
+import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 
 import { formatBytes } from '../engine/memory-estimate.js';
@@ -52,8 +53,11 @@ export async function pairingFor(
   if (mmproj !== undefined) {
     let info;
     try {
+      // a FIFO or a device would block the reader for ever
+      if (!(await stat(mmproj)).isFile()) throw new UsageError(`--mmproj ${mmproj}: not a file`);
       info = await readGgufInfo(mmproj);
     } catch (error) {
+      if (error instanceof UsageError) throw error;
       const why = (error as NodeJS.ErrnoException).code ? describeFsError(error) : (error as Error).message;
       throw new UsageError(`--mmproj ${mmproj}: ${why}`);
     }

@@ -3,9 +3,8 @@ import { strategyAvailability, STRATEGIES } from '../contract/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { describeEstimate } from '../engine/memory-estimate.js';
-import { readGgufInfo } from '../gguf/reader.js';
 import { checkDraftCompatibility, type DraftCompatibility } from '../models/draft-compat.js';
-import { isProjector } from '../models/projector.js';
+import { isProjector, readRegularHeader } from '../models/projector.js';
 import { choice, parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
 import { describePairing, pairingFor, projectorReport } from './info-projector.js';
@@ -57,7 +56,7 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
   const device = choice(values, 'device', DEVICE_REQUESTS) ?? 'auto';
 
   // a header that cannot be read is reported by openModel's checks below
-  const header = await readGgufInfo(path).catch(() => null);
+  const header = await readRegularHeader(path);
   if (header && isProjector(header)) {
     if (values.draft !== undefined || values.mmproj !== undefined) {
       throw new UsageError(

@@ -4,7 +4,7 @@
 // size and patch size, the tokens an image costs and the width of the embeddings it writes. A
 // projector is no chat model; it pairs with a model whose input embeddings have its output width
 // (mtmd refuses any other: "mismatch between text model and mmproj").
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 import type { ProjectorPairing } from '../contract/api/models.js';
@@ -41,6 +41,19 @@ function text(info: GgufInfo, key: string): string | undefined {
 
 export function isProjector(info: GgufInfo): boolean {
   return text(info, 'general.architecture') === PROJECTOR_ARCHITECTURE;
+}
+
+/**
+ * The header of a regular file, or null when it is none or unreadable: a FIFO or a device would
+ * block the reader for ever, and the checks that name what is wrong come later (check-file.ts).
+ */
+export async function readRegularHeader(path: string): Promise<GgufInfo | null> {
+  try {
+    if (!(await stat(path)).isFile()) return null;
+    return await readGgufInfo(path);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -183,12 +196,9 @@ export async function projectorFor(modelPath: string, model: GgufInfo): Promise<
   candidates.sort((a, b) => Number(b.toLowerCase() === own) - Number(a.toLowerCase() === own));
   let first: ProjectorPairing | null = null;
   for (const file of candidates) {
-    let facts;
-    try {
-      facts = projectorFacts(await readGgufInfo(join(dir, file)));
-    } catch {
-      continue; // not a readable GGUF: not a projector for anything
-    }
+    // not a readable GGUF file: not a projector for anything
+    const info = await readRegularHeader(join(dir, file));
+    const facts = info ? projectorFacts(info) : 'unreadable';
     if (typeof facts === 'string') continue;
     const pairing = pairProjector(model, facts);
     if (file.toLowerCase() === own || pairing.compatible) return pairing;

@@ -1,6 +1,7 @@
 // `power info` and multimodal projectors: a projector file described on its own, the projector a
 // model pairs with (what the model accepts, tokens per image), and --mmproj refused with the reason.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
@@ -79,6 +80,11 @@ describe('power info and projectors', () => {
       notProjector.stderr,
       /--mmproj .*draft-far\.gguf: not a multimodal projector \(general\.architecture is 'llama', expected 'clip'\)/,
     );
+    const fifo = join(tmp(), 'mmproj.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const blocked = power(['info', models['target.gguf'], '--mmproj', fifo]);
+    assert.equal(blocked.code, 2);
+    assert.match(blocked.stderr, /--mmproj .*mmproj\.fifo: not a file/);
     const asModel = power(['info', mmproj, '--draft', models['draft-far.gguf']]);
     assert.equal(asModel.code, 2);
     assert.match(asModel.stderr, /is a multimodal projector: --draft and --mmproj go with a model/);

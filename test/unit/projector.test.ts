@@ -2,6 +2,7 @@
 // computes them, which projector beside a model pairs with it, refusals with the reason, the
 // library's refusal to take one as a chat model, and the memory estimate that counts it.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -123,6 +124,14 @@ describe('the projector beside a model', () => {
     assert.equal(await projectorFor(join(dir, 'model.gguf'), modelOf(join(dir, 'model.gguf'))), null);
     const own = await projectorFor(join(dir, 'other.gguf'), modelOf(join(dir, 'other.gguf')));
     assert.equal(own?.compatible, true);
+  });
+
+  test('a FIFO or a folder named like a projector is passed over without blocking', async () => {
+    const dir = await folder({ 'mmproj-b.gguf': projector() });
+    execFileSync('mkfifo', [join(dir, 'mmproj-a.gguf')]);
+    await mkdir(join(dir, 'mmproj-model.gguf'));
+    const p = await projectorFor(join(dir, 'model.gguf'), modelOf(join(dir, 'model.gguf')));
+    assert.equal(p?.path, join(dir, 'mmproj-b.gguf'));
   });
 
   test('a folder without projectors pairs nothing: the model accepts text', async () => {
