@@ -1,4 +1,5 @@
 // Seeded randomness of the synthetic models: every tensor draws from its own seed text.
+import type { GgufTensorSpec } from '../../app/gguf/types.js';
 
 /** FNV-1a, to turn "seed/tensor-name" into a 32-bit PRNG seed. */
 function hashSeed(text: string): number {
@@ -29,4 +30,27 @@ export function addGaussian(out: Float32Array, std: number, seedText: string): v
     out[i] = (out[i] ?? 0) + r * Math.cos(theta);
     if (i + 1 < out.length) out[i + 1] = (out[i + 1] ?? 0) + r * Math.sin(theta);
   }
+}
+
+/** A constant, or N(0, std²) samples. */
+export type F32Init = { std: number } | { value: number };
+
+/**
+ * An F32 tensor whose values are made when it is written: the constant, or N(0, std²) drawn from
+ * "seed/name"; then `more` (noise, masks) on them.
+ */
+export function f32Tensor(name: string, shape: number[], init: F32Init, seed: number, more?: (data: Float32Array) => void): GgufTensorSpec {
+  const n = shape.reduce((a, b) => a * b, 1);
+  return {
+    name,
+    shape,
+    type: 'f32',
+    data: () => {
+      const out = new Float32Array(n);
+      if ('value' in init) out.fill(init.value);
+      else addGaussian(out, init.std, `${seed}/${name}`);
+      more?.(out);
+      return out;
+    },
+  };
 }
