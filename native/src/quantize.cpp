@@ -83,8 +83,8 @@ Napi::Value quantize(const Napi::CallbackInfo & info) {
     if (info.Length() < 1 || !info[0].IsObject()) {
         throw Napi::TypeError::New(env, "quantize(options): options must be an object");
     }
-    Napi::Object opts = info[0].As<Napi::Object>();
-    auto req          = std::make_shared<quantize_request>();
+    Napi::Object opts                 = info[0].As<Napi::Object>();
+    auto req                          = std::make_shared<quantize_request>();
     std::optional<std::string> input  = string_option(opts, "input");
     std::optional<std::string> output = string_option(opts, "output");
     if (!input || !output || input->empty() || output->empty()) {
