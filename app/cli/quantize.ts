@@ -99,7 +99,9 @@ export async function quantizeCommand(argv: string[], io: Io): Promise<number> {
       if (interrupted) return 130;
       throw cliError(error);
     }
-    await rename(temp, output);
+    await rename(temp, output).catch((error: unknown) => {
+      throw new UsageError(`cannot write ${output}: ${describeFsError(error)}`);
+    });
   } finally {
     unregister();
     await rm(temp, { force: true });
