@@ -15,10 +15,15 @@ import { int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
 import type { Io } from './generate.js';
 
+/** the standard recipes' names, a few to a usage line */
+const standard = RECIPE_NAMES.filter((n) => n !== 'tbq4');
+const standardNames = [0, 9, 18].map((i) => standard.slice(i, i + 9).join(', ')).join(',\n  ');
+
 export const QUANTIZE_USAGE = `power quantize <in.gguf> <out.gguf> --recipe NAME [--tensor-types FILE] [--threads N] [--force] [--verbose]
   Writes a quantized copy of a model with llama.cpp's quantizer. NAME: tbq4 (Power's MTP
   artifact: MTP block q6_K, FFN q4_0, draft head q4_K, attention q4_K, output/embeddings q6_K)
-  or one of llama.cpp's file types (${RECIPE_NAMES.filter((n) => n !== 'tbq4').join(', ')}).
+  or one of llama.cpp's file types:
+  ${standardNames}.
   --tensor-types: a file of regex=type lines whose types win over the recipe's (llama.cpp's
   --tensor-type). Refuses to replace an existing <out.gguf> without --force; prints what each
   part of the model was stored as.`;
