@@ -5,13 +5,15 @@ import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { describeEstimate } from '../engine/memory-estimate.js';
 import { checkDraftCompatibility, type DraftCompatibility } from '../models/draft-compat.js';
 import { isProjector, readRegularHeader } from '../models/projector.js';
+import { describeGroups, tensorTypesByGroup } from '../models/tensor-groups.js';
 import { choice, parseFlags, str } from './args.js';
 import { UsageError } from './errors.js';
 import { describePairing, pairingFor, projectorReport } from './info-projector.js';
 import { checkFile, openModel } from '../runtime/open-model.js';
 
 export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--mmproj <mmproj.gguf>] [--device auto|cuda|vulkan|cpu] [--json]
-  Shows a model's architecture, size, quantization, context, layers, vocabulary, chat template,
+  Shows a model's architecture, size, quantization, its tensor types by part (MTP block, draft
+  head, FFN, attention, embeddings/output, other), context, layers, vocabulary, chat template,
   which speculative strategies it can serve (with the reason when not), and the device it
   would run on (on CUDA: the memory estimate at the default context and whether it fits).
   With --draft: what the draft is (a plain draft model or an eagle3/dflash/dspark artifact),
@@ -99,6 +101,8 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
       projector: projector.pairing,
       strategies: strategyAvailability({ nextnLayers: i.nextnLayers, ...(draft ? { draft } : {}) }),
       ...(draft ? { draft: { path: draftPath, ...draft } } : {}),
+      // what each part of the model is stored as (a TBQ4 artifact: docs/cli.md "power quantize")
+      tensorGroups: tensorTypesByGroup(opened.gguf),
       device: {
         kind: opened.placement.kind,
         name: describeDevice(opened.placement.device),
@@ -136,6 +140,8 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
               (opened.memory.refusal ? 'does NOT fit' : 'fits'),
           ]
         : []),
+      'tensor types',
+      ...describeGroups(report.tensorGroups).map((l) => `  ${l}`),
       ...(draft && draftPath ? describeDraft(draftPath, draft) : []),
       'strategies',
       ...STRATEGIES.map((s) => {

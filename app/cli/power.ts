@@ -13,13 +13,14 @@ import { FailureError, UsageError } from './errors.js';
 import { GENERATE_USAGE, generateCommand, type Io } from './generate.js';
 import { INFO_USAGE, infoCommand } from './info.js';
 import { MAKE_MODELS_USAGE, makeModelsCommand } from './make-models.js';
+import { QUANTIZE_USAGE, quantizeCommand } from './quantize.js';
 import { RPC_USAGE, rpcCommand } from './rpc.js';
 import { SERVE_USAGE, serveCommand } from './serve.js';
 
 const USAGE = `Power: chat with local LLMs, with exact speculative decoding.
 
 Usage:
-${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, BENCH_USAGE, SERVE_USAGE, RPC_USAGE, DEVICES_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
+${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, BENCH_USAGE, SERVE_USAGE, RPC_USAGE, DEVICES_USAGE, QUANTIZE_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
 
   power --help | --version`;
 
@@ -103,6 +104,8 @@ export async function main(
         return await benchCommand(rest, io, onProcess ? process.stderr : null);
       case 'devices':
         return await devicesCommand(rest, io.out);
+      case 'quantize':
+        return await quantizeCommand(rest, io);
       case 'make-models':
         return await makeModelsCommand(rest, io.out);
       case undefined:

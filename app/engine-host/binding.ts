@@ -91,6 +91,15 @@ export interface NativeBinding {
   addRpcServer(endpoint: string): Promise<DeviceInfo[]>;
   /** serves these devices at host:port; settles (rejected) only when the server stops */
   rpcServe(options: { endpoint: string; devices: string[]; threads: number }): Promise<never>;
+  /** llama_model_quantize (native/src/quantize.h) */
+  quantize(options: {
+    input: string;
+    output: string;
+    ftype: number;
+    pure: boolean;
+    overrides: { pattern: string; type: string }[];
+    threads: number;
+  }): Promise<null>;
   Model: {
     load(
       path: string,

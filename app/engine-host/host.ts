@@ -202,6 +202,8 @@ const host: Host = {
 
   rpcServe: (p) => serveRpc(p),
 
+  quantize: (p) => binding.quantize(p),
+
   loadModel: async (p) => {
     const loaded = await binding.Model.load(p.path, {
       gpuLayers: p.gpuLayers,

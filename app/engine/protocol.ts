@@ -236,6 +236,25 @@ export const engineMethods = {
     }),
     output: z.object({ endpoint: z.string(), devices: z.array(DeviceInfo) }),
   },
+  /**
+   * `power quantize`: llama.cpp's quantizer writes `output` from `input` (app/models/quant-recipes.ts
+   * makes the plan); the caller writes to a temporary name and renames it
+   */
+  quantize: {
+    input: z.object({
+      input: z.string().min(1),
+      output: z.string().min(1),
+      /** llama_ftype: the base type and llama.cpp's mix */
+      ftype: z.number().int().min(0).max(1023),
+      /** the tensors no pattern names take the base type */
+      pure: z.boolean().default(false),
+      /** per-tensor types: an ECMAScript regex searched in the tensor's name, the first match wins */
+      overrides: z.array(z.object({ pattern: z.string().min(1), type: z.string().min(1) })).default([]),
+      /** 0: every core */
+      threads: z.number().int().min(0).max(1024).default(0),
+    }),
+    output: z.null(),
+  },
   loadModel: {
     input: z.object({
       path: z.string().min(1),

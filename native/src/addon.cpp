@@ -16,6 +16,7 @@
 #include "handles.h"
 #include "log_capture.h"
 #include "model.h"
+#include "quantize.h"
 #include "rpc.h"
 #include "session.h"
 
@@ -173,6 +174,7 @@ Napi::Object init_module(Napi::Env env, Napi::Object exports) {
     exports.Set("tryLoadLibrary", Napi::Function::New(env, guarded_fn<try_load>, "tryLoadLibrary"));
     exports.Set("liveHandles", Napi::Function::New(env, guarded_fn<live_handles>, "liveHandles"));
     rpc_init(env, exports);
+    quantize_init(env, exports);
     Model::init(env, exports);
     Session::init(env, exports);
     return exports;

@@ -73,7 +73,10 @@ uint64_t log_capture_mark() {
     return state().next_seq;
 }
 
-std::string log_capture_problems_since(uint64_t mark) {
+namespace {
+
+// the error (and, with `warnings`, warning) lines logged since `mark`, joined with "; "
+std::string lines_since(uint64_t mark, bool warnings) {
     capture_state & s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     std::string out;
@@ -81,7 +84,7 @@ std::string log_capture_problems_since(uint64_t mark) {
         if (line.seq < mark) {
             continue;
         }
-        if (line.level != GGML_LOG_LEVEL_ERROR && line.level != GGML_LOG_LEVEL_WARN) {
+        if (line.level != GGML_LOG_LEVEL_ERROR && !(warnings && line.level == GGML_LOG_LEVEL_WARN)) {
             continue;
         }
         std::string text = line.text;
@@ -97,6 +100,16 @@ std::string log_capture_problems_since(uint64_t mark) {
         out += text;
     }
     return out;
+}
+
+} // namespace
+
+std::string log_capture_problems_since(uint64_t mark) {
+    return lines_since(mark, true);
+}
+
+std::string log_capture_errors_since(uint64_t mark) {
+    return lines_since(mark, false);
 }
 
 bool log_capture_contains_since(uint64_t mark, const std::string & needle) {

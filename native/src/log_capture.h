@@ -16,6 +16,9 @@ uint64_t log_capture_mark();
 // the warning and error lines logged since `mark`, joined with "; " (empty when none)
 std::string log_capture_problems_since(uint64_t mark);
 
+// the error lines alone logged since `mark` (a job whose warnings are not why it failed)
+std::string log_capture_errors_since(uint64_t mark);
+
 // whether a line logged since `mark` (any level) contains `needle`
 bool log_capture_contains_since(uint64_t mark, const std::string & needle);
 

@@ -158,9 +158,10 @@ describe('engine host fuzzing over its process channel', () => {
   after(() => host?.kill());
 
   test(`${CASES} seeded messages (seed ${SEED}): each answered under its id, the host stays up and answers hello afterwards`, async () => {
-    // loading a model or opening a session would read files at random paths: those methods get
-    // envelopes only as unknown-shaped inputs through the other arms, never a real path
-    const messages = corpus(engineApi, (_c, m) => m === 'loadModel', SEED + 1);
+    // loading a model or opening a session would read files at random paths, quantizing would
+    // write them: those methods get envelopes only as unknown-shaped inputs through the other
+    // arms, never a real path
+    const messages = corpus(engineApi, (_c, m) => m === 'loadModel' || m === 'quantize', SEED + 1);
     for (const [i, { message, id }] of messages.entries()) {
       if (id === null) {
         // child_process cannot send `undefined`: that is the parent's API, not the host's input

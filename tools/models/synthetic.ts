@@ -266,6 +266,8 @@ export interface Qwen35ModelParams extends CommonParams {
   ropeFreqBase?: number;
   /** NextN block weights relative to the trunk's; smaller means a purer pass-through (default 0.1). */
   mtpBlockScale?: number;
+  /** the NextN block's own output head (nextn.shared_head_head, a copy of output.weight): a separate draft head */
+  mtpOwnHead?: boolean;
 }
 
 export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
@@ -359,6 +361,10 @@ export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
   t.add(`${m}nextn.shared_head_norm.weight`, [E], one);
   t.add('output_norm.weight', [E], one);
   t.add('output.weight', [E, V], normal(s.output), suppressSpecialRows(vocab.tokenTypes, E));
+  if (p.mtpOwnHead) {
+    const output = t.tensors[t.tensors.length - 1]!;
+    t.tensors.push({ ...output, name: `${m}nextn.shared_head_head.weight` });
+  }
   return { metadata, tensors: t.tensors };
 }
 
@@ -597,6 +603,25 @@ export const SYNTHETIC_MODELS = {
   'hybrid-mtp.gguf': {
     description: 'qwen35 hybrid (GatedDeltaNet + gated attention), 4 trunk blocks + 1 NextN/MTP block',
     params: HYBRID,
+  },
+  'hybrid-mtp-e256.gguf': {
+    description:
+      "hybrid-mtp at E=256, F=512, with the NextN block's own output head (a copy of output.weight): rows K-quants can hold (power quantize --recipe tbq4)",
+    params: {
+      ...HYBRID,
+      name: 'power-synthetic-hybrid-mtp-e256',
+      embd: 256,
+      ff: 512,
+      mtpOwnHead: true,
+      // the trunk's matrices at sqrt(128 / 256) of E=128's scales: a trunk as weak as hybrid-mtp's
+      scales: {
+        embedding: 1,
+        output: 0.5,
+        attentionQK: 0.1 * Math.SQRT1_2,
+        attentionVO: 0.04 * Math.SQRT1_2,
+        projection: 0.07 * Math.SQRT1_2,
+      },
+    },
   },
   'swa-target.gguf': {
     description: 'gemma3 target: E=128, 6 blocks (sliding window 16 on five, full attention on the sixth), 4/1 heads, F=256, F32',
