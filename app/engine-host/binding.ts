@@ -121,6 +121,7 @@ export interface NativeBinding {
         s?: number;
         draft?: NativeModel;
         proposerSampling?: 'cpu' | 'backend';
+        frVocab?: number;
       },
     ): Promise<NativeSession>;
   };
