@@ -157,6 +157,8 @@ function buildAddon(flavour, libDir, src, extraInfo) {
       `--CDLLAMA_LIB_SUFFIX=${f.libSuffix}`,
       `--CDPOWER_OUT_DIR=${outDir}`,
       `--CDPOWER_LAYER_INPUT_ARCHS=${layerInputArchitectures(src.dir).join(',')}`,
+      // the libraries built here carry scripts/native/patches (llama_set_mtp_fr_vocab); the released ones do not
+      `--CDPOWER_LLAMA_PATCHED=${f.route === 'source' ? 'ON' : 'OFF'}`,
       `--CDNODE_ADDON_API_DIR=${resolve(root, addonApi)}`,
     ],
     { stdio: 'inherit', cwd: root, env },

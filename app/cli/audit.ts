@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 
 import { FlashAttn } from '../contract/engine-types.js';
-import { DEFAULT_K } from '../contract/profile.js';
+import { DEFAULT_K, frProblem } from '../contract/profile.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../contract/strategies.js';
 import { auditVerdict, compareSamplingPaths, runAudit, type PathComparison, type AuditVerdict, type Divergence } from '../service/audit.js';
@@ -12,14 +12,14 @@ import { buildPrompt } from '../runtime/prompt.js';
 import { claimsBatchInvariance, openTarget, sessionProblem } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
-import { KS_FLAGS, ksFromFlags } from './ks-flags.js';
+import { frVocabFromFlags, KS_FLAGS, ksFromFlags } from './ks-flags.js';
 import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 import { SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 import type { Io } from './generate.js';
 
-export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S]
+export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S] [--fr-vocab N]
   (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
   [--temperature T --seed N] [--top-k N] [--top-p P] [--min-p P] [--repeat-penalty R]
   [--sampling auto|cpu|backend | --compare-sampling] [--grammar FILE | --json-schema FILE]
@@ -110,6 +110,8 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   if (strategy === 'none') throw new UsageError('--strategy none is the control itself: give the speculative strategy to audit');
   const source = promptSource(values);
   const ks = ksFromFlags(values);
+  const frVocab = frVocabFromFlags(values);
+  if (frVocab !== undefined && strategy !== 'mtp') throw new UsageError(frProblem(strategy));
   const k = ks.k ?? DEFAULT_K;
   const s = ks.s ?? k;
   if (s > k) throw new UsageError(`--s must be from 0 to K (${k}) (got ${s})`);
@@ -144,7 +146,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   });
   const { engine, modelId, info, placement, contextSize } = target;
   try {
-    const unschedulable = sessionProblem(target, { strategy, k, s });
+    const unschedulable = sessionProblem(target, { strategy, k, s, frVocab });
     if (unschedulable) throw new UsageError(unschedulable);
     const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize }, (l: string) =>
       io.err(`warning: ${l}\n`),
@@ -162,6 +164,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
       strategy,
       k,
       s,
+      ...(frVocab !== undefined ? { frVocab } : {}),
       contextSize,
       threads,
       flashAttn: target.flashAttn,

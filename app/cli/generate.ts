@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 
 import { FlashAttn, type SamplingOptions } from '../contract/engine-types.js';
 import { GenerationResult } from '../contract/generation-result.js';
-import { FR_UNSUPPORTED, resolveKS } from '../contract/profile.js';
+import { frProblem, resolveKS } from '../contract/profile.js';
 import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { noProposalsNote, STRATEGIES, type Strategy } from '../contract/strategies.js';
@@ -25,7 +25,7 @@ import {
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile } from './profile.js';
-import { KS_FLAGS, ksFromFlags } from './ks-flags.js';
+import { frVocabFromFlags, KS_FLAGS, ksFromFlags } from './ks-flags.js';
 import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
@@ -36,7 +36,7 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
   [--repeat-penalty R] [--sampling auto|cpu|backend] [--grammar FILE | --json-schema FILE] [--ctx N] [--threads N]
   [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
-  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
+  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N] [--fr-vocab N]
   [--profile FILE.toml] [--json [--rounds]]
   Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
   digest, the stop reason, the evidence and what ran it. --device auto (default) takes a CUDA
@@ -50,7 +50,6 @@ const FLAGS = {
   ...SAMPLING_FLAGS,
   ...KS_FLAGS,
   profile: { type: 'string' },
-  'fr-vocab': { type: 'string' },
   json: { type: 'boolean' },
   rounds: { type: 'boolean' },
 } as const;
@@ -98,9 +97,8 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const profile = profilePath ? await readProfile(profilePath) : undefined;
   // flags override the profile
   const strategy: Strategy = choice(values, 'strategy', STRATEGIES) ?? profile?.spec_mode ?? 'none';
-  if (str(values, 'fr-vocab') !== undefined || profile?.spec_mtp_fr_vocab_size !== undefined) {
-    throw new UsageError(FR_UNSUPPORTED);
-  }
+  const frVocab = frVocabFromFlags(values) ?? profile?.spec_mtp_fr_vocab_size;
+  if (frVocab !== undefined && strategy !== 'mtp') throw new UsageError(frProblem(strategy));
   const inProfile = (key: string) => `${key} in the profile ${profilePath}`;
   const { k, s } = resolveKS([
     { ...ksFromFlags(values), kName: '--k', sName: '--s' },
@@ -149,6 +147,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       strategy,
       k: speculative ? k : null,
       s: null,
+      frVocab: frVocab ?? null,
       temperature,
       sampling,
       layers,
@@ -162,7 +161,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   try {
     const contextSize = target.contextSize;
     const recurrent = info.recurrent || info.hybrid;
-    const unschedulable = sessionProblem(target, { strategy, k, s });
+    const unschedulable = sessionProblem(target, { strategy, k, s, frVocab });
     if (unschedulable) throw new UsageError(unschedulable);
     // null: Ctrl-C while the chat template rendered
     const prompt = await buildPrompt(
@@ -182,7 +181,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
         `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const session = !prompt || run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads });
+    const session = !prompt || run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads, frVocab });
 
     run.flushWarnings();
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
@@ -206,6 +205,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       strategy,
       k: speculative ? (session?.k ?? k) : null,
       s: speculative && recurrent ? (session?.s ?? s) : null,
+      frVocab: frVocab ?? null,
       temperature,
       sampling,
       layers,
@@ -226,6 +226,7 @@ interface ReportContext {
   strategy: Strategy;
   k: number | null;
   s: number | null;
+  frVocab: number | null;
   temperature: number;
   sampling: SamplingOptions;
   layers: number;
@@ -246,6 +247,7 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     strategy: c.strategy,
     k: c.k,
     s: c.s,
+    frVocab: c.frVocab,
     stopReason: outcome.stopReason,
     seed: c.temperature > 0 ? c.sampling.seed : null,
     stats: outcome.stats,

@@ -1,12 +1,19 @@
 // The speculation flags of the commands that run one speculative request (generate, audit):
-// --k, the draft width, and --s, the rollback snapshots; one reader, so both accept the same range.
+// --k, the draft width, --s, the rollback snapshots, and --fr-vocab, the MTP head's compact draft
+// projection (FR); one reader, so both accept the same range.
 import { K_MAX } from '../contract/profile.js';
 import { int, type Parsed } from './args.js';
 
 export const KS_FLAGS = {
   k: { type: 'string' },
   s: { type: 'string' },
+  'fr-vocab': { type: 'string' },
 } as const;
+
+/** --fr-vocab as given (undefined: the whole vocabulary); the engine refuses one past the model's vocabulary. */
+export function frVocabFromFlags(values: Parsed['values']): number | undefined {
+  return int(values, 'fr-vocab', { min: 1, max: 16_777_216 });
+}
 
 /** --k and --s as given (undefined: not given); a usage error for one out of range. */
 export function ksFromFlags(values: Parsed['values']): { k: number | undefined; s: number | undefined } {

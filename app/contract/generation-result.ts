@@ -58,6 +58,8 @@ export const GenerationResult = z.object({
   strategy: z.enum(STRATEGIES),
   k: z.number().int().nullable(),
   s: z.number().int().nullable(),
+  /** FR: the MTP head drafted among the first frVocab tokens (null: the whole vocabulary) */
+  frVocab: z.number().int().positive().nullable().default(null),
   stopReason: StopReason,
   /** the sampler seed of a stochastic run (null when greedy) */
   seed: z.number().int().nullable(),

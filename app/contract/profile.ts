@@ -34,8 +34,14 @@ export type Profile = z.infer<typeof Profile>;
 /** The balanced default: a rollback point for every proposal. */
 export const DEFAULT_K = 7;
 
-/** Why the compact draft projection (FR) is refused on this backend. */
-export const FR_UNSUPPORTED = 'the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) is not supported by this backend';
+/**
+ * FR, the compact draft projection (spec_mtp_fr_vocab_size, --fr-vocab): the MTP head projects
+ * onto its first N rows only. Why a strategy cannot take it: every other proposer drafts
+ * otherwise.
+ */
+export function frProblem(strategy: string): string {
+  return `the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) narrows the MTP head: it applies to strategy 'mtp' only, not '${strategy}'`;
+}
 
 /** One source of K and S for a request, with the names its values go by in an error. */
 export interface KSLayer {

@@ -130,6 +130,7 @@ export interface NativeBinding {
         s?: number;
         draft?: NativeModel;
         proposerSampling?: 'cpu' | 'backend';
+        frVocab?: number;
       },
     ): Promise<NativeSession>;
   };

@@ -273,6 +273,7 @@ const host: Host = {
       strategy: p.strategy,
       k: p.k,
       s: p.s,
+      ...(p.frVocab !== undefined ? { frVocab: p.frVocab } : {}),
       ...(p.draftModelId ? { draft: model(p.draftModelId) } : {}),
     });
     const sessionId = `s${nextId++}`;

@@ -331,6 +331,8 @@ export const engineMethods = {
       flashAttn: FlashAttn.default('auto'),
       /** how the proposer drafts: auto (the backend where the target is on a GPU), cpu, backend */
       proposerSampling: SamplingPath.default('auto'),
+      /** FR (strategy mtp): the head drafts among the first frVocab tokens only; absent: all */
+      frVocab: z.number().int().min(1).optional(),
     }),
     output: z.object({
       sessionId: Id,

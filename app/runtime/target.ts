@@ -13,6 +13,7 @@ import type { EngineResult, NativeModelInfo } from '../engine/protocol.js';
 import { capThreads } from './resource-limits.js';
 import { scheduleProblem } from './spec-schedule.js';
 import { DRAFT_STRATEGIES, strategyAvailability, type Strategy } from '../contract/strategies.js';
+import { frProblem } from '../contract/profile.js';
 import type { EngineEvidence } from '../contract/generation-result.js';
 import { batchInvariance, readBuildInfo } from '../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
@@ -131,6 +132,8 @@ export interface SessionRequest {
   s: number;
   /** 0: the engine's default */
   threads: number;
+  /** FR (strategy mtp): the head drafts among the first frVocab tokens; absent: the whole vocabulary */
+  frVocab?: number | undefined;
 }
 
 export type OpenedSession = EngineResult<'createSession'>;
@@ -139,7 +142,8 @@ export type OpenedSession = EngineResult<'createSession'>;
  * null when the context can schedule this strategy's K/S (verify batch, rollback depth), else
  * why not; the front doors check it before tokenising a prompt.
  */
-export function sessionProblem(target: OpenedTarget, request: Pick<SessionRequest, 'strategy' | 'k' | 's'>): string | null {
+export function sessionProblem(target: OpenedTarget, request: Pick<SessionRequest, 'strategy' | 'k' | 's' | 'frVocab'>): string | null {
+  if (request.frVocab !== undefined && request.strategy !== 'mtp') return frProblem(request.strategy);
   if (request.strategy === 'none') return null;
   const recurrent = target.info.recurrent || target.info.hybrid;
   // a DFlash/DSpark block bounds K (llama.cpp would clamp it silently)
@@ -168,6 +172,7 @@ export async function createSession(target: OpenedTarget, request: SessionReques
       strategy: request.strategy,
       k: speculative ? request.k : 0,
       s: speculative ? request.s : 0,
+      ...(speculative && request.frVocab !== undefined ? { frVocab: request.frVocab } : {}),
       ...(speculative && target.draft ? { draftModelId: target.draft.modelId } : {}),
     });
   } catch (error) {

@@ -16,6 +16,8 @@ export interface AuditRequest {
   strategy: Strategy;
   k: number;
   s: number;
+  /** FR (strategy mtp): the head drafts among the first frVocab tokens */
+  frVocab?: number;
   contextSize: number;
   threads: number;
   flashAttn?: 'on' | 'off' | 'auto';
@@ -95,6 +97,7 @@ async function run(engine: EngineClient, req: AuditRequest, opts: RunOptions) {
     strategy: opts.speculative ? req.strategy : 'none',
     k: opts.speculative ? req.k : 0,
     s: opts.speculative ? req.s : 0,
+    ...(opts.speculative && req.frVocab !== undefined ? { frVocab: req.frVocab } : {}),
     ...(opts.speculative && req.draftModelId ? { draftModelId: req.draftModelId } : {}),
   });
   const { sessionId } = session;

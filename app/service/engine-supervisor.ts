@@ -138,20 +138,25 @@ export class EngineSupervisor {
     });
   }
 
-  /** A session for this strategy/K/S on the loaded target, reloading it after a crash. */
-  sessionFor(strategy: Strategy, k: number, s: number): Promise<{ target: OpenedTarget; session: ActiveSession; fresh: boolean }> {
+  /** A session for this strategy/K/S (and FR) on the loaded target, reloading it after a crash. */
+  sessionFor(
+    strategy: Strategy,
+    k: number,
+    s: number,
+    frVocab?: number,
+  ): Promise<{ target: OpenedTarget; session: ActiveSession; fresh: boolean }> {
     return this.serial(async () => {
       if (!this.options) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
       if (!this.target) await this.open();
       const target = this.target!;
-      const key = `${strategy}/${k}/${s}`;
+      const key = `${strategy}/${k}/${s}/${frVocab ?? 'all'}`;
       if (this.session?.key === key) return { target, session: this.session, fresh: false };
       if (this.session) {
         await target.engine.call('disposeSession', { sessionId: this.session.sessionId }).catch(() => {});
         this.session = null;
       }
       const threads = this.options.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
-      const created = await createSession(target, { strategy, k, s, threads });
+      const created = await createSession(target, { strategy, k, s, threads, frVocab });
       this.session = { ...created, key, strategy };
       return { target, session: this.session, fresh: true };
     });

@@ -7,7 +7,7 @@ import { parse, stringify } from 'smol-toml';
 
 import { PowerError } from '../contract/api/errors.js';
 import { PROFILE_PRESETS as PRESETS, type ProfileEntry } from '../contract/api/profiles.js';
-import { FR_UNSUPPORTED, Profile, resolveKS } from '../contract/profile.js';
+import { frProblem, Profile, resolveKS } from '../contract/profile.js';
 import type { Strategy } from '../contract/strategies.js';
 import { Emitter } from './events.js';
 import type { SettingsFile } from './settings.js';
@@ -19,6 +19,8 @@ export interface ResolvedProfile {
   k: number;
   /** what the session gets (S of an attention-only target is 0 and reported as null) */
   s: number;
+  /** FR: the MTP head drafts among the first frVocab tokens (absent: all) */
+  frVocab?: number;
 }
 
 export function resolveProfile(entry: ProfileEntry, loaded: Strategy, request: { k?: number; s?: number } = {}): ResolvedProfile {
@@ -28,7 +30,7 @@ export function resolveProfile(entry: ProfileEntry, loaded: Strategy, request: {
     { k: request.k, s: request.s, kName: 'k', sName: 's' },
     { k: entry.k, s: entry.s, kName: `K of the profile '${entry.name}'`, sName: `S of the profile '${entry.name}'` },
   ]);
-  return { entry, strategy, k, s };
+  return { entry, strategy, k, s, ...(entry.frVocab !== undefined ? { frVocab: entry.frVocab } : {}) };
 }
 
 /** A custom K/S must make sense for the loaded target: S applies only to recurrent state. */
@@ -66,13 +68,26 @@ export class ProfileStore {
     return this.changedNow();
   }
 
-  async create(p: { name: string; strategy: Strategy | null; k: number | null; s: number | null }, target: { recurrent: boolean } | null) {
+  async create(
+    p: { name: string; strategy: Strategy | null; k: number | null; s: number | null; frVocab?: number },
+    target: { recurrent: boolean } | null,
+  ) {
     // the control has no proposals: K and S mean nothing for it
     const control = p.strategy === 'none';
     const k = control ? null : (p.k ?? 7);
     const s = control ? null : p.s;
     checkAgainstModel({ k, s }, target);
-    const entry: ProfileEntry = { id: randomUUID(), name: p.name, preset: false, strategy: p.strategy, k, s, note: 'custom' };
+    if (p.frVocab !== undefined && p.strategy !== 'mtp') throw new PowerError('bad-input', frProblem(p.strategy ?? 'the loaded strategy'));
+    const entry: ProfileEntry = {
+      id: randomUUID(),
+      name: p.name,
+      preset: false,
+      strategy: p.strategy,
+      k,
+      s,
+      ...(p.frVocab !== undefined ? { frVocab: p.frVocab } : {}),
+      note: 'custom',
+    };
     this.settings.data.profiles.push(entry);
     await this.changedNow();
     return structuredClone(entry);
@@ -98,8 +113,16 @@ export class ProfileStore {
       throw new PowerError('bad-input', `the profile is invalid: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`);
     }
     const p = checked.data;
-    if (p.spec_mtp_fr_vocab_size !== undefined) throw new PowerError('unsupported', FR_UNSUPPORTED);
-    return this.create({ name, strategy: p.spec_mode, k: p.spec_draft_max ?? null, s: p.spec_mtp_recurrent_snapshots ?? null }, target);
+    return this.create(
+      {
+        name,
+        strategy: p.spec_mode,
+        k: p.spec_draft_max ?? null,
+        s: p.spec_mtp_recurrent_snapshots ?? null,
+        ...(p.spec_mtp_fr_vocab_size !== undefined ? { frVocab: p.spec_mtp_fr_vocab_size } : {}),
+      },
+      target,
+    );
   }
 
   exportToml(id: string, loaded: Strategy | null): string {
@@ -114,6 +137,7 @@ export class ProfileStore {
     if (mode !== 'none' && entry.k !== null) {
       doc.spec_draft_max = entry.k;
       if (entry.s !== null) doc.spec_mtp_recurrent_snapshots = entry.s;
+      if (entry.frVocab !== undefined) doc.spec_mtp_fr_vocab_size = entry.frVocab;
     }
     return `# Power profile: ${entry.name.replace(/\n/g, ' ')}\n${stringify(doc)}\n`;
   }

@@ -38,7 +38,7 @@ export async function sessionForProfile(
   request: { k?: number; s?: number } = {},
 ): Promise<{ resolved: ResolvedProfile; target: Awaited<ReturnType<EngineSupervisor['sessionFor']>>['target']; session: ActiveSession }> {
   const resolved = resolveProfile(profile, loaded, request);
-  const { target, session } = await supervisor.sessionFor(resolved.strategy, resolved.k, resolved.s);
+  const { target, session } = await supervisor.sessionFor(resolved.strategy, resolved.k, resolved.s, resolved.frVocab);
   return { resolved, target, session };
 }
 

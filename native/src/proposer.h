@@ -101,8 +101,11 @@ namespace power {
 // drafts greedily with the target's own NextN/MTP layers through an MTP context on `model`,
 // which must have NextN layers and have been loaded with load_mtp. `target` is the session's
 // context (not owned; it must outlive the proposer): from now on it also outputs the hidden
-// rows the MTP head reads. Throws std::runtime_error when the context cannot be created.
-std::unique_ptr<proposer> make_proposer_mtp(std::shared_ptr<llama_model> model, llama_context * target, const proposer_run_params & run);
+// rows the MTP head reads. `fr_vocab` > 0 (FR, the compact draft projection): the head projects
+// onto its first fr_vocab rows only and drafts among those tokens. Throws std::runtime_error
+// when the context cannot be created or this llama.cpp cannot project a part of the head.
+std::unique_ptr<proposer> make_proposer_mtp(std::shared_ptr<llama_model> model, llama_context * target, const proposer_run_params & run,
+                                            int32_t fr_vocab);
 
 } // namespace power
 

@@ -22,6 +22,12 @@
 // them; a failed round leaves the target at an earlier position, and the next proposal or
 // batch mirrors only what lies below it. Proposals are advisory: whatever this state is, the
 // target decides every emitted token.
+//
+// FR, the compact draft projection (the seed's spec_mtp_fr_vocab_size): the head's LM head
+// projects onto its first N rows only (scripts/native/patches/llama-mtp-fr-vocab.patch), so a
+// draft step multiplies N rows instead of the whole vocabulary, and drafts only among those N
+// tokens. Whether that pays depends on how much of the text lies among them; it cannot change
+// the output, which the target decides.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -91,9 +97,10 @@ class mtp_batch {
 
 class proposer_mtp : public proposer {
   public:
-    proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & p) :
+    proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & p, int32_t fr_vocab) :
         model_(std::move(model)), target_(target), n_embd_(llama_model_n_embd_out(model_.get())),
         n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(model_.get()))),
+        n_draft_vocab_(fr_vocab > 0 ? std::min(fr_vocab, n_vocab_) : n_vocab_),
         batch_(static_cast<int32_t>(llama_n_batch(target)) + 1, n_embd_) {
         llama_context_params cp = llama_context_default_params();
         cp.ctx_type             = LLAMA_CONTEXT_TYPE_MTP;
@@ -120,7 +127,12 @@ class proposer_mtp : public proposer {
         // selecting the output rows: in a batch whose output (the anchor) is not its first
         // row, that hands back the first row's state instead of the anchor's.
         llama_set_embeddings_nextn(ctx_.get(), true, /*masked=*/false);
-        if (p.backend_sampling) {
+        if (n_draft_vocab_ < n_vocab_) {
+            project_head_part(raw);
+        }
+        // FR leaves the head's other logits 0, which a sampler over the whole row could pick:
+        // under FR the row is read here, over its first n_draft_vocab_ entries
+        if (p.backend_sampling && n_draft_vocab_ == n_vocab_) {
             greedy_ = make_greedy_chain();
             if (!llama_set_sampler(raw, 0, greedy_.get())) {
                 throw std::runtime_error("llama.cpp could not attach greedy sampling to the MTP context's backend");
@@ -226,7 +238,7 @@ class proposer_mtp : public proposer {
             llama_token token = greedy_ ? llama_get_sampled_token_ith(ctx_.get(), last) : argmax_row(last);
             if (guide_ && token != LLAMA_TOKEN_NULL) {
                 const float * row = greedy_ ? nullptr : llama_get_logits_ith(ctx_.get(), last);
-                token             = grammar_guided_pick(guide_, token, row, guide_vocab_, guide_cur_);
+                token             = grammar_guided_pick(guide_, token, row, std::min(guide_vocab_, n_draft_vocab_), guide_cur_);
             }
             if (!h_next || token == LLAMA_TOKEN_NULL) {
                 break;
@@ -250,6 +262,18 @@ class proposer_mtp : public proposer {
     }
 
   private:
+    // FR: only Power's patched llama.cpp can project the MTP head onto a part of its rows
+    void project_head_part(llama_context * ctx) const {
+#if POWER_LLAMA_PATCHED
+        llama_set_mtp_fr_vocab(ctx, n_draft_vocab_);
+#else
+        (void)ctx;
+        throw std::runtime_error("FR (a draft vocabulary of " + std::to_string(n_draft_vocab_) +
+                                 " tokens) needs the llama.cpp Power builds from source; this engine runs the released "
+                                 "one: choose the cpu, vulkan or cuda-src engine, or draft over the whole vocabulary");
+#endif
+    }
+
     bool pending_has(llama_pos pos) const {
         return pending_pos_ >= 0 && pos >= pending_pos_ && pos < pending_pos_ + static_cast<llama_pos>(pending_.size());
     }
@@ -336,7 +360,7 @@ class proposer_mtp : public proposer {
             return LLAMA_TOKEN_NULL;
         }
         llama_token best = 0;
-        for (llama_token t = 1; t < n_vocab_; t++) {
+        for (llama_token t = 1; t < n_draft_vocab_; t++) {
             if (logits[t] > logits[best]) {
                 best = t;
             }
@@ -348,7 +372,8 @@ class proposer_mtp : public proposer {
     llama_context * target_; // not owned: the session's context, which outlives the proposer
     int32_t n_embd_;
     int32_t n_vocab_;
-    sampler_ptr greedy_; // attached to ctx_ for backend drafting (declared first: outlives it)
+    int32_t n_draft_vocab_; // the tokens a draft is drawn from: the head's first rows (FR) or all
+    sampler_ptr greedy_;    // attached to ctx_ for backend drafting (declared first: outlives it)
     context_ptr ctx_;
     mtp_batch batch_;
 
@@ -364,8 +389,8 @@ class proposer_mtp : public proposer {
 
 } // namespace
 
-std::unique_ptr<proposer> make_proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & params) {
-    return std::make_unique<proposer_mtp>(std::move(model), target, params);
+std::unique_ptr<proposer> make_proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & params, int32_t fr_vocab) {
+    return std::make_unique<proposer_mtp>(std::move(model), target, params, fr_vocab);
 }
 
 } // namespace power

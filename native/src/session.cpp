@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "addon_data.h"
@@ -49,6 +50,7 @@ session_params read_session_params(Napi::Object opts) {
     if (std::optional<std::string> path = choice_option(opts, "proposerSampling", {"cpu", "backend"})) {
         p.proposer_backend_sampling = *path == "backend";
     }
+    p.fr_vocab = static_cast<int32_t>(integer_option(opts, "frVocab", 0, 0, INT32_MAX));
     return p;
 }
 

@@ -27,6 +27,7 @@ struct session_params {
     int32_t k                        = 0;      // spec_draft_max
     int32_t s                        = 0;      // spec_mtp_recurrent_snapshots (recurrent targets only)
     bool proposer_backend_sampling   = false;  // the proposer drafts greedily in its own graph
+    int32_t fr_vocab                 = 0;      // FR: the MTP head drafts among the first N tokens (0: all)
 };
 
 // how the session speculates: fixed at creation (the context's n_rs_seq depends on S)

@@ -27,6 +27,16 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
             return "strategy 'mtp' needs the model loaded with loadMtp: true (its NextN/MTP layers were not loaded)";
         }
     }
+    if (core.params.fr_vocab > 0) {
+        const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
+        if (strategy != "mtp") {
+            return "FR (frVocab) narrows the MTP head's projection: it applies to strategy 'mtp' only, not '" + strategy + "'";
+        }
+        if (core.params.fr_vocab > n_vocab) {
+            return "FR's draft vocabulary (" + std::to_string(core.params.fr_vocab) + " tokens) is larger than this model's vocabulary (" +
+                   std::to_string(n_vocab) + " tokens)";
+        }
+    }
     if ((strategy == "draft-model" || common_strategy_needs_draft(strategy)) && !draft_given) {
         return "strategy '" + strategy + "' needs a draft Model";
     }
@@ -138,7 +148,7 @@ std::string open_session(session_core & core, const model_ref & draft) {
         dp.run     = run;
         core.prop  = make_proposer_draft(draft, dp);
     } else if (strategy == "mtp") {
-        return create_proposer([&] { return make_proposer_mtp(core.model, raw, run); });
+        return create_proposer([&] { return make_proposer_mtp(core.model, raw, run, core.params.fr_vocab); });
     } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
         common_proposer_params pp;
         pp.strategy = strategy;

@@ -84,7 +84,8 @@ describe('bad input', () => {
     assertUsageError(spec('--k', String(K_MAX + 1)), new RegExp(`--k must be an integer from 1 to ${K_MAX}`));
     assertUsageError(spec('--k', '3', '--s', '4'), /--s must be from 0 to K \(3\) \(got 4\)/);
     assertUsageError(spec('--s', 'x'), /--s must be an integer/);
-    assertUsageError(spec('--fr-vocab', '8192'), /compact draft projection .* is not supported by this backend/);
+    assertUsageError(spec('--fr-vocab', '8192'), /compact draft projection .* applies to strategy 'mtp' only, not 'ngram'/);
+    assertUsageError(spec('--fr-vocab', '0'), /--fr-vocab must be an integer from 1/);
     const profile = async (name: string, text: string) => {
       const path = join(dir(), name);
       await writeFile(path, text);
@@ -103,8 +104,8 @@ describe('bad input', () => {
       /must not exceed spec_draft_max/,
     );
     assertUsageError(
-      spec('--profile', await profile('fr.toml', 'spec_mode = "mtp"\nspec_mtp_fr_vocab_size = 8192\n')),
-      /compact draft projection/,
+      spec('--profile', await profile('fr.toml', 'spec_mode = "ngram"\nspec_mtp_fr_vocab_size = 8192\n')),
+      /compact draft projection .* applies to strategy 'mtp' only/,
     );
   });
 

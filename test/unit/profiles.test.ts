@@ -74,6 +74,19 @@ describe('profiles', () => {
     }
   });
 
+  test("an FR profile (spec_mtp_fr_vocab_size) round-trips through TOML and reaches the mtp session's request", async () => {
+    const fr = await profiles.importToml('fr', 'spec_mode = "mtp"\nspec_draft_max = 3\nspec_mtp_fr_vocab_size = 256', RECURRENT);
+    assert.equal(fr.frVocab, 256);
+    assert.deepEqual(resolveProfile(fr, 'mtp'), { entry: fr, strategy: 'mtp', k: 3, s: 3, frVocab: 256 });
+    const file = join(dir, 'fr.toml');
+    await writeFile(file, profiles.exportToml(fr.id, 'mtp'));
+    assert.equal((await readProfile(file)).spec_mtp_fr_vocab_size, 256, 'what `power generate --profile` reads');
+    await assert.rejects(
+      profiles.create({ name: 'x', strategy: 'ngram', k: 3, s: null, frVocab: 64 }, ATTENTION),
+      /applies to strategy 'mtp' only/,
+    );
+  });
+
   test('custom K/S is checked against the loaded model; bad TOML is refused with the reason', async () => {
     await assert.rejects(
       profiles.create({ name: 'x', strategy: null, k: 4, s: 2 }, ATTENTION),
@@ -84,8 +97,8 @@ describe('profiles', () => {
     await assert.rejects(profiles.importToml('t', 'spec_mode = ', RECURRENT), (e: { code: string }) => e.code === 'bad-input');
     await assert.rejects(profiles.importToml('t', 'spec_mode = "warp"', RECURRENT), /invalid: spec_mode/);
     await assert.rejects(
-      profiles.importToml('t', 'spec_mode = "mtp"\nspec_mtp_fr_vocab_size = 8192', RECURRENT),
-      (e: { code: string }) => e.code === 'unsupported',
+      profiles.importToml('t', 'spec_mode = "ngram"\nspec_mtp_fr_vocab_size = 8192', RECURRENT),
+      /applies to strategy 'mtp' only, not 'ngram'/,
     );
     await assert.rejects(profiles.delete('balanced'), /preset/);
     await assert.rejects(profiles.select('nope'), (e: { code: string }) => e.code === 'not-found');

@@ -16,6 +16,8 @@ export const ProfileEntry = z.object({
   k: z.number().int().min(1).max(K_MAX).nullable(),
   /** spec_mtp_recurrent_snapshots; null: K (or not applicable on attention-only targets) */
   s: z.number().int().min(0).max(K_MAX).nullable(),
+  /** spec_mtp_fr_vocab_size (FR, strategy mtp): the head drafts among the first N tokens; absent: all */
+  frVocab: z.number().int().min(1).optional(),
   note: z.string(),
 });
 export type ProfileEntry = z.infer<typeof ProfileEntry>;
@@ -69,6 +71,8 @@ export const profiles = concern({
         strategy: StrategyName.nullable().default(null),
         k: z.number().int().min(1).max(K_MAX),
         s: z.number().int().min(0).max(K_MAX).nullable().default(null),
+        /** FR: strategy mtp only */
+        frVocab: z.number().int().min(1).optional(),
       }),
       output: ProfileEntry,
     },
