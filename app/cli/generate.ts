@@ -25,6 +25,7 @@ import {
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile } from './profile.js';
+import { DRAFTING_FLAGS, draftingFromFlags, type Drafting } from './drafting-flags.js';
 import { KS_FLAGS, ksFromFlags } from './ks-flags.js';
 import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
@@ -36,11 +37,14 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
   [--repeat-penalty R] [--sampling auto|cpu|backend] [--grammar FILE | --json-schema FILE] [--ctx N] [--threads N]
   [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
-  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N]
+  [--strategy ${STRATEGIES.join('|')}[,...]] [--draft <draft.gguf>] [--k N] [--s N] [--p-min P] [--adaptive-k]
   [--profile FILE.toml] [--json [--rounds]]
   Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
   digest, the stop reason, the evidence and what ran it. --device auto (default) takes a CUDA
   device when one loads, else the CPU; --device cuda fails instead of running on the CPU.
+  --strategy ngram,mtp chains proposers: each round the first that drafts wins. --p-min P stops
+  a greedy drafter (draft-model, mtp, eagle3, dflash, dspark) under top-1 probability P;
+  --adaptive-k shortens K after rejections and grows it back after full acceptances.
   Ctrl-C cancels at any moment and prints what was generated (exit code 130).`;
 
 const FLAGS = {
@@ -49,6 +53,7 @@ const FLAGS = {
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
   ...KS_FLAGS,
+  ...DRAFTING_FLAGS,
   profile: { type: 'string' },
   'fr-vocab': { type: 'string' },
   json: { type: 'boolean' },
@@ -97,7 +102,8 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const profilePath = str(values, 'profile');
   const profile = profilePath ? await readProfile(profilePath) : undefined;
   // flags override the profile
-  const strategy: Strategy = choice(values, 'strategy', STRATEGIES) ?? profile?.spec_mode ?? 'none';
+  const drafting = draftingFromFlags(values, profile);
+  const { strategy, fallbacks } = drafting;
   if (str(values, 'fr-vocab') !== undefined || profile?.spec_mtp_fr_vocab_size !== undefined) {
     throw new UsageError(FR_UNSUPPORTED);
   }
@@ -133,6 +139,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       device,
       gpuLayers: layers,
       strategy,
+      fallbacks,
       ...(draftPath ? { draftPath } : {}),
       s,
       ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
@@ -147,6 +154,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     const outcome = await cancelledOutcome(0);
     return report(io, values, outcome, {
       strategy,
+      drafting,
       k: speculative ? k : null,
       s: null,
       temperature,
@@ -182,7 +190,18 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
         `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const session = !prompt || run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads });
+    const session =
+      !prompt || run.signal.aborted
+        ? undefined
+        : await createSession(target, {
+            strategy,
+            fallbacks,
+            k,
+            s,
+            threads,
+            pMin: drafting.pMin,
+            adaptiveK: drafting.adaptiveK,
+          });
 
     run.flushWarnings();
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
@@ -204,6 +223,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     }
     return report(io, values, outcome, {
       strategy,
+      drafting,
       k: speculative ? (session?.k ?? k) : null,
       s: speculative && recurrent ? (session?.s ?? s) : null,
       temperature,
@@ -224,6 +244,8 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
 
 interface ReportContext {
   strategy: Strategy;
+  /** the rest of the chain, p-min and adaptive K as the request asked */
+  drafting: Drafting;
   k: number | null;
   s: number | null;
   temperature: number;
@@ -244,6 +266,10 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     text: outcome.text,
     digest: outcome.digest,
     strategy: c.strategy,
+    // only when asked for: a one-strategy reply's object stays as it was
+    ...(c.drafting.fallbacks.length > 0 ? { fallbacks: c.drafting.fallbacks } : {}),
+    ...(c.strategy !== 'none' && c.drafting.pMin > 0 ? { pMin: c.drafting.pMin } : {}),
+    ...(c.strategy !== 'none' && c.drafting.adaptiveK ? { adaptiveK: true } : {}),
     k: c.k,
     s: c.s,
     stopReason: outcome.stopReason,
@@ -279,7 +305,7 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
         `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.steadyDecodeTokensPerSecond?.toFixed(1) ?? '-'} tok/s, ${acceptance}` +
         `on ${result.backend.device}]\n`,
     );
-    const silent = result.stopReason === 'cancelled' ? null : noProposalsNote(c.strategy, s.proposed);
+    const silent = result.stopReason === 'cancelled' ? null : noProposalsNote(c.strategy, s.proposed, c.drafting.fallbacks);
     if (silent) io.err(`note: ${silent}\n`);
   }
   return result.stopReason === 'cancelled' ? 130 : 0;

@@ -298,6 +298,12 @@ export const engineMethods = {
     input: z.object({
       modelId: Id,
       strategy: z.enum(STRATEGIES).default('none'),
+      /** a chain (llama.cpp's --spec-type list): the strategies asked after `strategy` when it drafts nothing, in order */
+      fallbacks: z.array(z.enum(STRATEGIES)).default([]),
+      /** p-min: greedy drafters stop under this top-1 probability (0: off) */
+      pMin: z.number().min(0).max(1).default(0),
+      /** adaptive K: shorter drafts after rejections, longer after full acceptances, up to k */
+      adaptiveK: z.boolean().default(false),
       /** spec_draft_max */
       k: z.number().int().min(0).max(K_MAX).default(0),
       /** spec_mtp_recurrent_snapshots */

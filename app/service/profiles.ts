@@ -7,8 +7,8 @@ import { parse, stringify } from 'smol-toml';
 
 import { PowerError } from '../contract/api/errors.js';
 import { PROFILE_PRESETS as PRESETS, type ProfileEntry } from '../contract/api/profiles.js';
-import { FR_UNSUPPORTED, Profile, resolveKS } from '../contract/profile.js';
-import type { Strategy } from '../contract/strategies.js';
+import { APP_PROFILE_LIMITS, FR_UNSUPPORTED, Profile, resolveKS } from '../contract/profile.js';
+import { strategyList, type Strategy } from '../contract/strategies.js';
 import { Emitter } from './events.js';
 import type { SettingsFile } from './settings.js';
 
@@ -99,7 +99,12 @@ export class ProfileStore {
     }
     const p = checked.data;
     if (p.spec_mtp_fr_vocab_size !== undefined) throw new PowerError('unsupported', FR_UNSUPPORTED);
-    return this.create({ name, strategy: p.spec_mode, k: p.spec_draft_max ?? null, s: p.spec_mtp_recurrent_snapshots ?? null }, target);
+    const [strategy, ...fallbacks] = strategyList(p.spec_mode);
+    // the app's profiles hold one strategy and a fixed K: the rest is for power generate --profile
+    if (fallbacks.length > 0 || p.spec_p_min !== undefined || p.spec_adaptive_k !== undefined) {
+      throw new PowerError('unsupported', APP_PROFILE_LIMITS);
+    }
+    return this.create({ name, strategy, k: p.spec_draft_max ?? null, s: p.spec_mtp_recurrent_snapshots ?? null }, target);
   }
 
   exportToml(id: string, loaded: Strategy | null): string {

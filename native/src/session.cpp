@@ -41,6 +41,8 @@ session_params read_session_params(Napi::Object opts) {
     if (std::optional<std::string> strategy = string_option(opts, "strategy")) {
         p.strategy = *strategy;
     }
+    p.p_min      = static_cast<float>(number_option(opts, "pMin", 0.0)); // check_session refuses it outside [0, 1]
+    p.adaptive_k = bool_option(opts, "adaptiveK", false);
     if (std::optional<std::string> fa = choice_option(opts, "flashAttn", {"on", "off", "auto"})) {
         p.flash_attn = *fa == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED
                        : *fa == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED
@@ -234,10 +236,11 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     model_ref draft;
     // llama.cpp's n-gram families take none: one given is refused (check_session) rather than ignored
     const bool draft_given = opts.Has("draft") && !opts.Get("draft").IsUndefined();
-    if (draft_given && (strategy == "draft-model" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT)) {
+    if (draft_given && strategy_needs_draft(strategy)) {
         draft = Model::unwrap(env, opts.Get("draft"));
     }
-    const std::string problem = check_session(*core, draft, draft_given, strategy == "mtp" && Model::mtp_loaded(env, info[0]));
+    const bool mtp_loaded     = strategy_has_member(strategy, "mtp") && Model::mtp_loaded(env, info[0]);
+    const std::string problem = check_session(*core, draft, draft_given, mtp_loaded);
     if (!problem.empty()) {
         throw Napi::Error::New(env, problem);
     }
