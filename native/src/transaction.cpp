@@ -229,7 +229,7 @@ int64_t transaction::emit(int64_t start_us, int64_t t0, round_batch & out) {
     }
     const int64_t end_us = llama_time_us() - t0;
     out.add_round(static_cast<int32_t>(st_.proposals.size()), st_.accepted, st_.replayed, st_.clamp, start_us, end_us, propose_us,
-                  verify_us, commit_us, static_cast<int32_t>(st_.emitted.size()));
+                  verify_us, commit_us, static_cast<int32_t>(st_.emitted.size()), st_.proposals.empty() ? -1 : core_.prop->last_member());
     return end_us;
 }
 
