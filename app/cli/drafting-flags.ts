@@ -2,8 +2,8 @@
 // --spec-type a,b), --p-min and --adaptive-k; each flag overrides its profile key (spec_mode,
 // spec_p_min, spec_adaptive_k).
 import type { Profile } from '../contract/profile.js';
-import { strategyList, strategyListProblem, type Strategy } from '../contract/strategies.js';
-import { num, str, type Parsed } from './args.js';
+import { STRATEGIES, strategyList, strategyListProblem, type Strategy } from '../contract/strategies.js';
+import { choice, num, str, type Parsed } from './args.js';
 import { UsageError } from './errors.js';
 
 export const DRAFTING_FLAGS = {
@@ -22,6 +22,8 @@ export interface Drafting {
 /** --strategy (one name or a list), --p-min, --adaptive-k, else the profile's keys; a usage error for a bad one. */
 export function draftingFromFlags(values: Parsed['values'], profile: Profile | undefined): Drafting {
   const flag = str(values, 'strategy');
+  // one name is checked as any other choice; a list as a chain
+  if (flag !== undefined && !flag.includes(',')) choice(values, 'strategy', STRATEGIES);
   const text = flag ?? profile?.spec_mode ?? 'none';
   const problem = strategyListProblem(text);
   if (problem) throw new UsageError(`--strategy: ${problem}`);

@@ -41,7 +41,9 @@ session_params read_session_params(Napi::Object opts) {
     if (std::optional<std::string> strategy = string_option(opts, "strategy")) {
         p.strategy = *strategy;
     }
-    p.p_min      = static_cast<float>(number_option(opts, "pMin", 0.0)); // check_session refuses it outside [0, 1]
+    const double p_min = number_option(opts, "pMin", 0.0);
+    if (p_min < 0 || p_min > 1) throw Napi::RangeError::New(opts.Env(), "pMin must be a number in [0, 1]");
+    p.p_min      = static_cast<float>(p_min);
     p.adaptive_k = bool_option(opts, "adaptiveK", false);
     if (std::optional<std::string> fa = choice_option(opts, "flashAttn", {"on", "off", "auto"})) {
         p.flash_attn = *fa == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED

@@ -112,9 +112,6 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
             return problem;
         }
     }
-    if (core.params.p_min < 0.0f || core.params.p_min > 1.0f) {
-        return "p-min must be from 0 to 1";
-    }
     core.spec.recurrent  = llama_model_is_recurrent(core.model.get()) || llama_model_is_hybrid(core.model.get());
     core.spec.k          = strategy == "none" ? 0 : core.params.k;
     core.spec.s          = core.spec.recurrent ? core.params.s : core.spec.k; // attention rows roll back freely

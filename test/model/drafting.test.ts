@@ -1,0 +1,164 @@
+// Drafting beyond one strategy and a fixed K: chained proposers (--strategy ngram,mtp: the first
+// member that drafts wins the round), p-min (a greedy drafter stops under a top-1 probability)
+// and adaptive K (shorter drafts after rejections). Each changes only what is proposed, so the
+// target's tokens are the autoregressive control's, greedy and seeded, past 256 positions; and
+// each does what it says: a chain's rounds come from more than one member, p-min cuts drafts
+// short, adaptive K follows its policy round by round.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+
+import { SAMPLING_DEFAULTS, type RoundRecord, type SamplingOptions } from '../../app/contract/engine-types.js';
+import type { RequestOutcome } from '../../app/service/request.js';
+import type { SessionRequest, TargetRequest } from '../../app/runtime/target.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
+import { syntheticModels } from '../fixtures/models.js';
+import { runControlAndStrategy } from '../fixtures/target-runs.js';
+
+const SEEDED: SamplingOptions = { ...SAMPLING_DEFAULTS, temperature: 0.9, seed: 99 };
+// the first repeats itself (n-gram matches), the second wanders
+const PROMPTS = [
+  [1, 300, 301, 302, 303, 300, 301, 302],
+  [1, 263, 400, 500, 600, 700],
+];
+const MAX_TOKENS = 300; // past 256 positions
+const K = 6;
+
+type Config = { name: string; target: Omit<TargetRequest, 'path'> & { model: keyof ModelSet; draft?: keyof ModelSet } } & {
+  drafting?: Pick<SessionRequest, 'pMin' | 'adaptiveK'>;
+};
+
+/** Runs the control and the configuration; asserts equal tokens for every prompt, greedy and seeded; the configuration's runs. */
+async function exactRuns(models: ModelSet, c: Config): Promise<RequestOutcome[]> {
+  const { model, draft, ...request } = c.target;
+  const { runs } = await runControlAndStrategy(
+    { ...request, path: models[model], ...(draft ? { draftPath: models[draft] } : {}) },
+    { k: K, seeded: SEEDED, prompts: PROMPTS, maxTokens: MAX_TOKENS, ...(c.drafting ? { drafting: c.drafting } : {}) },
+  );
+  const spec: RequestOutcome[] = [];
+  for (const [key, control] of runs) {
+    if (!key.startsWith('none ')) continue;
+    const mine = key.replace(/^none /, `${request.strategy} `);
+    const run = runs.get(mine)!;
+    assert.equal(control.tokens.length, MAX_TOKENS, `${key}: the control ran to the budget`);
+    assert.deepEqual(run.tokens, control.tokens, `${c.name}, ${mine}: the control's tokens`);
+    spec.push(run);
+  }
+  assert.ok(
+    spec.some((r) => r.stats.accepted > 0),
+    `${c.name}: proposals were accepted somewhere`,
+  );
+  return spec;
+}
+
+/** The verify rounds (the first token's round carries no proposal). */
+const verifyRounds = (runs: RequestOutcome[]): RoundRecord[] => runs.flatMap((r) => r.rounds.filter((x) => x.proposed > 0));
+
+const cpu = { device: 'cpu', gpuLayers: 0, contextSize: 1024 } as const;
+
+describe('chained proposers, p-min and adaptive K are exact and do what they say', () => {
+  let models: ModelSet;
+  before(async () => {
+    models = await syntheticModels();
+  });
+
+  for (const c of [
+    {
+      name: 'ngram,draft-model',
+      target: { ...cpu, model: 'target.gguf', draft: 'draft-close.gguf', strategy: 'ngram', fallbacks: ['draft-model'], s: K },
+    },
+    { name: 'ngram,mtp (hybrid)', target: { ...cpu, model: 'hybrid-mtp.gguf', strategy: 'ngram', fallbacks: ['mtp'], s: K - 1 } },
+  ] satisfies Config[]) {
+    test(`a chain ${c.name} emits the control's tokens; both members win rounds, each named in its record`, async () => {
+      const rounds = verifyRounds(await exactRuns(models, c));
+      assert.ok(
+        rounds.every((r) => r.member === 0 || r.member === 1),
+        'every drafted round names its member',
+      );
+      assert.ok(
+        rounds.some((r) => r.member === 0),
+        'the first member (ngram) drafts where it matches',
+      );
+      assert.ok(
+        rounds.some((r) => r.member === 1),
+        'the second member drafts where ngram finds nothing',
+      );
+    });
+  }
+
+  test('a chain mtp,ngram under p-min: where the head is unsure, ngram drafts', async () => {
+    const c: Config = {
+      name: 'mtp,ngram p-min 0.9',
+      target: { ...cpu, model: 'hybrid-mtp.gguf', strategy: 'mtp', fallbacks: ['ngram'], s: K - 1 },
+      drafting: { pMin: 0.9 },
+    };
+    const rounds = verifyRounds(await exactRuns(models, c));
+    assert.ok(
+      rounds.some((r) => r.member === 1),
+      'ngram drafted some rounds',
+    );
+  });
+
+  for (const c of [
+    { name: 'draft-model', target: { ...cpu, model: 'target.gguf', draft: 'draft-close.gguf', strategy: 'draft-model', s: K } },
+    { name: 'mtp (hybrid)', target: { ...cpu, model: 'hybrid-mtp.gguf', strategy: 'mtp', s: K - 1 } },
+  ] satisfies Config[]) {
+    test(`p-min 0.5 on ${c.name} emits the control's tokens and cuts drafts short`, async () => {
+      const runs = await exactRuns(models, { ...c, drafting: { pMin: 0.5 } });
+      // a greedy drafter without p-min always drafts what the round schedules (K, or the S clamp,
+      // or what the budget leaves); under p-min some drafts stop earlier
+      const short = runs.flatMap((run) => {
+        let generated = 0;
+        return run.rounds.filter((r) => {
+          const budget = MAX_TOKENS - generated;
+          generated += r.tokens.length;
+          const scheduled = Math.min(r.clampedTo ?? K, K, budget - 1);
+          return r.proposed > 0 && r.proposed < scheduled;
+        });
+      });
+      assert.ok(short.length > 0, `${c.name}: some drafts stopped under p-min`);
+    });
+  }
+
+  /**
+   * Adaptive K's policy (transaction.cpp adapt_k), replayed over a draft-model request (it drafts
+   * whatever it is scheduled): each round asks for min(cap, budget - 1) proposals; after a round
+   * with a rejection the cap is accepted + 1, after a full acceptance twice the cap, up to K.
+   */
+  function checkAdaptive(run: RequestOutcome, label: string): { shortened: boolean } {
+    let cap = K;
+    let generated = 0;
+    let shortened = false;
+    run.rounds.forEach((r, i) => {
+      const budget = MAX_TOKENS - generated;
+      generated += r.tokens.length;
+      if (i === 0) return; // the first token: no proposals
+      assert.equal(r.proposed, Math.max(0, Math.min(cap, budget - 1)), `${label} round ${i}: cap ${cap}`);
+      if (r.proposed === 0) return;
+      if (r.proposed < K && r.proposed < budget - 1) shortened = true;
+      cap = r.accepted < r.proposed ? r.accepted + 1 : Math.min(K, cap * 2);
+    });
+    return { shortened };
+  }
+
+  test("adaptive K on draft-model emits the control's tokens and follows its policy", async () => {
+    const runs = await exactRuns(models, {
+      name: 'draft-model adaptive K',
+      target: { ...cpu, model: 'target.gguf', draft: 'draft-close.gguf', strategy: 'draft-model', s: K },
+      drafting: { adaptiveK: true },
+    });
+    const shortened = runs.map((run, i) => checkAdaptive(run, `run ${i}`).shortened);
+    assert.ok(shortened.some(Boolean), 'some rounds asked for fewer than K after a rejection');
+  });
+
+  test("adaptive K on mtp (hybrid, S < K) emits the control's tokens", async () => {
+    const runs = await exactRuns(models, {
+      name: 'mtp adaptive K',
+      target: { ...cpu, model: 'hybrid-mtp.gguf', strategy: 'mtp', s: K - 1 },
+      drafting: { adaptiveK: true },
+    });
+    assert.ok(
+      verifyRounds(runs).some((r) => r.proposed < K && r.proposed > 0),
+      'drafts shorter than K',
+    );
+  });
+});
