@@ -2,7 +2,7 @@
 // A thin front door: the load rules (device, memory, strategy, draft) live in app/runtime.
 import { availableParallelism } from 'node:os';
 
-import { FlashAttn, type SamplingOptions } from '../contract/engine-types.js';
+import { FlashAttn, type RoundRecord, type SamplingOptions } from '../contract/engine-types.js';
 import { GenerationResult } from '../contract/generation-result.js';
 import { FR_UNSUPPORTED, resolveKS } from '../contract/profile.js';
 import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
@@ -258,6 +258,14 @@ interface ReportContext {
   memory: number | null;
 }
 
+/** A chain's verify rounds by member, " (ngram 40, mtp 12)"; "" for one strategy. */
+function chainShare(drafting: Drafting, rounds: readonly RoundRecord[]): string {
+  if (drafting.fallbacks.length === 0) return '';
+  const members = [drafting.strategy, ...drafting.fallbacks];
+  const counts = members.map((name, i) => `${name} ${rounds.filter((r) => r.member === i).length}`);
+  return ` (${counts.join(', ')})`;
+}
+
 /** Prints the result (the JSON object, or the summary line after the streamed text); the exit code. */
 function report(io: Io, values: Record<string, string | boolean | undefined>, outcome: GenerationOutcome, c: ReportContext): number {
   const { placement } = c;
@@ -298,7 +306,9 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
   } else {
     const s = result.stats;
     const acceptance =
-      c.strategy === 'none' || s.proposed === 0 ? '' : `accepted ${s.accepted} of ${s.proposed} proposed in ${s.rounds} rounds, `;
+      c.strategy === 'none' || s.proposed === 0
+        ? ''
+        : `accepted ${s.accepted} of ${s.proposed} proposed in ${s.rounds} rounds${chainShare(c.drafting, outcome.rounds)}, `;
     io.out('\n');
     io.err(
       `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +

@@ -237,8 +237,13 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     const std::string & strategy = core->params.strategy;
     model_ref draft;
     // llama.cpp's n-gram families take none: one given is refused (check_session) rather than ignored
-    const bool draft_given = opts.Has("draft") && !opts.Get("draft").IsUndefined();
-    if (draft_given && strategy_needs_draft(strategy)) {
+    const bool draft_given                 = opts.Has("draft") && !opts.Get("draft").IsUndefined();
+    const std::vector<std::string> members = strategy_members(strategy);
+    // the strategies that take the option: the drafting ones, and llama.cpp's n-gram families, which refuse one
+    const bool takes_draft = std::any_of(members.begin(), members.end(), [](const std::string & m) {
+        return m == "draft-model" || common_type_of(m) != COMMON_SPECULATIVE_TYPE_COUNT;
+    });
+    if (draft_given && takes_draft) {
         draft = Model::unwrap(env, opts.Get("draft"));
     }
     const bool mtp_loaded     = strategy_has_member(strategy, "mtp") && Model::mtp_loaded(env, info[0]);

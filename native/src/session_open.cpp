@@ -95,6 +95,7 @@ std::string check_chain(const std::vector<std::string> & members) {
 } // namespace
 
 std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded) {
+    static const model_ref no_draft;
     const std::string & strategy           = core.params.strategy;
     const std::vector<std::string> members = strategy_members(strategy);
     if (members.size() > 1) {
@@ -106,8 +107,14 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
     if (strategy != "none" && core.params.k < 1) {
         return "strategy '" + strategy + "' needs k >= 1";
     }
+    if (members.size() > 1 && draft_given && !strategy_needs_draft(strategy)) {
+        return "strategy '" + strategy + "' takes no draft model";
+    }
     for (const std::string & m : members) {
-        const std::string problem = check_member(m, core, draft, draft_given, mtp_loaded);
+        // in a chain the draft is its drafting member's: llama.cpp's n-gram families refuse one
+        const bool own            = members.size() == 1 || m == "draft-model" || common_strategy_needs_draft(m);
+        const model_ref & d       = own ? draft : no_draft;
+        const std::string problem = check_member(m, core, d, draft_given && own, mtp_loaded);
         if (!problem.empty()) {
             return problem;
         }

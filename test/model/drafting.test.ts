@@ -5,14 +5,19 @@
 // each does what it says: a chain's rounds come from more than one member, p-min cuts drafts
 // short, adaptive K follows its policy round by round.
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
 import { SAMPLING_DEFAULTS, type RoundRecord, type SamplingOptions } from '../../app/contract/engine-types.js';
+import type { GenerationResult } from '../../app/contract/generation-result.js';
 import type { RequestOutcome } from '../../app/service/request.js';
 import type { SessionRequest, TargetRequest } from '../../app/runtime/target.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
+import { generateArgs, jsonOf, power } from '../fixtures/cli.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { runControlAndStrategy } from '../fixtures/target-runs.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
 
 const SEEDED: SamplingOptions = { ...SAMPLING_DEFAULTS, temperature: 0.9, seed: 99 };
 // the first repeats itself (n-gram matches), the second wanders
@@ -57,6 +62,7 @@ const cpu = { device: 'cpu', gpuLayers: 0, contextSize: 1024 } as const;
 
 describe('chained proposers, p-min and adaptive K are exact and do what they say', () => {
   let models: ModelSet;
+  const dir = suiteTempDir('power-drafting-');
   before(async () => {
     models = await syntheticModels();
   });
@@ -148,6 +154,28 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
     });
     const shortened = runs.map((run, i) => checkAdaptive(run, `run ${i}`).shortened);
     assert.ok(shortened.some(Boolean), 'some rounds asked for fewer than K after a rejection');
+  });
+
+  test('power generate: a chain and its profile keys run end to end; the JSON and the summary name the members', async () => {
+    const profile = join(dir(), 'chain.toml');
+    await writeFile(profile, 'spec_mode = "ngram,mtp"\nspec_draft_max = 4\nspec_mtp_recurrent_snapshots = 3\nspec_adaptive_k = true\n');
+    const args = generateArgs(models['hybrid-mtp.gguf'], PROMPTS[0]!, '--max-tokens', '80');
+    const control = jsonOf<GenerationResult>(power([...args, '--json']));
+    const run = power([...args, '--profile', profile, '--p-min', '0.2', '--json', '--rounds']);
+    const out = jsonOf<GenerationResult & { rounds: { proposed: number; member?: number }[] }>(run);
+    assert.deepEqual(
+      { strategy: out.strategy, fallbacks: out.fallbacks, pMin: out.pMin, adaptiveK: out.adaptiveK, k: out.k, s: out.s },
+      { strategy: 'ngram', fallbacks: ['mtp'], pMin: 0.2, adaptiveK: true, k: 4, s: 3 },
+    );
+    assert.deepEqual(out.tokens, control.tokens, "the control's tokens");
+    assert.ok(
+      out.rounds.every((r) => r.proposed > 0 === (r.member !== undefined)),
+      'each round that drafted names its member',
+    );
+    assert.equal(control.fallbacks, undefined, 'one strategy: no fallbacks in the JSON');
+    const text = power([...args, '--profile', profile]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stderr, /proposed in \d+ rounds \(ngram \d+, mtp \d+\)/);
   });
 
   test("adaptive K on mtp (hybrid, S < K) emits the control's tokens", async () => {
