@@ -73,6 +73,11 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
       target: { ...cpu, model: 'target.gguf', draft: 'draft-close.gguf', strategy: 'ngram', fallbacks: ['draft-model'], s: K },
     },
     { name: 'ngram,mtp (hybrid)', target: { ...cpu, model: 'hybrid-mtp.gguf', strategy: 'ngram', fallbacks: ['mtp'], s: K - 1 } },
+    // llama.cpp's EAGLE-3 behind ngram: it encodes every batch, drafted by it or not
+    {
+      name: 'ngram,eagle3',
+      target: { ...cpu, model: 'target.gguf', draft: 'eagle3-close.gguf', strategy: 'ngram', fallbacks: ['eagle3'], s: K },
+    },
   ] satisfies Config[]) {
     test(`a chain ${c.name} emits the control's tokens; both members win rounds, each named in its record`, async () => {
       const rounds = verifyRounds(await exactRuns(models, c));
@@ -105,20 +110,30 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
   });
 
   for (const c of [
-    { name: 'draft-model', target: { ...cpu, model: 'target.gguf', draft: 'draft-close.gguf', strategy: 'draft-model', s: K } },
-    { name: 'mtp (hybrid)', target: { ...cpu, model: 'hybrid-mtp.gguf', strategy: 'mtp', s: K - 1 } },
+    {
+      name: 'draft-model',
+      target: { ...cpu, model: 'target.gguf', draft: 'draft-close.gguf', strategy: 'draft-model', s: K },
+      drafting: { pMin: 0.5 },
+    },
+    { name: 'mtp (hybrid)', target: { ...cpu, model: 'hybrid-mtp.gguf', strategy: 'mtp', s: K - 1 }, drafting: { pMin: 0.5 } },
+    // llama.cpp's own p_min, over its top-10 draft sampler's probabilities (higher than a whole row's)
+    {
+      name: 'eagle3',
+      target: { ...cpu, model: 'target.gguf', draft: 'eagle3-close.gguf', strategy: 'eagle3', s: K },
+      drafting: { pMin: 0.9 },
+    },
   ] satisfies Config[]) {
-    test(`p-min 0.5 on ${c.name} emits the control's tokens and cuts drafts short`, async () => {
-      const runs = await exactRuns(models, { ...c, drafting: { pMin: 0.5 } });
+    test(`p-min ${c.drafting.pMin} on ${c.name} emits the control's tokens and cuts drafts short`, async () => {
+      const runs = await exactRuns(models, c);
       // a greedy drafter without p-min always drafts what the round schedules (K, or the S clamp,
-      // or what the budget leaves); under p-min some drafts stop earlier
+      // or what the budget leaves); under p-min some drafts stop earlier, or before their first token
       const short = runs.flatMap((run) => {
         let generated = 0;
-        return run.rounds.filter((r) => {
+        return run.rounds.filter((r, i) => {
           const budget = MAX_TOKENS - generated;
           generated += r.tokens.length;
           const scheduled = Math.min(r.clampedTo ?? K, K, budget - 1);
-          return r.proposed > 0 && r.proposed < scheduled;
+          return i > 0 && r.proposed < scheduled; // round 0 is the first token's
         });
       });
       assert.ok(short.length > 0, `${c.name}: some drafts stopped under p-min`);
