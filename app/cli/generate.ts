@@ -2,12 +2,12 @@
 // A thin front door: the load rules (device, memory, strategy, draft) live in app/runtime.
 import { availableParallelism } from 'node:os';
 
-import { FlashAttn, type SamplingOptions } from '../contract/engine-types.js';
+import { FlashAttn, type RoundRecord, type SamplingOptions } from '../contract/engine-types.js';
 import { GenerationResult } from '../contract/generation-result.js';
 import { frProblem, resolveKS } from '../contract/profile.js';
 import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
 import { capThreads } from '../runtime/resource-limits.js';
-import { noProposalsNote, STRATEGIES, type Strategy } from '../contract/strategies.js';
+import { noProposalsNote, STRATEGIES, strategyLabel, type Strategy } from '../contract/strategies.js';
 import { CancelledError } from '../engine/cancellation.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { ModelLoadCancelled } from '../runtime/open-model.js';
@@ -25,6 +25,7 @@ import {
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile } from './profile.js';
+import { DRAFTING_FLAGS, draftingFromFlags, type Drafting } from './drafting-flags.js';
 import { frVocabFromFlags, KS_FLAGS, ksFromFlags } from './ks-flags.js';
 import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
@@ -36,11 +37,14 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
   [--repeat-penalty R] [--sampling auto|cpu|backend] [--grammar FILE | --json-schema FILE] [--ctx N] [--threads N]
   [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
-  [--strategy ${STRATEGIES.join('|')}] [--draft <draft.gguf>] [--k N] [--s N] [--fr-vocab N]
+  [--strategy ${STRATEGIES.join('|')}[,...]] [--draft <draft.gguf>] [--k N] [--s N] [--p-min P] [--adaptive-k] [--fr-vocab N]
   [--profile FILE.toml] [--json [--rounds]]
   Generates a reply. Text streams to stdout; --json prints one object with the tokens, their
   digest, the stop reason, the evidence and what ran it. --device auto (default) takes a CUDA
   device when one loads, else the CPU; --device cuda fails instead of running on the CPU.
+  --strategy ngram,mtp chains proposers: each round the first that drafts wins. --p-min P stops
+  a greedy drafter (draft-model, mtp, eagle3, dflash, dspark) under top-1 probability P;
+  --adaptive-k shortens K after rejections and grows it back after full acceptances.
   Ctrl-C cancels at any moment and prints what was generated (exit code 130).`;
 
 const FLAGS = {
@@ -49,6 +53,7 @@ const FLAGS = {
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
   ...KS_FLAGS,
+  ...DRAFTING_FLAGS,
   profile: { type: 'string' },
   json: { type: 'boolean' },
   rounds: { type: 'boolean' },
@@ -96,9 +101,12 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const profilePath = str(values, 'profile');
   const profile = profilePath ? await readProfile(profilePath) : undefined;
   // flags override the profile
-  const strategy: Strategy = choice(values, 'strategy', STRATEGIES) ?? profile?.spec_mode ?? 'none';
+  const drafting = draftingFromFlags(values, profile);
+  const { strategy, fallbacks } = drafting;
   const frVocab = frVocabFromFlags(values) ?? profile?.spec_mtp_fr_vocab_size;
-  if (frVocab !== undefined && strategy !== 'mtp') throw new UsageError(frProblem(strategy));
+  if (frVocab !== undefined && strategy !== 'mtp' && !fallbacks.includes('mtp')) {
+    throw new UsageError(frProblem(strategyLabel(strategy, fallbacks)));
+  }
   const inProfile = (key: string) => `${key} in the profile ${profilePath}`;
   const { k, s } = resolveKS([
     { ...ksFromFlags(values), kName: '--k', sName: '--s' },
@@ -131,6 +139,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       device,
       gpuLayers: layers,
       strategy,
+      fallbacks,
       ...(draftPath ? { draftPath } : {}),
       s,
       ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
@@ -145,6 +154,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     const outcome = await cancelledOutcome(0);
     return report(io, values, outcome, {
       strategy,
+      drafting,
       k: speculative ? k : null,
       s: null,
       frVocab: frVocab ?? null,
@@ -181,7 +191,19 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
         `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
       );
     }
-    const session = !prompt || run.signal.aborted ? undefined : await createSession(target, { strategy, k, s, threads, frVocab });
+    const session =
+      !prompt || run.signal.aborted
+        ? undefined
+        : await createSession(target, {
+            strategy,
+            fallbacks,
+            k,
+            s,
+            threads,
+            pMin: drafting.pMin,
+            adaptiveK: drafting.adaptiveK,
+            frVocab,
+          });
 
     run.flushWarnings();
     if (!values.json && placement.note) io.err(`[${placement.note}]\n`);
@@ -203,6 +225,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     }
     return report(io, values, outcome, {
       strategy,
+      drafting,
       k: speculative ? (session?.k ?? k) : null,
       s: speculative && recurrent ? (session?.s ?? s) : null,
       frVocab: frVocab ?? null,
@@ -224,6 +247,8 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
 
 interface ReportContext {
   strategy: Strategy;
+  /** the rest of the chain, p-min and adaptive K as the request asked */
+  drafting: Drafting;
   k: number | null;
   s: number | null;
   frVocab: number | null;
@@ -237,6 +262,14 @@ interface ReportContext {
   memory: number | null;
 }
 
+/** A chain's verify rounds by member, " (ngram 40, mtp 12)"; "" for one strategy. */
+function chainShare(drafting: Drafting, rounds: readonly RoundRecord[]): string {
+  if (drafting.fallbacks.length === 0) return '';
+  const members = [drafting.strategy, ...drafting.fallbacks];
+  const counts = members.map((name, i) => `${name} ${rounds.filter((r) => r.member === i).length}`);
+  return ` (${counts.join(', ')})`;
+}
+
 /** Prints the result (the JSON object, or the summary line after the streamed text); the exit code. */
 function report(io: Io, values: Record<string, string | boolean | undefined>, outcome: GenerationOutcome, c: ReportContext): number {
   const { placement } = c;
@@ -245,6 +278,10 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     text: outcome.text,
     digest: outcome.digest,
     strategy: c.strategy,
+    // only when asked for: a one-strategy reply's object stays as it was
+    ...(c.drafting.fallbacks.length > 0 ? { fallbacks: c.drafting.fallbacks } : {}),
+    ...(c.strategy !== 'none' && c.drafting.pMin > 0 ? { pMin: c.drafting.pMin } : {}),
+    ...(c.strategy !== 'none' && c.drafting.adaptiveK ? { adaptiveK: true } : {}),
     k: c.k,
     s: c.s,
     frVocab: c.frVocab,
@@ -274,14 +311,16 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
   } else {
     const s = result.stats;
     const acceptance =
-      c.strategy === 'none' || s.proposed === 0 ? '' : `accepted ${s.accepted} of ${s.proposed} proposed in ${s.rounds} rounds, `;
+      c.strategy === 'none' || s.proposed === 0
+        ? ''
+        : `accepted ${s.accepted} of ${s.proposed} proposed in ${s.rounds} rounds${chainShare(c.drafting, outcome.rounds)}, `;
     io.out('\n');
     io.err(
       `[${result.tokens.length} tokens, stop: ${result.stopReason}, ` +
         `ttft ${s.ttftMs?.toFixed(1) ?? '-'} ms, decode ${s.steadyDecodeTokensPerSecond?.toFixed(1) ?? '-'} tok/s, ${acceptance}` +
         `on ${result.backend.device}]\n`,
     );
-    const silent = result.stopReason === 'cancelled' ? null : noProposalsNote(c.strategy, s.proposed);
+    const silent = result.stopReason === 'cancelled' ? null : noProposalsNote(c.strategy, s.proposed, c.drafting.fallbacks);
     if (silent) io.err(`note: ${silent}\n`);
   }
   return result.stopReason === 'cancelled' ? 130 : 0;

@@ -90,6 +90,8 @@ export const RoundRecord = z.object({
   proposeUs: z.number(),
   verifyUs: z.number(),
   commitUs: z.number(),
+  /** a chain's round: which member (0-based, in the strategy list's order) drafted it; absent otherwise */
+  member: z.number().int().min(0).optional(),
   tokens: z.array(EmittedToken),
 });
 export type RoundRecord = z.infer<typeof RoundRecord>;

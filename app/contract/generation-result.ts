@@ -56,6 +56,12 @@ export const GenerationResult = z.object({
   text: z.string(),
   digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
   strategy: z.enum(STRATEGIES),
+  /** a chain's members after `strategy`, asked in order when it drafts nothing (absent: one strategy) */
+  fallbacks: z.array(z.enum(STRATEGIES)).optional(),
+  /** p-min, when set: greedy drafters stopped under this top-1 probability */
+  pMin: z.number().min(0).max(1).optional(),
+  /** present when adaptive K shortened drafts after rejections */
+  adaptiveK: z.literal(true).optional(),
   k: z.number().int().nullable(),
   s: z.number().int().nullable(),
   /** FR: the MTP head drafted among the first frVocab tokens (null: the whole vocabulary) */

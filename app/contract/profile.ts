@@ -1,13 +1,15 @@
 // K/S profiles (docs/speculative-decoding.md "Profiles"): plain data, e.g. a TOML file
-//   spec_mode = "mtp"
+//   spec_mode = "mtp"                (or a list, "ngram,mtp": the first that drafts wins each round)
 //   spec_draft_max = 7
 //   spec_mtp_recurrent_snapshots = 7
-// Unknown keys and out-of-range values are errors; an option this backend cannot honour
-// (the experimental compact draft projection) fails closed.
+//   spec_p_min = 0.75                (greedy drafters stop under this top-1 probability)
+//   spec_adaptive_k = true           (shorter drafts after rejections)
+//   spec_mtp_fr_vocab_size = 8192    (FR: the MTP head drafts among the first N tokens)
+// Unknown keys and out-of-range values are errors.
 import { z } from 'zod';
 
 import { PowerError } from './api/errors.js';
-import { STRATEGIES } from './strategies.js';
+import { strategyListProblem } from './strategies.js';
 
 // llama.cpp's own n-gram drafting goes this far (ngram-mod drafts 48-64 tokens a round as
 // llama-server runs it), so a profile copied from llama-server is accepted as it is; the GPU
@@ -16,10 +18,15 @@ export const K_MAX = 64;
 
 export const Profile = z
   .object({
-    spec_mode: z.enum(STRATEGIES),
+    spec_mode: z.string().superRefine((text, ctx) => {
+      const problem = strategyListProblem(text);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
     spec_draft_max: z.number().int().min(1).max(K_MAX).optional(),
     spec_mtp_recurrent_snapshots: z.number().int().min(0).max(K_MAX).optional(),
     spec_mtp_fr_vocab_size: z.number().int().positive().optional(),
+    spec_p_min: z.number().min(0).max(1).optional(),
+    spec_adaptive_k: z.boolean().optional(),
   })
   .strict()
   .refine(
@@ -42,6 +49,10 @@ export const DEFAULT_K = 7;
 export function frProblem(strategy: string): string {
   return `the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) narrows the MTP head: it applies to strategy 'mtp' only, not '${strategy}'`;
 }
+
+/** Why the app refuses a profile with a strategy list, p-min or adaptive K (the CLI's --profile takes them). */
+export const APP_PROFILE_LIMITS =
+  "the app's profiles take one strategy and a fixed K: a strategy list, spec_p_min and spec_adaptive_k are for power generate --profile";
 
 /** One source of K and S for a request, with the names its values go by in an error. */
 export interface KSLayer {

@@ -105,8 +105,43 @@ export function strategyAvailability(facts: StrategyFacts): Record<Strategy, Str
  * the Acceptance panel): a speculative strategy that proposed no token ran as the autoregressive
  * control, and that is worth saying rather than showing an empty acceptance. Null otherwise.
  */
-export function noProposalsNote(strategy: Strategy, proposed: number): string | null {
+export function noProposalsNote(strategy: Strategy, proposed: number, fallbacks: readonly Strategy[] = []): string | null {
   if (strategy === 'none' || proposed > 0) return null;
-  const why = NGRAM_STRATEGIES.has(strategy) ? 'no earlier passage of the prompt or reply matched' : 'the proposer drafted no token';
-  return `${strategy} proposed nothing (${why}): this reply ran as the autoregressive control`;
+  const members = [strategy, ...fallbacks];
+  const why = members.every((m) => NGRAM_STRATEGIES.has(m))
+    ? 'no earlier passage of the prompt or reply matched'
+    : 'the proposer drafted no token';
+  return `${strategyLabel(strategy, fallbacks)} proposed nothing (${why}): this reply ran as the autoregressive control`;
+}
+
+/**
+ * A strategy list (llama.cpp's `--spec-type a,b`): the proposers asked in order each round, the
+ * first that drafts winning it (native/src/proposer_chain.cpp). One name is the list of one.
+ * Null when the list can run as a chain, else why not: an unknown or empty name, `none` among
+ * others, a name twice, or two members that each need the draft file (a session has one).
+ */
+export function strategyListProblem(text: string): string | null {
+  const names = text.split(',').map((s) => s.trim());
+  const known = new Set<string>(STRATEGIES);
+  for (const name of names) {
+    if (!name) return `the strategy list '${text}' has an empty member`;
+    if (!known.has(name)) return `'${name}' is not a strategy (${STRATEGIES.join(', ')})`;
+  }
+  if (names.length === 1) return null;
+  if (names.includes('none')) return `'none' cannot be part of a strategy list (it proposes nothing; give it alone for the control)`;
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice) return `'${twice}' appears twice in the strategy list '${text}'`;
+  const drafts = names.filter((name) => DRAFT_STRATEGIES.has(name as Strategy));
+  if (drafts.length > 1) return `${drafts.join(' and ')} would each need their own --draft file; a chain takes one draft`;
+  return null;
+}
+
+/** A strategy list's members in order, once strategyListProblem has passed it. */
+export function strategyList(text: string): [Strategy, ...Strategy[]] {
+  return text.split(',').map((s) => s.trim()) as [Strategy, ...Strategy[]];
+}
+
+/** How a chain goes by (engine options, reports): its members joined by commas, as llama.cpp writes --spec-type. */
+export function strategyLabel(strategy: Strategy, fallbacks: readonly Strategy[] = []): string {
+  return [strategy, ...fallbacks].join(',');
 }

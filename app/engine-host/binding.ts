@@ -126,6 +126,8 @@ export interface NativeBinding {
         threadpoolPoll?: number;
         flashAttn?: string;
         strategy?: string;
+        pMin?: number;
+        adaptiveK?: boolean;
         k?: number;
         s?: number;
         draft?: NativeModel;

@@ -6,6 +6,7 @@
 import { createServer, Socket, type AddressInfo } from 'node:net';
 
 import { PowerError } from '../contract/api/errors.js';
+import { strategyLabel } from '../contract/strategies.js';
 import { serveChannel, type ImplementationOf } from '../contract/channel/serve.js';
 import {
   engineApi,
@@ -270,7 +271,10 @@ const host: Host = {
       threads: p.threads,
       ...(p.threadpoolPoll !== undefined ? { threadpoolPoll: p.threadpoolPoll } : {}),
       flashAttn: p.flashAttn,
-      strategy: p.strategy,
+      // the addon takes a chain as llama.cpp writes it: "ngram,mtp"
+      strategy: strategyLabel(p.strategy, p.fallbacks),
+      pMin: p.pMin,
+      adaptiveK: p.adaptiveK,
       k: p.k,
       s: p.s,
       ...(p.frVocab !== undefined ? { frVocab: p.frVocab } : {}),

@@ -87,6 +87,7 @@ const BATCH_FIELDS = [
   'verifyUs',
   'commitUs',
   'tokens',
+  'member',
 ] as const;
 const NF = BATCH_FIELDS.length;
 
@@ -98,7 +99,7 @@ const NF = BATCH_FIELDS.length;
 export const RoundBatch = z
   .object({
     rounds: z.number().int().min(0),
-    /** per round: proposed, accepted, replay (0/1), clampedTo (-1: none), startUs, endUs, proposeUs, verifyUs, commitUs, tokens */
+    /** per round: proposed, accepted, replay (0/1), clampedTo (-1: none), startUs, endUs, proposeUs, verifyUs, commitUs, tokens, member (-1: none) */
     numbers: z.instanceof(Float64Array),
     ids: z.instanceof(Int32Array),
     /** per token: index into TokenOrigin (target, accepted, correction, bonus) */
@@ -125,6 +126,7 @@ export const RoundBatch = z
       const row = b.numbers.subarray(r * NF, (r + 1) * NF);
       for (const i of [0, 1, 9]) if (!Number.isInteger(row[i]) || row[i]! < 0) return bad(`round ${r}: ${BATCH_FIELDS[i]} must be a count`);
       if (!Number.isInteger(row[3]) || row[3]! < -1) return bad(`round ${r}: bad clamp`);
+      if (!Number.isInteger(row[10]) || row[10]! < -1) return bad(`round ${r}: bad member`);
       tokens += row[9]!;
     }
     if (tokens !== n) return bad(`rounds name ${tokens} tokens, the batch has ${n}`);
@@ -183,6 +185,8 @@ export function expandRoundBatch(b: RoundBatch): RoundRecord[] {
       proposeUs: x[6]!,
       verifyUs: x[7]!,
       commitUs: x[8]!,
+      // only a chain's rounds name their member: a one-strategy round's record is as it was
+      ...(x[10]! >= 0 ? { member: x[10]! } : {}),
       tokens,
     });
   }
@@ -317,6 +321,12 @@ export const engineMethods = {
     input: z.object({
       modelId: Id,
       strategy: z.enum(STRATEGIES).default('none'),
+      /** a chain (llama.cpp's --spec-type list): the strategies asked after `strategy` when it drafts nothing, in order */
+      fallbacks: z.array(z.enum(STRATEGIES)).default([]),
+      /** p-min: greedy drafters stop under this top-1 probability (0: off) */
+      pMin: z.number().min(0).max(1).default(0),
+      /** adaptive K: shorter drafts after rejections, longer after full acceptances, up to k */
+      adaptiveK: z.boolean().default(false),
       /** spec_draft_max */
       k: z.number().int().min(0).max(K_MAX).default(0),
       /** spec_mtp_recurrent_snapshots */

@@ -12,7 +12,7 @@ import type { FlashAttn, SamplingUsed } from '../contract/engine-types.js';
 import type { EngineResult, NativeModelInfo } from '../engine/protocol.js';
 import { capThreads } from './resource-limits.js';
 import { scheduleProblem } from './spec-schedule.js';
-import { DRAFT_STRATEGIES, strategyAvailability, type Strategy } from '../contract/strategies.js';
+import { DRAFT_STRATEGIES, strategyAvailability, strategyLabel, type Strategy } from '../contract/strategies.js';
 import { frProblem } from '../contract/profile.js';
 import type { EngineEvidence } from '../contract/generation-result.js';
 import { batchInvariance, readBuildInfo } from '../engine/build-info.js';
@@ -32,6 +32,8 @@ export interface TargetRequest {
   /** -1: all */
   gpuLayers: number;
   strategy: Strategy;
+  /** a chain: the strategies asked after `strategy` when it drafts nothing (strategyListProblem has passed the list) */
+  fallbacks?: readonly Strategy[];
   draftPath?: string;
   /** the S the sessions will use (memory estimate) */
   s: number;
@@ -48,6 +50,8 @@ export interface TargetRequest {
 
 export interface OpenedTarget extends OpenedModel {
   strategy: Strategy;
+  /** the rest of the chain it was opened for ([]: one strategy) */
+  fallbacks: readonly Strategy[];
   /** the draft next to the target, with what its header check found (kind, declared facts) */
   draft: { modelId: string; info: NativeModelInfo; gguf: GgufInfo; path: string; check: DraftCompatibility } | null;
   /** what the sessions ask llama.cpp for: what the request said, else defaultFlashAttn */
@@ -58,11 +62,14 @@ export interface OpenedTarget extends OpenedModel {
 /** Opens the target, checks that it can serve the strategy, and loads the draft. */
 export async function openTarget(request: TargetRequest): Promise<OpenedTarget> {
   const { strategy } = request;
+  const fallbacks = request.fallbacks ?? [];
+  const members = [strategy, ...fallbacks];
+  const label = strategyLabel(strategy, fallbacks);
   const speculative = strategy !== 'none';
-  if (request.draftPath && speculative && !DRAFT_STRATEGIES.has(strategy)) {
+  if (request.draftPath && speculative && !members.some((m) => DRAFT_STRATEGIES.has(m))) {
     throw new PowerError(
       'bad-input',
-      `strategy '${strategy}' proposes from the token history and takes no draft (drop --draft ${request.draftPath})`,
+      `strategy '${label}' proposes from the token history and takes no draft (drop --draft ${request.draftPath})`,
     );
   }
   const draftGguf = request.draftPath ? await checkFile(request.draftPath, readBuildInfo()) : undefined;
@@ -70,7 +77,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
     device: request.device,
     gpuLayers: request.gpuLayers,
     // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
-    loadMtp: strategy === 'mtp',
+    loadMtp: members.includes('mtp'),
     verbose: request.verbose ?? false,
     ...(request.engine ? { engine: request.engine } : {}),
     ...(request.onProgress ? { onProgress: (p: number) => request.onProgress!('target', p) } : {}),
@@ -88,9 +95,13 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   const { engine, info, placement } = opened;
   try {
     const draftCheck = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
-    const availability = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draftCheck ? { draft: draftCheck } : {}) })[strategy];
-    if (!availability.available) {
-      throw new PowerError('unsupported', `strategy '${strategy}' is not available for ${request.path}: ${availability.reason}`);
+    const table = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draftCheck ? { draft: draftCheck } : {}) });
+    // each member of a chain as the strategy alone would be checked
+    for (const member of members) {
+      const availability = table[member];
+      if (!availability.available) {
+        throw new PowerError('unsupported', `strategy '${member}' is not available for ${request.path}: ${availability.reason}`);
+      }
     }
     let draft: OpenedTarget['draft'] = null;
     if (speculative && request.draftPath && draftGguf) {
@@ -114,6 +125,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
     return {
       ...opened,
       strategy,
+      fallbacks,
       draft,
       flashAttn: request.flashAttn ?? defaultFlashAttn(placement.kind),
       contextSize: request.contextSize ?? defaultContextSize(info.contextLength),
@@ -128,12 +140,18 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
 export interface SessionRequest {
   /** the strategy of this session: the target's, or 'none' (the control) */
   strategy: Strategy;
+  /** the rest of the chain: the target's, when the session speculates */
+  fallbacks?: readonly Strategy[];
   k: number;
   s: number;
   /** 0: the engine's default */
   threads: number;
   /** FR (strategy mtp): the head drafts among the first frVocab tokens; absent: the whole vocabulary */
   frVocab?: number | undefined;
+  /** p-min (0..1; 0: off) */
+  pMin?: number;
+  /** adaptive K */
+  adaptiveK?: boolean;
 }
 
 export type OpenedSession = EngineResult<'createSession'>;
@@ -142,8 +160,13 @@ export type OpenedSession = EngineResult<'createSession'>;
  * null when the context can schedule this strategy's K/S (verify batch, rollback depth), else
  * why not; the front doors check it before tokenising a prompt.
  */
-export function sessionProblem(target: OpenedTarget, request: Pick<SessionRequest, 'strategy' | 'k' | 's' | 'frVocab'>): string | null {
-  if (request.frVocab !== undefined && request.strategy !== 'mtp') return frProblem(request.strategy);
+export function sessionProblem(
+  target: OpenedTarget,
+  request: Pick<SessionRequest, 'strategy' | 'fallbacks' | 'k' | 's' | 'frVocab'>,
+): string | null {
+  if (request.frVocab !== undefined && request.strategy !== 'mtp' && !request.fallbacks?.includes('mtp')) {
+    return frProblem(strategyLabel(request.strategy, request.fallbacks));
+  }
   if (request.strategy === 'none') return null;
   const recurrent = target.info.recurrent || target.info.hybrid;
   // a DFlash/DSpark block bounds K (llama.cpp would clamp it silently)
@@ -154,10 +177,12 @@ export function sessionProblem(target: OpenedTarget, request: Pick<SessionReques
 /** A session on an opened target. `none` runs on any target; another strategy must be the one it was opened for. */
 export async function createSession(target: OpenedTarget, request: SessionRequest): Promise<OpenedSession> {
   const speculative = request.strategy !== 'none';
-  if (speculative && request.strategy !== target.strategy) {
+  const asked = strategyLabel(request.strategy, request.fallbacks);
+  const loaded = strategyLabel(target.strategy, target.fallbacks);
+  if (speculative && asked !== loaded) {
     throw new PowerError(
       'unsupported',
-      `strategy '${request.strategy}' needs the model loaded for it (it is loaded for '${target.strategy}'): load it again with that strategy`,
+      `strategy '${asked}' needs the model loaded for it (it is loaded for '${loaded}'): load it again with that strategy`,
     );
   }
   const unschedulable = sessionProblem(target, request);
@@ -170,6 +195,9 @@ export async function createSession(target: OpenedTarget, request: SessionReques
       threads: request.threads === 0 ? 0 : capThreads(request.threads, availableParallelism()).threads,
       flashAttn: target.flashAttn,
       strategy: request.strategy,
+      ...(speculative && request.fallbacks?.length ? { fallbacks: [...request.fallbacks] } : {}),
+      ...(speculative && request.pMin ? { pMin: request.pMin } : {}),
+      ...(speculative && request.adaptiveK ? { adaptiveK: true } : {}),
       k: speculative ? request.k : 0,
       s: speculative ? request.s : 0,
       ...(speculative && request.frVocab !== undefined ? { frVocab: request.frVocab } : {}),

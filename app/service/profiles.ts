@@ -7,8 +7,8 @@ import { parse, stringify } from 'smol-toml';
 
 import { PowerError } from '../contract/api/errors.js';
 import { PROFILE_PRESETS as PRESETS, type ProfileEntry } from '../contract/api/profiles.js';
-import { frProblem, Profile, resolveKS } from '../contract/profile.js';
-import type { Strategy } from '../contract/strategies.js';
+import { APP_PROFILE_LIMITS, frProblem, Profile, resolveKS } from '../contract/profile.js';
+import { strategyList, type Strategy } from '../contract/strategies.js';
 import { Emitter } from './events.js';
 import type { SettingsFile } from './settings.js';
 
@@ -113,10 +113,15 @@ export class ProfileStore {
       throw new PowerError('bad-input', `the profile is invalid: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`);
     }
     const p = checked.data;
+    const [strategy, ...fallbacks] = strategyList(p.spec_mode);
+    // the app's profiles hold one strategy and a fixed K: the rest is for power generate --profile
+    if (fallbacks.length > 0 || p.spec_p_min !== undefined || p.spec_adaptive_k !== undefined) {
+      throw new PowerError('unsupported', APP_PROFILE_LIMITS);
+    }
     return this.create(
       {
         name,
-        strategy: p.spec_mode,
+        strategy,
         k: p.spec_draft_max ?? null,
         s: p.spec_mtp_recurrent_snapshots ?? null,
         ...(p.spec_mtp_fr_vocab_size !== undefined ? { frVocab: p.spec_mtp_fr_vocab_size } : {}),

@@ -96,6 +96,7 @@ export function apiRound(round: RoundRecord, index: number): ApiRound {
     accepted: round.accepted,
     replay: round.replay,
     clampedTo: round.clampedTo,
+    ...(round.member !== undefined ? { member: round.member } : {}),
     tokenIds: round.tokens.map((t) => t.id),
     origins: round.tokens.map((t) => t.origin),
     startUs: round.startUs,

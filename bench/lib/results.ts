@@ -9,6 +9,7 @@ export const RESULTS_MD = join(ROOT, 'bench', 'RESULTS.md');
 export const RESULTS_CPU_MD = join(ROOT, 'bench', 'RESULTS-cpu.md');
 export const RESULTS_EXACT_MD = join(ROOT, 'bench', 'RESULTS-exact.md');
 export const RESULTS_REAL_MD = join(ROOT, 'bench', 'RESULTS-real.md');
+export const RESULTS_DRAFTING_MD = join(ROOT, 'bench', 'RESULTS-drafting.md');
 
 /** The headings of the sections appended to RESULTS-cpu.md (flash-attn.ts, serve-stream.ts), which speculative.ts's rewrite of its head keeps. */
 export const FLASH_ATTN_HEADING = '## Flash Attention on the CPU';

@@ -139,10 +139,10 @@ void round_batch::add_token(const llama_vocab * vocab, llama_token id, origin o)
 }
 
 void round_batch::add_round(int32_t n_proposed, int32_t n_accepted, bool replayed, int32_t clamp_to, int64_t start, int64_t end,
-                            int64_t propose, int64_t verify, int64_t commit, int32_t n_tok) {
+                            int64_t propose, int64_t verify, int64_t commit, int32_t n_tok, int32_t member) {
     const double row[n_fields] = {
-        double(n_proposed), double(n_accepted), replayed ? 1.0 : 0.0, double(clamp_to), double(start),
-        double(end),        double(propose),    double(verify),       double(commit),   double(n_tok),
+        double(n_proposed), double(n_accepted), replayed ? 1.0 : 0.0, double(clamp_to), double(start),  double(end),
+        double(propose),    double(verify),     double(commit),       double(n_tok),    double(member),
     };
     numbers.insert(numbers.end(), row, row + n_fields);
 }

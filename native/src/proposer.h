@@ -36,6 +36,9 @@ class proposer {
     // the transaction failed or was replayed: drop any state derived after the last commit
     virtual void restore() {}
 
+    // which member of a chain made the last proposal (-1: none, or not a chain)
+    virtual int last_member() const { return -1; }
+
     // the request's grammar for the next propose(): a copy standing after the anchor, the
     // proposer's to advance (nullptr: free text); `n_vocab`: the target's vocabulary size.
     // Proposers that pick greedily from a row of logits draft under it (grammar_guided_pick);
@@ -64,6 +67,10 @@ std::unique_ptr<proposer> make_proposer_none();
 // in prompt + history and proposes what followed it
 std::unique_ptr<proposer> make_proposer_ngram(int n_min, int n_max_ngram);
 
+// an ordered list of proposers (at least two): each round the first that drafts wins; every
+// member follows the committed sequence (proposer_chain.cpp)
+std::unique_ptr<proposer> make_proposer_chain(std::vector<std::unique_ptr<proposer>> members);
+
 } // namespace power
 
 namespace power {
@@ -77,6 +84,9 @@ struct proposer_run_params {
     bool (*abort_callback)(void *)   = nullptr;                    // lets a cancel stop a proposer's long decode
     void * abort_data                = nullptr;
     bool backend_sampling            = false; // greedy drafting in the proposer's graph (llama_set_sampler)
+    // p-min: a greedy drafter stops when its next token's probability (softmax of its row) falls
+    // below this; 0: never (llama.cpp's --spec-draft-p-min)
+    float p_min = 0.0f;
 };
 
 struct draft_context_params {

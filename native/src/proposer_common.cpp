@@ -76,6 +76,7 @@ class proposer_common : public proposer {
             create_draft_context(p);
         }
         common_params_speculative sp = speculative_params(type_, p.k, target, ctx_.get(), p.run.backend_sampling);
+        sp.draft.p_min               = p.run.p_min; // the session's p-min (0: as above); llama.cpp's eagle3, dflash, dspark read it
         try {
             spec_.reset(common_speculative_init(sp, 1));
         } catch (const std::exception & e) {

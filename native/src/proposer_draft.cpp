@@ -23,6 +23,7 @@ class proposer_draft : public proposer {
         ctx_                    = open_proposer_context(model_.get(), cp, p.run, "the draft model's context");
         greedy_                 = make_greedy_chain();
         backend_                = p.run.backend_sampling;
+        p_min_                  = p.run.p_min;
         n_vocab_                = llama_vocab_n_tokens(llama_model_get_vocab(model_.get()));
         if (p.run.backend_sampling && !llama_set_sampler(ctx_.get(), 0, greedy_.get())) {
             throw std::runtime_error("llama.cpp could not attach greedy sampling to the draft model's backend");
@@ -55,6 +56,9 @@ class proposer_draft : public proposer {
                 if (t == LLAMA_TOKEN_NULL) {
                     break;
                 }
+            }
+            if (!backend_ && below_p_min(llama_get_logits_ith(ctx_.get(), -1), n_vocab_, t, p_min_)) {
+                break; // not sure enough: the draft ends here
             }
             out.push_back(t);
             if (i + 1 == n_max) {
@@ -119,6 +123,7 @@ class proposer_draft : public proposer {
     context_ptr ctx_;
     sampler_ptr greedy_;
     bool backend_    = false; // the greedy chain runs in the draft's graph: no row of logits comes back
+    float p_min_     = 0.0f;  // p-min (proposer_run_params; never with backend_: it reads the row)
     int32_t n_vocab_ = 0;
     batch_owner batch_;
     std::vector<llama_token> in_kv_; // tokens whose state the draft context holds

@@ -98,7 +98,7 @@ class mtp_batch {
 class proposer_mtp : public proposer {
   public:
     proposer_mtp(model_ref model, llama_context * target, const proposer_run_params & p, int32_t fr_vocab) :
-        model_(std::move(model)), target_(target), n_embd_(llama_model_n_embd_out(model_.get())),
+        model_(std::move(model)), target_(target), p_min_(p.p_min), n_embd_(llama_model_n_embd_out(model_.get())),
         n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(model_.get()))),
         n_draft_vocab_(fr_vocab > 0 ? std::min(fr_vocab, n_vocab_) : n_vocab_),
         batch_(static_cast<int32_t>(llama_n_batch(target)) + 1, n_embd_) {
@@ -243,6 +243,9 @@ class proposer_mtp : public proposer {
             if (!h_next || token == LLAMA_TOKEN_NULL) {
                 break;
             }
+            if (!greedy_ && below_p_min(llama_get_logits_ith(ctx_.get(), last), n_draft_vocab_, token, p_min_)) {
+                break; // p-min: not sure enough, the draft ends here
+            }
             out.push_back(token);
             if (i + 1 == n_max) {
                 break;
@@ -370,6 +373,7 @@ class proposer_mtp : public proposer {
 
     model_ref model_;        // keeps the weights alive as long as this context
     llama_context * target_; // not owned: the session's context, which outlives the proposer
+    float p_min_;            // p-min (proposer_run_params; never with greedy_: it reads the row)
     int32_t n_embd_;
     int32_t n_vocab_;
     int32_t n_draft_vocab_; // the tokens a draft is drawn from: the head's first rows (FR) or all

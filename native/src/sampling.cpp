@@ -316,4 +316,19 @@ row_decision sample_through_first_mismatch(const llama_vocab * vocab, const std:
     return d;
 }
 
+bool below_p_min(const float * logits, int32_t n_vocab, llama_token token, float p_min) {
+    if (p_min <= 0.0f || !logits || token < 0 || token >= n_vocab) {
+        return false;
+    }
+    float max = logits[0];
+    for (int32_t i = 1; i < n_vocab; i++) {
+        max = std::max(max, logits[i]);
+    }
+    double sum = 0.0;
+    for (int32_t i = 0; i < n_vocab; i++) {
+        sum += std::exp(static_cast<double>(logits[i] - max));
+    }
+    return std::exp(static_cast<double>(logits[token] - max)) / sum < p_min;
+}
+
 } // namespace power

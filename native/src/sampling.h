@@ -98,6 +98,10 @@ class backend_sampler_scope {
 // a chain of one greedy sampler: how proposers draft (backend sampling takes chains only)
 sampler_ptr make_greedy_chain();
 
+// p-min's test for a greedy drafter: true when `token`'s probability in the row (softmax of its
+// `n_vocab` logits) is below p_min; false when p_min <= 0 (p-min off) or there is no row
+bool below_p_min(const float * logits, int32_t n_vocab, llama_token token, float p_min);
+
 // how many of `proposals` the grammar admits in a row from where it stands (the first it refuses
 // and every one after it could never be emitted); an end-of-generation proposal ends the run
 size_t grammar_admitted_prefix(const target_sampler & sampler, const std::vector<llama_token> & proposals, const llama_vocab * vocab);

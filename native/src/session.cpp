@@ -42,6 +42,10 @@ session_params read_session_params(Napi::Object opts) {
     if (std::optional<std::string> strategy = string_option(opts, "strategy")) {
         p.strategy = *strategy;
     }
+    const double p_min = number_option(opts, "pMin", 0.0);
+    if (p_min < 0 || p_min > 1) throw Napi::RangeError::New(opts.Env(), "pMin must be a number in [0, 1]");
+    p.p_min      = static_cast<float>(p_min);
+    p.adaptive_k = bool_option(opts, "adaptiveK", false);
     if (std::optional<std::string> fa = choice_option(opts, "flashAttn", {"on", "off", "auto"})) {
         p.flash_attn = *fa == "on"    ? LLAMA_FLASH_ATTN_TYPE_ENABLED
                        : *fa == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED
@@ -235,11 +239,17 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     const std::string & strategy = core->params.strategy;
     model_ref draft;
     // llama.cpp's n-gram families take none: one given is refused (check_session) rather than ignored
-    const bool draft_given = opts.Has("draft") && !opts.Get("draft").IsUndefined();
-    if (draft_given && (strategy == "draft-model" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT)) {
+    const bool draft_given                 = opts.Has("draft") && !opts.Get("draft").IsUndefined();
+    const std::vector<std::string> members = strategy_members(strategy);
+    // the strategies that take the option: the drafting ones, and llama.cpp's n-gram families, which refuse one
+    const bool takes_draft = std::any_of(members.begin(), members.end(), [](const std::string & m) {
+        return m == "draft-model" || common_type_of(m) != COMMON_SPECULATIVE_TYPE_COUNT;
+    });
+    if (draft_given && takes_draft) {
         draft = Model::unwrap(env, opts.Get("draft"));
     }
-    const std::string problem = check_session(*core, draft, draft_given, strategy == "mtp" && Model::mtp_loaded(env, info[0]));
+    const bool mtp_loaded     = strategy_has_member(strategy, "mtp") && Model::mtp_loaded(env, info[0]);
+    const std::string problem = check_session(*core, draft, draft_given, mtp_loaded);
     if (!problem.empty()) {
         throw Napi::Error::New(env, problem);
     }

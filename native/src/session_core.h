@@ -23,18 +23,21 @@ struct session_params {
     int32_t n_threads                = 0;                          // 0: default_thread_count()
     uint32_t poll                    = default_threadpool_poll;    // the session pool's polling level (0..100)
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO; // when to use Flash Attention
-    std::string strategy             = "none"; // proposer: none | ngram | draft-model | mtp | eagle3 | dflash | dspark | ngram-simple | ...
+    std::string strategy             = "none"; // proposer: none | ngram | draft-model | mtp | eagle3 | ... or a list "ngram,mtp"
     int32_t k                        = 0;      // spec_draft_max
     int32_t s                        = 0;      // spec_mtp_recurrent_snapshots (recurrent targets only)
     bool proposer_backend_sampling   = false;  // the proposer drafts greedily in its own graph
     int32_t fr_vocab                 = 0;      // FR: the MTP head drafts among the first N tokens (0: all)
+    float p_min                      = 0.0f;   // greedy drafters stop under this top-1 probability (0: off)
+    bool adaptive_k                  = false;  // the schedule shortens K after rejections (transaction.cpp)
 };
 
 // how the session speculates: fixed at creation (the context's n_rs_seq depends on S)
 struct spec_params {
-    int32_t k      = 0;     // spec_draft_max: proposals per round (0: autoregressive)
-    int32_t s      = 0;     // spec_mtp_recurrent_snapshots: rollback points (recurrent targets)
-    bool recurrent = false; // the target keeps recurrent state: S applies
+    int32_t k       = 0;     // spec_draft_max: proposals per round (0: autoregressive)
+    int32_t s       = 0;     // spec_mtp_recurrent_snapshots: rollback points (recurrent targets)
+    bool recurrent  = false; // the target keeps recurrent state: S applies
+    bool adaptive_k = false; // proposals per round follow the last round's acceptance, up to k
 };
 
 struct session_core {

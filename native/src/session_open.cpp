@@ -1,6 +1,7 @@
 #include "session_open.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "cpu_threads.h"
 #include "log_capture.h"
@@ -8,14 +9,41 @@
 
 namespace power {
 
-std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded) {
-    const std::string & strategy  = core.params.strategy;
+std::vector<std::string> strategy_members(const std::string & strategy) {
+    std::vector<std::string> out;
+    size_t from = 0;
+    while (true) {
+        const size_t comma = strategy.find(',', from);
+        out.push_back(strategy.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+        if (comma == std::string::npos) {
+            return out;
+        }
+        from = comma + 1;
+    }
+}
+
+bool strategy_needs_draft(const std::string & strategy) {
+    for (const std::string & m : strategy_members(strategy)) {
+        if (m == "draft-model" || common_strategy_needs_draft(m)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool strategy_has_member(const std::string & strategy, const std::string & member) {
+    const std::vector<std::string> members = strategy_members(strategy);
+    return std::find(members.begin(), members.end(), member) != members.end();
+}
+
+namespace {
+
+// the per-strategy checks, for a strategy alone or a member of a chain
+std::string check_member(const std::string & strategy, const session_core & core, const model_ref & draft, bool draft_given,
+                         bool mtp_loaded) {
     const bool llama_cpp_proposer = common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT;
     if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp" && !llama_cpp_proposer) {
         return "strategy '" + strategy + "' is not implemented by this engine";
-    }
-    if (strategy != "none" && core.params.k < 1) {
-        return "strategy '" + strategy + "' needs k >= 1";
     }
     if (strategy == "mtp") {
         // checked here, on the JS thread: an MTP context on a model without its NextN weights
@@ -25,16 +53,6 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
         }
         if (!mtp_loaded) {
             return "strategy 'mtp' needs the model loaded with loadMtp: true (its NextN/MTP layers were not loaded)";
-        }
-    }
-    if (core.params.fr_vocab > 0) {
-        const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
-        if (strategy != "mtp") {
-            return "FR (frVocab) narrows the MTP head's projection: it applies to strategy 'mtp' only, not '" + strategy + "'";
-        }
-        if (core.params.fr_vocab > n_vocab) {
-            return "FR's draft vocabulary (" + std::to_string(core.params.fr_vocab) + " tokens) is larger than this model's vocabulary (" +
-                   std::to_string(n_vocab) + " tokens)";
         }
     }
     if ((strategy == "draft-model" || common_strategy_needs_draft(strategy)) && !draft_given) {
@@ -47,9 +65,74 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
             return "strategy '" + strategy + "' cannot run: " + problem;
         }
     }
-    core.spec.recurrent = llama_model_is_recurrent(core.model.get()) || llama_model_is_hybrid(core.model.get());
-    core.spec.k         = strategy == "none" ? 0 : core.params.k;
-    core.spec.s         = core.spec.recurrent ? core.params.s : core.spec.k; // attention rows roll back freely
+    return "";
+}
+
+// a chain's own rules: no empty, repeated or `none` member, and one draft file at most
+std::string check_chain(const std::vector<std::string> & members) {
+    int with_draft = 0;
+    for (size_t i = 0; i < members.size(); i++) {
+        const std::string & m = members[i];
+        if (m.empty()) {
+            return "the strategy list has an empty member";
+        }
+        if (m == "none") {
+            return "'none' cannot be part of a strategy list (it proposes nothing; give it alone for the control)";
+        }
+        if (std::find(members.begin(), members.begin() + i, m) != members.begin() + i) {
+            return "strategy '" + m + "' appears twice in the strategy list";
+        }
+        if (m == "draft-model" || common_strategy_needs_draft(m)) {
+            with_draft++;
+        }
+    }
+    if (with_draft > 1) {
+        return "at most one member of a strategy list may use the draft file (a session has one --draft)";
+    }
+    return "";
+}
+
+} // namespace
+
+std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded) {
+    static const model_ref no_draft;
+    const std::string & strategy           = core.params.strategy;
+    const std::vector<std::string> members = strategy_members(strategy);
+    if (members.size() > 1) {
+        const std::string problem = check_chain(members);
+        if (!problem.empty()) {
+            return problem;
+        }
+    }
+    if (strategy != "none" && core.params.k < 1) {
+        return "strategy '" + strategy + "' needs k >= 1";
+    }
+    if (core.params.fr_vocab > 0) {
+        const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
+        if (!strategy_has_member(strategy, "mtp")) {
+            return "FR (frVocab) narrows the MTP head's projection: it applies to strategy 'mtp' only, not '" + strategy + "'";
+        }
+        if (core.params.fr_vocab > n_vocab) {
+            return "FR's draft vocabulary (" + std::to_string(core.params.fr_vocab) + " tokens) is larger than this model's vocabulary (" +
+                   std::to_string(n_vocab) + " tokens)";
+        }
+    }
+    if (members.size() > 1 && draft_given && !strategy_needs_draft(strategy)) {
+        return "strategy '" + strategy + "' takes no draft model";
+    }
+    for (const std::string & m : members) {
+        // in a chain the draft is its drafting member's: llama.cpp's n-gram families refuse one
+        const bool own            = members.size() == 1 || m == "draft-model" || common_strategy_needs_draft(m);
+        const model_ref & d       = own ? draft : no_draft;
+        const std::string problem = check_member(m, core, d, draft_given && own, mtp_loaded);
+        if (!problem.empty()) {
+            return problem;
+        }
+    }
+    core.spec.recurrent  = llama_model_is_recurrent(core.model.get()) || llama_model_is_hybrid(core.model.get());
+    core.spec.k          = strategy == "none" ? 0 : core.params.k;
+    core.spec.s          = core.spec.recurrent ? core.params.s : core.spec.k; // attention rows roll back freely
+    core.spec.adaptive_k = core.params.adaptive_k && core.spec.k > 0;
     return "";
 }
 
@@ -120,45 +203,58 @@ std::string open_session(session_core & core, const model_ref & draft) {
     if (core.spec.recurrent && llama_n_rs_seq(raw) != static_cast<uint32_t>(core.spec.s)) {
         return "this model cannot keep " + std::to_string(core.spec.s) + " recurrent rollback snapshots (S)";
     }
-    const std::string & strategy = core.params.strategy;
-    // a proposer that cannot be created says why, with what llama.cpp logged while it tried
-    const auto create_proposer = [&](auto make) -> std::string {
+    proposer_run_params run;
+    run.n_threads      = core.params.n_threads;
+    run.threadpool     = core.pool.get();
+    run.flash_attn     = core.params.flash_attn;
+    run.abort_callback = cp.abort_callback;
+    run.abort_data     = &core;
+    // p-min reads the drafter's row of logits, which backend drafting does not hand back
+    run.backend_sampling = core.params.proposer_backend_sampling && core.params.p_min <= 0.0f;
+    run.p_min            = core.params.p_min;
+    // each member as the strategy alone would run; a member that cannot be created says why,
+    // with what llama.cpp logged while it tried
+    const auto make_member = [&](const std::string & strategy, std::unique_ptr<proposer> & out) -> std::string {
         const uint64_t proposer_mark = log_capture_mark();
         try {
-            core.prop = make();
+            if (strategy == "ngram") {
+                out = make_proposer_ngram(1, 4);
+            } else if (strategy == "draft-model") {
+                draft_context_params dp;
+                dp.n_ctx   = llama_n_ctx(raw);
+                dp.n_batch = n_batch;
+                dp.run     = run;
+                out        = make_proposer_draft(draft, dp);
+            } else if (strategy == "mtp") {
+                out = make_proposer_mtp(core.model, raw, run, core.params.fr_vocab);
+            } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
+                common_proposer_params pp;
+                pp.strategy = strategy;
+                pp.k        = core.spec.k;
+                pp.draft    = draft;
+                pp.run      = run;
+                out         = make_proposer_common(pp, raw);
+            } else {
+                out = make_proposer_none();
+            }
             return "";
         } catch (const std::exception & e) {
             const std::string why = log_capture_problems_since(proposer_mark);
             return e.what() + (why.empty() ? "" : ": " + why);
         }
     };
-    proposer_run_params run;
-    run.n_threads        = core.params.n_threads;
-    run.threadpool       = core.pool.get();
-    run.flash_attn       = core.params.flash_attn;
-    run.abort_callback   = cp.abort_callback;
-    run.abort_data       = &core;
-    run.backend_sampling = core.params.proposer_backend_sampling;
-    if (strategy == "ngram") {
-        core.prop = make_proposer_ngram(1, 4);
-    } else if (strategy == "draft-model") {
-        draft_context_params dp;
-        dp.n_ctx   = llama_n_ctx(raw);
-        dp.n_batch = n_batch;
-        dp.run     = run;
-        core.prop  = make_proposer_draft(draft, dp);
-    } else if (strategy == "mtp") {
-        return create_proposer([&] { return make_proposer_mtp(core.model, raw, run, core.params.fr_vocab); });
-    } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
-        common_proposer_params pp;
-        pp.strategy = strategy;
-        pp.k        = core.spec.k;
-        pp.draft    = draft;
-        pp.run      = run;
-        return create_proposer([&] { return make_proposer_common(pp, raw); });
-    } else {
-        core.prop = make_proposer_none();
+    const std::vector<std::string> members = strategy_members(core.params.strategy);
+    if (members.size() == 1) {
+        return make_member(members[0], core.prop);
     }
+    std::vector<std::unique_ptr<proposer>> chain(members.size());
+    for (size_t i = 0; i < members.size(); i++) {
+        const std::string failed = make_member(members[i], chain[i]);
+        if (!failed.empty()) {
+            return failed;
+        }
+    }
+    core.prop = make_proposer_chain(std::move(chain));
     return "";
 }
 

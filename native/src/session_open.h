@@ -4,10 +4,17 @@
 // proposer, on whatever thread may block.
 
 #include <string>
+#include <vector>
 
 #include "session_core.h"
 
 namespace power {
+
+// A session's strategy is one name or an ordered list ("ngram,mtp": a chain, proposer_chain.cpp):
+// its members in order, whether one of them drafts from the draft file, whether `member` is one
+std::vector<std::string> strategy_members(const std::string & strategy);
+bool strategy_needs_draft(const std::string & strategy);
+bool strategy_has_member(const std::string & strategy, const std::string & member);
 
 // Validates the strategy against the models and fixes `core.spec` from `core.params`. Returns
 // "" when the session can be opened, else why not. `draft` may be null; `mtp_loaded`: the

@@ -48,6 +48,9 @@ int32_t transaction::scheduled_proposals(int32_t budget) const {
     if (st_.clamp >= 0) {
         k = std::min(k, st_.clamp);
     }
+    if (st_.adaptive >= 0) {
+        k = std::min(k, st_.adaptive);
+    }
     // a round emits at most k + 1 tokens; the verify rows must fit in the context
     const int32_t room = static_cast<int32_t>(llama_n_ctx(core_.ctx.get())) - 1 - static_cast<int32_t>(core_.committed.size());
     return std::max(0, std::min({k, budget - 1, room}));
@@ -197,8 +200,23 @@ void transaction::commit() {
     core_.committed.push_back(st_.anchor);
     core_.committed.insert(core_.committed.end(), st_.emitted.begin(), st_.emitted.begin() + (kept - 1));
     core_.prop->accept(st_.accepted);
+    adapt_k();
     st_.anchor = st_.saw_eog || m == 0 ? -1 : st_.emitted.back();
     commit_us += llama_time_us() - t;
+}
+
+// Adaptive K (spec.adaptive_k): after a round that drafted, the next may ask for accepted + 1
+// proposals when the target rejected one (the draft went wrong about there), and twice as many
+// as this one's cap, up to K, when it kept them all. Rounds that drafted nothing change nothing.
+// Only the number of proposals changes: the target still decides every token.
+void transaction::adapt_k() {
+    const int32_t proposed = static_cast<int32_t>(st_.proposals.size());
+    if (!core_.spec.adaptive_k || proposed == 0) {
+        return;
+    }
+    const int32_t k   = core_.spec.k;
+    const int32_t cap = st_.adaptive >= 0 ? st_.adaptive : k;
+    st_.adaptive      = st_.accepted < proposed ? st_.accepted + 1 : std::min(k, std::max(1, cap) * 2);
 }
 
 // Step 6: the round's tokens and record go to the stream (no allocation once its buffers grew).
@@ -211,7 +229,7 @@ int64_t transaction::emit(int64_t start_us, int64_t t0, round_batch & out) {
     }
     const int64_t end_us = llama_time_us() - t0;
     out.add_round(static_cast<int32_t>(st_.proposals.size()), st_.accepted, st_.replayed, st_.clamp, start_us, end_us, propose_us,
-                  verify_us, commit_us, static_cast<int32_t>(st_.emitted.size()));
+                  verify_us, commit_us, static_cast<int32_t>(st_.emitted.size()), st_.proposals.empty() ? -1 : core_.prop->last_member());
     return end_us;
 }
 

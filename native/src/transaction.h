@@ -18,6 +18,7 @@ namespace power {
 struct round_state {
     llama_token anchor  = -1; // last emitted token, not yet in the target's state
     int32_t clamp       = -1; // proposals per round after a guarded replay (-1: none)
+    int32_t adaptive    = -1; // adaptive K: proposals the next round may ask for (-1: K; transaction::commit)
     int32_t replays     = 0;
     int32_t round_no    = 0; // verify rounds so far in this request
     int32_t grammar_cut = 0; // proposals the grammar refused before verification (with the ones after them)
@@ -43,8 +44,8 @@ class transaction {
     // backend: the sampler is attached to the target's context (sampling_params::backend)
     transaction(session_core & core, target_sampler & sampler, bool backend, round_state & st);
 
-    // how many proposals this round may ask for: K, or the clamp, bounded by the tokens still
-    // to emit and the room left in the context
+    // how many proposals this round may ask for: K, or the clamp, or adaptive K's cap, bounded
+    // by the tokens still to emit and the room left in the context
     int32_t scheduled_proposals(int32_t budget) const;
 
     void retain_checkpoint();                                      // 1
@@ -60,6 +61,7 @@ class transaction {
   private:
     bool restore_checkpoint();
     void replay_kept(int32_t kept);
+    void adapt_k(); // step 5's last part: the next round's cap under adaptive K
 
     session_core & core_;
     target_sampler & sampler_;

@@ -109,6 +109,39 @@ describe('bad input', () => {
     );
   });
 
+  test('bad strategy lists and p-min values are refused with the reason', async () => {
+    const target = models['target.gguf'];
+    assertUsageError(generate(target, '--strategy', 'ngram,ngram'), /--strategy: 'ngram' appears twice in the strategy list/);
+    assertUsageError(generate(target, '--strategy', 'none,ngram'), /--strategy: 'none' cannot be part of a strategy list/);
+    assertUsageError(generate(target, '--strategy', 'ngram,,mtp'), /--strategy: the strategy list 'ngram,,mtp' has an empty member/);
+    assertUsageError(generate(target, '--strategy', 'ngram,warp'), /--strategy: 'warp' is not a strategy/);
+    assertUsageError(
+      generate(target, '--strategy', 'draft-model,eagle3'),
+      /--strategy: draft-model and eagle3 would each need their own --draft file; a chain takes one draft/,
+    );
+    // each member is checked as the strategy alone would be
+    assertUsageError(generate(target, '--strategy', 'ngram,mtp'), /strategy 'mtp' is not available.*no NextN\/MTP layers/);
+    assertUsageError(generate(target, '--strategy', 'ngram', '--p-min', '1.5'), /--p-min must be a number from 0 up to 1 \(got '1.5'\)/);
+    assertUsageError(generate(target, '--strategy', 'ngram', '--p-min=-0.1'), /--p-min must be a number from 0 up to 1/);
+    const profile = async (name: string, text: string) => {
+      const path = join(dir(), name);
+      await writeFile(path, text);
+      return path;
+    };
+    assertUsageError(
+      generate(target, '--profile', await profile('list.toml', 'spec_mode = "ngram,none"\n')),
+      /is invalid: spec_mode: 'none' cannot be part of a strategy list/,
+    );
+    assertUsageError(
+      generate(target, '--profile', await profile('pmin.toml', 'spec_mode = "ngram"\nspec_p_min = 2\n')),
+      /is invalid: spec_p_min/,
+    );
+    assertUsageError(
+      generate(target, '--profile', await profile('adaptive.toml', 'spec_mode = "ngram"\nspec_adaptive_k = "yes"\n')),
+      /is invalid: spec_adaptive_k/,
+    );
+  });
+
   test('a strategy the model cannot serve is refused with the reason', () => {
     assertUsageError(generate(models['target.gguf'], '--strategy', 'mtp'), /strategy 'mtp' is not available.*no NextN\/MTP layers/);
     assertUsageError(generate(models['target.gguf'], '--strategy', 'eagle3'), /strategy 'eagle3' is not available.*needs --draft/);

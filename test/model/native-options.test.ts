@@ -63,6 +63,30 @@ describe('native options: wrong types and ranges are refused by name', () => {
     await assert.rejects(create({ contextSize: '2048' }), { name: 'TypeError', message: 'contextSize must be a finite number' });
   });
 
+  test('Session.create: p-min out of range and strategy lists that cannot run as a chain', async () => {
+    await assert.rejects(create({ strategy: 'ngram', k: 3, pMin: 1.5 }), {
+      name: 'RangeError',
+      message: 'pMin must be a number in [0, 1]',
+    });
+    await assert.rejects(create({ strategy: 'ngram', k: 3, pMin: -0.1 }), {
+      name: 'RangeError',
+      message: 'pMin must be a number in [0, 1]',
+    });
+    await assert.rejects(create({ strategy: 'ngram', k: 3, pMin: 'high' }), { name: 'TypeError', message: 'pMin must be a finite number' });
+    await assert.rejects(create({ strategy: 'ngram', k: 3, adaptiveK: 1 }), { name: 'TypeError', message: 'adaptiveK must be a boolean' });
+    const refused = async (strategy: string, message: RegExp) => assert.rejects(create({ strategy, k: 3, contextSize: 256 }), { message });
+    await refused('ngram,ngram', /strategy 'ngram' appears twice in the strategy list/);
+    await refused('ngram,none', /'none' cannot be part of a strategy list/);
+    await refused('ngram,', /the strategy list has an empty member/);
+    await refused('ngram,warp', /strategy 'warp' is not implemented by this engine/);
+    await refused('draft-model,eagle3', /at most one member of a strategy list may use the draft file/);
+    await refused('ngram,mtp', /strategy 'mtp' needs a model with NextN\/MTP layers/);
+    await refused('ngram,draft-model', /strategy 'draft-model' needs a draft Model/);
+    const chain = await binding.Session.create(model, { strategy: 'ngram,ngram-mod', k: 3, contextSize: 256 } as never);
+    assert.equal(chain.info().strategy, 'ngram,ngram-mod', 'a chain goes by its list');
+    await chain.dispose();
+  });
+
   test("Session.create: K reaches the contract's K_MAX and no further", async () => {
     await assert.rejects(create({ strategy: 'ngram', k: K_MAX + 1 }), {
       name: 'RangeError',

@@ -100,6 +100,14 @@ describe('profiles', () => {
       profiles.importToml('t', 'spec_mode = "ngram"\nspec_mtp_fr_vocab_size = 8192', RECURRENT),
       /applies to strategy 'mtp' only, not 'ngram'/,
     );
+    // a strategy list, p-min and adaptive K are power generate --profile's: the app says so
+    for (const toml of ['spec_mode = "ngram,mtp"', 'spec_mode = "mtp"\nspec_p_min = 0.5', 'spec_mode = "mtp"\nspec_adaptive_k = true']) {
+      await assert.rejects(
+        profiles.importToml('t', toml, RECURRENT),
+        (e: { code: string; message: string }) =>
+          e.code === 'unsupported' && /a strategy list, spec_p_min and spec_adaptive_k/.test(e.message),
+      );
+    }
     await assert.rejects(profiles.delete('balanced'), /preset/);
     await assert.rejects(profiles.select('nope'), (e: { code: string }) => e.code === 'not-found');
   });

@@ -85,7 +85,8 @@ describe('round batches', () => {
       { ...twoRounds(), origins: Uint8Array.from([0, 1, 1, 9]) }, // unknown origin
       { ...twoRounds(), pieceEnds: Uint32Array.from([2, 1, 5, 11]) }, // pieces out of order
       { ...twoRounds(), pieceEnds: Uint32Array.from([2, 5, 9, 99]) }, // past the bytes
-      { ...twoRounds(), numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -4, 2, 1, 3, 900, 2000, 300, 700, 20, 3]) },
+      { ...twoRounds(), numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -1, -4, 2, 1, 3, 900, 2000, 300, 700, 20, 3, -1]) },
+      { ...twoRounds(), numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -1, 4, 2, 1, 3, 900, 2000, 300, 700, 20, 3, -2]) }, // bad member
       { ...twoRounds(), ids: [7, 8, 9, 10] }, // not a typed array
     ];
     for (const b of bad) assert.equal(RoundBatch.safeParse(b).success, false);

@@ -26,6 +26,8 @@ export const ApiRound = z.object({
   accepted: z.number().int().min(0),
   replay: z.boolean(),
   clampedTo: z.number().int().nullable(),
+  /** a chain's round: which member (0-based, in the strategy list's order) drafted it; absent otherwise */
+  member: z.number().int().min(0).optional(),
   tokenIds: z.array(z.number().int()),
   origins: z.array(TokenOrigin),
   startUs: z.number(),
