@@ -232,9 +232,10 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     core->params                 = read_session_params(opts);
     const std::string & strategy = core->params.strategy;
     model_ref draft;
-    // llama.cpp's n-gram families take none: one given is refused (check_session) rather than ignored
+    // llama.cpp's n-gram families take none: one given is refused (check_session) rather than
+    // ignored; `mtp` takes one only for a Gemma 4 assistant (no draft: the target's NextN layers)
     const bool draft_given = opts.Has("draft") && !opts.Get("draft").IsUndefined();
-    if (draft_given && (strategy == "draft-model" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT)) {
+    if (draft_given && (strategy == "draft-model" || strategy == "mtp" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT)) {
         draft = Model::unwrap(env, opts.Get("draft"));
     }
     const std::string problem = check_session(*core, draft, draft_given, strategy == "mtp" && Model::mtp_loaded(env, info[0]));

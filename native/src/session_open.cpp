@@ -17,7 +17,14 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
     if (strategy != "none" && core.params.k < 1) {
         return "strategy '" + strategy + "' needs k >= 1";
     }
-    if (strategy == "mtp") {
+    if (strategy == "mtp" && draft_given) {
+        // a Gemma 4 assistant beside its target (llama.cpp's draft-mtp): checked here, on the JS
+        // thread, since a mismatch aborts inside llama.cpp
+        const std::string problem = mtp_assistant_problem(core.model.get(), draft.get());
+        if (!problem.empty()) {
+            return "strategy 'mtp' cannot run with this draft: " + problem;
+        }
+    } else if (strategy == "mtp") {
         // checked here, on the JS thread: an MTP context on a model without its NextN weights
         // aborts inside llama.cpp instead of failing
         if (llama_model_n_layer_nextn(core.model.get()) <= 0) {
@@ -137,9 +144,9 @@ std::string open_session(session_core & core, const model_ref & draft) {
         dp.n_batch = n_batch;
         dp.run     = run;
         core.prop  = make_proposer_draft(draft, dp);
-    } else if (strategy == "mtp") {
+    } else if (strategy == "mtp" && !draft) {
         return create_proposer([&] { return make_proposer_mtp(core.model, raw, run); });
-    } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
+    } else if (strategy == "mtp" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
         common_proposer_params pp;
         pp.strategy = strategy;
         pp.k        = core.spec.k;
