@@ -12,13 +12,18 @@ export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--dev
   Shows a model's architecture, size, quantization, context, layers, vocabulary, chat template,
   which speculative strategies it can serve (with the reason when not), and the device it
   would run on (on CUDA: the memory estimate at the default context and whether it fits).
-  With --draft: what the draft is (a plain draft model or an eagle3/dflash/dspark artifact),
-  the facts its header declares, and whether it fits this target (the reason when not).`;
+  With --draft: what the draft is (a plain draft model, an eagle3/dflash/dspark artifact or a
+  Gemma 4 assistant for mtp), the facts its header declares, and whether it fits this target
+  (the reason when not).`;
 
 /** The draft's kind, declared facts and compatibility, for the text report. */
 function describeDraft(path: string, d: DraftCompatibility): string[] {
   const what =
-    d.kind === 'draft-model' ? `plain draft model (${d.architecture})` : `${d.kind} artifact (general.architecture ${d.architecture})`;
+    d.kind === 'draft-model'
+      ? `plain draft model (${d.architecture})`
+      : d.kind === 'mtp'
+        ? `Gemma 4 assistant for --strategy mtp (general.architecture ${d.architecture}): reads the target's KV cache and hidden rows`
+        : `${d.kind} artifact (general.architecture ${d.architecture})`;
   const lines = [`draft         ${path}`, `  kind        ${what}`];
   const a = d.artifact;
   if (a) {

@@ -12,7 +12,7 @@ import type { FlashAttn, SamplingUsed } from '../contract/engine-types.js';
 import type { EngineResult, NativeModelInfo } from '../engine/protocol.js';
 import { capThreads } from './resource-limits.js';
 import { scheduleProblem } from './spec-schedule.js';
-import { DRAFT_STRATEGIES, strategyAvailability, type Strategy } from '../contract/strategies.js';
+import { strategyAvailability, takesDraft, type Strategy } from '../contract/strategies.js';
 import type { EngineEvidence } from '../contract/generation-result.js';
 import { batchInvariance, readBuildInfo } from '../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
@@ -58,7 +58,7 @@ export interface OpenedTarget extends OpenedModel {
 export async function openTarget(request: TargetRequest): Promise<OpenedTarget> {
   const { strategy } = request;
   const speculative = strategy !== 'none';
-  if (request.draftPath && speculative && !DRAFT_STRATEGIES.has(strategy)) {
+  if (request.draftPath && speculative && !takesDraft(strategy)) {
     throw new PowerError(
       'bad-input',
       `strategy '${strategy}' proposes from the token history and takes no draft (drop --draft ${request.draftPath})`,
@@ -68,8 +68,9 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   const opened = await openModel(request.path, {
     device: request.device,
     gpuLayers: request.gpuLayers,
-    // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
-    loadMtp: strategy === 'mtp',
+    // the MTP proposer drafts with the target's own NextN layers (llama.cpp loads them only when
+    // asked), unless a Gemma 4 assistant drafts beside it
+    loadMtp: strategy === 'mtp' && !request.draftPath,
     verbose: request.verbose ?? false,
     ...(request.engine ? { engine: request.engine } : {}),
     ...(request.onProgress ? { onProgress: (p: number) => request.onProgress!('target', p) } : {}),
