@@ -178,7 +178,7 @@ export class EngineSupervisor {
     const entry = this.library.get(options.modelId);
     const draft = options.draftMethod.draftId ? this.library.get(options.draftMethod.draftId) : null;
     if (draft && options.draftMethod.strategy === 'none') {
-      throw new PowerError('bad-input', "a draft needs a speculative strategy (draft-model, dflash, eagle3 or dspark), not 'none'");
+      throw new PowerError('bad-input', "a draft needs a speculative strategy (draft-model, dflash, eagle3, dspark, or mtp for a Gemma 4 assistant), not 'none'");
     }
     this.setStatus('loading');
     try {
