@@ -187,6 +187,31 @@ std::string mtp_assistant_problem(const llama_model * target, const llama_model 
     return kv_layout_problem(target, draft);
 }
 
+std::string mtp_sidecar_problem(const llama_model * target, const llama_model * draft, bool draft_mtp_loaded) {
+    const std::string arch        = meta(draft, "general.architecture");
+    const std::string target_arch = meta(target, "general.architecture");
+    if (llama_model_n_layer_nextn(draft) <= 0) {
+        return "the draft '" + arch +
+               "' model has no NextN/MTP layers (nextn_predict_layers = 0): neither a gemma4-assistant nor an MTP sidecar";
+    }
+    if (arch != target_arch) {
+        return "the MTP sidecar is a '" + arch + "' model, the target a '" + target_arch + "' one";
+    }
+    if (!draft_mtp_loaded) {
+        return "the MTP sidecar was loaded without its NextN/MTP layers (loadMtp: true)";
+    }
+    const std::string vocab = vocab_problem(target, draft);
+    if (!vocab.empty()) {
+        return "the MTP sidecar does not share the target's vocabulary: " + vocab;
+    }
+    // its head reads the target's hidden rows
+    if (llama_model_n_embd_out(draft) != llama_model_n_embd_out(target)) {
+        return "the MTP sidecar's hidden size (" + std::to_string(llama_model_n_embd_out(draft)) + ") differs from the target's (" +
+               std::to_string(llama_model_n_embd_out(target)) + ")";
+    }
+    return "";
+}
+
 common_speculative_type common_type_of(const std::string & strategy) {
     for (const auto & st : strategy_types) {
         if (strategy == st.strategy) {

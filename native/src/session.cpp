@@ -238,7 +238,8 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     if (draft_given && (strategy == "draft-model" || strategy == "mtp" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT)) {
         draft = Model::unwrap(env, opts.Get("draft"));
     }
-    const std::string problem = check_session(*core, draft, draft_given, strategy == "mtp" && Model::mtp_loaded(env, info[0]));
+    const bool mtp_loaded     = strategy == "mtp" && Model::mtp_loaded(env, draft ? opts.Get("draft") : info[0]);
+    const std::string problem = check_session(*core, draft, draft_given, mtp_loaded);
     if (!problem.empty()) {
         throw Napi::Error::New(env, problem);
     }

@@ -8,6 +8,13 @@
 
 namespace power {
 
+// a draft for `mtp` that is not a Gemma 4 assistant is taken as an MTP sidecar
+static bool is_mtp_sidecar(const llama_model * draft) {
+    char arch[64] = {};
+    llama_model_meta_val_str(draft, "general.architecture", arch, sizeof arch);
+    return std::string(arch) != "gemma4-assistant";
+}
+
 std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded) {
     const std::string & strategy  = core.params.strategy;
     const bool llama_cpp_proposer = common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT;
@@ -18,9 +25,11 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
         return "strategy '" + strategy + "' needs k >= 1";
     }
     if (strategy == "mtp" && draft_given) {
-        // a Gemma 4 assistant beside its target (llama.cpp's draft-mtp): checked here, on the JS
-        // thread, since a mismatch aborts inside llama.cpp
-        const std::string problem = mtp_assistant_problem(core.model.get(), draft.get());
+        // a Gemma 4 assistant beside its target (llama.cpp's draft-mtp), or an MTP sidecar (the
+        // target's NextN block in a file of its own): checked here, on the JS thread, since a
+        // mismatch aborts inside llama.cpp
+        const std::string problem = is_mtp_sidecar(draft.get()) ? mtp_sidecar_problem(core.model.get(), draft.get(), mtp_loaded)
+                                                                : mtp_assistant_problem(core.model.get(), draft.get());
         if (!problem.empty()) {
             return "strategy 'mtp' cannot run with this draft: " + problem;
         }
@@ -144,8 +153,9 @@ std::string open_session(session_core & core, const model_ref & draft) {
         dp.n_batch = n_batch;
         dp.run     = run;
         core.prop  = make_proposer_draft(draft, dp);
-    } else if (strategy == "mtp" && !draft) {
-        return create_proposer([&] { return make_proposer_mtp(core.model, raw, run); });
+    } else if (strategy == "mtp" && (!draft || is_mtp_sidecar(draft.get()))) {
+        // the target's own NextN layers, or a sidecar's
+        return create_proposer([&] { return make_proposer_mtp(draft ? draft : core.model, raw, run); });
     } else if (strategy == "mtp" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
         common_proposer_params pp;
         pp.strategy = strategy;

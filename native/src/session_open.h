@@ -11,7 +11,8 @@ namespace power {
 
 // Validates the strategy against the models and fixes `core.spec` from `core.params`. Returns
 // "" when the session can be opened, else why not. `draft` may be null; `mtp_loaded`: the
-// target was loaded with its NextN/MTP layers.
+// model whose NextN/MTP layers draft for `mtp` (the target, or the sidecar given as the draft)
+// was loaded with them.
 std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded);
 
 // Creates the context, its thread pool, the batch and the proposer. Returns "" on success, else

@@ -124,7 +124,7 @@ describe('strategy mtp with a Gemma 4 assistant (gemma4-target.gguf + gemma4-ass
     const otherWindow = await variant('assistant-window-32', { slidingWindow: 32 });
     const twoKvHeads = await variant('assistant-2-kv-heads', { kvHeads: 2 });
     const cases: [string, string, RegExp][] = [
-      [target, llamaDraft, /the draft is a 'llama' model, not a gemma4-assistant/],
+      [target, llamaDraft, /the draft 'llama' model has no NextN\/MTP layers .*neither a gemma4-assistant nor an MTP sidecar/],
       [llamaTarget, assistant, /a gemma4-assistant drafts for a gemma4 target, this one is 'llama'/],
       [target, wideHidden, /made for a target hidden size of 96 \(embedding_length_out\), this target's is 64/],
       [target, otherWindow, /made for a sliding window of 32 cells, the target's is 16/],

@@ -267,6 +267,11 @@ export interface Qwen35ModelParams extends CommonParams {
   ropeFreqBase?: number;
   /** NextN block weights relative to the trunk's; smaller means a purer pass-through (default 0.1). */
   mtpBlockScale?: number;
+  /**
+   * An MTP sidecar: the same file without the trunk blocks (embeddings, head and the NextN block
+   * only), which llama.cpp's qwen35 loader takes as an MTP-only model.
+   */
+  mtpOnly?: boolean;
 }
 
 export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
@@ -360,7 +365,8 @@ export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
   t.add(`${m}nextn.shared_head_norm.weight`, [E], one);
   t.add('output_norm.weight', [E], one);
   t.add('output.weight', [E, V], normal(s.output), suppressSpecialRows(vocab.tokenTypes, E));
-  return { metadata, tensors: t.tensors };
+  const trunk = (name: string) => Number(/^blk\.(\d+)\./.exec(name)?.[1] ?? p.trunkLayers) < p.trunkLayers;
+  return { metadata, tensors: p.mtpOnly ? t.tensors.filter((x) => !trunk(x.name)) : t.tensors };
 }
 
 // ---------------------------------------------------------------- gemma3 (sliding window)
@@ -620,6 +626,10 @@ export const SYNTHETIC_MODELS = {
   'hybrid-mtp.gguf': {
     description: 'qwen35 hybrid (GatedDeltaNet + gated attention), 4 trunk blocks + 1 NextN/MTP block',
     params: HYBRID,
+  },
+  'mtp-hybrid.gguf': {
+    description: "hybrid-mtp.gguf's MTP sidecar: its embeddings, head and NextN block, no trunk blocks",
+    params: { ...HYBRID, name: 'power-synthetic-mtp-hybrid', mtpOnly: true },
   },
   'swa-target.gguf': {
     description: 'gemma3 target: E=128, 6 blocks (sliding window 16 on five, full attention on the sixth), 4/1 heads, F=256, F32',
