@@ -53,7 +53,7 @@ export const DRAFT_ARCHITECTURES: Readonly<Record<string, Strategy>> = {
 /** The strategy a checked draft serves: the kind its check found, else what its architecture says. */
 export function draftStrategy(draft: { architecture: string; kind?: string }): Strategy {
   const kind = draft.kind as Strategy | undefined;
-  if (kind && DRAFT_STRATEGIES.has(kind)) return kind;
+  if (kind && takesDraft(kind)) return kind;
   return DRAFT_ARCHITECTURES[draft.architecture] ?? 'draft-model';
 }
 
@@ -61,7 +61,8 @@ export function draftStrategy(draft: { architecture: string; kind?: string }): S
 const article = (name: string): string => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
 
 /** what a draft file serving `strategy` is: "an eagle3 artifact", "a gemma4-assistant" */
-const artifactOf = (strategy: Strategy): string => (strategy === 'mtp' ? 'a gemma4-assistant' : `${article(strategy)} artifact`);
+const artifactOf = (strategy: Strategy): string =>
+  strategy === 'mtp' ? 'a gemma4-assistant or MTP sidecar' : `${article(strategy)} artifact`;
 
 function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
   if (NGRAM_STRATEGIES.has(strategy)) return { available: true };
@@ -69,16 +70,16 @@ function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailab
     case 'none':
       return { available: true };
     case 'mtp':
-      // with a draft, mtp drafts with a Gemma 4 assistant; without, with the target's NextN layers
+      // with a draft, mtp drafts with a Gemma 4 assistant or an MTP sidecar; without, with the target's NextN layers
       if (facts.draft) {
         const serves = draftStrategy(facts.draft);
         if (serves !== 'mtp') {
           return {
             available: false,
-            reason: `the draft is ${serves === 'draft-model' ? `a plain '${facts.draft.architecture}' model` : artifactOf(serves)}, not a gemma4-assistant`,
+            reason: `the draft is ${serves === 'draft-model' ? `a plain '${facts.draft.architecture}' model` : artifactOf(serves)}, not a gemma4-assistant or MTP sidecar`,
           };
         }
-        if (!facts.draft.compatible) return { available: false, reason: `the assistant is incompatible: ${facts.draft.reason}` };
+        if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
         return { available: true };
       }
       return facts.nextnLayers > 0

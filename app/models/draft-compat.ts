@@ -6,7 +6,8 @@
 // refuses first, with the reason. A Gemma 4 assistant (gemma4-assistant, strategy mtp) attends
 // over the target's KV cache: it must fit the target's hidden size, its last two layers' kinds,
 // their KV heads and head sizes, and its sliding window (native/src/proposer_common_checks.cpp
-// checks the same on the loaded pair).
+// checks the same on the loaded pair). An MTP sidecar (a target architecture's NextN block in a
+// file of its own, strategy mtp) must be of the target's architecture, vocabulary and width.
 import { readBuildInfo } from '../engine/build-info.js';
 import type { GgufInfo, GgufValue } from '../gguf/types.js';
 
@@ -113,10 +114,21 @@ function tensor(info: GgufInfo, name: string) {
   return info.tensors.find((t) => t.name === name);
 }
 
+/**
+ * An MTP sidecar: a target architecture's file that holds NextN/MTP layers but no trunk (no
+ * blk.0 tensors), which llama.cpp loads as an MTP-only model to draft for a target of that
+ * architecture (the mtp proposer on the sidecar's MTP context).
+ */
+function isMtpSidecar(draft: GgufInfo): boolean {
+  const arch = scalar(draft, 'general.architecture') ?? '';
+  return (num(draft, `${arch}.nextn_predict_layers`) ?? 0) > 0 && !tensor(draft, 'blk.0.attn_norm.weight');
+}
+
 export function draftKind(draft: GgufInfo): DraftKind {
   const arch = scalar(draft, 'general.architecture');
   if (arch === 'eagle3') return 'eagle3';
   if (arch === ASSISTANT_ARCH) return 'mtp';
+  if (isMtpSidecar(draft)) return 'mtp';
   // the Markov head distinguishes draft-dspark from draft-dflash
   if (arch === 'dflash') return tensor(draft, 'markov_w1.weight') ? 'dspark' : 'dflash';
   return 'draft-model';
@@ -283,7 +295,11 @@ export function checkDraftCompatibility(target: GgufInfo, draft: GgufInfo): Draf
   const kind = draftKind(draft);
   let artifact: ArtifactFacts | undefined;
   const no = (reason: string): DraftCompatibility => ({ architecture, kind, compatible: false, reason, ...(artifact ? { artifact } : {}) });
-  if (kind === 'mtp') {
+  const sidecar = kind === 'mtp' && architecture !== ASSISTANT_ARCH;
+  if (sidecar) {
+    const targetArch = scalar(target, 'general.architecture') ?? 'unknown';
+    if (targetArch !== architecture) return no(`the MTP sidecar is a '${architecture}' model, the target a '${targetArch}' one`);
+  } else if (kind === 'mtp') {
     const targetArch = scalar(target, 'general.architecture') ?? 'unknown';
     if (targetArch !== ASSISTANT_TARGET_ARCH) return no(`a ${ASSISTANT_ARCH} drafts for a gemma4 target, this one is '${targetArch}'`);
   } else if (kind !== 'draft-model') {
@@ -322,7 +338,12 @@ export function checkDraftCompatibility(target: GgufInfo, draft: GgufInfo): Draf
     const reason = checkArtifact(target, draft, kind, artifact);
     if (reason) return no(reason);
   }
-  if (kind === 'mtp') {
+  if (sidecar) {
+    // its head reads the target's hidden rows
+    const hidden = num(draft, `${architecture}.embedding_length`);
+    const t = targetShape(target).hidden;
+    if (hidden !== t) return no(`the MTP sidecar's hidden size ${hidden} differs from the target's ${t}`);
+  } else if (kind === 'mtp') {
     const reason = checkAssistant(target, draft);
     if (reason) return no(reason);
   }

@@ -99,7 +99,14 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
       try {
         const loaded = await abortable(
           // the draft on the local main GPU, or the CPU: its many small steps never wait on the network
-          engine.call('loadModel', { path: request.draftPath, requestId, gpuLayers: -1, devices: opened.draftDevices }),
+          // an MTP sidecar's NextN layers load only when asked
+          engine.call('loadModel', {
+            path: request.draftPath,
+            requestId,
+            gpuLayers: -1,
+            devices: opened.draftDevices,
+            ...(strategy === 'mtp' ? { loadMtp: true } : {}),
+          }),
           request.signal,
           'loading the draft',
         );

@@ -160,7 +160,19 @@ describe('draft compatibility', () => {
     // a plain draft is no assistant
     assert.match(
       strategyAvailability({ nextnLayers: 0, draft: checkDraftCompatibility(target, info('draft-close.gguf')) }).mtp.reason!,
-      /a plain 'llama' model, not a gemma4-assistant/,
+      /a plain 'llama' model, not a gemma4-assistant or MTP sidecar/,
     );
+  });
+
+  test('an MTP sidecar (a NextN block without its trunk) is an mtp drafter for a target of its architecture and width', () => {
+    const hybrid = info('hybrid-mtp.gguf');
+    const sidecar = info('mtp-hybrid.gguf');
+    assert.equal(draftKind(sidecar), 'mtp');
+    // the whole hybrid, trunk included, is no sidecar
+    assert.equal(draftKind(hybrid), 'draft-model');
+    assert.deepEqual(checkDraftCompatibility(hybrid, sidecar), { architecture: 'qwen35', kind: 'mtp', compatible: true });
+    assert.match(checkDraftCompatibility(target, sidecar).reason!, /the MTP sidecar is a 'qwen35' model, the target a 'llama' one/);
+    const wide = withMeta(sidecar, 'qwen35.embedding_length', gv.u32(96));
+    assert.match(checkDraftCompatibility(hybrid, wide).reason!, /the MTP sidecar's hidden size 96 differs from the target's 128/);
   });
 });

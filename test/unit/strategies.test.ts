@@ -22,11 +22,11 @@ test('mtp needs NextN layers; draft artifacts need their own architecture', () =
   assert.deepEqual(strategyAvailability({ nextnLayers: 0, draft: assistant }).mtp, { available: true });
   assert.match(
     strategyAvailability({ nextnLayers: 0, draft: assistant })['draft-model'].reason!,
-    /a gemma4-assistant, not a plain draft model: use --strategy mtp/,
+    /a gemma4-assistant or MTP sidecar, not a plain draft model: use --strategy mtp/,
   );
   assert.match(
     strategyAvailability({ nextnLayers: 0, draft: { ...assistant, compatible: false, reason: 'vocabulary size differs' } }).mtp.reason!,
-    /the assistant is incompatible: vocabulary size differs/,
+    /the draft is incompatible: vocabulary size differs/,
   );
   assert.ok(ENGINE_STRATEGIES.has('mtp'));
   assert.deepEqual(strategyAvailability({ nextnLayers: 1 }).mtp, { available: true });
