@@ -12,7 +12,7 @@
 import { gv, kv } from '../../app/gguf/types.js';
 import type { GgufEntry, GgufModel, GgufTensorSpec } from '../../app/gguf/types.js';
 import { TokenType, makeVocab, vocabMetadata } from '../../app/models/vocab.js';
-import { addGaussian } from './synthetic-random.js';
+import { addGaussian, f32Tensor } from './synthetic-random.js';
 
 export interface Gemma4ModelParams {
   arch: 'gemma4';
@@ -55,20 +55,7 @@ const ROPE_BASE = 1000000;
 const ROPE_BASE_SWA = 10000;
 
 type Fill = (data: Float32Array) => void;
-
-function tensor(name: string, shape: number[], fill: Fill): GgufTensorSpec {
-  const n = shape.reduce((a, b) => a * b, 1);
-  return {
-    name,
-    shape,
-    type: 'f32',
-    data: () => {
-      const out = new Float32Array(n);
-      fill(out);
-      return out;
-    },
-  };
-}
+const tensor = f32Tensor;
 
 const normal =
   (std: number, seedText: string): Fill =>
@@ -90,6 +77,17 @@ function headFactors(p: Gemma4ModelParams, vocabSize: number, tokenTypes: readon
   const proj = new Float32Array(p.headRank * p.embd);
   addGaussian(proj, 1 / Math.sqrt(p.embd), `${p.seed}/head-p`);
   return { a, proj };
+}
+
+/** A block's GELU FFN and its norms; `post`: the post-FFN norm's weight (how much it writes) */
+function ffnTensors(b: string, E: number, ff: number, seed: number, post: number): GgufTensorSpec[] {
+  return [
+    tensor(`${b}ffn_norm.weight`, [E], constant(1)),
+    tensor(`${b}ffn_gate.weight`, [E, ff], normal(0.1, `${seed}/${b}ffn_gate`)),
+    tensor(`${b}ffn_up.weight`, [E, ff], normal(0.1, `${seed}/${b}ffn_up`)),
+    tensor(`${b}ffn_down.weight`, [ff, E], normal(0.1, `${seed}/${b}ffn_down`)),
+    tensor(`${b}post_ffw_norm.weight`, [E], constant(post)),
+  ];
 }
 
 function headDimOf(p: Gemma4ModelParams, swa: boolean): number {
@@ -159,11 +157,7 @@ export function makeGemma4ModelSpec(p: Gemma4ModelParams): GgufModel {
       tensor(`${b}attn_q_norm.weight`, [D], constant(1)),
       tensor(`${b}attn_k_norm.weight`, [D], constant(1)),
       tensor(`${b}post_attention_norm.weight`, [E], constant(p.blockWeight)),
-      tensor(`${b}ffn_norm.weight`, [E], constant(1)),
-      tensor(`${b}ffn_gate.weight`, [E, p.ff], normal(0.1, `${s}/${b}ffn_gate`)),
-      tensor(`${b}ffn_up.weight`, [E, p.ff], normal(0.1, `${s}/${b}ffn_up`)),
-      tensor(`${b}ffn_down.weight`, [p.ff, E], normal(0.1, `${s}/${b}ffn_down`)),
-      tensor(`${b}post_ffw_norm.weight`, [E], constant(p.blockWeight)),
+      ...ffnTensors(b, E, p.ff, s, p.blockWeight),
     );
   }
   tensors.push(tensor('output_norm.weight', [E], constant(1)));
@@ -223,11 +217,7 @@ export function makeGemma4AssistantSpec(p: Gemma4AssistantParams): GgufModel {
       tensor(`${b}attn_q_norm.weight`, [D], constant(1)),
       tensor(`${b}post_attention_norm.weight`, [E], constant(0.05)),
       tensor(`${b}layer_output_scale.weight`, [1], constant(1)),
-      tensor(`${b}ffn_norm.weight`, [E], constant(1)),
-      tensor(`${b}ffn_gate.weight`, [E, p.ff], normal(0.1, `${s}/${b}ffn_gate`)),
-      tensor(`${b}ffn_up.weight`, [E, p.ff], normal(0.1, `${s}/${b}ffn_up`)),
-      tensor(`${b}ffn_down.weight`, [p.ff, E], normal(0.1, `${s}/${b}ffn_down`)),
-      tensor(`${b}post_ffw_norm.weight`, [E], constant(0.05)),
+      ...ffnTensors(b, E, p.ff, s, 0.05),
     );
   }
   return { metadata, tensors };

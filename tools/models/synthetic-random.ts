@@ -1,4 +1,5 @@
 // Seeded randomness of the synthetic models: every tensor draws from its own seed text.
+import type { GgufTensorSpec } from '../../app/gguf/types.js';
 
 /** FNV-1a, to turn "seed/tensor-name" into a 32-bit PRNG seed. */
 function hashSeed(text: string): number {
@@ -29,4 +30,19 @@ export function addGaussian(out: Float32Array, std: number, seedText: string): v
     out[i] = (out[i] ?? 0) + r * Math.cos(theta);
     if (i + 1 < out.length) out[i + 1] = (out[i + 1] ?? 0) + r * Math.sin(theta);
   }
+}
+
+/** An F32 tensor whose data `fill` writes when the tensor is written (one tensor in memory at a time). */
+export function f32Tensor(name: string, shape: number[], fill: (out: Float32Array) => void): GgufTensorSpec {
+  const n = shape.reduce((a, b) => a * b, 1);
+  return {
+    name,
+    shape,
+    type: 'f32',
+    data: () => {
+      const out = new Float32Array(n);
+      fill(out);
+      return out;
+    },
+  };
 }
