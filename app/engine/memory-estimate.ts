@@ -7,6 +7,7 @@
 //   - KV cache (F16) per attention block: n_ctx x kv_heads x (key_len + value_len) x 2 bytes;
 //   - recurrent state (F32) per recurrent block: (n_embd_r + n_embd_s) x 4 bytes x (1 + S),
 //     n_embd_r = (conv_kernel - 1)(inner + 2 groups state), n_embd_s = state x inner.
+// A paired multimodal projector (mtmd's clip model) puts all its weights on the first device.
 // Compute buffers are a heuristic (logits rows + activations, plus the attention score matrix
 // when Flash Attention is off) and a fixed reserve covers cuBLAS workspaces and fragmentation.
 import type { GgufInfo, GgufValue } from '../gguf/types.js';
@@ -31,6 +32,8 @@ export interface ModelPlacement {
 export interface MemoryPlan {
   target: GgufInfo;
   draft?: GgufInfo;
+  /** the paired multimodal projector (`mmproj-*.gguf`): its weights are counted whole */
+  projector?: GgufInfo;
   contextSize: number;
   /** prompt tokens per decode (the ubatch) */
   batchSize: number;
@@ -75,9 +78,15 @@ export interface MemoryEstimate {
   kv: number;
   recurrent: number;
   draft: number;
+  projector: number;
   compute: number;
   reserve: number;
   total: number;
+}
+
+/** Bytes of a projector's weights (the clip model keeps every tensor on its device). */
+export function projectorBytes(info: GgufInfo | undefined): number {
+  return info ? info.tensors.reduce((a, t) => a + t.byteSize, 0) : 0;
 }
 
 function scalar(v: GgufValue | undefined, layer: number): number | undefined {
@@ -174,8 +183,9 @@ export function estimateMemory(plan: MemoryPlan): MemoryEstimate {
   const draft = draftPlacement ? draftPlacement.weights + draftPlacement.kv + draftPlacement.recurrent : 0;
   const compute = computeBytes(target, plan) + (draftPlacement ? computeBytes(draftPlacement, plan) : 0);
   const reserve = target.offloadedBlocks > 0 ? RESERVE_BYTES : 0;
-  const total = target.weights + target.kv + target.recurrent + draft + compute + reserve;
-  return { weights: target.weights, kv: target.kv, recurrent: target.recurrent, draft, compute, reserve, total };
+  const projector = projectorBytes(plan.projector);
+  const total = target.weights + target.kv + target.recurrent + draft + projector + compute + reserve;
+  return { weights: target.weights, kv: target.kv, recurrent: target.recurrent, draft, projector, compute, reserve, total };
 }
 
 export function formatBytes(n: number): string {
@@ -189,6 +199,7 @@ export function describeEstimate(e: MemoryEstimate, plan: Pick<MemoryPlan, 'cont
     `KV ${formatBytes(e.kv)} at ${plan.contextSize} ctx`,
     ...(e.recurrent > 0 ? [`recurrent state ${formatBytes(e.recurrent)} with S=${plan.s}`] : []),
     ...(e.draft > 0 ? [`draft ${formatBytes(e.draft)}`] : []),
+    ...(e.projector > 0 ? [`projector ${formatBytes(e.projector)}`] : []),
     `compute ${formatBytes(e.compute)}`,
     `reserve ${formatBytes(e.reserve)}`,
   ];
@@ -294,6 +305,7 @@ export function estimateSplit(plan: MemoryPlan, devicesIn: readonly SplitDevice[
     kv: 0,
     recurrent: 0,
     draft: 0,
+    projector: 0,
     compute: 0,
     reserve: 0,
     total: 0,
@@ -371,9 +383,11 @@ export function estimateSplit(plan: MemoryPlan, devicesIn: readonly SplitDevice[
     );
     target.draft = d.weights + d.kv + d.recurrent;
   }
+  // the projector goes to the first device (the host when there is none)
+  share(devices.length > 0 ? 0 : -1).projector = projectorBytes(plan.projector);
   for (const s of shares) {
     // the host's weights are memory-mapped (paged in, not allocated), as on the CPU alone
-    s.total = (s.device ? s.weights : 0) + s.kv + s.recurrent + s.draft + s.compute + s.reserve;
+    s.total = (s.device ? s.weights : 0) + s.kv + s.recurrent + s.draft + s.projector + s.compute + s.reserve;
   }
   return shares;
 }
@@ -418,6 +432,7 @@ export function checkSplitFit(
       `KV ${formatBytes(s.kv)} at ${plan.contextSize} ctx`,
       ...(s.recurrent > 0 ? [`recurrent state ${formatBytes(s.recurrent)}`] : []),
       ...(s.draft > 0 ? [`draft ${formatBytes(s.draft)}`] : []),
+      ...(s.projector > 0 ? [`projector ${formatBytes(s.projector)}`] : []),
       `compute ${formatBytes(s.compute)}`,
       ...(s.reserve > 0 ? [`reserve ${formatBytes(s.reserve)}`] : []),
     ];

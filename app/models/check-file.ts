@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import { GgufFormatError, readGgufInfo } from '../gguf/reader.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { modelSanityProblem } from './model-sanity.js';
+import { PROJECTOR_ARCHITECTURE } from './projector.js';
 
 /** A model file that cannot be used, with the reason. */
 export class ModelFileError extends Error {
@@ -56,6 +57,12 @@ export async function checkModelFile(path: string, knownArchitectures: readonly 
   const arch = info.metadata.get('general.architecture');
   if (!arch || arch.type !== 'string') {
     throw new ModelFileError(`${path} has no general.architecture: not a model GGUF`);
+  }
+  // a projector's GGUF is read by llama.cpp's mtmd library, never loaded as a model
+  if (arch.value === PROJECTOR_ARCHITECTURE) {
+    throw new ModelFileError(
+      `${path} is a multimodal projector (clip), not a chat model: it pairs with the model beside it (power info <model.gguf> shows the pairing)`,
+    );
   }
   if (!knownArchitectures.includes(arch.value)) {
     throw new ModelFileError(`${path}: architecture '${arch.value}' is not supported by llama.cpp in this build`);

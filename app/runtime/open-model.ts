@@ -59,7 +59,7 @@ export interface OpenOptions {
   engine?: Omit<EngineOptions, 'flavour' | 'verbose'>;
   onProgress?: (progress: number) => void;
   /** what the session will need, for the memory estimate */
-  plan?: { contextSize?: number; batchSize?: number; draft?: GgufInfo; s?: number; flashAttn?: boolean };
+  plan?: { contextSize?: number; batchSize?: number; draft?: GgufInfo; projector?: GgufInfo; s?: number; flashAttn?: boolean };
   /** refuse to load when the estimate does not fit (generate); info only reports it */
   enforceFit?: boolean;
   /** load on the CPU whatever the device: `info` only reads the model's metadata */
@@ -139,6 +139,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
     const planFor = (gpuLayers: number, flashAttn: boolean): MemoryPlan => ({
       target: gguf,
       ...(options.plan?.draft ? { draft: options.plan.draft } : {}),
+      ...(options.plan?.projector ? { projector: options.plan.projector } : {}),
       contextSize: options.plan?.contextSize ?? defaultContextSize(trainedContext(gguf)),
       batchSize: options.plan?.batchSize ?? 512,
       gpuLayers,
@@ -158,6 +159,7 @@ export async function openModel(path: string, options: OpenOptions): Promise<Ope
         kv: sum((x) => x.kv),
         recurrent: sum((x) => x.recurrent),
         draft: sum((x) => x.draft),
+        projector: sum((x) => x.projector),
         compute: sum((x) => x.compute),
         reserve: sum((x) => x.reserve),
         total: sum((x) => x.total),

@@ -14,6 +14,7 @@ import { readGgufInfo } from '../gguf/reader.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { checkModelFile, ModelFileError } from '../models/check-file.js';
 import { modelFacts } from '../models/facts.js';
+import { projectorFor } from '../models/projector.js';
 import { Emitter } from './events.js';
 import { sha256File } from './sha256.js';
 import { readDocumentOrSetAside, SaveQueue, writeDocument, type DocumentKind } from './storage/document.js';
@@ -46,6 +47,17 @@ export class ModelLibrary {
     const entry = this.entries.find((e) => e.id === id);
     if (!entry) throw new PowerError('not-found', `no model ${id} in the library`);
     return { ...entry };
+  }
+
+  /** The header of the entry's paired projector, when it fits the model (null: none, or it does not fit). */
+  async projector(id: string): Promise<GgufInfo | null> {
+    const pairing = this.get(id).projector;
+    if (!pairing?.compatible) return null;
+    try {
+      return await readGgufInfo(pairing.path);
+    } catch (error) {
+      throw new PowerError('bad-input', `${this.get(id).name}: its projector ${pairing.path}: ${(error as Error).message}`);
+    }
   }
 
   /** The entry's file, checked now: it must still be a usable GGUF. */
@@ -91,6 +103,7 @@ export class ModelLibrary {
           addedAt: new Date().toISOString(),
           sha256: { state: 'pending' },
           facts: modelFacts(info),
+          projector: await projectorFor(file, info),
           problem: null,
         };
         this.entries.push(entry);
@@ -142,14 +155,18 @@ export class ModelLibrary {
     }
     entry.problem = null;
     const hash = entry.sha256;
-    if (hash.state !== 'done' || hash.ofSize !== st.size || hash.ofMtimeMs !== st.mtimeMs) {
+    const changed = hash.state !== 'done' || hash.ofSize !== st.size || hash.ofMtimeMs !== st.mtimeMs;
+    try {
+      const info = await readGgufInfo(entry.path);
+      if (changed) entry.facts = modelFacts(info);
+      // projectors come and go beside the model whether or not it changed
+      entry.projector = await projectorFor(entry.path, info);
+    } catch (error) {
+      entry.problem = (error as Error).message;
+    }
+    if (changed) {
       entry.sizeBytes = st.size;
       entry.sha256 = { state: 'pending' };
-      try {
-        entry.facts = modelFacts(await readGgufInfo(entry.path));
-      } catch (error) {
-        entry.problem = (error as Error).message;
-      }
       this.hashInBackground(entry.id);
     }
   }

@@ -131,7 +131,25 @@ describe('model library', () => {
     assert.ok(folder.skipped.every((s) => s.reason.length > 0));
     const again = await f.service.models.add({ path: MODELS_CACHE });
     assert.equal(again.added.length, 0);
-    assert.ok(again.skipped.every((s) => s.reason === 'already in the library'));
+    // every model is there already; the projector beside swa-target.gguf is no model
+    const models = again.skipped.filter((s) => !s.path.endsWith('mmproj-swa-target.gguf'));
+    assert.ok(models.every((s) => s.reason === 'already in the library'));
+    const projector = again.skipped.find((s) => s.path.endsWith('mmproj-swa-target.gguf'));
+    assert.match(projector?.reason ?? '', /is a multimodal projector \(clip\), not a chat model/);
+  });
+
+  test('a model lists the projector beside it and what it accepts; the estimate counts its weights', async () => {
+    const swa = f.models['swa-target.gguf']!;
+    assert.equal(swa.projector?.path, join(MODELS_CACHE, 'mmproj-swa-target.gguf'));
+    assert.equal(swa.projector?.compatible, true);
+    assert.deepEqual(swa.projector?.accepts, { image: true, audio: false });
+    assert.equal(swa.projector?.tokensPerImage, 4);
+    // mmproj-swa-target.gguf is swa-target's: the other 128-wide models get none
+    assert.equal(f.models['target.gguf']!.projector, null);
+    const e = await f.service.models.estimate({ targetId: swa.id, contextSize: 2048 });
+    assert.equal(e.projector, swa.projector?.weightsBytes);
+    assert.match(e.description, /projector 0\.1 MiB/);
+    assert.equal((await f.service.models.estimate({ targetId: f.models['target.gguf']!.id })).projector, 0);
   });
 
   test('loading a file that llama.cpp cannot use is a bad-input error, even when it aborts llama.cpp', async () => {

@@ -42,7 +42,7 @@ describe('memory estimate', () => {
     );
     assert.equal(two.kv, 2048 * 2 * 64 * 2);
     const none = estimateMemory(plan({ gpuLayers: 0 }));
-    assert.deepEqual(none, { weights: 0, kv: 0, recurrent: 0, draft: 0, compute: 0, reserve: 0, total: 0 });
+    assert.deepEqual(none, { weights: 0, kv: 0, recurrent: 0, draft: 0, projector: 0, compute: 0, reserve: 0, total: 0 });
   });
 
   test('recurrent blocks pay (1 + S) state rows, attention blocks pay KV', () => {

@@ -9,6 +9,7 @@ import { chatAfterDelete, reusableChat } from '../../renderer/src/logic/chat-lis
 import { deviceBadge, deviceOptions, freeOfTotal } from '../../renderer/src/logic/devices.js';
 import { approxSize, downloadLine, downloadPercent, latestByFile } from '../../renderer/src/logic/downloads.js';
 import { addPathProblem, bestMethod, defaultTarget, describeAdded, entryKind, groupLibrary } from '../../renderer/src/logic/library.js';
+import { modelSummary } from '../../renderer/src/logic/format.js';
 import { checkLoadFields } from '../../renderer/src/logic/load-settings.js';
 import { replyStatsParts, rollingForModel, sparkScale, stopReasonLabel } from '../../renderer/src/logic/reply.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem } from '../../renderer/src/logic/sampling.js';
@@ -94,6 +95,25 @@ const candidate = (e: ModelEntry, compatible = true): Draft => ({
 });
 
 describe('the library in groups', () => {
+  test("an entry's summary says what its projector adds, or why it does not fit", () => {
+    const projector = {
+      path: '/models/mmproj-gemma.gguf',
+      projectorType: 'gemma3',
+      accepts: { image: true, audio: false },
+      imageSize: 896,
+      patchSize: 14,
+      tokensPerImage: 256,
+      outputWidth: 2560,
+      weightsBytes: 1000,
+      compatible: true,
+    };
+    assert.match(modelSummary(entry('gemma', 'gemma3', 4e9, { projector })), / · image via mmproj-gemma\.gguf \(256 tokens each\)$/);
+    const reason = "projector outputs 1152-wide embeddings; this model's are 640";
+    const refused = modelSummary(entry('gemma', 'gemma3', 4e9, { projector: { ...projector, compatible: false, reason } }));
+    assert.match(refused, / · mmproj-gemma\.gguf does not fit: projector outputs 1152-wide embeddings; this model's are 640$/);
+    assert.doesNotMatch(modelSummary(entry('plain', 'llama', 1e9)), /via|fit/);
+  });
+
   test('artifacts by their architecture, drafts by name or by being a small member of a family, the rest are models', () => {
     const kinds = Object.fromEntries(LIBRARY.map((e) => [e.name, entryKind(e, LIBRARY)]));
     assert.deepEqual(kinds, {

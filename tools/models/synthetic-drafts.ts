@@ -256,7 +256,7 @@ class Tensors {
   constructor(private readonly seed: number) {}
 
   exact(name: string, shape: number[], fill: (out: Float32Array) => void): void {
-    this.list.push(f32Tensor(name, shape, fill));
+    this.list.push(f32Tensor(name, shape, { value: 0 }, this.seed, fill));
   }
 
   normal(name: string, shape: number[], std: number): void {

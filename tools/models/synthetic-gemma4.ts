@@ -55,7 +55,8 @@ const ROPE_BASE = 1000000;
 const ROPE_BASE_SWA = 10000;
 
 type Fill = (data: Float32Array) => void;
-const tensor = f32Tensor;
+/** zeros, then `fill` */
+const tensor = (name: string, shape: number[], fill: Fill): GgufTensorSpec => f32Tensor(name, shape, { value: 0 }, 0, fill);
 
 const normal =
   (std: number, seedText: string): Fill =>

@@ -13,7 +13,7 @@ import { gv, kv, type GgufEntry, type GgufModel, type GgufTensorSpec } from '../
 import { makeVocab, TokenType, vocabMetadata } from '../../app/models/vocab.js';
 import { replaceFileAtomic, writeFileAtomic } from '../../app/service/storage/atomic-file.js';
 import { writeGguf } from '../gguf/writer.js';
-import { addGaussian } from './synthetic-random.js';
+import { addGaussian, f32Tensor, type F32Init } from './synthetic-random.js';
 
 /** Bump when the way tensors are drawn changes (the spec hash covers the params and metadata). */
 export const MOE_GENERATOR_VERSION = 1;
@@ -70,23 +70,15 @@ export function makeQwen3MoeSpec(p: Qwen3MoeParams): GgufModel {
     ...vocabMetadata(vocab),
   ];
   const tensors: GgufTensorSpec[] = [];
-  const add = (name: string, shape: number[], init: { std: number } | { value: number }, post?: (d: Float32Array) => void): void => {
-    const n = shape.reduce((a, b) => a * b, 1);
-    tensors.push({
-      name,
-      shape,
-      type: 'f32',
-      data: () => {
-        const out = new Float32Array(n);
-        if ('value' in init) out.fill(init.value);
-        else {
-          addGaussian(out, init.std, `${p.seed}/${name}`);
-          if (p.perturb && p.perturb.scale > 0) addGaussian(out, p.perturb.scale * init.std, `perturb/${p.perturb.seed}/${name}`);
+  const add = (name: string, shape: number[], init: F32Init, post?: (d: Float32Array) => void): void => {
+    tensors.push(
+      f32Tensor(name, shape, init, p.seed, (out) => {
+        if (!('value' in init) && p.perturb && p.perturb.scale > 0) {
+          addGaussian(out, p.perturb.scale * init.std, `perturb/${p.perturb.seed}/${name}`);
         }
         post?.(out);
-        return out;
-      },
-    });
+      }),
+    );
   };
   const one = { value: 1 };
   add('token_embd.weight', [E, V], { std: SCALES.embedding });

@@ -32,8 +32,14 @@ export function addGaussian(out: Float32Array, std: number, seedText: string): v
   }
 }
 
-/** An F32 tensor whose data `fill` writes when the tensor is written (one tensor in memory at a time). */
-export function f32Tensor(name: string, shape: number[], fill: (out: Float32Array) => void): GgufTensorSpec {
+/** A constant, or N(0, std²) samples. */
+export type F32Init = { std: number } | { value: number };
+
+/**
+ * An F32 tensor whose values are made when it is written: the constant, or N(0, std²) drawn from
+ * "seed/name"; then `more` (noise, masks) on them.
+ */
+export function f32Tensor(name: string, shape: number[], init: F32Init, seed: number, more?: (data: Float32Array) => void): GgufTensorSpec {
   const n = shape.reduce((a, b) => a * b, 1);
   return {
     name,
@@ -41,7 +47,9 @@ export function f32Tensor(name: string, shape: number[], fill: (out: Float32Arra
     type: 'f32',
     data: () => {
       const out = new Float32Array(n);
-      fill(out);
+      if ('value' in init) out.fill(init.value);
+      else addGaussian(out, init.std, `${seed}/${name}`);
+      more?.(out);
       return out;
     },
   };

@@ -15,6 +15,7 @@ import type { DraftArtifactParams } from './synthetic-drafts.js';
 import { addGaussian } from './synthetic-random.js';
 import { makeGemma4AssistantSpec, makeGemma4ModelSpec } from './synthetic-gemma4.js';
 import type { Gemma4AssistantParams, Gemma4ModelParams } from './synthetic-gemma4.js';
+import { makeProjectorSpec, type ProjectorParams } from './synthetic-projector.js';
 import { BUNDLED_VOCABS, bundledVocab, loadBundledVocab, type BundledVocabName } from './real-vocab.js';
 
 /** Bump when generation code changes in a way that alters bytes; invalidates every cache. */
@@ -433,7 +434,13 @@ export function makeGemma3ModelSpec(p: Gemma3ModelParams): GgufModel {
 // ---------------------------------------------------------------- the set
 
 export type ModelParams =
-  LlamaModelParams | Qwen35ModelParams | Gemma3ModelParams | DraftArtifactParams | Gemma4ModelParams | Gemma4AssistantParams;
+  | LlamaModelParams
+  | Qwen35ModelParams
+  | Gemma3ModelParams
+  | DraftArtifactParams
+  | ProjectorParams
+  | Gemma4ModelParams
+  | Gemma4AssistantParams;
 
 const TARGET: LlamaModelParams = {
   arch: 'llama',
@@ -664,6 +671,31 @@ export const SYNTHETIC_MODELS = {
 } satisfies Record<string, { description: string; params: ModelParams }>;
 
 export type SyntheticModelName = keyof typeof SYNTHETIC_MODELS;
+
+/**
+ * Multimodal projectors (llama.cpp's clip format), each named `mmproj-X.gguf` for its model
+ * `X.gguf` as llama.cpp's users know them. Not part of SYNTHETIC_MODELS: a projector is no chat
+ * model, and the library does not list it as one.
+ */
+export const PROJECTOR_MODELS = {
+  'mmproj-swa-target.gguf': {
+    description:
+      'gemma3 projector for swa-target.gguf: 1-block vision encoder (E=32), 64x64 images in 8x8 patches, 4 tokens per image of width 128',
+    params: {
+      arch: 'clip',
+      name: 'power-synthetic-mmproj-swa-target',
+      seed: 41,
+      projector: 'gemma3',
+      textEmbd: SWA_TARGET.embd,
+      embd: 32,
+      layers: 1,
+      heads: 2,
+      ff: 64,
+      imageSize: 64,
+      patchSize: 8,
+    },
+  },
+} satisfies Record<string, { description: string; params: ProjectorParams }>;
 export type ModelSet = Record<SyntheticModelName, string>;
 
 export function makeModelSpec(params: ModelParams): GgufModel {
@@ -672,6 +704,7 @@ export function makeModelSpec(params: ModelParams): GgufModel {
   if (params.arch === 'gemma3') return makeGemma3ModelSpec(params);
   if (params.arch === 'gemma4') return makeGemma4ModelSpec(params);
   if (params.arch === 'gemma4-assistant') return makeGemma4AssistantSpec(params);
+  if (params.arch === 'clip') return makeProjectorSpec(params);
   return makeDraftArtifactSpec(params, makeModelSpec);
 }
 
@@ -717,6 +750,14 @@ async function sizeOf(path: string): Promise<number | undefined> {
 /** Generates (or reuses from the cache in `outDir`) every synthetic model; returns absolute paths. */
 export function makeModels(outDir: string, opts: { force?: boolean; onLog?: (line: string) => void } = {}): Promise<ModelSet> {
   return makeModelFiles(outDir, SYNTHETIC_MODELS, opts);
+}
+
+/** Generates (or reuses) the projectors beside their models; cached in the same manifest. */
+export function makeProjectorModels(
+  outDir: string,
+  opts: { force?: boolean; onLog?: (line: string) => void } = {},
+): Promise<Record<keyof typeof PROJECTOR_MODELS, string>> {
+  return makeModelFiles(outDir, PROJECTOR_MODELS, opts);
 }
 
 /** The same for any set of model params (the GPU check's larger models); cached alike. */

@@ -29,6 +29,30 @@ export const ModelFacts = z.object({
 });
 export type ModelFacts = z.infer<typeof ModelFacts>;
 
+/**
+ * A multimodal projector (llama.cpp's clip format, `mmproj-*.gguf`) paired with a model: what it
+ * accepts, what an image costs, and whether it fits the model (the reason when not).
+ */
+export const ProjectorPairing = z.object({
+  path: z.string(),
+  /** clip.projector_type (gemma3, mlp, ...) */
+  projectorType: z.string(),
+  accepts: z.object({ image: z.boolean(), audio: z.boolean() }),
+  /** the image side the encoder takes, in pixels (null: no vision encoder) */
+  imageSize: z.number().int().nullable(),
+  patchSize: z.number().int().nullable(),
+  /** prompt tokens one image costs, as llama.cpp's clip computes it; null when it depends on the image */
+  tokensPerImage: z.number().int().nullable(),
+  /** the width of the embeddings it writes into the model's input (null: unknown for this projector type) */
+  outputWidth: z.number().int().nullable(),
+  /** bytes of its weights (all of them go to the device with the model) */
+  weightsBytes: z.number().nonnegative(),
+  compatible: z.boolean(),
+  /** why it does not fit the model, when not compatible */
+  reason: z.string().optional(),
+});
+export type ProjectorPairing = z.infer<typeof ProjectorPairing>;
+
 export const Sha256 = z.discriminatedUnion('state', [
   z.object({ state: z.literal('pending') }),
   z.object({ state: z.literal('done'), hex: z.string().regex(/^[0-9a-f]{64}$/), ofSize: z.number(), ofMtimeMs: z.number() }),
@@ -45,6 +69,8 @@ export const ModelEntry = z.object({
   /** computed in the background after the entry is added; recomputed when the file changes */
   sha256: Sha256,
   facts: ModelFacts.nullable(),
+  /** the `mmproj-*.gguf` beside the file, with whether it fits (absent in libraries saved before projectors) */
+  projector: ProjectorPairing.nullable().optional(),
   /** why the entry cannot be used right now (file gone, no longer a GGUF); null when fine */
   problem: z.string().nullable(),
 });
@@ -65,6 +91,8 @@ export const MemoryEstimate = z.object({
   kv: z.number(),
   recurrent: z.number(),
   draft: z.number(),
+  /** the paired multimodal projector's weights */
+  projector: z.number(),
   compute: z.number(),
   reserve: z.number(),
   total: z.number(),

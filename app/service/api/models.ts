@@ -62,9 +62,11 @@ export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): 
     },
     estimate: async (p) => {
       const target = await library.gguf(p.targetId);
+      const projector = await library.projector(p.targetId);
       const plan = {
         target,
         ...(p.draftId ? { draft: await library.gguf(p.draftId) } : {}),
+        ...(projector ? { projector } : {}),
         contextSize: p.contextSize ?? defaultContextSize(library.get(p.targetId).facts?.contextLength ?? 0),
         batchSize: 512,
         gpuLayers: p.gpuLayers,

@@ -55,6 +55,7 @@ function EstimateLine({ estimate, error }: { estimate: MemoryEstimate | null; er
   if (!estimate) return null;
   const parts = [`weights ${bytes(estimate.weights)}`, `KV ${bytes(estimate.kv)}`];
   if (estimate.draft > 0) parts.push(`draft ${bytes(estimate.draft)}`);
+  if (estimate.projector > 0) parts.push(`projector ${bytes(estimate.projector)}`);
   if (estimate.recurrent > 0) parts.push(`snapshots ${bytes(estimate.recurrent)}`);
   return (
     <p className="hint estimate" title={estimate.description}>

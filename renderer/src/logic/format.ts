@@ -39,13 +39,24 @@ export function bytes(n: number | null | undefined): string {
   return `${unit === 0 ? value.toFixed(0) : value.toFixed(value >= 100 ? 0 : 1)} ${UNITS[unit]}`;
 }
 
-/** "llama · 1.2 MiB · mostly Q4_0 · ctx 4096 · NextN 1" (or why the entry cannot be used). */
+/** What the entry's projector adds: "image via mmproj-x.gguf (4 tokens each)", or why it does not fit. */
+function projectorSummary(p: ModelEntry['projector']): string | null {
+  if (!p) return null;
+  const file = p.path.split(/[\\/]/).pop() ?? p.path;
+  if (!p.compatible) return `${file} does not fit: ${p.reason ?? 'unknown'}`;
+  const what = [...(p.accepts.image ? ['image'] : []), ...(p.accepts.audio ? ['audio'] : [])].join(' + ');
+  return `${what} via ${file}` + (p.accepts.image && p.tokensPerImage !== null ? ` (${p.tokensPerImage} tokens each)` : '');
+}
+
+/** "llama · 1.2 MiB · mostly Q4_0 · ctx 4096 · NextN 1 · image via mmproj-x.gguf (256 tokens each)" (or why the entry cannot be used). */
 export function modelSummary(entry: ModelEntry): string {
   if (entry.problem) return `unusable: ${entry.problem}`;
   const f = entry.facts;
   if (!f) return bytes(entry.sizeBytes);
   const parts = [f.architecture + (f.hybrid ? ' (hybrid)' : f.recurrent ? ' (recurrent)' : ''), bytes(entry.sizeBytes), f.fileType];
   parts.push(`ctx ${f.contextLength > 0 ? f.contextLength : '?'}`, `NextN ${f.nextnLayers}`);
+  const projector = projectorSummary(entry.projector);
+  if (projector) parts.push(projector);
   return parts.join(' · ');
 }
 
