@@ -3,7 +3,7 @@ import { strategyAvailability, STRATEGIES } from '../contract/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { describeEstimate } from '../engine/memory-estimate.js';
-import { checkDraftCompatibility, type DraftCompatibility } from '../models/draft-compat.js';
+import { ASSISTANT_ARCH, checkDraftCompatibility, type DraftCompatibility } from '../models/draft-compat.js';
 import { isProjector, readRegularHeader } from '../models/projector.js';
 import { describeGroups, tensorTypesByGroup } from '../models/tensor-groups.js';
 import { choice, parseFlags, str } from './args.js';
@@ -16,8 +16,9 @@ export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--mmp
   head, FFN, attention, embeddings/output, other), context, layers, vocabulary, chat template,
   which speculative strategies it can serve (with the reason when not), and the device it
   would run on (on CUDA: the memory estimate at the default context and whether it fits).
-  With --draft: what the draft is (a plain draft model or an eagle3/dflash/dspark artifact),
-  the facts its header declares, and whether it fits this target (the reason when not).
+  With --draft: what the draft is (a plain draft model, an eagle3/dflash/dspark artifact, or a
+  Gemma 4 assistant or MTP sidecar for mtp), the facts its header declares, and whether it fits
+  this target (the reason when not).
   What the model accepts: text, and images through the multimodal projector beside it
   (mmproj-<model>.gguf, else one of the model's width) with the tokens an image costs.
   With --mmproj: that projector checked against the model instead (the reason when it does not fit).
@@ -27,7 +28,13 @@ export const INFO_USAGE = `power info <model.gguf> [--draft <draft.gguf>] [--mmp
 /** The draft's kind, declared facts and compatibility, for the text report. */
 function describeDraft(path: string, d: DraftCompatibility): string[] {
   const what =
-    d.kind === 'draft-model' ? `plain draft model (${d.architecture})` : `${d.kind} artifact (general.architecture ${d.architecture})`;
+    d.kind === 'draft-model'
+      ? `plain draft model (${d.architecture})`
+      : d.kind === 'mtp' && d.architecture === ASSISTANT_ARCH
+        ? `Gemma 4 assistant for --strategy mtp (general.architecture ${d.architecture}): reads the target's KV cache and hidden rows`
+        : d.kind === 'mtp'
+          ? `MTP sidecar for --strategy mtp (general.architecture ${d.architecture}): NextN layers without a trunk, fed the target's hidden rows`
+          : `${d.kind} artifact (general.architecture ${d.architecture})`;
   const lines = [`draft         ${path}`, `  kind        ${what}`];
   const a = d.artifact;
   if (a) {

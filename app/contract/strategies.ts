@@ -20,6 +20,11 @@ export const NGRAM_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['ngram
 /** The strategies that need a draft file next to the target. */
 export const DRAFT_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['draft-model', ...ARTIFACT_STRATEGIES]);
 
+/** Whether a draft file may be given: the draft strategies', and mtp's Gemma 4 assistant (without one, mtp uses the target's NextN layers). */
+export function takesDraft(strategy: Strategy): boolean {
+  return DRAFT_STRATEGIES.has(strategy) || strategy === 'mtp';
+}
+
 export interface StrategyAvailability {
   available: boolean;
   reason?: string;
@@ -30,7 +35,7 @@ export interface StrategyFacts {
   /** Result of checking a `--draft` artifact against the target, when one was given. */
   draft?: {
     architecture: string;
-    /** What the file is (app/models/draft-compat.ts): 'draft-model', 'eagle3', 'dflash' or 'dspark' (a DSpark is a dflash GGUF with a Markov head). */
+    /** What the file is (app/models/draft-compat.ts): 'draft-model', 'eagle3', 'dflash', 'dspark' (a DSpark is a dflash GGUF with a Markov head) or 'mtp' (a Gemma 4 assistant). */
     kind?: string;
     compatible: boolean;
     reason?: string;
@@ -38,17 +43,26 @@ export interface StrategyFacts {
 }
 
 /** The strategy a draft artifact of this architecture serves (anything else is a plain draft model). */
-export const DRAFT_ARCHITECTURES: Readonly<Record<string, Strategy>> = { dflash: 'dflash', eagle3: 'eagle3', dspark: 'dspark' };
+export const DRAFT_ARCHITECTURES: Readonly<Record<string, Strategy>> = {
+  dflash: 'dflash',
+  eagle3: 'eagle3',
+  dspark: 'dspark',
+  'gemma4-assistant': 'mtp',
+};
 
 /** The strategy a checked draft serves: the kind its check found, else what its architecture says. */
 export function draftStrategy(draft: { architecture: string; kind?: string }): Strategy {
   const kind = draft.kind as Strategy | undefined;
-  if (kind && DRAFT_STRATEGIES.has(kind)) return kind;
+  if (kind && takesDraft(kind)) return kind;
   return DRAFT_ARCHITECTURES[draft.architecture] ?? 'draft-model';
 }
 
 /** "an eagle3", "a dflash" */
 const article = (name: string): string => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
+
+/** what a draft file serving `strategy` is: "an eagle3 artifact", "a gemma4-assistant" */
+const artifactOf = (strategy: Strategy): string =>
+  strategy === 'mtp' ? 'a gemma4-assistant or MTP sidecar' : `${article(strategy)} artifact`;
 
 function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
   if (NGRAM_STRATEGIES.has(strategy)) return { available: true };
@@ -56,14 +70,30 @@ function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailab
     case 'none':
       return { available: true };
     case 'mtp':
+      // with a draft, mtp drafts with a Gemma 4 assistant or an MTP sidecar; without, with the target's NextN layers
+      if (facts.draft) {
+        const serves = draftStrategy(facts.draft);
+        if (serves !== 'mtp') {
+          return {
+            available: false,
+            reason: `the draft is ${serves === 'draft-model' ? `a plain '${facts.draft.architecture}' model` : artifactOf(serves)}, not a gemma4-assistant or MTP sidecar`,
+          };
+        }
+        if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
+        return { available: true };
+      }
       return facts.nextnLayers > 0
         ? { available: true }
-        : { available: false, reason: 'the model has no NextN/MTP layers (nextn_predict_layers = 0)' };
+        : {
+            available: false,
+            reason:
+              'the model has no NextN/MTP layers (nextn_predict_layers = 0); a Gemma 4 target drafts with --draft <gemma4-assistant.gguf>',
+          };
     case 'draft-model':
       if (!facts.draft) return { available: false, reason: 'needs --draft <model.gguf> with the same vocabulary' };
       if (draftStrategy(facts.draft) !== 'draft-model') {
         const kind = draftStrategy(facts.draft);
-        return { available: false, reason: `the draft is ${article(kind)} artifact, not a plain draft model: use --strategy ${kind}` };
+        return { available: false, reason: `the draft is ${artifactOf(kind)}, not a plain draft model: use --strategy ${kind}` };
       }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };
       return { available: true };
@@ -77,7 +107,7 @@ function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailab
           reason:
             serves === 'draft-model'
               ? `the draft is a plain '${facts.draft.architecture}' model, not ${arch} artifact`
-              : `the draft is ${article(serves)} artifact, not ${arch} artifact`,
+              : `the draft is ${artifactOf(serves)}, not ${arch} artifact`,
         };
       }
       if (!facts.draft.compatible) return { available: false, reason: `the draft is incompatible: ${facts.draft.reason}` };

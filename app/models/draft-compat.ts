@@ -3,12 +3,23 @@
 // special tokens, every token's bytes). Artifacts that read the target's hidden states (EAGLE-3,
 // DFlash, DSpark) must also match what llama.cpp feeds them; where it would abort (GGML_ABORT on
 // a target layer it cannot extract) or read garbage (features of another width), the check
-// refuses first, with the reason.
+// refuses first, with the reason. A Gemma 4 assistant (gemma4-assistant, strategy mtp) attends
+// over the target's KV cache: it must fit the target's hidden size, its last two layers' kinds,
+// their KV heads and head sizes, and its sliding window (native/src/proposer_common_checks.cpp
+// checks the same on the loaded pair). An MTP sidecar (a target architecture's NextN block in a
+// file of its own, strategy mtp) must be of the target's architecture, vocabulary and width.
 import { readBuildInfo } from '../engine/build-info.js';
 import type { GgufInfo, GgufValue } from '../gguf/types.js';
 
-/** What a draft file is, told apart as llama.cpp does (common_speculative_types_from_gguf). */
-export type DraftKind = 'draft-model' | 'eagle3' | 'dflash' | 'dspark';
+/**
+ * What a draft file is, told apart as llama.cpp does (common_speculative_types_from_gguf); 'mtp':
+ * a Gemma 4 assistant, which drafts as llama.cpp's draft-mtp.
+ */
+export type DraftKind = 'draft-model' | 'eagle3' | 'dflash' | 'dspark' | 'mtp';
+
+/** The architecture of a Gemma 4 assistant and of the target it drafts for. */
+export const ASSISTANT_ARCH = 'gemma4-assistant';
+const ASSISTANT_TARGET_ARCH = 'gemma4';
 
 /** Facts of an artifact that reads the target, as its header declares them. */
 export interface ArtifactFacts {
@@ -103,9 +114,21 @@ function tensor(info: GgufInfo, name: string) {
   return info.tensors.find((t) => t.name === name);
 }
 
+/**
+ * An MTP sidecar: a target architecture's file that holds NextN/MTP layers but no trunk (no
+ * blk.0 tensors), which llama.cpp loads as an MTP-only model to draft for a target of that
+ * architecture (the mtp proposer on the sidecar's MTP context).
+ */
+function isMtpSidecar(draft: GgufInfo): boolean {
+  const arch = scalar(draft, 'general.architecture') ?? '';
+  return (num(draft, `${arch}.nextn_predict_layers`) ?? 0) > 0 && !tensor(draft, 'blk.0.attn_norm.weight');
+}
+
 export function draftKind(draft: GgufInfo): DraftKind {
   const arch = scalar(draft, 'general.architecture');
   if (arch === 'eagle3') return 'eagle3';
+  if (arch === ASSISTANT_ARCH) return 'mtp';
+  if (isMtpSidecar(draft)) return 'mtp';
   // the Markov head distinguishes draft-dspark from draft-dflash
   if (arch === 'dflash') return tensor(draft, 'markov_w1.weight') ? 'dspark' : 'dflash';
   return 'draft-model';
@@ -120,7 +143,7 @@ function targetShape(target: GgufInfo): { arch: string; hidden?: number; layers?
 }
 
 /** Reads an artifact's facts; a string is the reason they cannot be read. */
-export function artifactFacts(draft: GgufInfo, kind: Exclude<DraftKind, 'draft-model'>): ArtifactFacts | string {
+export function artifactFacts(draft: GgufInfo, kind: Exclude<DraftKind, 'draft-model' | 'mtp'>): ArtifactFacts | string {
   const arch = kind === 'eagle3' ? 'eagle3' : 'dflash';
   const hidden = num(draft, `${arch}.embedding_length`);
   if (hidden === undefined) return `${arch}.embedding_length is missing`;
@@ -164,7 +187,7 @@ export function checkDraftK(compat: DraftCompatibility, k: number): string | und
 function checkArtifact(
   target: GgufInfo,
   draft: GgufInfo,
-  kind: Exclude<DraftKind, 'draft-model'>,
+  kind: Exclude<DraftKind, 'draft-model' | 'mtp'>,
   facts: ArtifactFacts,
 ): string | undefined {
   const t = targetShape(target);
@@ -204,12 +227,82 @@ function checkArtifact(
   return undefined;
 }
 
+/** A per-layer key as llama.cpp reads it (get_key_or_arr): an array of one value per layer, or one value for all. */
+function perLayer(info: GgufInfo, key: string, layers: number): (number | boolean)[] | undefined {
+  const v = meta(info, key);
+  if (!v) return undefined;
+  if (v.type !== 'array')
+    return v.type === 'string' ? undefined : Array<number | boolean>(layers).fill(v.type === 'bool' ? v.value : Number(v.value));
+  if (v.itemType === 'string' || v.value.length !== layers) return undefined;
+  return (v.value as (number | bigint | boolean)[]).map((x) => (typeof x === 'boolean' ? x : Number(x)));
+}
+
+/** One layer's attention as the KV cache stores it. */
+interface LayerAttention {
+  swa: boolean;
+  kvHeads: number;
+  headSize: number;
+}
+
+function attentionLayers(info: GgufInfo, arch: string, layers: number): LayerAttention[] | string {
+  const swa = perLayer(info, `${arch}.attention.sliding_window_pattern`, layers);
+  const heads = perLayer(info, `${arch}.attention.head_count`, layers);
+  const kvHeads = perLayer(info, `${arch}.attention.head_count_kv`, layers) ?? heads;
+  const full = num(info, `${arch}.attention.key_length`);
+  const slide = num(info, `${arch}.attention.key_length_swa`) ?? full;
+  if (!swa || !kvHeads || full === undefined || slide === undefined) {
+    return `${arch}: the sliding-window pattern, head counts or key lengths are missing`;
+  }
+  return swa.map((s, i) => ({ swa: s === true || s === 1, kvHeads: Number(kvHeads[i]), headSize: s === true || s === 1 ? slide : full }));
+}
+
+/** Why a Gemma 4 assistant cannot draft for `target` (undefined: it can); after the vocabulary check. */
+function checkAssistant(target: GgufInfo, draft: GgufInfo): string | undefined {
+  const t = targetShape(target);
+  const a = ASSISTANT_ARCH;
+  if (t.hidden === undefined || t.layers === undefined || t.layers < 2)
+    return 'the target header lacks its embedding length or block count';
+  const hidden = num(draft, `${a}.embedding_length_out`);
+  if (hidden !== t.hidden) {
+    return `it was made for a target hidden size of ${hidden} (${a}.embedding_length_out), the target has ${t.hidden}`;
+  }
+  const tw = num(target, `${t.arch}.attention.sliding_window`);
+  const aw = num(draft, `${a}.attention.sliding_window`);
+  if (tw !== aw) return `it was made for a sliding window of ${aw} cells, the target's is ${tw}`;
+  const tLayers = attentionLayers(target, t.arch, t.layers);
+  if (typeof tLayers === 'string') return tLayers;
+  const aLayers = attentionLayers(draft, a, num(draft, `${a}.block_count`) ?? 0);
+  if (typeof aLayers === 'string') return aLayers;
+  // llama.cpp shares the target's last layer with its full-attention layers, the one before with its sliding ones
+  const shared = (swa: boolean) => t.layers! - (swa ? 2 : 1);
+  for (const swa of [false, true]) {
+    if (tLayers[shared(swa)]!.swa !== swa) {
+      return `it reads target layer ${shared(swa)} as ${swa ? 'sliding-window' : 'full'} attention, but that layer is ${swa ? 'full' : 'sliding-window'} attention`;
+    }
+  }
+  if (!aLayers.some((l) => l.swa)) return 'it has no sliding-window layer (llama.cpp requires one)';
+  for (const [i, l] of aLayers.entries()) {
+    const tl = tLayers[shared(l.swa)]!;
+    if (l.kvHeads !== tl.kvHeads || l.headSize !== tl.headSize) {
+      return `its layer ${i} reads ${l.kvHeads} KV heads of size ${l.headSize}, the target's ${l.swa ? 'sliding-window' : 'full-attention'} cache holds ${tl.kvHeads} of size ${tl.headSize}`;
+    }
+  }
+  return undefined;
+}
+
 export function checkDraftCompatibility(target: GgufInfo, draft: GgufInfo): DraftCompatibility {
   const architecture = scalar(draft, 'general.architecture') ?? 'unknown';
   const kind = draftKind(draft);
   let artifact: ArtifactFacts | undefined;
   const no = (reason: string): DraftCompatibility => ({ architecture, kind, compatible: false, reason, ...(artifact ? { artifact } : {}) });
-  if (kind !== 'draft-model') {
+  const sidecar = kind === 'mtp' && architecture !== ASSISTANT_ARCH;
+  if (sidecar) {
+    const targetArch = scalar(target, 'general.architecture') ?? 'unknown';
+    if (targetArch !== architecture) return no(`the MTP sidecar is a '${architecture}' model, the target a '${targetArch}' one`);
+  } else if (kind === 'mtp') {
+    const targetArch = scalar(target, 'general.architecture') ?? 'unknown';
+    if (targetArch !== ASSISTANT_TARGET_ARCH) return no(`a ${ASSISTANT_ARCH} drafts for a gemma4 target, this one is '${targetArch}'`);
+  } else if (kind !== 'draft-model') {
     const facts = artifactFacts(draft, kind);
     if (typeof facts === 'string') return no(facts);
     artifact = facts;
@@ -241,8 +334,17 @@ export function checkDraftCompatibility(target: GgufInfo, draft: GgufInfo): Draf
       `token ${mismatch} differs in its bytes (target 0x${hex(tokenBytes(tTokens, mismatch))}, draft 0x${hex(tokenBytes(dTokens, mismatch))})`,
     );
   }
-  if (kind !== 'draft-model' && artifact) {
+  if (kind !== 'draft-model' && kind !== 'mtp' && artifact) {
     const reason = checkArtifact(target, draft, kind, artifact);
+    if (reason) return no(reason);
+  }
+  if (sidecar) {
+    // its head reads the target's hidden rows
+    const hidden = num(draft, `${architecture}.embedding_length`);
+    const t = targetShape(target).hidden;
+    if (hidden !== t) return no(`the MTP sidecar's hidden size ${hidden} differs from the target's ${t}`);
+  } else if (kind === 'mtp') {
+    const reason = checkAssistant(target, draft);
     if (reason) return no(reason);
   }
   return { architecture, kind, compatible: true, ...(artifact ? { artifact } : {}) };

@@ -79,6 +79,8 @@ export function modelFacts(info: GgufInfo): ModelFacts {
     if (/^blk\.\d+\.ssm_/.test(t.name)) recurrent = true;
     if (/^blk\.\d+\.attn_(k|qkv)\b/.test(t.name)) attention = true;
   }
+  // an MTP sidecar holds no trunk blocks, but its architecture's recurrent state is declared all the same
+  if ((hp('ssm.state_size') ?? 0) > 0) recurrent = true;
   const tokens = m.get('tokenizer.ggml.tokens');
   const model = str(m.get('tokenizer.ggml.model'));
   return {

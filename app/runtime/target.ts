@@ -12,7 +12,7 @@ import type { FlashAttn, SamplingUsed } from '../contract/engine-types.js';
 import type { EngineResult, NativeModelInfo } from '../engine/protocol.js';
 import { capThreads } from './resource-limits.js';
 import { scheduleProblem } from './spec-schedule.js';
-import { DRAFT_STRATEGIES, strategyAvailability, strategyLabel, type Strategy } from '../contract/strategies.js';
+import { DRAFT_STRATEGIES, strategyAvailability, strategyLabel, takesDraft, type Strategy } from '../contract/strategies.js';
 import { frProblem } from '../contract/profile.js';
 import type { EngineEvidence } from '../contract/generation-result.js';
 import { batchInvariance, readBuildInfo } from '../engine/build-info.js';
@@ -66,7 +66,9 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   const members = [strategy, ...fallbacks];
   const label = strategyLabel(strategy, fallbacks);
   const speculative = strategy !== 'none';
-  if (request.draftPath && speculative && !members.some((m) => DRAFT_STRATEGIES.has(m))) {
+  // mtp drafts with the draft file (an assistant or a sidecar) where no other member needs it, as the engine decides
+  const mtpTakesDraft = members.includes('mtp') && request.draftPath !== undefined && !members.some((m) => DRAFT_STRATEGIES.has(m));
+  if (request.draftPath && speculative && !members.some((m) => takesDraft(m))) {
     throw new PowerError(
       'bad-input',
       `strategy '${label}' proposes from the token history and takes no draft (drop --draft ${request.draftPath})`,
@@ -76,8 +78,9 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   const opened = await openModel(request.path, {
     device: request.device,
     gpuLayers: request.gpuLayers,
-    // the MTP proposer drafts with the target's own NextN layers: llama.cpp loads them only when asked
-    loadMtp: members.includes('mtp'),
+    // the MTP proposer drafts with the target's own NextN layers (llama.cpp loads them only when
+    // asked), unless a Gemma 4 assistant or an MTP sidecar drafts beside it
+    loadMtp: members.includes('mtp') && !mtpTakesDraft,
     verbose: request.verbose ?? false,
     ...(request.engine ? { engine: request.engine } : {}),
     ...(request.onProgress ? { onProgress: (p: number) => request.onProgress!('target', p) } : {}),
@@ -110,7 +113,14 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
       try {
         const loaded = await abortable(
           // the draft on the local main GPU, or the CPU: its many small steps never wait on the network
-          engine.call('loadModel', { path: request.draftPath, requestId, gpuLayers: -1, devices: opened.draftDevices }),
+          // an MTP sidecar's NextN layers load only when asked
+          engine.call('loadModel', {
+            path: request.draftPath,
+            requestId,
+            gpuLayers: -1,
+            devices: opened.draftDevices,
+            ...(mtpTakesDraft ? { loadMtp: true } : {}),
+          }),
           request.signal,
           'loading the draft',
         );

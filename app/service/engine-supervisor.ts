@@ -183,7 +183,10 @@ export class EngineSupervisor {
     const entry = this.library.get(options.modelId);
     const draft = options.draftMethod.draftId ? this.library.get(options.draftMethod.draftId) : null;
     if (draft && options.draftMethod.strategy === 'none') {
-      throw new PowerError('bad-input', "a draft needs a speculative strategy (draft-model, dflash, eagle3 or dspark), not 'none'");
+      throw new PowerError(
+        'bad-input',
+        "a draft needs a speculative strategy (draft-model, dflash, eagle3, dspark, or mtp for a Gemma 4 assistant or MTP sidecar), not 'none'",
+      );
     }
     this.setStatus('loading');
     try {

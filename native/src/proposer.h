@@ -122,9 +122,10 @@ std::unique_ptr<proposer> make_proposer_mtp(std::shared_ptr<llama_model> model, 
 namespace power {
 
 struct common_proposer_params {
-    std::string strategy;               // eagle3 | dflash | dspark | ngram-simple | ngram-map-k | ngram-map-k4v | ngram-mod | ngram-cache
-    int32_t k = 1;                      // spec_draft_max: the draft length llama.cpp's proposer is made for
-    std::shared_ptr<llama_model> draft; // the artifact (eagle3, dflash, dspark); nullptr for the n-gram families
+    std::string strategy; // eagle3 | dflash | dspark | mtp (a Gemma 4 assistant: draft-mtp) | ngram-simple | ngram-map-k | ngram-map-k4v |
+                          // ngram-mod | ngram-cache
+    int32_t k = 1;        // spec_draft_max: the draft length llama.cpp's proposer is made for
+    std::shared_ptr<llama_model> draft; // the artifact (eagle3, dflash, dspark, the assistant); nullptr for the n-gram families
     proposer_run_params run;
 };
 

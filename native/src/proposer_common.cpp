@@ -1,10 +1,15 @@
 // llama.cpp's own proposers (common_speculative, through libllama-common) behind our
 // proposer interface: the draft artifacts that read the target's hidden states (draft-eagle3,
-// draft-dflash, draft-dspark) and llama.cpp's n-gram families (ngram-simple, ngram-map-k,
+// draft-dflash, draft-dspark, and draft-mtp for a Gemma 4 assistant beside a Gemma 4 target:
+// strategy `mtp` with a draft) and llama.cpp's n-gram families (ngram-simple, ngram-map-k,
 // ngram-map-k4v, ngram-mod, ngram-cache). One adapter wraps a common_speculative of exactly one
 // type, driven the way llama-server drives it (its server context):
 //   - the draft context (artifacts only) is created against the target: ctx_other = target,
-//     the target's n_ctx, no recurrent snapshots, the outputs a block draft needs;
+//     the target's n_ctx, no recurrent snapshots, the outputs a block draft needs; an MTP
+//     context (LLAMA_CONTEXT_TYPE_MTP) for the Gemma 4 assistant, whose KV cache is views of
+//     the target's: it writes no cell (llama.cpp's shared cache ignores its seq_rm, so the
+//     rollbacks below leave the target's cells alone), drafts every step at the anchor's
+//     position, and process() only keeps the target's hidden rows;
 //   - every target decode (prefill chunks, verify, replay) goes to common_speculative_process
 //     right after it, while the target's extracted layer rows belong to that batch;
 //   - a proposal is common_speculative_draft with id_last = the anchor, n_past = the committed
@@ -68,7 +73,8 @@ common_params_speculative speculative_params(common_speculative_type type, int32
 class proposer_common : public proposer {
   public:
     proposer_common(const common_proposer_params & p, llama_context * target) :
-        name_(p.strategy), type_(common_type_of(p.strategy)), k_(p.k), draft_model_(p.draft), target_(target) {
+        name_(p.strategy), type_(p.strategy == "mtp" ? COMMON_SPECULATIVE_TYPE_DRAFT_MTP : common_type_of(p.strategy)), k_(p.k),
+        draft_model_(p.draft), target_(target) {
         if (type_ == COMMON_SPECULATIVE_TYPE_COUNT) {
             throw std::runtime_error("strategy '" + p.strategy + "' is not one of llama.cpp's proposers");
         }
@@ -166,7 +172,7 @@ class proposer_common : public proposer {
   private:
     static bool is_artifact(common_speculative_type t) {
         return t == COMMON_SPECULATIVE_TYPE_DRAFT_EAGLE3 || t == COMMON_SPECULATIVE_TYPE_DRAFT_DFLASH ||
-               t == COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK;
+               t == COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK || t == COMMON_SPECULATIVE_TYPE_DRAFT_MTP;
     }
 
     // as common_speculative_init_from_params + common_base_params_to_speculative do for the server
@@ -175,12 +181,15 @@ class proposer_common : public proposer {
             throw std::runtime_error("strategy '" + p.strategy + "' needs a draft artifact");
         }
         llama_context_params cp = llama_context_default_params();
-        cp.ctx_other            = target_;
-        cp.n_ctx                = llama_n_ctx(target_);
-        cp.n_batch              = llama_n_batch(target_);
-        cp.n_ubatch             = llama_n_ubatch(target_);
-        cp.n_seq_max            = 1;
-        cp.n_rs_seq             = 0;
+        if (type_ == COMMON_SPECULATIVE_TYPE_DRAFT_MTP) {
+            cp.ctx_type = LLAMA_CONTEXT_TYPE_MTP; // as common_speculative_init_result does for draft-mtp
+        }
+        cp.ctx_other = target_;
+        cp.n_ctx     = llama_n_ctx(target_);
+        cp.n_batch   = llama_n_batch(target_);
+        cp.n_ubatch  = llama_n_ubatch(target_);
+        cp.n_seq_max = 1;
+        cp.n_rs_seq  = 0;
         // a block draft (DFlash, DSpark) reads the anchor and every noise row in one decode,
         // sampled on the backend where it can; EAGLE3 reads one row per step
         const bool block         = type_ == COMMON_SPECULATIVE_TYPE_DRAFT_DFLASH || type_ == COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK;

@@ -4,7 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "llama-ext.h" // llama_model_target_layer_ids*: the layers an artifact reads
+#include "llama-ext.h"   // llama_model_target_layer_ids*: the layers an artifact reads
+#include "llama-model.h" // per-layer attention facts (llama_hparams), which the C API does not tell
 
 namespace power {
 namespace {
@@ -118,7 +119,98 @@ std::string artifact_problem(const std::string & strategy, int32_t k, const llam
     return "";
 }
 
+// the target layer whose KV an assistant layer of this kind reads (llama.cpp's share callback
+// for LLM_ARCH_GEMMA4_ASSISTANT: the target's last layer, or the one before it for sliding)
+int32_t shared_target_layer(const llama_model * target, bool swa) {
+    return llama_model_n_layer(target) - (swa ? 2 : 1);
+}
+
+std::string kv_layout_problem(const llama_model * target, const llama_model * draft) {
+    const llama_hparams & ht = target->hparams;
+    const llama_hparams & hd = draft->hparams;
+    if (llama_model_n_layer(target) < 2) {
+        return "the target has fewer than 2 layers, and the assistant reads its last two";
+    }
+    for (const bool swa : {false, true}) {
+        const int32_t tl = shared_target_layer(target, swa);
+        if (ht.is_swa(tl) != swa) {
+            return "the assistant reads target layer " + std::to_string(tl) + " as " + (swa ? "sliding-window" : "full") +
+                   " attention, but that layer is " + (swa ? "full" : "sliding-window") + " attention";
+        }
+    }
+    if (!hd.is_swa_any()) {
+        return "the assistant has no sliding-window layer (llama.cpp requires one)";
+    }
+    if (hd.n_swa != ht.n_swa) {
+        return "the assistant was made for a sliding window of " + std::to_string(hd.n_swa) + " cells, the target's is " +
+               std::to_string(ht.n_swa);
+    }
+    for (uint32_t il = 0; il < hd.n_layer_all; il++) {
+        const bool swa     = hd.is_swa(il);
+        const uint32_t tl  = static_cast<uint32_t>(shared_target_layer(target, swa));
+        const char * kind  = swa ? "sliding-window" : "full-attention";
+        const uint32_t hkv = hd.n_head_kv(il);
+        if (hkv != ht.n_head_kv(tl) || hd.n_embd_head_k(il) != ht.n_embd_head_k(tl)) {
+            return "assistant layer " + std::to_string(il) + " reads " + std::to_string(hkv) + " KV heads of size " +
+                   std::to_string(hd.n_embd_head_k(il)) + ", the target's " + kind + " cache holds " + std::to_string(ht.n_head_kv(tl)) +
+                   " of size " + std::to_string(ht.n_embd_head_k(tl));
+        }
+        if (hkv == 0 || hd.n_head(il) % hkv != 0) {
+            return "assistant layer " + std::to_string(il) + " has " + std::to_string(hd.n_head(il)) + " query heads for " +
+                   std::to_string(hkv) + " KV heads";
+        }
+    }
+    return "";
+}
+
 } // namespace
+
+std::string mtp_assistant_problem(const llama_model * target, const llama_model * draft) {
+    const std::string arch = meta(draft, "general.architecture");
+    if (arch != "gemma4-assistant") {
+        return "the draft is a '" + arch + "' model, not a gemma4-assistant (the MTP drafter of a Gemma 4 target)";
+    }
+    const std::string target_arch = meta(target, "general.architecture");
+    if (target_arch != "gemma4") {
+        return "a gemma4-assistant drafts for a gemma4 target, this one is '" + target_arch + "'";
+    }
+    const std::string vocab = vocab_problem(target, draft);
+    if (!vocab.empty()) {
+        return "the assistant does not share the target's vocabulary: " + vocab;
+    }
+    // llama.cpp asserts this: the assistant reads the target's hidden rows and embeddings
+    const int32_t hidden = llama_model_n_embd_out(draft);
+    if (hidden != llama_model_n_embd_out(target) || hidden != llama_model_n_embd(target)) {
+        return "the assistant was made for a target hidden size of " + std::to_string(hidden) +
+               " (embedding_length_out), this target's is " + std::to_string(llama_model_n_embd(target));
+    }
+    return kv_layout_problem(target, draft);
+}
+
+std::string mtp_sidecar_problem(const llama_model * target, const llama_model * draft, bool draft_mtp_loaded) {
+    const std::string arch        = meta(draft, "general.architecture");
+    const std::string target_arch = meta(target, "general.architecture");
+    if (llama_model_n_layer_nextn(draft) <= 0) {
+        return "the draft '" + arch +
+               "' model has no NextN/MTP layers (nextn_predict_layers = 0): neither a gemma4-assistant nor an MTP sidecar";
+    }
+    if (arch != target_arch) {
+        return "the MTP sidecar is a '" + arch + "' model, the target a '" + target_arch + "' one";
+    }
+    if (!draft_mtp_loaded) {
+        return "the MTP sidecar was loaded without its NextN/MTP layers (loadMtp: true)";
+    }
+    const std::string vocab = vocab_problem(target, draft);
+    if (!vocab.empty()) {
+        return "the MTP sidecar does not share the target's vocabulary: " + vocab;
+    }
+    // its head reads the target's hidden rows
+    if (llama_model_n_embd_out(draft) != llama_model_n_embd_out(target)) {
+        return "the MTP sidecar's hidden size (" + std::to_string(llama_model_n_embd_out(draft)) + ") differs from the target's (" +
+               std::to_string(llama_model_n_embd_out(target)) + ")";
+    }
+    return "";
+}
 
 common_speculative_type common_type_of(const std::string & strategy) {
     for (const auto & st : strategy_types) {

@@ -26,6 +26,17 @@ constexpr int32_t session_k_max = 64;
 // DSpark: the block size); session_k_max when nothing smaller applies
 int32_t common_strategy_max_k(const std::string & strategy, const llama_model * draft);
 
+// "" when `draft` is a Gemma 4 assistant that can draft for `target` through llama.cpp's
+// draft-mtp (its context reads the target's KV cache: the last full-attention and the last
+// sliding-window layer); otherwise why not. A mismatch there ends in GGML_ASSERT, or in
+// attention over views of another shape, inside llama.cpp.
+std::string mtp_assistant_problem(const llama_model * target, const llama_model * draft);
+
+// "" when `draft`, loaded with its NextN weights (`draft_mtp_loaded`), can serve as the MTP
+// head of `target` (a sidecar: a GGUF of the target's architecture holding the NextN block,
+// driven by our mtp proposer on an MTP context of the sidecar); otherwise why not
+std::string mtp_sidecar_problem(const llama_model * target, const llama_model * draft, bool draft_mtp_loaded);
+
 // "" when `strategy` with K proposals per round can run on `target` with `draft` (nullptr for
 // the n-gram families); otherwise why not, in words a user can act on
 std::string common_proposer_problem(const std::string & strategy, int32_t k, const llama_model * target, const llama_model * draft);

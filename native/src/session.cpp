@@ -238,17 +238,20 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     core->params                 = read_session_params(opts);
     const std::string & strategy = core->params.strategy;
     model_ref draft;
-    // llama.cpp's n-gram families take none: one given is refused (check_session) rather than ignored
+    // llama.cpp's n-gram families take none: one given is refused (check_session) rather than
+    // ignored; `mtp` takes one for a Gemma 4 assistant or an MTP sidecar (none: the target's NextN layers)
     const bool draft_given                 = opts.Has("draft") && !opts.Get("draft").IsUndefined();
     const std::vector<std::string> members = strategy_members(strategy);
     // the strategies that take the option: the drafting ones, and llama.cpp's n-gram families, which refuse one
     const bool takes_draft = std::any_of(members.begin(), members.end(), [](const std::string & m) {
-        return m == "draft-model" || common_type_of(m) != COMMON_SPECULATIVE_TYPE_COUNT;
+        return m == "draft-model" || m == "mtp" || common_type_of(m) != COMMON_SPECULATIVE_TYPE_COUNT;
     });
     if (draft_given && takes_draft) {
         draft = Model::unwrap(env, opts.Get("draft"));
     }
-    const bool mtp_loaded     = strategy_has_member(strategy, "mtp") && Model::mtp_loaded(env, info[0]);
+    // the NextN layers mtp drafts with: the sidecar's when it takes the draft, else the target's
+    const bool mtp_draft      = draft && member_takes_draft(strategy, "mtp");
+    const bool mtp_loaded     = strategy_has_member(strategy, "mtp") && Model::mtp_loaded(env, mtp_draft ? opts.Get("draft") : info[0]);
     const std::string problem = check_session(*core, draft, draft_given, mtp_loaded);
     if (!problem.empty()) {
         throw Napi::Error::New(env, problem);

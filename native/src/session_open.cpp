@@ -36,7 +36,23 @@ bool strategy_has_member(const std::string & strategy, const std::string & membe
     return std::find(members.begin(), members.end(), member) != members.end();
 }
 
+bool member_takes_draft(const std::string & strategy, const std::string & member) {
+    if (strategy_members(strategy).size() == 1 || member == "draft-model" || common_strategy_needs_draft(member)) {
+        return true;
+    }
+    // `mtp` drafts with a Gemma 4 assistant or a sidecar when given one: in a chain, only where
+    // no other member needs the draft file
+    return member == "mtp" && !strategy_needs_draft(strategy);
+}
+
 namespace {
+
+// a draft for `mtp` that is not a Gemma 4 assistant is taken as an MTP sidecar
+bool is_mtp_sidecar(const llama_model * draft) {
+    char arch[64] = {};
+    llama_model_meta_val_str(draft, "general.architecture", arch, sizeof arch);
+    return std::string(arch) != "gemma4-assistant";
+}
 
 // the per-strategy checks, for a strategy alone or a member of a chain
 std::string check_member(const std::string & strategy, const session_core & core, const model_ref & draft, bool draft_given,
@@ -45,7 +61,16 @@ std::string check_member(const std::string & strategy, const session_core & core
     if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp" && !llama_cpp_proposer) {
         return "strategy '" + strategy + "' is not implemented by this engine";
     }
-    if (strategy == "mtp") {
+    if (strategy == "mtp" && draft_given) {
+        // a Gemma 4 assistant beside its target (llama.cpp's draft-mtp), or an MTP sidecar (the
+        // target's NextN block in a file of its own): checked here, on the JS thread, since a
+        // mismatch aborts inside llama.cpp
+        const std::string problem = is_mtp_sidecar(draft.get()) ? mtp_sidecar_problem(core.model.get(), draft.get(), mtp_loaded)
+                                                                : mtp_assistant_problem(core.model.get(), draft.get());
+        if (!problem.empty()) {
+            return "strategy 'mtp' cannot run with this draft: " + problem;
+        }
+    } else if (strategy == "mtp") {
         // checked here, on the JS thread: an MTP context on a model without its NextN weights
         // aborts inside llama.cpp instead of failing
         if (llama_model_n_layer_nextn(core.model.get()) <= 0) {
@@ -116,13 +141,16 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
             return "FR's draft vocabulary (" + std::to_string(core.params.fr_vocab) + " tokens) is larger than this model's vocabulary (" +
                    std::to_string(n_vocab) + " tokens)";
         }
+        if (draft && member_takes_draft(strategy, "mtp") && !is_mtp_sidecar(draft.get())) {
+            return "FR (frVocab) narrows a NextN head (the target's own or a sidecar's), not a Gemma 4 assistant's";
+        }
     }
     if (members.size() > 1 && draft_given && !strategy_needs_draft(strategy)) {
         return "strategy '" + strategy + "' takes no draft model";
     }
     for (const std::string & m : members) {
         // in a chain the draft is its drafting member's: llama.cpp's n-gram families refuse one
-        const bool own            = members.size() == 1 || m == "draft-model" || common_strategy_needs_draft(m);
+        const bool own            = member_takes_draft(strategy, m);
         const model_ref & d       = own ? draft : no_draft;
         const std::string problem = check_member(m, core, d, draft_given && own, mtp_loaded);
         if (!problem.empty()) {
@@ -214,7 +242,11 @@ std::string open_session(session_core & core, const model_ref & draft) {
     run.p_min            = core.params.p_min;
     // each member as the strategy alone would run; a member that cannot be created says why,
     // with what llama.cpp logged while it tried
-    const auto make_member = [&](const std::string & strategy, std::unique_ptr<proposer> & out) -> std::string {
+    // `mtp` given a draft: a Gemma 4 assistant (llama.cpp's draft-mtp over the target's KV) or a
+    // sidecar (our NextN driver on the sidecar's block)
+    const model_ref mtp_draft = member_takes_draft(core.params.strategy, "mtp") ? draft : model_ref{};
+    const bool assistant      = mtp_draft && !is_mtp_sidecar(mtp_draft.get());
+    const auto make_member    = [&](const std::string & strategy, std::unique_ptr<proposer> & out) -> std::string {
         const uint64_t proposer_mark = log_capture_mark();
         try {
             if (strategy == "ngram") {
@@ -225,9 +257,9 @@ std::string open_session(session_core & core, const model_ref & draft) {
                 dp.n_batch = n_batch;
                 dp.run     = run;
                 out        = make_proposer_draft(draft, dp);
-            } else if (strategy == "mtp") {
-                out = make_proposer_mtp(core.model, raw, run, core.params.fr_vocab);
-            } else if (common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
+            } else if (strategy == "mtp" && !assistant) {
+                out = make_proposer_mtp(mtp_draft ? mtp_draft : core.model, raw, run, core.params.fr_vocab);
+            } else if (strategy == "mtp" || common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT) {
                 common_proposer_params pp;
                 pp.strategy = strategy;
                 pp.k        = core.spec.k;

@@ -15,10 +15,14 @@ namespace power {
 std::vector<std::string> strategy_members(const std::string & strategy);
 bool strategy_needs_draft(const std::string & strategy);
 bool strategy_has_member(const std::string & strategy, const std::string & member);
+// whether `member` of `strategy` gets the session's draft file (draft-model, llama.cpp's drafts, and
+// mtp's Gemma 4 assistant or sidecar where no other member needs the file)
+bool member_takes_draft(const std::string & strategy, const std::string & member);
 
 // Validates the strategy against the models and fixes `core.spec` from `core.params`. Returns
 // "" when the session can be opened, else why not. `draft` may be null; `mtp_loaded`: the
-// target was loaded with its NextN/MTP layers.
+// model whose NextN/MTP layers draft for `mtp` (the target, or the sidecar given as the draft)
+// was loaded with them.
 std::string check_session(session_core & core, const model_ref & draft, bool draft_given, bool mtp_loaded);
 
 // Creates the context, its thread pool, the batch and the proposer. Returns "" on success, else

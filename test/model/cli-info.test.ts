@@ -47,7 +47,8 @@ describe('power info', () => {
       const dtype = ('dtype' in params ? params.dtype : undefined) ?? 'f32';
       assert.equal(info.fileType, { f32: 'all F32', f16: 'F16', q8_0: 'Q8_0', q4_0: 'Q4_0' }[dtype]);
       assert.equal(info.contextLength, num('context_length'));
-      const nextn = arch === 'qwen35' ? num('nextn_predict_layers') : 0;
+      // a gemma4-assistant's blocks are all NextN blocks (an MTP drafter of its own)
+      const nextn = arch === 'qwen35' || arch === 'gemma4-assistant' ? num('nextn_predict_layers') : 0;
       assert.equal(info.nextnLayers, nextn);
       assert.equal(info.layers + info.nextnLayers, num('block_count'));
       assert.equal(info.recurrent, arch === 'qwen35');
@@ -74,6 +75,19 @@ describe('power info', () => {
     assert.match(good.strategies.eagle3!.reason!, /'llama' model, not an eagle3 artifact/);
     const bad = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['draft-badvocab.gguf'], '--json']));
     assert.match(bad.strategies['draft-model']!.reason!, /incompatible: vocabulary size differs/);
+  });
+
+  test('shows whether a Gemma 4 assistant or an MTP sidecar fits the target, as its mtp draft', () => {
+    const fits = jsonOf<InfoJson>(power(['info', models['gemma4-target.gguf'], '--draft', models['gemma4-assistant.gguf'], '--json']));
+    assert.deepEqual(fits.strategies.mtp, { available: true });
+    assert.deepEqual([fits.draft?.kind, fits.draft?.compatible], ['mtp', true]);
+    const misfit = jsonOf<InfoJson>(power(['info', models['target.gguf'], '--draft', models['gemma4-assistant.gguf'], '--json']));
+    assert.match(misfit.strategies.mtp!.reason!, /a gemma4-assistant drafts for a gemma4 target, this one is 'llama'/);
+    const sidecar = jsonOf<InfoJson>(power(['info', models['hybrid-mtp.gguf'], '--draft', models['mtp-hybrid.gguf'], '--json']));
+    assert.deepEqual(sidecar.strategies.mtp, { available: true });
+    const text = power(['info', models['gemma4-target.gguf'], '--draft', models['gemma4-assistant.gguf']]).stdout;
+    assert.match(text, /kind {8}Gemma 4 assistant for --strategy mtp/);
+    assert.match(text, /fits target yes/);
   });
 
   test('reports what a draft artifact is, what it declares and whether it fits', () => {

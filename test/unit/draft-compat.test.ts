@@ -123,4 +123,56 @@ describe('draft compatibility', () => {
     const dflash = strategyAvailability({ nextnLayers: 0, draft: checkDraftCompatibility(target, info('dflash-close.gguf')) });
     assert.match(dflash.dspark.reason!, /the draft is a dflash artifact, not a dspark artifact/);
   });
+
+  test('a gemma4-assistant is an mtp drafter, checked against what it reads of the target', () => {
+    const gemma4 = info('gemma4-target.gguf');
+    const assistant = info('gemma4-assistant.gguf');
+    assert.equal(draftKind(assistant), 'mtp');
+    const fits = checkDraftCompatibility(gemma4, assistant);
+    assert.deepEqual(fits, { architecture: 'gemma4-assistant', kind: 'mtp', compatible: true });
+    assert.deepEqual(strategyAvailability({ nextnLayers: 0, draft: fits }).mtp, { available: true });
+    const refused = (t: GgufInfo, d: GgufInfo) => checkDraftCompatibility(t, d).reason ?? '';
+    assert.match(refused(target, assistant), /a gemma4-assistant drafts for a gemma4 target, this one is 'llama'/);
+    const a = 'gemma4-assistant';
+    assert.match(
+      refused(gemma4, withMeta(assistant, `${a}.embedding_length_out`, gv.u32(96))),
+      /made for a target hidden size of 96 \(gemma4-assistant.embedding_length_out\), the target has 64/,
+    );
+    assert.match(
+      refused(gemma4, withMeta(assistant, `${a}.attention.sliding_window`, gv.u32(32))),
+      /sliding window of 32 cells, the target's is 16/,
+    );
+    assert.match(
+      refused(gemma4, withMeta(assistant, `${a}.attention.head_count_kv`, gv.u32(2))),
+      /its layer 0 reads 2 KV heads of size 16, the target's sliding-window cache holds 1 of size 16/,
+    );
+    assert.match(
+      refused(gemma4, withMeta(assistant, `${a}.attention.key_length`, gv.u32(64))),
+      /its layer 1 reads 1 KV heads of size 64, the target's full-attention cache holds 1 of size 32/,
+    );
+    // a target whose last layer slides: the assistant's full-attention layers would read a sliding cache
+    const sliding = withMeta(gemma4, 'gemma4.attention.sliding_window_pattern', gv.bools([true, true, false, true]));
+    assert.match(refused(sliding, assistant), /reads target layer 3 as full attention, but that layer is sliding-window attention/);
+    assert.match(
+      refused(gemma4, withMeta(assistant, `${a}.attention.sliding_window_pattern`, gv.bools([false, false]))),
+      /no sliding-window layer/,
+    );
+    // a plain draft is no assistant
+    assert.match(
+      strategyAvailability({ nextnLayers: 0, draft: checkDraftCompatibility(target, info('draft-close.gguf')) }).mtp.reason!,
+      /a plain 'llama' model, not a gemma4-assistant or MTP sidecar/,
+    );
+  });
+
+  test('an MTP sidecar (a NextN block without its trunk) is an mtp drafter for a target of its architecture and width', () => {
+    const hybrid = info('hybrid-mtp.gguf');
+    const sidecar = info('mtp-hybrid.gguf');
+    assert.equal(draftKind(sidecar), 'mtp');
+    // the whole hybrid, trunk included, is no sidecar
+    assert.equal(draftKind(hybrid), 'draft-model');
+    assert.deepEqual(checkDraftCompatibility(hybrid, sidecar), { architecture: 'qwen35', kind: 'mtp', compatible: true });
+    assert.match(checkDraftCompatibility(target, sidecar).reason!, /the MTP sidecar is a 'qwen35' model, the target a 'llama' one/);
+    const wide = withMeta(sidecar, 'qwen35.embedding_length', gv.u32(96));
+    assert.match(checkDraftCompatibility(hybrid, wide).reason!, /the MTP sidecar's hidden size 96 differs from the target's 128/);
+  });
 });

@@ -152,12 +152,12 @@ describe('draft method and draft model pickers', () => {
       draftMethodOptions(ALL_AVAILABLE, drafts).map((o) => o.value),
       ['none', 'ngram', 'draft-model', ...LLAMA_NGRAMS],
     );
-    const files = draftFileOptions('draft-model', drafts);
+    const files = draftFileOptions('draft-model', drafts, ALL_AVAILABLE);
     assert.deepEqual(files[0], { value: 'a', label: 'draft-close', disabled: false });
     assert.equal(files[1]!.disabled, true);
     assert.equal(files[1]!.reason, 'the vocabularies differ');
     assert.match(files[1]!.label, /vocabularies differ/);
-    assert.deepEqual(draftFileOptions('ngram', drafts), []);
+    assert.deepEqual(draftFileOptions('ngram', drafts, ALL_AVAILABLE), []);
   });
   test('a draft strategy with only incompatible drafts is disabled with the reason; an artifact strategy with a compatible one is offered', () => {
     const options = draftMethodOptions(ALL_AVAILABLE, [
@@ -169,6 +169,19 @@ describe('draft method and draft model pickers', () => {
     assert.match(dm.reason!, /vocabularies differ/);
     const eagle = options.find((o) => o.value === 'eagle3')!;
     assert.equal(eagle.disabled, false);
+  });
+  test('mtp is offered with a Gemma 4 assistant from the library when the target has no NextN layers', () => {
+    const drafts = [
+      { modelId: 'g', name: 'gemma4-assistant', strategy: 'mtp', compatible: true },
+      { modelId: 'h', name: 'other-assistant', strategy: 'mtp', compatible: false, reason: 'another window' },
+    ];
+    const mtp = draftMethodOptions(ALL_AVAILABLE, drafts).find((o) => o.value === 'mtp');
+    assert.deepEqual(mtp, { value: 'mtp', label: 'mtp', disabled: false });
+    const files = draftFileOptions('mtp', drafts, ALL_AVAILABLE);
+    assert.deepEqual(files[0], { value: 'g', label: 'gemma4-assistant', disabled: false });
+    assert.equal(files[1]!.disabled, true);
+    // a target with NextN layers drafts with its own: no assistant is asked for
+    assert.deepEqual(draftFileOptions('mtp', drafts, { ...ALL_AVAILABLE, mtp: { available: true } }), []);
   });
   test('the choice is kept while usable, otherwise the first usable option is taken', () => {
     const options = draftMethodOptions(ALL_AVAILABLE, []);

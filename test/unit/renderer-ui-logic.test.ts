@@ -139,7 +139,7 @@ describe('the library in groups', () => {
     assert.equal(defaultTarget([]), null);
   });
 
-  test('the best method: MTP layers, else a compatible draft model of the family, else ngram, else none', () => {
+  test('the best method: MTP layers, else a fitting Gemma 4 assistant, else a compatible draft model of the family, else ngram, else none', () => {
     const hybrid = LIBRARY.find((e) => e.name === 'qwen-hybrid');
     assert.deepEqual(bestMethod(hybrid, TABLE({ mtp: { available: true } }), [], LIBRARY), { method: 'mtp', draftId: null });
     const target = LIBRARY.find((e) => e.name === 'llama-8b');
@@ -150,6 +150,11 @@ describe('the library in groups', () => {
     assert.deepEqual(bestMethod(target, TABLE(), drafts, LIBRARY), { method: 'draft-model', draftId: 'id-llama-1b' });
     assert.deepEqual(bestMethod(target, TABLE(), [candidate(LIBRARY[1]!)], LIBRARY), { method: 'ngram', draftId: null });
     assert.deepEqual(bestMethod(target, TABLE({ ngram: { available: false } }), [], LIBRARY), { method: 'none', draftId: null });
+    // a Gemma 4 target with a fitting assistant beside it drafts with it (mtp), an unfitting one is passed over
+    const gemma4 = entry('gemma4', 'gemma4', 2e9);
+    const assistant = { modelId: 'id-gemma4-assistant', name: 'gemma4-assistant', strategy: 'mtp', compatible: true };
+    assert.deepEqual(bestMethod(gemma4, TABLE(), [assistant], LIBRARY), { method: 'mtp', draftId: 'id-gemma4-assistant' });
+    assert.deepEqual(bestMethod(gemma4, TABLE(), [{ ...assistant, compatible: false }], LIBRARY), { method: 'ngram', draftId: null });
   });
 
   test('a path is checked before it is sent, and what models.add did reads in words', () => {

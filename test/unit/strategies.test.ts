@@ -17,6 +17,17 @@ test('every strategy has an answer, and every refusal a reason', () => {
 
 test('mtp needs NextN layers; draft artifacts need their own architecture', () => {
   assert.match(strategyAvailability({ nextnLayers: 0 }).mtp.reason!, /no NextN\/MTP layers/);
+  assert.match(strategyAvailability({ nextnLayers: 0 }).mtp.reason!, /--draft <gemma4-assistant.gguf>/);
+  const assistant = { architecture: 'gemma4-assistant', kind: 'mtp', compatible: true };
+  assert.deepEqual(strategyAvailability({ nextnLayers: 0, draft: assistant }).mtp, { available: true });
+  assert.match(
+    strategyAvailability({ nextnLayers: 0, draft: assistant })['draft-model'].reason!,
+    /a gemma4-assistant or MTP sidecar, not a plain draft model: use --strategy mtp/,
+  );
+  assert.match(
+    strategyAvailability({ nextnLayers: 0, draft: { ...assistant, compatible: false, reason: 'vocabulary size differs' } }).mtp.reason!,
+    /the draft is incompatible: vocabulary size differs/,
+  );
   assert.ok(ENGINE_STRATEGIES.has('mtp'));
   assert.deepEqual(strategyAvailability({ nextnLayers: 1 }).mtp, { available: true });
   const llamaDraft = strategyAvailability({ nextnLayers: 0, draft: { architecture: 'llama', compatible: true } });

@@ -31,7 +31,7 @@ import type { GgufEntry, GgufModel, GgufTensorSpec } from '../../app/gguf/types.
 import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from '../../app/models/vocab.js';
 import type { Vocab } from '../../app/models/vocab.js';
 import { nextAfterPair } from './synthetic-forward.js';
-import { addGaussian } from './synthetic-random.js';
+import { addGaussian, f32Tensor } from './synthetic-random.js';
 import type { LlamaModelParams, Qwen35ModelParams } from './synthetic.js';
 
 export type DraftTargetParams = LlamaModelParams | Qwen35ModelParams;
@@ -256,17 +256,7 @@ class Tensors {
   constructor(private readonly seed: number) {}
 
   exact(name: string, shape: number[], fill: (out: Float32Array) => void): void {
-    const n = shape.reduce((a, b) => a * b, 1);
-    this.list.push({
-      name,
-      shape,
-      type: 'f32',
-      data: () => {
-        const out = new Float32Array(n);
-        fill(out);
-        return out;
-      },
-    });
+    this.list.push(f32Tensor(name, shape, { value: 0 }, this.seed, fill));
   }
 
   normal(name: string, shape: number[], std: number): void {

@@ -13,6 +13,8 @@ import { TokenType, makeAltVocab, makeVocab, vocabMetadata } from '../../app/mod
 import { ARTIFACT_REVISION, makeDraftArtifactSpec } from './synthetic-drafts.js';
 import type { DraftArtifactParams } from './synthetic-drafts.js';
 import { addGaussian } from './synthetic-random.js';
+import { makeGemma4AssistantSpec, makeGemma4ModelSpec } from './synthetic-gemma4.js';
+import type { Gemma4AssistantParams, Gemma4ModelParams } from './synthetic-gemma4.js';
 import { makeProjectorSpec, type ProjectorParams } from './synthetic-projector.js';
 import { BUNDLED_VOCABS, bundledVocab, loadBundledVocab, type BundledVocabName } from './real-vocab.js';
 
@@ -268,6 +270,11 @@ export interface Qwen35ModelParams extends CommonParams {
   mtpBlockScale?: number;
   /** the NextN block's own output head (nextn.shared_head_head, a copy of output.weight): a separate draft head */
   mtpOwnHead?: boolean;
+  /**
+   * An MTP sidecar: the same file without the trunk blocks (embeddings, head and the NextN block
+   * only), which llama.cpp's qwen35 loader takes as an MTP-only model.
+   */
+  mtpOnly?: boolean;
 }
 
 export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
@@ -365,7 +372,8 @@ export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
     const output = t.tensors[t.tensors.length - 1]!;
     t.tensors.push({ ...output, name: `${m}nextn.shared_head_head.weight` });
   }
-  return { metadata, tensors: t.tensors };
+  const trunk = (name: string) => Number(/^blk\.(\d+)\./.exec(name)?.[1] ?? p.trunkLayers) < p.trunkLayers;
+  return { metadata, tensors: p.mtpOnly ? t.tensors.filter((x) => !trunk(x.name)) : t.tensors };
 }
 
 // ---------------------------------------------------------------- gemma3 (sliding window)
@@ -431,7 +439,14 @@ export function makeGemma3ModelSpec(p: Gemma3ModelParams): GgufModel {
 
 // ---------------------------------------------------------------- the set
 
-export type ModelParams = LlamaModelParams | Qwen35ModelParams | Gemma3ModelParams | DraftArtifactParams | ProjectorParams;
+export type ModelParams =
+  | LlamaModelParams
+  | Qwen35ModelParams
+  | Gemma3ModelParams
+  | DraftArtifactParams
+  | ProjectorParams
+  | Gemma4ModelParams
+  | Gemma4AssistantParams;
 
 const TARGET: LlamaModelParams = {
   arch: 'llama',
@@ -462,6 +477,27 @@ const SWA_TARGET: Gemma3ModelParams = {
   contextLength: 4096,
   slidingWindow: 16,
   slidingWindowPattern: 6,
+};
+
+// four blocks (three sliding, window 16, then one full), head sizes 16 (sliding) and 32 (full),
+// and a head of rank 32: the width of its assistant (synthetic-gemma4.ts has the design).
+// Measured (greedy, 3 prompts x 120 tokens): block weight 0.3 / 0.1 / 0.03 gives acceptance at
+// K1 20 / 46 / 70 %, at K7 3 / 13 / 30 %, and 75-91 / 69-74 / 27-42 distinct tokens per reply
+const GEMMA4_TARGET: Gemma4ModelParams = {
+  arch: 'gemma4',
+  name: 'power-synthetic-gemma4-target',
+  seed: 41,
+  embd: 64,
+  swaLayers: [true, true, true, false],
+  heads: 2,
+  kvHeads: 1,
+  headDim: 32,
+  headDimSwa: 16,
+  ff: 128,
+  contextLength: 4096,
+  slidingWindow: 16,
+  headRank: 32,
+  blockWeight: 0.1,
 };
 
 const HYBRID: Qwen35ModelParams = {
@@ -623,6 +659,10 @@ export const SYNTHETIC_MODELS = {
       },
     },
   },
+  'mtp-hybrid.gguf': {
+    description: "hybrid-mtp.gguf's MTP sidecar: its embeddings, head and NextN block, no trunk blocks",
+    params: { ...HYBRID, name: 'power-synthetic-mtp-hybrid', mtpOnly: true },
+  },
   'swa-target.gguf': {
     description: 'gemma3 target: E=128, 6 blocks (sliding window 16 on five, full attention on the sixth), 4/1 heads, F=256, F32',
     params: SWA_TARGET,
@@ -634,6 +674,22 @@ export const SYNTHETIC_MODELS = {
   'swa-target-f16.gguf': {
     description: 'the gemma3 target with F16 matrices',
     params: { ...SWA_TARGET, name: 'power-synthetic-swa-target-f16', dtype: 'f16' },
+  },
+  'gemma4-target.gguf': {
+    description: 'gemma4 target: E=64, 4 blocks (sliding window 16 on three, full attention on the last), 2/1 heads, F=128, F32',
+    params: GEMMA4_TARGET,
+  },
+  'gemma4-assistant.gguf': {
+    description: "gemma4-assistant for gemma4-target.gguf: E=32, 2 blocks (sliding, full) over the target's KV, built to agree",
+    params: {
+      arch: 'gemma4-assistant',
+      name: 'power-synthetic-gemma4-assistant',
+      seed: 42,
+      target: GEMMA4_TARGET,
+      swaLayers: [true, false],
+      heads: 2,
+      ff: 64,
+    } satisfies Gemma4AssistantParams,
   },
   ...typedSet(),
   ...draftArtifacts(),
@@ -671,6 +727,8 @@ export function makeModelSpec(params: ModelParams): GgufModel {
   if (params.arch === 'llama') return makeLlamaModelSpec(params);
   if (params.arch === 'qwen35') return makeQwen35ModelSpec(params);
   if (params.arch === 'gemma3') return makeGemma3ModelSpec(params);
+  if (params.arch === 'gemma4') return makeGemma4ModelSpec(params);
+  if (params.arch === 'gemma4-assistant') return makeGemma4AssistantSpec(params);
   if (params.arch === 'clip') return makeProjectorSpec(params);
   return makeDraftArtifactSpec(params, makeModelSpec);
 }

@@ -79,7 +79,7 @@ export type ModelEntry = z.infer<typeof ModelEntry>;
 export const DraftCandidate = z.object({
   modelId: Id,
   name: z.string(),
-  /** draft-model, or the artifact's strategy (dflash, eagle3, dspark) */
+  /** draft-model, or the artifact's strategy (dflash, eagle3, dspark; mtp for a Gemma 4 assistant) */
   strategy: z.string(),
   compatible: z.boolean(),
   /** why not, when not compatible */

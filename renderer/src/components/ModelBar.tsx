@@ -74,22 +74,17 @@ function MethodPicker() {
 }
 
 function DraftPicker() {
-  const { drafts, method, draftId, setDraft } = usePower(
-    useShallow((s) => ({ drafts: s.drafts, method: s.method, draftId: s.draftId, setDraft: s.setDraft })),
+  const { strategies, drafts, method, draftId, setDraft } = usePower(
+    useShallow((s) => ({ strategies: s.strategies, drafts: s.drafts, method: s.method, draftId: s.draftId, setDraft: s.setDraft })),
   );
-  const files = draftFileOptions(method, drafts);
+  const files = draftFileOptions(method, drafts, strategies);
+  const needed = needsDraft(method, strategies);
   return (
     <div className="field inline">
       <label htmlFor="draft">Draft model</label>
-      <select
-        id="draft"
-        className="wide"
-        value={draftId ?? ''}
-        onChange={(e) => setDraft(e.target.value || null)}
-        disabled={!needsDraft(method)}
-      >
-        {!needsDraft(method) && <option value="">not needed for {method}</option>}
-        {needsDraft(method) && files.length === 0 && <option value="">no draft in the library</option>}
+      <select id="draft" className="wide" value={draftId ?? ''} onChange={(e) => setDraft(e.target.value || null)} disabled={!needed}>
+        {!needed && <option value="">not needed for {method}</option>}
+        {needed && files.length === 0 && <option value="">no draft in the library</option>}
         <PickerOptions options={files} />
       </select>
     </div>

@@ -1,6 +1,7 @@
 // What the Draft method and Draft model pickers offer for a target: only what the target can
-// serve (mtp when it has NextN layers, the draft strategies for which the library holds a
-// candidate, ngram, none); an option that cannot be used is listed disabled with the reason.
+// serve (mtp when it has NextN layers, or with a Gemma 4 assistant from the library when it has
+// none; the draft strategies for which the library holds a candidate, ngram, none); an option
+// that cannot be used is listed disabled with the reason.
 import { DRAFT_STRATEGIES, ENGINE_STRATEGIES, STRATEGIES, type Strategy } from '../../../app/contract/strategies.js';
 import type { Draft, Strategies } from '../api-types.js';
 
@@ -12,15 +13,16 @@ export interface PickerOption {
   reason?: string;
 }
 
-export function needsDraft(strategy: Strategy): boolean {
-  return DRAFT_STRATEGIES.has(strategy);
+/** mtp needs a draft (a Gemma 4 assistant) where the target has no NextN layers of its own */
+export function needsDraft(strategy: Strategy, table: Strategies | null): boolean {
+  return DRAFT_STRATEGIES.has(strategy) || (strategy === 'mtp' && table?.mtp.available === false);
 }
 
 /** The Draft method options for a target, from models.strategies and models.drafts. */
 export function draftMethodOptions(table: Strategies | null, drafts: readonly Draft[]): PickerOption[] {
   const options: PickerOption[] = [];
   for (const strategy of STRATEGIES) {
-    if (needsDraft(strategy)) {
+    if (needsDraft(strategy, table)) {
       const candidates = drafts.filter((d) => d.strategy === strategy);
       if (candidates.length === 0) continue;
       if (!ENGINE_STRATEGIES.has(strategy)) {
@@ -61,8 +63,8 @@ export function draftMethodOptions(table: Strategies | null, drafts: readonly Dr
 }
 
 /** The Draft model options for a method: every candidate of that strategy, incompatible ones disabled. */
-export function draftFileOptions(strategy: Strategy, drafts: readonly Draft[]): PickerOption[] {
-  if (!needsDraft(strategy)) return [];
+export function draftFileOptions(strategy: Strategy, drafts: readonly Draft[], table: Strategies | null): PickerOption[] {
+  if (!needsDraft(strategy, table)) return [];
   return drafts
     .filter((d) => d.strategy === strategy)
     .map((d) =>

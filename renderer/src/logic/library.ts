@@ -77,6 +77,9 @@ export function bestMethod(
 ): MethodChoice {
   if (strategies?.mtp?.available) return { method: 'mtp', draftId: null };
   const byId = new Map(entries.map((e) => [e.id, e]));
+  // a Gemma 4 assistant in the library that fits this target: its own MTP drafter
+  const assistant = drafts.find((d) => d.strategy === 'mtp' && d.compatible && byId.get(d.modelId)?.problem == null);
+  if (assistant) return { method: 'mtp', draftId: assistant.modelId };
   const rank = (d: Draft): number => {
     const e = byId.get(d.modelId);
     if (!e) return 3;

@@ -100,8 +100,8 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
         } else {
           const methods = draftMethodOptions(strategies, drafts);
           const method = (settleChoice(get().method, methods) ?? 'none') as Strategy;
-          const files = draftFileOptions(method, drafts);
-          set({ strategies, drafts, method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
+          const files = draftFileOptions(method, drafts, strategies);
+          set({ strategies, drafts, method, draftId: needsDraft(method, strategies) ? settleChoice(get().draftId, files) : null });
         }
         await get().refreshEstimate();
       } catch (error) {
@@ -112,8 +112,9 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
     setMethod(method) {
       methodPicks++;
       set({ methodPinned: true });
-      const files = draftFileOptions(method, get().drafts);
-      set({ method, draftId: needsDraft(method) ? settleChoice(get().draftId, files) : null });
+      const { drafts, strategies } = get();
+      const files = draftFileOptions(method, drafts, strategies);
+      set({ method, draftId: needsDraft(method, strategies) ? settleChoice(get().draftId, files) : null });
       void get().refreshEstimate();
     },
 
@@ -150,12 +151,12 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
       try {
         const estimate = await api.models.estimate({
           targetId,
-          ...(needsDraft(method) && draftId ? { draftId } : {}),
+          ...(needsDraft(method, state.strategies) && draftId ? { draftId } : {}),
           ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
           gpuLayers: fields.gpuLayers,
           s: activeS(state, target?.facts?.recurrent ?? false),
           flashAttn: state.flashAttn !== 'off',
-          loadMtp: method === 'mtp',
+          loadMtp: method === 'mtp' && !needsDraft(method, state.strategies),
         });
         if (get().targetId === targetId) set({ estimate, estimateError: null });
       } catch (error) {
@@ -183,11 +184,12 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
       }
       const { api, targetId, fields } = inputs;
       const { method, draftId } = state;
-      if (needsDraft(method) && !draftId) {
+      const withDraft = needsDraft(method, state.strategies);
+      if (withDraft && !draftId) {
         get().fail('Loading', { code: 'bad-input', message: `The ${method} method needs a draft model: pick one under Draft model.` });
         return;
       }
-      set({ loadProgress: { target: 0, draft: needsDraft(method) ? 0 : null, running: true }, notice: null });
+      set({ loadProgress: { target: 0, draft: withDraft ? 0 : null, running: true }, notice: null });
       try {
         const engine = await api.engine.load({
           modelId: targetId,
@@ -197,7 +199,7 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
           ...(fields.threads !== undefined ? { threads: fields.threads } : {}),
           ...(fields.rpc ? { rpc: fields.rpc } : {}),
           ...(state.flashAttn === 'auto' ? {} : { flashAttn: state.flashAttn }),
-          draftMethod: { strategy: method, ...(needsDraft(method) && draftId ? { draftId } : {}) },
+          draftMethod: { strategy: method, ...(withDraft && draftId ? { draftId } : {}) },
         });
         set({ engine });
         void get().refreshDevices();
