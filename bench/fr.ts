@@ -12,7 +12,6 @@
 // --write replaces bench/RESULTS-fr.md. Needs the built addon (build/addon-cpu) of an engine
 // built from source: FR needs scripts/native/patches/llama-mtp-fr-vocab.patch.
 
-import { steadyDecodeTokensPerSecond } from '../app/contract/report/stats.js';
 import { SAMPLING_DEFAULTS, type RoundRecord, type SamplingOptions } from '../app/contract/engine-types.js';
 import { loadTaskSet } from '../app/bench/tasks.js';
 import { readBuildInfo } from '../app/engine/build-info.js';
@@ -85,19 +84,11 @@ try {
         });
         try {
           for (const [i, prompt] of prompts.entries()) {
-            const r = await runRequest(engine, {
-              sessionId,
-              prompt,
-              maxTokens: tokens,
-              sampling: { ...sampling, seed: sampling.seed + i },
-            });
-            const timed = r.rounds.map((x) => ({ emitted: x.tokens.length, endUs: x.endUs }));
-            const run = {
-              digest: r.digest,
-              steady: steadyDecodeTokensPerSecond(timed, 2),
-              acceptance: r.stats.acceptanceRate,
-              propose: proposeUs(r.rounds),
-            };
+            const seeded = { ...sampling, seed: sampling.seed + i };
+            const r = await runRequest(engine, { sessionId, prompt, maxTokens: tokens, sampling: seeded });
+            // the request's own evidence: its rate after the warm-up rounds
+            const steady = r.stats.steadyDecodeTokensPerSecond;
+            const run = { digest: r.digest, steady, acceptance: r.stats.acceptanceRate, propose: proposeUs(r.rounds) };
             runs.set(`${mode} ${arm}`, [...(runs.get(`${mode} ${arm}`) ?? []), run]);
           }
         } finally {
