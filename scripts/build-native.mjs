@@ -129,6 +129,13 @@ function buildAddon(flavour, libDir, src, extraInfo) {
     rmSync(buildDir, { recursive: true, force: true });
     rmSync(outDir, { recursive: true, force: true });
   }
+  // cmake-js reuses a configured folder as it is: one configured before a definition changed
+  // (POWER_LLAMA_PATCHED) is configured afresh
+  const patched = f.route === 'source' ? 'ON' : 'OFF';
+  const cache = join(buildDir, 'CMakeCache.txt');
+  if (existsSync(cache) && !readFileSync(cache, 'utf8').includes(`POWER_LLAMA_PATCHED:BOOL=${patched}`)) {
+    rmSync(buildDir, { recursive: true, force: true });
+  }
 
   // Build against the headers of the Node that runs us when they are installed (no download:
   // build machines may be offline); npm's own nodedir setting wins when present.
@@ -158,7 +165,7 @@ function buildAddon(flavour, libDir, src, extraInfo) {
       `--CDPOWER_OUT_DIR=${outDir}`,
       `--CDPOWER_LAYER_INPUT_ARCHS=${layerInputArchitectures(src.dir).join(',')}`,
       // the libraries built here carry scripts/native/patches (llama_set_mtp_fr_vocab); the released ones do not
-      `--CDPOWER_LLAMA_PATCHED=${f.route === 'source' ? 'ON' : 'OFF'}`,
+      `--CDPOWER_LLAMA_PATCHED=${patched}`,
       `--CDNODE_ADDON_API_DIR=${resolve(root, addonApi)}`,
     ],
     { stdio: 'inherit', cwd: root, env },
