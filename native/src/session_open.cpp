@@ -145,7 +145,9 @@ std::string check_session(session_core & core, const model_ref & draft, bool dra
             return "FR (frVocab) narrows a NextN head (the target's own or a sidecar's), not a Gemma 4 assistant's";
         }
     }
-    if (members.size() > 1 && draft_given && !strategy_needs_draft(strategy)) {
+    const bool a_member_takes_draft =
+        std::any_of(members.begin(), members.end(), [&](const std::string & m) { return member_takes_draft(strategy, m); });
+    if (members.size() > 1 && draft_given && !a_member_takes_draft) {
         return "strategy '" + strategy + "' takes no draft model";
     }
     for (const std::string & m : members) {

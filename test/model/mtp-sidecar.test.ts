@@ -84,6 +84,31 @@ describe('strategy mtp with an MTP sidecar (mtp-hybrid.gguf beside hybrid-mtp.gg
     });
   }
 
+  test("in a chain (ngram, mtp) the sidecar is the mtp member's head, under FR too: the control's ids, the own head's proposals", async () => {
+    const chain = { contextSize: 1024, threads: 1, strategy: 'ngram' as const, fallbacks: ['mtp' as const], k: 7, s: 7, frVocab: 400 };
+    const viaSidecar = (await engine.call('createSession', { ...chain, modelId: target, draftModelId: sidecar })).sessionId;
+    const viaOwnHead = (await engine.call('createSession', { ...chain, modelId: withHead })).sessionId;
+    try {
+      for (const [i, prompt] of PROMPTS.entries()) {
+        const got = await generate(viaSidecar, prompt);
+        assert.deepEqual(got.tokens, control[i]!.tokens, `prompt ${i}`);
+        const own = await generate(viaOwnHead, prompt);
+        assert.deepEqual(
+          got.rounds.map((r) => [r.member, r.proposed, r.accepted]),
+          own.rounds.map((r) => [r.member, r.proposed, r.accepted]),
+          `prompt ${i}: round by round, the same member drafts the same`,
+        );
+        assert.ok(
+          got.rounds.some((r) => r.member === 1 && r.proposed > 0),
+          `prompt ${i}: the mtp member drafts some rounds`,
+        );
+      }
+    } finally {
+      await engine.call('disposeSession', { sessionId: viaSidecar });
+      await engine.call('disposeSession', { sessionId: viaOwnHead });
+    }
+  });
+
   test('a sidecar that does not fit, or was loaded without its NextN layers, is refused with the reason', async () => {
     const llamaTarget = (await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 })).modelId;
     const bare = (await engine.call('loadModel', { path: models['mtp-hybrid.gguf'], gpuLayers: 0 })).modelId;
