@@ -122,7 +122,10 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
 
     assert.equal(await addPath('file', join(MODELS_CACHE, 'target.gguf')), 'Added target.');
     assert.deepEqual(await groupNames('Models'), ['target']);
-    assert.match(await addPath('folder', MODELS_CACHE), /^Added .*hybrid-mtp.*\. Skipped 1: target\.gguf \(.+\)\.$/);
+    assert.match(
+      await addPath('folder', MODELS_CACHE),
+      /^Added .*hybrid-mtp.*\. Skipped 2: mmproj-swa-target\.gguf \(.*is a multimodal projector \(clip\), not a chat model.*\); target\.gguf \(.+\)\.$/,
+    );
     const models = await groupNames('Models');
     const drafts = await groupNames('Draft models');
     const artifacts = await groupNames('Draft artifacts');

@@ -182,6 +182,11 @@ describe('draft method and draft model pickers', () => {
     assert.equal(files[1]!.disabled, true);
     // a target with NextN layers drafts with its own: no assistant is asked for
     assert.deepEqual(draftFileOptions('mtp', drafts, { ...ALL_AVAILABLE, mtp: { available: true } }), []);
+    // only assistants or sidecars made for other models: mtp is no option of this target at all
+    assert.equal(
+      draftMethodOptions(ALL_AVAILABLE, drafts.slice(1)).some((o) => o.value === 'mtp'),
+      false,
+    );
   });
   test('the choice is kept while usable, otherwise the first usable option is taken', () => {
     const options = draftMethodOptions(ALL_AVAILABLE, []);

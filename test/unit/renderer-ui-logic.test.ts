@@ -129,6 +129,12 @@ describe('the library in groups', () => {
     // another vocabulary is another family: a small model alone is a model
     const other = [entry('llama-8b', 'llama', 8e9), entry('small', 'llama', 1e9, {}, 50000)];
     assert.equal(entryKind(other[1]!, other), 'model');
+    // a model with its own MTP head is a target beside a larger one; its sidecar (mtp-*.gguf) a draft
+    const qwens = [entry('qwen-9b', 'qwen35', 9e9), entry('qwen-0.8b', 'qwen35', 8e8), entry('mtp-qwen-9b', 'qwen35', 5e8)];
+    assert.deepEqual(
+      qwens.map((e) => entryKind(e, qwens)),
+      ['model', 'model', 'draft'],
+    );
     const g = groupLibrary(LIBRARY);
     assert.deepEqual([g.models.length, g.drafts.length, g.artifacts.length], [4, 2, 2]);
   });

@@ -25,6 +25,9 @@ export function draftMethodOptions(table: Strategies | null, drafts: readonly Dr
     if (needsDraft(strategy, table)) {
       const candidates = drafts.filter((d) => d.strategy === strategy);
       if (candidates.length === 0) continue;
+      // a target without NextN layers is offered mtp only with an assistant or sidecar that fits
+      // it: one made for another model is no option of this one
+      if (strategy === 'mtp' && !candidates.some((d) => d.compatible)) continue;
       if (!ENGINE_STRATEGIES.has(strategy)) {
         options.push({
           value: strategy,

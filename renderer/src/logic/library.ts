@@ -15,6 +15,8 @@ export interface LibraryGroups {
 
 /** "draft" as a word of the file name: llama-draft.gguf, Draft_0.5B, swa-draft-close */
 const DRAFT_WORD = /(^|[-_.\s])draft([-_.\s]|$)/i;
+/** an MTP sidecar's name (mtp-X.gguf: X's NextN block in a file of its own) */
+const SIDECAR_NAME = /^mtp-/i;
 
 /** A draft proposes for a model at least this many times its size (same architecture and vocabulary). */
 const DRAFT_RATIO = 2;
@@ -25,9 +27,11 @@ export function isArtifact(entry: ModelEntry): boolean {
 
 export function entryKind(entry: ModelEntry, all: readonly ModelEntry[]): EntryKind {
   if (isArtifact(entry)) return 'artifact';
-  if (DRAFT_WORD.test(entry.name)) return 'draft';
+  if (DRAFT_WORD.test(entry.name) || SIDECAR_NAME.test(entry.name)) return 'draft';
   const f = entry.facts;
   if (!f || f.parameters <= 0) return 'model';
+  // a model with its own NextN/MTP head drafts for itself: a target, whatever its family holds
+  if (f.nextnLayers > 0) return 'model';
   const larger = all.some(
     (o) =>
       o.id !== entry.id &&
