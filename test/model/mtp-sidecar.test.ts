@@ -3,7 +3,8 @@
 // mtp proposer drafts on the sidecar's MTP context with the target's hidden rows: greedy output
 // equals the autoregressive control at K/S points where rollbacks replay, and the sidecar
 // proposes and gets accepted exactly what the target's own NextN block does (the same weights).
-// Sidecars that do not fit are refused with the reason.
+// Seeded replies past 256 positions equal the control too. Sidecars that do not fit are refused
+// with the reason.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
@@ -83,6 +84,26 @@ describe('strategy mtp with an MTP sidecar (mtp-hybrid.gguf beside hybrid-mtp.gg
       }
     });
   }
+
+  test('seeded, past 256 positions: the replies with the sidecar equal the control (K7/S6)', async () => {
+    const seeded = { ...GREEDY, temperature: 0.8, topK: 40, topP: 0.95, seed: 11 };
+    const run = (sessionId: string, prompt: number[]) =>
+      runRequest(engine, { sessionId, prompt: Int32Array.from(prompt), maxTokens: 300, sampling: seeded });
+    const controlSession = await open(target, 'none');
+    const viaSidecar = await open(target, 'mtp', 7, 6, sidecar);
+    try {
+      for (const prompt of PROMPTS) {
+        const expected = await run(controlSession, prompt);
+        const got = await run(viaSidecar, prompt);
+        assert.equal(expected.tokens.length, 300);
+        assert.deepEqual(got.tokens, expected.tokens, `prompt ${prompt.join(',')}`);
+        assert.ok(got.stats.proposed > 0, 'the sidecar drafted');
+      }
+    } finally {
+      await engine.call('disposeSession', { sessionId: controlSession });
+      await engine.call('disposeSession', { sessionId: viaSidecar });
+    }
+  });
 
   test("in a chain (ngram, mtp) the sidecar is the mtp member's head, under FR too: the control's ids, the own head's proposals", async () => {
     const chain = { contextSize: 1024, threads: 1, strategy: 'ngram' as const, fallbacks: ['mtp' as const], k: 7, s: 7, frVocab: 400 };
