@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 
 import { FlashAttn } from '../contract/engine-types.js';
-import { DEFAULT_K, frProblem } from '../contract/profile.js';
+import { DEFAULT_K } from '../contract/profile.js';
 import { capThreads } from '../runtime/resource-limits.js';
 import { STRATEGIES, type Strategy } from '../contract/strategies.js';
 import { auditVerdict, compareSamplingPaths, runAudit, type PathComparison, type AuditVerdict, type Divergence } from '../service/audit.js';
@@ -110,8 +110,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   if (strategy === 'none') throw new UsageError('--strategy none is the control itself: give the speculative strategy to audit');
   const source = promptSource(values);
   const ks = ksFromFlags(values);
-  const frVocab = frVocabFromFlags(values);
-  if (frVocab !== undefined && strategy !== 'mtp') throw new UsageError(frProblem(strategy));
+  const frVocab = frVocabFromFlags(values, [strategy]);
   const k = ks.k ?? DEFAULT_K;
   const s = ks.s ?? k;
   if (s > k) throw new UsageError(`--s must be from 0 to K (${k}) (got ${s})`);

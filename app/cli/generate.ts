@@ -4,10 +4,10 @@ import { availableParallelism } from 'node:os';
 
 import { FlashAttn, type RoundRecord, type SamplingOptions } from '../contract/engine-types.js';
 import { GenerationResult } from '../contract/generation-result.js';
-import { frProblem, resolveKS } from '../contract/profile.js';
+import { resolveKS } from '../contract/profile.js';
 import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
 import { capThreads } from '../runtime/resource-limits.js';
-import { noProposalsNote, STRATEGIES, strategyLabel, type Strategy } from '../contract/strategies.js';
+import { noProposalsNote, STRATEGIES, type Strategy } from '../contract/strategies.js';
 import { CancelledError } from '../engine/cancellation.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { ModelLoadCancelled } from '../runtime/open-model.js';
@@ -103,10 +103,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   // flags override the profile
   const drafting = draftingFromFlags(values, profile);
   const { strategy, fallbacks } = drafting;
-  const frVocab = frVocabFromFlags(values) ?? profile?.spec_mtp_fr_vocab_size;
-  if (frVocab !== undefined && strategy !== 'mtp' && !fallbacks.includes('mtp')) {
-    throw new UsageError(frProblem(strategyLabel(strategy, fallbacks)));
-  }
+  const frVocab = frVocabFromFlags(values, [strategy, ...fallbacks], profile?.spec_mtp_fr_vocab_size);
   const inProfile = (key: string) => `${key} in the profile ${profilePath}`;
   const { k, s } = resolveKS([
     { ...ksFromFlags(values), kName: '--k', sName: '--s' },

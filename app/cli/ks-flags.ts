@@ -1,8 +1,9 @@
 // The speculation flags of the commands that run one speculative request (generate, audit):
 // --k, the draft width, --s, the rollback snapshots, and --fr-vocab, the MTP head's compact draft
 // projection (FR); one reader, so both accept the same range.
-import { K_MAX } from '../contract/profile.js';
+import { frProblem, K_MAX } from '../contract/profile.js';
 import { int, type Parsed } from './args.js';
+import { UsageError } from './errors.js';
 
 export const KS_FLAGS = {
   k: { type: 'string' },
@@ -10,9 +11,15 @@ export const KS_FLAGS = {
   'fr-vocab': { type: 'string' },
 } as const;
 
-/** --fr-vocab as given (undefined: the whole vocabulary); the engine refuses one past the model's vocabulary. */
-export function frVocabFromFlags(values: Parsed['values']): number | undefined {
-  return int(values, 'fr-vocab', { min: 1, max: 16_777_216 });
+/**
+ * --fr-vocab, else the profile's (undefined: the whole vocabulary); a usage error where none of
+ * `members` is mtp, before any model loads. The engine refuses one past the model's vocabulary.
+ */
+export function frVocabFromFlags(values: Parsed['values'], members: readonly string[], fromProfile?: number): number | undefined {
+  const n = int(values, 'fr-vocab', { min: 1, max: 16_777_216 }) ?? fromProfile;
+  const refused = n !== undefined ? frProblem(members) : null;
+  if (refused) throw new UsageError(refused);
+  return n;
 }
 
 /** --k and --s as given (undefined: not given); a usage error for one out of range. */

@@ -43,11 +43,12 @@ export const DEFAULT_K = 7;
 
 /**
  * FR, the compact draft projection (spec_mtp_fr_vocab_size, --fr-vocab): the MTP head projects
- * onto its first N rows only. Why a strategy cannot take it: every other proposer drafts
- * otherwise.
+ * onto its first N rows only. Why these strategies (one, or a chain's members) cannot take it,
+ * null when one of them is mtp: every other proposer drafts otherwise.
  */
-export function frProblem(strategy: string): string {
-  return `the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) narrows the MTP head: it applies to strategy 'mtp' only, not '${strategy}'`;
+export function frProblem(members: readonly string[]): string | null {
+  if (members.includes('mtp')) return null;
+  return `the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) narrows the MTP head: it applies to strategy 'mtp' only, not '${members.join(',')}'`;
 }
 
 /** Why the app refuses a profile with a strategy list, p-min or adaptive K (the CLI's --profile takes them). */

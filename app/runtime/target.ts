@@ -174,9 +174,8 @@ export function sessionProblem(
   target: OpenedTarget,
   request: Pick<SessionRequest, 'strategy' | 'fallbacks' | 'k' | 's' | 'frVocab'>,
 ): string | null {
-  if (request.frVocab !== undefined && request.strategy !== 'mtp' && !request.fallbacks?.includes('mtp')) {
-    return frProblem(strategyLabel(request.strategy, request.fallbacks));
-  }
+  const frRefused = request.frVocab !== undefined ? frProblem([request.strategy, ...(request.fallbacks ?? [])]) : null;
+  if (frRefused) return frRefused;
   if (request.strategy === 'none') return null;
   const recurrent = target.info.recurrent || target.info.hybrid;
   // a DFlash/DSpark block bounds K (llama.cpp would clamp it silently)

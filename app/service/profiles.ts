@@ -77,7 +77,8 @@ export class ProfileStore {
     const k = control ? null : (p.k ?? 7);
     const s = control ? null : p.s;
     checkAgainstModel({ k, s }, target);
-    if (p.frVocab !== undefined && p.strategy !== 'mtp') throw new PowerError('bad-input', frProblem(p.strategy ?? 'the loaded strategy'));
+    const frRefused = p.frVocab !== undefined ? frProblem([p.strategy ?? 'the loaded strategy']) : null;
+    if (frRefused) throw new PowerError('bad-input', frRefused);
     const entry: ProfileEntry = {
       id: randomUUID(),
       name: p.name,
