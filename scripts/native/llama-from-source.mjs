@@ -318,7 +318,10 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, 
   if (existsSync(stamp)) {
     const done = JSON.parse(readFileSync(stamp, 'utf8'));
     console.log(`power: llama.cpp build ${key} is cached (${libDir}; built in ${done.seconds} s)`);
-    return { libDir, seconds: 0, builtSeconds: done.seconds, key, defs, cpuBackends: checkedCpuBackends(buildDir), ...cudaInfo };
+    // checked when it was built; asking the compiler again needs the source tree it was built
+    // from, which a later clone may not have (a stamp from before they were recorded asks anew)
+    const cpuBackends = done.cpuBackends !== undefined ? done.cpuBackends : checkedCpuBackends(buildDir);
+    return { libDir, seconds: 0, builtSeconds: done.seconds, key, defs, cpuBackends, ...cudaInfo };
   }
   if (nvcc) defs.CMAKE_CUDA_COMPILER = nvcc.path;
   // ggml's find_package(CUDAToolkit) runs before the CUDA language is enabled: point it at the
@@ -347,7 +350,11 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, 
   const seconds = Math.round((Date.now() - started) / 1000);
   const cpuBackends = checkedCpuBackends(buildDir);
   // written last: only a finished build is ever reused
-  writeFileSync(stamp, JSON.stringify({ key, srcCommit, patches: sourcePatches(defs).names, defs, seconds, builtAt: new Date().toISOString() }, null, 2) + '\n');
+  writeFileSync(
+    stamp,
+    JSON.stringify({ key, srcCommit, patches: sourcePatches(defs).names, defs, seconds, cpuBackends, builtAt: new Date().toISOString() }, null, 2) +
+      '\n',
+  );
   console.log(`power: llama.cpp built in ${seconds} s (${libDir})`);
   return { libDir, seconds, builtSeconds: seconds, key, defs, cpuBackends, ...cudaInfo };
 }
