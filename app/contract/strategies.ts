@@ -32,8 +32,8 @@ export interface StrategyAvailability {
 
 export interface StrategyFacts {
   nextnLayers: number;
-  /** trunk blocks (NextN blocks not counted): 0 for a file that only drafts (a Gemma 4 assistant, an MTP sidecar) */
-  layers?: number;
+  /** the file only drafts: a Gemma 4 assistant or an MTP sidecar (NextN blocks, no trunk) */
+  draftOnly?: boolean;
   /** Result of checking a `--draft` artifact against the target, when one was given. */
   draft?: {
     architecture: string;
@@ -67,7 +67,7 @@ const artifactOf = (strategy: Strategy): string =>
   strategy === 'mtp' ? 'a gemma4-assistant or MTP sidecar' : `${article(strategy)} artifact`;
 
 function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
-  if (facts.layers === 0) {
+  if (facts.draftOnly) {
     return {
       available: false,
       reason:

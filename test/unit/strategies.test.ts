@@ -9,7 +9,7 @@ test('every strategy has an answer, and every refusal a reason', () => {
     { nextnLayers: 0 },
     { nextnLayers: 1 },
     { nextnLayers: 1, draft: { architecture: 'llama', compatible: true } },
-    { nextnLayers: 2, layers: 0 },
+    { nextnLayers: 2, draftOnly: true },
   ]) {
     const a = strategyAvailability(facts);
     assert.deepEqual(Object.keys(a).sort(), [...STRATEGIES].sort());
@@ -20,10 +20,10 @@ test('every strategy has an answer, and every refusal a reason', () => {
   }
 });
 
-test('a file of NextN blocks only (a Gemma 4 assistant) is no target: every strategy says it is a draft', () => {
-  const table = strategyAvailability({ nextnLayers: 2, layers: 0 });
+test('a file of NextN blocks only (a Gemma 4 assistant, an MTP sidecar) is no target: every strategy says it is a draft', () => {
+  const table = strategyAvailability({ nextnLayers: 2, draftOnly: true });
   for (const s of STRATEGIES) assert.match(table[s].reason!, /it is a draft \(a gemma4-assistant or MTP sidecar\)/);
-  assert.equal(strategyAvailability({ nextnLayers: 1, layers: 4 }).mtp.available, true);
+  assert.equal(strategyAvailability({ nextnLayers: 1, draftOnly: false }).mtp.available, true);
 });
 
 test('mtp needs NextN layers; draft artifacts need their own architecture', () => {

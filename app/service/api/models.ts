@@ -3,7 +3,7 @@ import type { ServiceImplementation } from '../types.js';
 import { PowerError } from '../../contract/api/errors.js';
 import { strategyAvailability } from '../../contract/strategies.js';
 import { describeEstimate, estimateMemory } from '../../engine/memory-estimate.js';
-import { checkDraftCompatibility } from '../../models/draft-compat.js';
+import { checkDraftCompatibility, draftKind } from '../../models/draft-compat.js';
 import { defaultContextSize } from '../../runtime/open-model.js';
 import type { EngineSupervisor } from '../engine-supervisor.js';
 import type { ModelLibrary } from '../library.js';
@@ -60,7 +60,7 @@ export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): 
       const draft = draftId ? checkDraftCompatibility(target, await library.gguf(draftId)) : undefined;
       return strategyAvailability({
         nextnLayers: facts?.nextnLayers ?? 0,
-        ...(facts ? { layers: facts.layers } : {}),
+        draftOnly: draftKind(target) === 'mtp',
         ...(draft ? { draft } : {}),
       });
     },
