@@ -190,7 +190,7 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
     assert.equal(control.fallbacks, undefined, 'one strategy: no fallbacks in the JSON');
     const text = power([...args, '--profile', profile]);
     assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stderr, /proposed in \d+ rounds \(ngram \d+, mtp \d+\)/);
+    assert.match(text.stderr, /proposed in \d+ rounds \(ngram \d+\/\d+ in \d+ rounds, mtp \d+\/\d+ in \d+ rounds\)/);
   });
 
   test("adaptive K on mtp (hybrid, S < K) emits the control's tokens", async () => {
