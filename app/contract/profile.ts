@@ -51,10 +51,6 @@ export function frProblem(members: readonly string[]): string | null {
   return `the compact draft projection (spec_mtp_fr_vocab_size / --fr-vocab) narrows the MTP head: it applies to strategy 'mtp' only, not '${members.join(',')}'`;
 }
 
-/** Why the app refuses a profile with a strategy list, p-min or adaptive K (the CLI's --profile takes them). */
-export const APP_PROFILE_LIMITS =
-  "the app's profiles take one strategy and a fixed K: a strategy list, spec_p_min and spec_adaptive_k are for power generate --profile";
-
 /** One source of K and S for a request, with the names its values go by in an error. */
 export interface KSLayer {
   k?: number | null | undefined;

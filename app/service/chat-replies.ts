@@ -17,7 +17,7 @@ import { Conversation, promptMessages } from './conversation.js';
 import type { EngineSupervisor, ActiveSession } from './engine-supervisor.js';
 import type { ServiceEvents } from './events.js';
 import type { ModelLibrary } from './library.js';
-import type { ProfileStore } from './profiles.js';
+import { draftingOf, type ProfileStore } from './profiles.js';
 import {
   checkPromptFits,
   crashDuringReply,
@@ -125,7 +125,7 @@ export class ChatReplies {
       const loadedOptions = supervisor.loadedOptions();
       if (!loadedOptions) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
       const profile: ProfileEntry = opts.profileId ? profiles.get(opts.profileId) : profiles.active();
-      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.draftMethod.strategy);
+      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.draftMethod);
       if (!this.conversation || this.conversation.target !== target) {
         this.conversation = { target, conv: new Conversation(target.engine, target.modelId, target.info) };
       }
@@ -160,6 +160,7 @@ export class ChatReplies {
         digest: null,
         profile: { id: profile.id, name: profile.name },
         strategy: resolved.strategy,
+        ...draftingOf(resolved),
         k: speculative ? session.k : null,
         s: speculative ? session.s : null,
         model: { id: entry.id, name: entry.name, sha256: entry.sha256.state === 'done' ? entry.sha256.hex : null },

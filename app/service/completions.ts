@@ -8,14 +8,14 @@ import { LoadOptions } from '../contract/api/engine.js';
 import { PowerError } from '../contract/api/errors.js';
 import type { ReplyStats } from '../contract/api/generation.js';
 import type { SamplingPath, StopReason, TokenLogprobs } from '../contract/engine-types.js';
-import type { Strategy } from '../contract/strategies.js';
+import { strategyLabel, type Strategy } from '../contract/strategies.js';
 import type { ChatMessage } from '../chat/template.js';
 import { EngineCrashedError } from '../engine/client.js';
 import { Conversation } from './conversation.js';
 import type { EngineSupervisor } from './engine-supervisor.js';
 import type { ModelLibrary } from './library.js';
-import { DEFAULT_K } from '../contract/profile.js';
-import type { ProfileStore } from './profiles.js';
+import { chainProblem } from '../contract/api/common.js';
+import { draftingOf, type Chain, type ProfileStore } from './profiles.js';
 import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { ReplySlot } from './reply-slot.js';
@@ -46,10 +46,18 @@ export interface CompletionRequest {
   /** the reply ends before the first of these in its text (OpenAI's `stop`) */
   stop?: readonly string[];
   strategy?: Strategy;
+  /** with `strategy`: a chain's members after it (llama.cpp's --spec-type a,b) */
+  fallbacks?: Strategy[];
   /** a draft's library name (or id) */
   draft?: string;
   k?: number;
   s?: number;
+  /** FR: the MTP head drafts among the first N tokens */
+  frVocab?: number;
+  /** a draft stops under this top-1 probability */
+  pMin?: number;
+  /** shorter drafts after rejections */
+  adaptiveK?: boolean;
   /** a profile id or name */
   profile?: string;
   /** a GBNF grammar the reply follows */
@@ -75,6 +83,8 @@ export interface CompletionResult {
   k: number | null;
   s: number | null;
   seed: number | null;
+  /** how it drafted beyond strategy, K and S (a chain's other members, FR, p-min, adaptive K): only what was set */
+  drafting: ReturnType<typeof draftingOf>;
 }
 
 export interface CompletionDeps {
@@ -134,27 +144,50 @@ export function createCompletions(deps: CompletionDeps): Completions {
     return found;
   };
 
+  /** The chain the request asks for itself: its strategy (and fallbacks), else draft-model for a named draft. */
+  const chainAsked = (request: CompletionRequest): Chain | null => {
+    if (request.fallbacks?.length && request.strategy === undefined) {
+      throw new PowerError('bad-input', 'fallbacks extend a strategy: give strategy as well');
+    }
+    if (request.strategy !== undefined) {
+      const fallbacks = request.fallbacks ?? [];
+      const problem = chainProblem(request.strategy, fallbacks);
+      if (problem) throw new PowerError('bad-input', problem);
+      return { strategy: request.strategy, fallbacks };
+    }
+    return request.draft !== undefined ? { strategy: 'draft-model', fallbacks: [] } : null;
+  };
+
   /** Loads the model set the request needs unless it is the loaded one. */
-  async function ensureLoaded(request: CompletionRequest): Promise<{ strategy: Strategy; modelName: string }> {
+  async function ensureLoaded(request: CompletionRequest): Promise<{ loaded: Chain; modelName: string }> {
     const model = entryNamed('model', request.model);
     const draft = request.draft !== undefined ? entryNamed('draft', request.draft) : null;
     // what is really loaded (or reloads after a crash); the options of a load that failed do not count
     const loaded = supervisor.loaded() || supervisor.state().reloadPending ? supervisor.loadedOptions() : null;
     const sameModel = loaded?.modelId === model.id;
-    // the strategy: asked for, else the loaded one (same model), else the profile's, else none
+    // the chain: asked for, else the loaded one (same model), else the profile's, else none
     const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
-    const strategy: Strategy =
-      request.strategy ?? (draft ? 'draft-model' : null) ?? (sameModel ? loaded!.draftMethod.strategy : null) ?? profile.strategy ?? 'none';
-    const draftId = draft?.id ?? (sameModel && loaded!.draftMethod.strategy === strategy ? loaded!.draftMethod.draftId : undefined);
+    const chain: Chain = chainAsked(request) ??
+      (sameModel ? loaded!.draftMethod : null) ??
+      (profile.strategy !== null ? { strategy: profile.strategy, fallbacks: profile.fallbacks ?? [] } : null) ?? {
+        strategy: 'none',
+        fallbacks: [],
+      };
+    const label = strategyLabel(chain.strategy, chain.fallbacks);
+    const loadedLabel = loaded ? strategyLabel(loaded.draftMethod.strategy, loaded.draftMethod.fallbacks) : null;
+    const draftId = draft?.id ?? (sameModel && loadedLabel === label ? loaded!.draftMethod.draftId : undefined);
     // the autoregressive control runs on whatever method the model was loaded with
-    const wanted =
-      sameModel && (strategy === 'none' || (loaded!.draftMethod.strategy === strategy && loaded!.draftMethod.draftId === draftId));
+    const wanted = sameModel && (chain.strategy === 'none' || (loadedLabel === label && loaded!.draftMethod.draftId === draftId));
     // (after a crash the same model set reloads in sessionFor)
     if (!wanted) {
       const base = sameModel ? loaded! : LoadOptions.parse({ modelId: model.id });
-      await supervisor.load({ ...base, draftMethod: { strategy, ...(draftId ? { draftId } : {}) } });
+      await supervisor.load({
+        ...base,
+        draftMethod: { strategy: chain.strategy, fallbacks: [...chain.fallbacks], ...(draftId ? { draftId } : {}) },
+      });
     }
-    return { strategy, modelName: model.name };
+    const now = supervisor.loadedOptions()!.draftMethod;
+    return { loaded: { strategy: now.strategy, fallbacks: now.fallbacks }, modelName: model.name };
   }
 
   async function complete(
@@ -169,19 +202,18 @@ export function createCompletions(deps: CompletionDeps): Completions {
     let streamed = 0;
     let rounds = 0;
     try {
-      const { strategy: loadedStrategy, modelName } = await ensureLoaded(request);
+      const { loaded, modelName } = await ensureLoaded(request);
       const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
-      // the request's own strategy, K and S over the profile's
-      const strategy = request.strategy ?? (request.draft !== undefined ? 'draft-model' : null);
-      const { resolved, target, session } = await sessionForProfile(
-        supervisor,
-        strategy ? { ...profile, strategy, k: profile.k ?? DEFAULT_K } : profile,
-        loadedStrategy,
-        {
-          ...(request.k !== undefined ? { k: request.k } : {}),
-          ...(request.s !== undefined ? { s: request.s } : {}),
-        },
-      );
+      // the request's own chain, K, S, FR and drafting policy over the profile's
+      const chain = chainAsked(request);
+      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loaded, {
+        ...(chain ? { chain } : {}),
+        ...(request.k !== undefined ? { k: request.k } : {}),
+        ...(request.s !== undefined ? { s: request.s } : {}),
+        ...(request.frVocab !== undefined ? { frVocab: request.frVocab } : {}),
+        ...(request.pMin !== undefined ? { pMin: request.pMin } : {}),
+        ...(request.adaptiveK !== undefined ? { adaptiveK: request.adaptiveK } : {}),
+      });
       const speculative = resolved.strategy !== 'none';
       if (request.s !== undefined && speculative && !target.info.recurrent) {
         throw new PowerError('bad-input', 's (recurrent rollback snapshots) does not apply to this attention-only model: leave it out');
@@ -269,6 +301,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
         digest: outcome.digest,
         stats: outcome.replyStats,
         strategy: resolved.strategy,
+        drafting: draftingOf(resolved),
         k: speculative ? session.k : null,
         s: speculative ? session.s : null,
         seed,

@@ -7,13 +7,21 @@ import type { EngineState, LoadOptions } from '../contract/api/engine.js';
 import { PowerError } from '../contract/api/errors.js';
 import { SAMPLING_DEFAULTS, type SamplingUsed } from '../contract/engine-types.js';
 import { resolveSamplingPath, VULKAN_NO_BACKEND_SAMPLING } from '../engine/sampling-path.js';
-import type { Strategy } from '../contract/strategies.js';
+import { strategyLabel, type Strategy } from '../contract/strategies.js';
 import type { EngineOptions } from '../engine/client.js';
 import { parseEndpoint, RpcEndpointError } from '../engine/rpc.js';
 import type { SplitRequest } from '../engine/split.js';
 import { Emitter } from './events.js';
 import type { ModelLibrary } from './library.js';
-import { backendOf, claimsBatchInvariance, createSession, openTarget, type OpenedSession, type OpenedTarget } from '../runtime/target.js';
+import {
+  backendOf,
+  claimsBatchInvariance,
+  createSession,
+  openTarget,
+  type OpenedSession,
+  type OpenedTarget,
+  type SessionRequest,
+} from '../runtime/target.js';
 
 export interface ActiveSession extends OpenedSession {
   key: string;
@@ -138,25 +146,21 @@ export class EngineSupervisor {
     });
   }
 
-  /** A session for this strategy/K/S (and FR) on the loaded target, reloading it after a crash. */
-  sessionFor(
-    strategy: Strategy,
-    k: number,
-    s: number,
-    frVocab?: number,
-  ): Promise<{ target: OpenedTarget; session: ActiveSession; fresh: boolean }> {
+  /** A session for this strategy (or chain), K/S, FR and drafting policy on the loaded target, reloading it after a crash. */
+  sessionFor(spec: Omit<SessionRequest, 'threads'>): Promise<{ target: OpenedTarget; session: ActiveSession; fresh: boolean }> {
     return this.serial(async () => {
       if (!this.options) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
       if (!this.target) await this.open();
       const target = this.target!;
-      const key = `${strategy}/${k}/${s}/${frVocab ?? 'all'}`;
+      const { strategy, fallbacks = [], k, s, frVocab, pMin = 0, adaptiveK = false } = spec;
+      const key = `${strategyLabel(strategy, fallbacks)}/${k}/${s}/${frVocab ?? 'all'}/${pMin}/${adaptiveK}`;
       if (this.session?.key === key) return { target, session: this.session, fresh: false };
       if (this.session) {
         await target.engine.call('disposeSession', { sessionId: this.session.sessionId }).catch(() => {});
         this.session = null;
       }
       const threads = this.options.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
-      const created = await createSession(target, { strategy, k, s, threads, frVocab });
+      const created = await createSession(target, { strategy, fallbacks, k, s, threads, frVocab, pMin, adaptiveK });
       this.session = { ...created, key, strategy };
       return { target, session: this.session, fresh: true };
     });
@@ -195,6 +199,7 @@ export class EngineSupervisor {
         device: options.device,
         gpuLayers: options.gpuLayers,
         strategy: options.draftMethod.strategy,
+        fallbacks: options.draftMethod.fallbacks,
         ...(draft ? { draftPath: draft.path } : {}),
         s: 7,
         ...(options.contextSize !== undefined ? { contextSize: options.contextSize } : {}),

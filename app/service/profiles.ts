@@ -7,30 +7,74 @@ import { parse, stringify } from 'smol-toml';
 
 import { PowerError } from '../contract/api/errors.js';
 import { PROFILE_PRESETS as PRESETS, type ProfileEntry } from '../contract/api/profiles.js';
-import { APP_PROFILE_LIMITS, frProblem, Profile, resolveKS } from '../contract/profile.js';
-import { strategyList, type Strategy } from '../contract/strategies.js';
+import { frProblem, Profile, resolveKS } from '../contract/profile.js';
+import { chainProblem } from '../contract/api/common.js';
+import { strategyLabel, strategyList, type Strategy } from '../contract/strategies.js';
 import { Emitter } from './events.js';
 import type { SettingsFile } from './settings.js';
 
-/** What a profile means for a request on a target loaded for `loaded`. */
-export interface ResolvedProfile {
-  entry: ProfileEntry;
+/** A strategy with the rest of its chain ([]: one strategy), as a model is loaded for it. */
+export interface Chain {
   strategy: Strategy;
+  fallbacks: readonly Strategy[];
+}
+
+/** What a request asks of a profile beyond it: its own strategy (or chain), K, S, FR, p-min, adaptive K. */
+export interface ProfileRequest {
+  chain?: Chain;
+  k?: number;
+  s?: number;
+  frVocab?: number;
+  pMin?: number;
+  adaptiveK?: boolean;
+}
+
+/** What a profile means for a request on a target loaded for `loaded`. */
+export interface ResolvedProfile extends Chain {
+  entry: ProfileEntry;
   k: number;
   /** what the session gets (S of an attention-only target is 0 and reported as null) */
   s: number;
   /** FR: the MTP head drafts among the first frVocab tokens (absent: all) */
   frVocab?: number;
+  /** a draft stops under this top-1 probability (absent: off) */
+  pMin?: number;
+  /** shorter drafts after rejections */
+  adaptiveK?: true;
 }
 
-export function resolveProfile(entry: ProfileEntry, loaded: Strategy, request: { k?: number; s?: number } = {}): ResolvedProfile {
-  const strategy = entry.strategy ?? loaded;
-  if (strategy === 'none' || entry.k === null) return { entry, strategy: 'none', k: 0, s: 0 };
+/** The request's values over the profile's, the profile's over the loaded chain's (a null strategy). */
+export function resolveProfile(entry: ProfileEntry, loaded: Chain, request: ProfileRequest = {}): ResolvedProfile {
+  const chain: Chain = request.chain ?? (entry.strategy !== null ? { strategy: entry.strategy, fallbacks: entry.fallbacks ?? [] } : loaded);
+  if (chain.strategy === 'none' || (entry.k === null && !request.chain)) return { entry, strategy: 'none', fallbacks: [], k: 0, s: 0 };
   const { k, s } = resolveKS([
     { k: request.k, s: request.s, kName: 'k', sName: 's' },
     { k: entry.k, s: entry.s, kName: `K of the profile '${entry.name}'`, sName: `S of the profile '${entry.name}'` },
   ]);
-  return { entry, strategy, k, s, ...(entry.frVocab !== undefined ? { frVocab: entry.frVocab } : {}) };
+  const frVocab = request.frVocab ?? entry.frVocab;
+  const pMin = request.pMin ?? entry.pMin;
+  const adaptiveK = request.adaptiveK ?? entry.adaptiveK;
+  return {
+    entry,
+    strategy: chain.strategy,
+    fallbacks: [...chain.fallbacks],
+    k,
+    s,
+    ...(frVocab !== undefined ? { frVocab } : {}),
+    ...(pMin ? { pMin } : {}),
+    ...(adaptiveK ? { adaptiveK: true as const } : {}),
+  };
+}
+
+/** What a reply records of how it drafted beyond strategy, K and S: only what was set. */
+export function draftingOf(r: ResolvedProfile): { fallbacks?: Strategy[]; frVocab?: number; pMin?: number; adaptiveK?: true } {
+  if (r.strategy === 'none') return {};
+  return {
+    ...(r.fallbacks.length > 0 ? { fallbacks: [...r.fallbacks] } : {}),
+    ...(r.frVocab !== undefined ? { frVocab: r.frVocab } : {}),
+    ...(r.pMin ? { pMin: r.pMin } : {}),
+    ...(r.adaptiveK ? { adaptiveK: true as const } : {}),
+  };
 }
 
 /** A custom K/S must make sense for the loaded target: S applies only to recurrent state. */
@@ -39,6 +83,18 @@ export function checkAgainstModel(p: { k: number | null; s: number | null }, tar
   if (target && !target.recurrent && p.s !== null) {
     throw new PowerError('bad-input', 'S (recurrent rollback snapshots) does not apply to this attention-only target: leave it empty');
   }
+}
+
+/** A custom profile as the app's form and a TOML import give it. */
+export interface NewProfile {
+  name: string;
+  strategy: Strategy | null;
+  fallbacks?: readonly Strategy[];
+  k: number | null;
+  s: number | null;
+  frVocab?: number;
+  pMin?: number;
+  adaptiveK?: boolean;
 }
 
 export class ProfileStore {
@@ -68,25 +124,28 @@ export class ProfileStore {
     return this.changedNow();
   }
 
-  async create(
-    p: { name: string; strategy: Strategy | null; k: number | null; s: number | null; frVocab?: number },
-    target: { recurrent: boolean } | null,
-  ) {
-    // the control has no proposals: K and S mean nothing for it
+  async create(p: NewProfile, target: { recurrent: boolean } | null) {
+    // the control has no proposals: K, S and the drafting policy mean nothing for it
     const control = p.strategy === 'none';
     const k = control ? null : (p.k ?? 7);
     const s = control ? null : p.s;
     checkAgainstModel({ k, s }, target);
-    const frRefused = p.frVocab !== undefined ? frProblem([p.strategy ?? 'the loaded strategy']) : null;
+    const fallbacks = p.fallbacks ?? [];
+    const chainRefused = chainProblem(p.strategy, fallbacks);
+    if (chainRefused) throw new PowerError('bad-input', chainRefused);
+    const frRefused = p.frVocab !== undefined ? frProblem(p.strategy ? [p.strategy, ...fallbacks] : ['the loaded strategy']) : null;
     if (frRefused) throw new PowerError('bad-input', frRefused);
     const entry: ProfileEntry = {
       id: randomUUID(),
       name: p.name,
       preset: false,
       strategy: p.strategy,
+      ...(fallbacks.length > 0 ? { fallbacks: [...fallbacks] } : {}),
       k,
       s,
-      ...(p.frVocab !== undefined ? { frVocab: p.frVocab } : {}),
+      ...(!control && p.frVocab !== undefined ? { frVocab: p.frVocab } : {}),
+      ...(!control && p.pMin ? { pMin: p.pMin } : {}),
+      ...(!control && p.adaptiveK ? { adaptiveK: true } : {}),
       note: 'custom',
     };
     this.settings.data.profiles.push(entry);
@@ -115,35 +174,36 @@ export class ProfileStore {
     }
     const p = checked.data;
     const [strategy, ...fallbacks] = strategyList(p.spec_mode);
-    // the app's profiles hold one strategy and a fixed K: the rest is for power generate --profile
-    if (fallbacks.length > 0 || p.spec_p_min !== undefined || p.spec_adaptive_k !== undefined) {
-      throw new PowerError('unsupported', APP_PROFILE_LIMITS);
-    }
     return this.create(
       {
         name,
         strategy,
+        fallbacks,
         k: p.spec_draft_max ?? null,
         s: p.spec_mtp_recurrent_snapshots ?? null,
         ...(p.spec_mtp_fr_vocab_size !== undefined ? { frVocab: p.spec_mtp_fr_vocab_size } : {}),
+        ...(p.spec_p_min !== undefined ? { pMin: p.spec_p_min } : {}),
+        ...(p.spec_adaptive_k !== undefined ? { adaptiveK: p.spec_adaptive_k } : {}),
       },
       target,
     );
   }
 
-  exportToml(id: string, loaded: Strategy | null): string {
+  exportToml(id: string, loaded: Chain | null): string {
     const entry = this.get(id);
-    const mode = entry.strategy ?? loaded;
-    if (!mode)
+    const chain = entry.strategy !== null ? { strategy: entry.strategy, fallbacks: entry.fallbacks ?? [] } : loaded;
+    if (!chain)
       throw new PowerError(
         'bad-input',
         `'${entry.name}' uses the loaded strategy: load a model first, or export a profile with its own strategy`,
       );
-    const doc: Record<string, unknown> = { spec_mode: mode };
-    if (mode !== 'none' && entry.k !== null) {
+    const doc: Record<string, unknown> = { spec_mode: strategyLabel(chain.strategy, chain.fallbacks) };
+    if (chain.strategy !== 'none' && entry.k !== null) {
       doc.spec_draft_max = entry.k;
       if (entry.s !== null) doc.spec_mtp_recurrent_snapshots = entry.s;
       if (entry.frVocab !== undefined) doc.spec_mtp_fr_vocab_size = entry.frVocab;
+      if (entry.pMin !== undefined) doc.spec_p_min = entry.pMin;
+      if (entry.adaptiveK) doc.spec_adaptive_k = true;
     }
     return `# Power profile: ${entry.name.replace(/\n/g, ' ')}\n${stringify(doc)}\n`;
   }

@@ -7,10 +7,9 @@ import { randomInt } from 'node:crypto';
 import { PowerError } from '../contract/api/errors.js';
 import type { ProfileEntry } from '../contract/api/profiles.js';
 import { SAMPLING_DEFAULTS, type SamplingOptions } from '../contract/engine-types.js';
-import type { Strategy } from '../contract/strategies.js';
 import { EngineCrashedError } from '../engine/client.js';
 import type { ActiveSession, EngineSupervisor } from './engine-supervisor.js';
-import { resolveProfile, type ResolvedProfile } from './profiles.js';
+import { resolveProfile, type Chain, type ProfileRequest, type ResolvedProfile } from './profiles.js';
 
 type Supervisor = Pick<EngineSupervisor, 'sessionFor' | 'setStatus' | 'loaded' | 'crashed'>;
 
@@ -34,11 +33,12 @@ export function drawSeed(seed: number | null | undefined, temperature: number): 
 export async function sessionForProfile(
   supervisor: Supervisor,
   profile: ProfileEntry,
-  loaded: Strategy,
-  request: { k?: number; s?: number } = {},
+  loaded: Chain,
+  request: ProfileRequest = {},
 ): Promise<{ resolved: ResolvedProfile; target: Awaited<ReturnType<EngineSupervisor['sessionFor']>>['target']; session: ActiveSession }> {
   const resolved = resolveProfile(profile, loaded, request);
-  const { target, session } = await supervisor.sessionFor(resolved.strategy, resolved.k, resolved.s, resolved.frVocab);
+  const { entry: _entry, ...spec } = resolved;
+  const { target, session } = await supervisor.sessionFor(spec);
   return { resolved, target, session };
 }
 

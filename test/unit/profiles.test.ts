@@ -11,8 +11,11 @@ import { readProfile } from '../../app/cli/profile.js';
 import { PROFILE_PRESETS as PRESETS } from '../../app/contract/api/profiles.js';
 import { ProfileStore, resolveProfile } from '../../app/service/profiles.js';
 import { SettingsFile } from '../../app/service/settings.js';
+import type { Strategy } from '../../app/contract/strategies.js';
 
 const RECURRENT = { recurrent: true };
+/** a model loaded for one strategy */
+const one = (strategy: Strategy) => ({ strategy, fallbacks: [] });
 const ATTENTION = { recurrent: false };
 
 describe('profiles', () => {
@@ -35,21 +38,37 @@ describe('profiles', () => {
         ['autoregressive', null, null, 'none'],
       ],
     );
-    assert.deepEqual(resolveProfile(PRESETS[1]!, 'mtp'), { entry: PRESETS[1], strategy: 'mtp', k: 7, s: 6 });
-    assert.equal(resolveProfile(PRESETS[2]!, 'mtp').strategy, 'none');
-    assert.deepEqual(resolveProfile(PRESETS[0]!, 'mtp'), { entry: PRESETS[0], strategy: 'mtp', k: 7, s: 7 }, 'Balanced: S = K');
+    assert.deepEqual(resolveProfile(PRESETS[1]!, one('mtp')), { entry: PRESETS[1], strategy: 'mtp', fallbacks: [], k: 7, s: 6 });
+    assert.equal(resolveProfile(PRESETS[2]!, one('mtp')).strategy, 'none');
+    assert.deepEqual(
+      resolveProfile(PRESETS[0]!, one('mtp')),
+      { entry: PRESETS[0], strategy: 'mtp', fallbacks: [], k: 7, s: 7 },
+      'Balanced: S = K',
+    );
   });
 
   test("one K/S resolver: a request's K and S over the profile's, S = K by default, S above K refused naming both sources", () => {
-    assert.deepEqual(resolveProfile(PRESETS[0]!, 'ngram', { k: 3 }), { entry: PRESETS[0], strategy: 'ngram', k: 3, s: 3 });
-    assert.deepEqual(resolveProfile(PRESETS[1]!, 'ngram', { k: 5, s: 2 }), { entry: PRESETS[1], strategy: 'ngram', k: 5, s: 2 });
+    assert.deepEqual(resolveProfile(PRESETS[0]!, one('ngram'), { k: 3 }), {
+      entry: PRESETS[0],
+      strategy: 'ngram',
+      fallbacks: [],
+      k: 3,
+      s: 3,
+    });
+    assert.deepEqual(resolveProfile(PRESETS[1]!, one('ngram'), { k: 5, s: 2 }), {
+      entry: PRESETS[1],
+      strategy: 'ngram',
+      fallbacks: [],
+      k: 5,
+      s: 2,
+    });
     assert.throws(
-      () => resolveProfile(PRESETS[1]!, 'ngram', { k: 3 }),
+      () => resolveProfile(PRESETS[1]!, one('ngram'), { k: 3 }),
       /^PowerError: S of the profile 'Peak K7\/S6 \(guarded\)' must be from 0 to K \(3\) \(got 6\)$/,
     );
     assert.deepEqual(
-      resolveProfile(PRESETS[1]!, 'ngram', { s: 7 }),
-      { entry: PRESETS[1], strategy: 'ngram', k: 7, s: 7 },
+      resolveProfile(PRESETS[1]!, one('ngram'), { s: 7 }),
+      { entry: PRESETS[1], strategy: 'ngram', fallbacks: [], k: 7, s: 7 },
       "the request's S over the profile's",
     );
     assert.deepEqual(resolveKS([{ kName: '--k', sName: '--s' }]), { k: 7, s: 7 });
@@ -63,7 +82,7 @@ describe('profiles', () => {
   test('every profile round-trips through TOML that the CLI reads', async () => {
     const custom = await profiles.create({ name: 'mine', strategy: 'ngram', k: 5, s: 3 }, RECURRENT);
     for (const p of [...PRESETS, custom]) {
-      const toml = profiles.exportToml(p.id, 'mtp');
+      const toml = profiles.exportToml(p.id, one('mtp'));
       const file = join(dir, `${p.id}.toml`);
       await writeFile(file, toml);
       const read = await readProfile(file); // what `power generate --profile` sees
@@ -77,14 +96,40 @@ describe('profiles', () => {
   test("an FR profile (spec_mtp_fr_vocab_size) round-trips through TOML and reaches the mtp session's request", async () => {
     const fr = await profiles.importToml('fr', 'spec_mode = "mtp"\nspec_draft_max = 3\nspec_mtp_fr_vocab_size = 256', RECURRENT);
     assert.equal(fr.frVocab, 256);
-    assert.deepEqual(resolveProfile(fr, 'mtp'), { entry: fr, strategy: 'mtp', k: 3, s: 3, frVocab: 256 });
+    assert.deepEqual(resolveProfile(fr, one('mtp')), { entry: fr, strategy: 'mtp', fallbacks: [], k: 3, s: 3, frVocab: 256 });
     const file = join(dir, 'fr.toml');
-    await writeFile(file, profiles.exportToml(fr.id, 'mtp'));
+    await writeFile(file, profiles.exportToml(fr.id, one('mtp')));
     assert.equal((await readProfile(file)).spec_mtp_fr_vocab_size, 256, 'what `power generate --profile` reads');
     await assert.rejects(
       profiles.create({ name: 'x', strategy: 'ngram', k: 3, s: null, frVocab: 64 }, ATTENTION),
       /applies to strategy 'mtp' only/,
     );
+  });
+
+  test('a chain with p-min and adaptive K round-trips through TOML and reaches the session request; the profile is the chain', async () => {
+    const toml = 'spec_mode = "ngram-mod,mtp"\nspec_draft_max = 5\nspec_p_min = 0.5\nspec_adaptive_k = true\nspec_mtp_fr_vocab_size = 300';
+    const chain = await profiles.importToml('chain', toml, RECURRENT);
+    assert.deepEqual([chain.strategy, chain.fallbacks, chain.pMin, chain.adaptiveK, chain.frVocab], ['ngram-mod', ['mtp'], 0.5, true, 300]);
+    // the loaded chain does not matter: the profile names its own
+    const resolved = resolveProfile(chain, one('ngram'));
+    assert.deepEqual(
+      { ...resolved, entry: undefined },
+      { entry: undefined, strategy: 'ngram-mod', fallbacks: ['mtp'], k: 5, s: 5, frVocab: 300, pMin: 0.5, adaptiveK: true },
+    );
+    // a profile without a strategy takes the loaded chain; a request's own chain and policy win
+    assert.deepEqual(resolveProfile(PRESETS[0]!, { strategy: 'ngram', fallbacks: ['mtp'] }).fallbacks, ['mtp']);
+    const asked = resolveProfile(chain, one('ngram'), { chain: one('mtp'), pMin: 0, adaptiveK: false });
+    assert.deepEqual([asked.strategy, asked.fallbacks, asked.pMin, asked.adaptiveK], ['mtp', [], undefined, undefined]);
+    const file = join(dir, 'chain.toml');
+    await writeFile(file, profiles.exportToml(chain.id, one('none')));
+    const read = await readProfile(file); // what `power generate --profile` sees
+    assert.deepEqual(
+      [read.spec_mode, read.spec_draft_max, read.spec_p_min, read.spec_adaptive_k, read.spec_mtp_fr_vocab_size],
+      ['ngram-mod,mtp', 5, 0.5, true, 300],
+    );
+    // the loaded chain is what a strategy-less profile exports
+    await writeFile(file, profiles.exportToml('balanced', { strategy: 'ngram', fallbacks: ['mtp'] }));
+    assert.equal((await readProfile(file)).spec_mode, 'ngram,mtp');
   });
 
   test('custom K/S is checked against the loaded model; bad TOML is refused with the reason', async () => {
@@ -100,14 +145,11 @@ describe('profiles', () => {
       profiles.importToml('t', 'spec_mode = "ngram"\nspec_mtp_fr_vocab_size = 8192', RECURRENT),
       /applies to strategy 'mtp' only, not 'ngram'/,
     );
-    // a strategy list, p-min and adaptive K are power generate --profile's: the app says so
-    for (const toml of ['spec_mode = "ngram,mtp"', 'spec_mode = "mtp"\nspec_p_min = 0.5', 'spec_mode = "mtp"\nspec_adaptive_k = true']) {
-      await assert.rejects(
-        profiles.importToml('t', toml, RECURRENT),
-        (e: { code: string; message: string }) =>
-          e.code === 'unsupported' && /a strategy list, spec_p_min and spec_adaptive_k/.test(e.message),
-      );
-    }
+    await assert.rejects(profiles.importToml('t', 'spec_mode = "ngram,ngram"', RECURRENT), /appears twice/);
+    await assert.rejects(
+      profiles.create({ name: 'x', strategy: null, fallbacks: ['mtp'], k: 3, s: null }, RECURRENT),
+      /names its first strategy/,
+    );
     await assert.rejects(profiles.delete('balanced'), /preset/);
     await assert.rejects(profiles.select('nope'), (e: { code: string }) => e.code === 'not-found');
   });

@@ -89,7 +89,7 @@ describe('storage', () => {
     const lastLoad = { modelId: 'a'.repeat(8), device: 'cpu', gpuLayers: -1, method: { strategy: 'draft-model', draftId: 'b'.repeat(8) } };
     const text = JSON.stringify({ format: 'power.settings', version: 1, data: { activeProfileId: 'balanced', profiles: [], lastLoad } });
     const loaded = decodeDocument(SETTINGS, text, 'settings.json');
-    assert.deepEqual(loaded.lastLoad?.draftMethod, { strategy: 'draft-model', draftId: 'b'.repeat(8) });
+    assert.deepEqual(loaded.lastLoad?.draftMethod, { strategy: 'draft-model', fallbacks: [], draftId: 'b'.repeat(8) });
     assert.equal(Object.hasOwn(loaded.lastLoad ?? {}, 'method'), false);
     const none = decodeDocument(
       SETTINGS,

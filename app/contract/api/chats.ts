@@ -8,7 +8,7 @@ import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
 import { ApiError } from './errors.js';
 import { ApiRound, ReplyStats } from './generation.js';
-import { Id, None, Ok, Time } from './common.js';
+import { DraftingPolicy, Fallbacks, Id, None, Ok, Time } from './common.js';
 
 /** whether `text` is JSON whose value is an object (what a JSON schema is) */
 export function isJsonObjectText(text: string): boolean {
@@ -83,8 +83,13 @@ export const AssistantMessage = z.object({
   digest: z.string().nullable(),
   profile: z.object({ id: Id, name: z.string() }).nullable(),
   strategy: z.enum(STRATEGIES),
+  /** a chain's members after `strategy` (absent: one strategy); rounds say which member drafted them */
+  fallbacks: Fallbacks.optional(),
   k: z.number().int().nullable(),
   s: z.number().int().nullable(),
+  /** FR: the MTP head drafted among the first frVocab tokens (absent: all) */
+  frVocab: z.number().int().min(1).optional(),
+  ...DraftingPolicy,
   model: z.object({ id: Id, name: z.string(), sha256: z.string().nullable() }),
   draft: z.object({ id: Id, name: z.string() }).nullable(),
   /** the seed actually used (null when greedy) and the rest of the settings */

@@ -5,13 +5,17 @@ import { z } from 'zod';
 import { CudaStatus, DeviceInfo, FlashAttn } from '../engine-types.js';
 import { EngineEvidence } from '../generation-result.js';
 import { concern } from './describe.js';
-import { DeviceRequest, Id, None, StrategyName } from './common.js';
+import { checkChain, DeviceRequest, Fallbacks, Id, None, StrategyName } from './common.js';
 
-/** How proposals are made: a strategy and, for the ones that need it, a draft from the library. */
-export const DraftMethod = z.object({
-  strategy: StrategyName.default('none'),
-  draftId: Id.optional(),
-});
+/** How proposals are made: a strategy (or a chain of them) and, for the ones that need it, a draft from the library. */
+export const DraftMethod = z
+  .object({
+    strategy: StrategyName.default('none'),
+    /** a chain: the strategies asked after `strategy` when it drafts nothing ([]: one strategy) */
+    fallbacks: Fallbacks.default([]),
+    draftId: Id.optional(),
+  })
+  .superRefine(checkChain);
 export type DraftMethod = z.infer<typeof DraftMethod>;
 
 export const LoadOptions = z.object({
@@ -25,7 +29,7 @@ export const LoadOptions = z.object({
   contextSize: z.number().int().min(16).max(16_777_216).optional(),
   /** absent: the engine's default (physical cores); more than the logical cores is capped */
   threads: z.number().int().min(1).max(1024).optional(),
-  draftMethod: DraftMethod.default({ strategy: 'none' }),
+  draftMethod: DraftMethod.default({ strategy: 'none', fallbacks: [] }),
   /** remote machines (`power rpc`) whose devices join the split, as host:port (docs/devices.md) */
   rpc: z.array(z.string().min(3).max(300)).max(16).optional(),
   /** llama.cpp's --split-mode over the devices (absent: one local device, or layer with remote ones) */

@@ -1,23 +1,26 @@
-// profiles: K/S presets and the user's own, importable and exportable as the TOML that
-// `power generate --profile` reads (app/contract/profile.ts).
+// profiles: K/S presets and the user's own (a strategy or a chain, K, S, FR, p-min, adaptive K),
+// importable and exportable as the TOML that `power generate --profile` reads (app/contract/profile.ts).
 import { z } from 'zod';
 
 import { DEFAULT_K, K_MAX } from '../profile.js';
 import { concern } from './describe.js';
-import { Id, None, Ok, StrategyName } from './common.js';
+import { checkChain, DraftingPolicy, Fallbacks, Id, None, Ok, StrategyName } from './common.js';
 
 export const ProfileEntry = z.object({
   id: Id,
   name: z.string().min(1).max(100),
   preset: z.boolean(),
-  /** null: the strategy of the loaded draft method; 'none' for the autoregressive control */
+  /** null: the strategy (or chain) of the loaded draft method; 'none' for the autoregressive control */
   strategy: StrategyName.nullable(),
+  /** spec_mode's list after its first strategy (a chain; the model must be loaded for it) */
+  fallbacks: Fallbacks.optional(),
   /** spec_draft_max; null for the autoregressive control */
   k: z.number().int().min(1).max(K_MAX).nullable(),
   /** spec_mtp_recurrent_snapshots; null: K (or not applicable on attention-only targets) */
   s: z.number().int().min(0).max(K_MAX).nullable(),
   /** spec_mtp_fr_vocab_size (FR, strategy mtp): the head drafts among the first N tokens; absent: all */
   frVocab: z.number().int().min(1).optional(),
+  ...DraftingPolicy,
   note: z.string(),
 });
 export type ProfileEntry = z.infer<typeof ProfileEntry>;
@@ -66,14 +69,18 @@ export const profiles = concern({
     select: { input: z.object({ profileId: Id }), output: ProfileList },
     /** a custom K/S; checked against the loaded model (S does not apply to attention-only targets) */
     create: {
-      input: z.object({
-        name: z.string().min(1).max(100),
-        strategy: StrategyName.nullable().default(null),
-        k: z.number().int().min(1).max(K_MAX),
-        s: z.number().int().min(0).max(K_MAX).nullable().default(null),
-        /** FR: strategy mtp only */
-        frVocab: z.number().int().min(1).optional(),
-      }),
+      input: z
+        .object({
+          name: z.string().min(1).max(100),
+          strategy: StrategyName.nullable().default(null),
+          fallbacks: Fallbacks.optional(),
+          k: z.number().int().min(1).max(K_MAX),
+          s: z.number().int().min(0).max(K_MAX).nullable().default(null),
+          /** FR: strategy mtp (or a chain with it) only */
+          frVocab: z.number().int().min(1).optional(),
+          ...DraftingPolicy,
+        })
+        .superRefine(checkChain),
       output: ProfileEntry,
     },
     /** custom profiles only */

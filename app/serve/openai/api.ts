@@ -1,6 +1,6 @@
 // The OpenAI-compatible requests `power serve` accepts (/v1/chat/completions, /v1/completions):
-// the fields llama-server, LM Studio and Ollama take, plus Power's own optional `strategy`,
-// `draft`, `k`, `s` and `profile`. Unknown fields are ignored, as those servers do; fields that
+// the fields llama-server, LM Studio and Ollama take, plus Power's own optional `strategy` (one or
+// a chain), `draft`, `k`, `s`, `fr_vocab`, `p_min`, `adaptive_k` and `profile`. Unknown fields are ignored, as those servers do; fields that
 // would change the answer and cannot be honoured (n > 1) are refused. Tools: OpenAI's `tools`,
 // `tool_choice` and `parallel_tool_calls`, tool results as `role: "tool"` messages.
 // Structured output: OpenAI's `response_format` and llama-server's `json_schema` and `grammar`.
@@ -10,7 +10,7 @@ import { PowerError } from '../../contract/api/errors.js';
 import { LOGPROBS_MAX } from '../../contract/engine-types.js';
 import { K_MAX } from '../../contract/profile.js';
 import { JSON_OBJECT_SCHEMA } from '../../service/reply-steps.js';
-import { STRATEGIES } from '../../contract/strategies.js';
+import { strategyList, strategyListProblem } from '../../contract/strategies.js';
 import type { ChatMessage } from '../../chat/template.js';
 import type { ToolUse } from '../../service/tool-calls.js';
 
@@ -104,7 +104,21 @@ const common = {
   /** llama-server's: a GBNF grammar the reply follows */
   grammar: z.string().nullable().optional(),
   // Power's own
-  strategy: z.enum(STRATEGIES).optional(),
+  /** one strategy, or a chain as llama.cpp's --spec-type writes it ("ngram-mod,mtp": the first that drafts wins the round) */
+  strategy: z
+    .string()
+    .superRefine((text, ctx) => {
+      const problem = strategyListProblem(text);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .transform((text) => strategyList(text))
+    .optional(),
+  /** FR: the MTP head drafts among the first N tokens (spec_mtp_fr_vocab_size) */
+  fr_vocab: z.number().int().min(1).optional(),
+  /** a draft stops where the draft's top-1 probability falls under this (spec_p_min) */
+  p_min: z.number().min(0).max(1).optional(),
+  /** shorter drafts after rejections (spec_adaptive_k) */
+  adaptive_k: z.boolean().optional(),
   /** a draft model: its library name */
   draft: z.string().min(1).optional(),
   k: z.number().int().min(1).max(K_MAX).optional(),

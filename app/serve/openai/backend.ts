@@ -18,6 +18,8 @@ export interface CompletionOutput {
   digest: string;
   stats: GenerationStats;
   strategy: Strategy;
+  /** a chain's other members, FR, p-min, adaptive K: only what was set */
+  drafting: { fallbacks?: Strategy[]; frVocab?: number; pMin?: number; adaptiveK?: true };
   k: number | null;
   s: number | null;
   seed: number | null;

@@ -60,7 +60,10 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
     // ended by the service's one stop-string mechanism (app/service/request.ts)
     stop: typeof stop === 'string' ? [stop] : stop,
     ...outputConstraint(r),
-    ...(r.strategy !== undefined ? { strategy: r.strategy } : {}),
+    ...(r.strategy !== undefined ? { strategy: r.strategy[0], fallbacks: r.strategy.slice(1) } : {}),
+    ...(r.fr_vocab !== undefined ? { frVocab: r.fr_vocab } : {}),
+    ...(r.p_min !== undefined ? { pMin: r.p_min } : {}),
+    ...(r.adaptive_k !== undefined ? { adaptiveK: r.adaptive_k } : {}),
     ...(r.draft !== undefined ? { draft: r.draft } : {}),
     ...(r.k !== undefined ? { k: r.k } : {}),
     ...(r.s !== undefined ? { s: r.s } : {}),
@@ -120,6 +123,7 @@ function usage(out: CompletionOutput) {
 function power(out: CompletionOutput) {
   return {
     strategy: out.strategy,
+    ...out.drafting,
     k: out.k,
     s: out.s,
     digest: out.digest,

@@ -20,7 +20,7 @@ export function profilesApi(profiles: ProfileStore, supervisor: EngineSupervisor
       return profiles.importToml(p.name, p.toml, loadedTarget());
     },
     exportToml: async (p) => ({
-      toml: profiles.exportToml(p.profileId, supervisor.loadedOptions()?.draftMethod.strategy ?? null),
+      toml: profiles.exportToml(p.profileId, supervisor.loadedOptions()?.draftMethod ?? null),
     }),
     onChanged: profiles.changed.on,
   };
