@@ -21,9 +21,21 @@ import {
 import { memberStats } from '../../app/contract/report/stats.js';
 import { reportToHtml } from '../../app/report/html.js';
 import { reportToMarkdown } from '../../app/report/markdown.js';
+import { chatReport, type Machine } from '../../app/contract/report/chat.js';
+import { reply, sampleChat } from '../fixtures/chats.js';
 import { markdownRows } from '../fixtures/report-agreement.js';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
+const IDS = [5, 9, 12, 7, 3, 3, 8, 1, 4, 6, 2, 11, 10, 13, 14, 15, 16, 17];
+const MACHINE: Machine = {
+  os: { platform: 'linux', release: '6', arch: 'x64' },
+  cpu: { model: 'cpu', logicalCores: 2 },
+  memoryBytes: 1024,
+  gpuDriver: null,
+  llamaCppRelease: 'b1',
+  powerVersion: '0.0.0',
+  nodeVersion: 'v22',
+};
 
 function round(proposed: number, accepted: number, member?: number): RoundSample {
   return {
@@ -187,6 +199,54 @@ describe("a chain's report", () => {
     for (const p of old.run.profiles) for (const key of ['fallbacks', 'pMin', 'adaptiveK', 'frVocab'] as const) delete p[key];
     for (const r of old.requests) for (const s of r.samples) delete s.member;
     assert.equal(Report.safeParse(old).success, true);
+  });
+});
+
+describe("a chat's chain reply", () => {
+  test("its report profile records the chain and its settings, and counts each member's rounds from the reply's rounds", async () => {
+    const chat = await sampleChat();
+    const m = await reply({
+      id: 'chain',
+      profile: { id: 'custom', name: 'Chain' },
+      strategy: 'ngram',
+      k: 4,
+      s: null,
+      ids: IDS,
+      accepted: [4, 1],
+    });
+    // the service keeps each round's member as the engine named it: here ngram and mtp take turns
+    const rounds = m.rounds.map((r, i) => (r.proposed > 0 ? { ...r, member: i % 2 } : r));
+    const chained = { ...m, rounds, fallbacks: ['mtp' as const], pMin: 0.3, adaptiveK: true, frVocab: 64 };
+    chat.messages.push({ id: 'u9', role: 'user', content: 'chain', createdAt: '2026-01-01T00:09:00.000Z' }, chained);
+    const r = chatReport({ chat, machine: MACHINE, models: [], command: 'test' });
+    const profile = r.profiles.find((p) => p.name === 'Chain')!;
+    assert.deepEqual(
+      r.run.profiles.find((p) => p.name === 'Chain'),
+      { name: 'Chain', strategy: 'ngram', k: 4, s: null, fallbacks: ['mtp'], pMin: 0.3, adaptiveK: true, frVocab: 64 },
+    );
+    const verify = rounds.filter((x) => x.proposed > 0);
+    assert.deepEqual(profile.members, memberStats(['ngram', 'mtp'], verify));
+    assert.equal(
+      profile.members!.reduce((n, x) => n + x.rounds, 0),
+      verify.length,
+    );
+    assert.equal(
+      profile.members!.reduce((n, x) => n + x.accepted, 0),
+      profile.accepted,
+    );
+    assert.ok(profile.members!.every((x) => x.rounds > 0));
+    const md = reportToMarkdown(r);
+    assert.deepEqual(
+      markdownRows(md, 'Chain members').map((row) => row.slice(0, 2)),
+      [
+        ['Chain', 'ngram'],
+        ['Chain', 'mtp'],
+      ],
+    );
+    assert.match(
+      new Map(markdownRows(md, 'Chat').map(([k, v]) => [k, v])).get('profiles')!,
+      /Chain \(K4, chain ngram,mtp, p-min 0\.3, adaptive K, FR 64 tokens\)/,
+    );
   });
 });
 
