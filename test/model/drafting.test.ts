@@ -205,25 +205,14 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
       ].join('\n'),
     );
     const out = join(dir(), 'chain-bench');
+    const flags = '--strategy ngram,mtp --p-min 0.2 --adaptive-k --profiles k4s3 --max-tokens 40 --threads 1 --device cpu';
     const run = power([
       'bench',
       '--model',
       models['hybrid-mtp.gguf'],
-      '--strategy',
-      'ngram,mtp',
-      '--p-min',
-      '0.2',
-      '--adaptive-k',
-      '--profiles',
-      'k4s3',
+      ...flags.split(' '),
       '--tasks',
       tasks,
-      '--max-tokens',
-      '40',
-      '--threads',
-      '1',
-      '--device',
-      'cpu',
       '--out',
       out,
       '--formats',
