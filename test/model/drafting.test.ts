@@ -16,7 +16,7 @@ import type { RequestOutcome } from '../../app/service/request.js';
 import type { SessionRequest, TargetRequest } from '../../app/runtime/target.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { generateArgs, jsonOf, power } from '../fixtures/cli.js';
-import { markdownRows } from '../fixtures/report-agreement.js';
+import { assertCsvAgrees, markdownRows } from '../fixtures/report-agreement.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { runControlAndStrategy } from '../fixtures/target-runs.js';
 import { suiteTempDir } from '../fixtures/temp-dir.js';
@@ -205,19 +205,9 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
       ].join('\n'),
     );
     const out = join(dir(), 'chain-bench');
-    const flags = '--strategy ngram,mtp --p-min 0.2 --adaptive-k --profiles k4s3 --max-tokens 40 --threads 1 --device cpu';
-    const run = power([
-      'bench',
-      '--model',
-      models['hybrid-mtp.gguf'],
-      ...flags.split(' '),
-      '--tasks',
-      tasks,
-      '--out',
-      out,
-      '--formats',
-      'json,md',
-    ]);
+    const flags =
+      '--strategy ngram,mtp --p-min 0.2 --adaptive-k --profiles k4s3 --max-tokens 40 --threads 1 --device cpu --formats json,csv,md';
+    const run = power(['bench', '--model', models['hybrid-mtp.gguf'], ...flags.split(' '), '--tasks', tasks, '--out', out]);
     assert.equal(run.code, 0, run.stderr);
     const report = Report.parse(JSON.parse(await readFile(join(out, 'report.json'), 'utf8')));
     assert.deepEqual(report.run.profiles[1], {
@@ -252,6 +242,7 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
       own.every((r) => r.samples.every((x) => x.proposed > 0 === (x.member !== undefined))),
       'each verify round names its member',
     );
+    assertCsvAgrees(await readFile(join(out, 'report.csv'), 'utf8'), report);
     const md = await readFile(join(out, 'report.md'), 'utf8');
     assert.deepEqual(
       markdownRows(md, 'Chain members').map((row) => row.slice(0, 5)),

@@ -19,11 +19,12 @@ import {
   type RunInfo,
 } from '../../app/contract/report/schema.js';
 import { memberStats } from '../../app/contract/report/stats.js';
+import { reportToCsv } from '../../app/report/csv.js';
 import { reportToHtml } from '../../app/report/html.js';
 import { reportToMarkdown } from '../../app/report/markdown.js';
 import { chatReport, type Machine } from '../../app/contract/report/chat.js';
 import { reply, sampleChat } from '../fixtures/chats.js';
-import { markdownRows } from '../fixtures/report-agreement.js';
+import { assertCsvAgrees, markdownRows } from '../fixtures/report-agreement.js';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 const IDS = [5, 9, 12, 7, 3, 3, 8, 1, 4, 6, 2, 11, 10, 13, 14, 15, 16, 17];
@@ -175,6 +176,15 @@ describe("a chain's report", () => {
     ]);
   });
 
+  test("the CSV's members column gives each member's rounds, proposed and accepted per request; empty for the control", () => {
+    const csv = reportToCsv(report);
+    assertCsvAgrees(csv, report);
+    const rows = csv.trimEnd().split('\r\n');
+    assert.ok(rows[0]!.endsWith(',matchesControl,members'));
+    assert.ok(rows[1]!.endsWith(','), 'the control: no members');
+    assert.ok(rows[2]!.endsWith(',ngram:2:8:6;mtp:1:3:1'));
+  });
+
   test('the HTML has the members table and names the chain in its lede', () => {
     const html = reportToHtml(report);
     assert.match(html, /<table id="table-members">/);
@@ -235,6 +245,7 @@ describe("a chat's chain reply", () => {
       profile.accepted,
     );
     assert.ok(profile.members!.every((x) => x.rounds > 0));
+    assertCsvAgrees(reportToCsv(r), r);
     const md = reportToMarkdown(r);
     assert.deepEqual(
       markdownRows(md, 'Chain members').map((row) => row.slice(0, 2)),
