@@ -1,8 +1,8 @@
 // `power quantize`: llama.cpp's quantizer through the engine. Each tensor of the written file has
 // the type its recipe names, or llama.cpp's documented fallback when its rows do not fill that
 // type's blocks (q6_K → q8_0, q4_K → q5_0 below a multiple of 256); `power info --json` groups
-// them; a TBQ4 artifact loads and MTP on it stays exact, greedy and seeded; bad input is refused with the reason,
-// and no output (nor a temporary file) is left behind.
+// them; a TBQ4 artifact loads and MTP on it stays exact, greedy and seeded; bad input is refused
+// with the reason, and no output (nor a temporary file) is left behind.
 import assert from 'node:assert/strict';
 import { copyFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
