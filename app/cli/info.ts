@@ -106,7 +106,7 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
         audio: projector.pairing?.compatible === true && projector.pairing.accepts.audio,
       },
       projector: projector.pairing,
-      strategies: strategyAvailability({ nextnLayers: i.nextnLayers, ...(draft ? { draft } : {}) }),
+      strategies: strategyAvailability({ nextnLayers: i.nextnLayers, layers: i.layers, ...(draft ? { draft } : {}) }),
       ...(draft ? { draft: { path: draftPath, ...draft } } : {}),
       // what each part of the model is stored as (a TBQ4 artifact: docs/cli.md "power quantize")
       tensorGroups: tensorTypesByGroup(opened.gguf),

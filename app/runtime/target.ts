@@ -98,7 +98,11 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   const { engine, info, placement } = opened;
   try {
     const draftCheck = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
-    const table = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draftCheck ? { draft: draftCheck } : {}) });
+    const table = strategyAvailability({
+      nextnLayers: info.nextnLayers,
+      layers: info.layers,
+      ...(draftCheck ? { draft: draftCheck } : {}),
+    });
     // each member of a chain as the strategy alone would be checked
     for (const member of members) {
       const availability = table[member];

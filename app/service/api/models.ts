@@ -58,7 +58,11 @@ export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): 
       const target = await library.gguf(targetId);
       const facts = library.get(targetId).facts;
       const draft = draftId ? checkDraftCompatibility(target, await library.gguf(draftId)) : undefined;
-      return strategyAvailability({ nextnLayers: facts?.nextnLayers ?? 0, ...(draft ? { draft } : {}) });
+      return strategyAvailability({
+        nextnLayers: facts?.nextnLayers ?? 0,
+        ...(facts ? { layers: facts.layers } : {}),
+        ...(draft ? { draft } : {}),
+      });
     },
     estimate: async (p) => {
       const target = await library.gguf(p.targetId);
