@@ -195,7 +195,7 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
     assert.match(text.stderr, /proposed in \d+ rounds \(ngram \d+\/\d+ in \d+ rounds, mtp \d+\/\d+ in \d+ rounds\)/);
   });
 
-  test("power bench of a chain: the report names each member, whose counts add up to the profile's; outputs the control's", async () => {
+  test("power bench of a chain with p-min, adaptive K and FR: the report names each member, whose counts add up to the profile's; outputs the control's", async () => {
     const tasks = join(dir(), 'chain-tasks.jsonl');
     await writeFile(
       tasks,
@@ -206,7 +206,7 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
     );
     const out = join(dir(), 'chain-bench');
     const flags =
-      '--strategy ngram,mtp --p-min 0.2 --adaptive-k --profiles k4s3 --max-tokens 40 --threads 1 --device cpu --formats json,csv,md';
+      '--strategy ngram,mtp --p-min 0.2 --adaptive-k --fr-vocab 400 --profiles k4s3 --max-tokens 40 --threads 1 --device cpu --formats json,csv,md';
     const run = power(['bench', '--model', models['hybrid-mtp.gguf'], ...flags.split(' '), '--tasks', tasks, '--out', out]);
     assert.equal(run.code, 0, run.stderr);
     const report = Report.parse(JSON.parse(await readFile(join(out, 'report.json'), 'utf8')));
@@ -218,6 +218,7 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
       fallbacks: ['mtp'],
       pMin: 0.2,
       adaptiveK: true,
+      frVocab: 400,
     });
     const chain = report.profiles[1]!;
     const own = report.requests.filter((r) => r.profile === 'k4s3');
