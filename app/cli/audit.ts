@@ -5,13 +5,14 @@ import { availableParallelism } from 'node:os';
 import { FlashAttn } from '../contract/engine-types.js';
 import { DEFAULT_K } from '../contract/profile.js';
 import { capThreads } from '../runtime/resource-limits.js';
-import { STRATEGIES, type Strategy } from '../contract/strategies.js';
+import { STRATEGIES } from '../contract/strategies.js';
 import { auditVerdict, compareSamplingPaths, runAudit, type PathComparison, type AuditVerdict, type Divergence } from '../service/audit.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { buildPrompt } from '../runtime/prompt.js';
 import { claimsBatchInvariance, openTarget, sessionProblem } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
+import { DRAFTING_FLAGS, draftingFromFlags } from './drafting-flags.js';
 import { frVocabFromFlags, KS_FLAGS, ksFromFlags } from './ks-flags.js';
 import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
@@ -19,7 +20,8 @@ import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 import { SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 import type { Io } from './generate.js';
 
-export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S [--k K] [--s S] [--fr-vocab N]
+export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.gguf>] --strategy S[,...] [--k K] [--s S] [--fr-vocab N]
+  [--p-min P] [--adaptive-k]
   (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3) [--raw] [--max-tokens N]
   [--temperature T --seed N] [--top-k N] [--top-p P] [--min-p P] [--repeat-penalty R]
   [--sampling auto|cpu|backend | --compare-sampling] [--grammar FILE | --json-schema FILE]
@@ -29,7 +31,8 @@ export const AUDIT_USAGE = `power audit --model <model.gguf> [--draft <draft.ggu
   Runs the autoregressive control and the speculative run and compares their tokens. At the
   first difference it compares the verify row the speculative run sampled with the control's
   one-row decode. Exit 0: identical, or (on an engine that is not batch-invariant) the rows
-  explain the difference; 1: any difference on a batch-invariant engine, or an unexplained one.`;
+  explain the difference; 1: any difference on a batch-invariant engine, or an unexplained one.
+  --strategy ngram,mtp audits a chain, --p-min and --adaptive-k as in power generate.`;
 
 const FLAGS = {
   ...TARGET_FLAGS,
@@ -37,6 +40,7 @@ const FLAGS = {
   ...PROMPT_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
+  ...DRAFTING_FLAGS,
   json: { type: 'boolean' },
   'compare-sampling': { type: 'boolean' },
 } as const;
@@ -105,12 +109,15 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   const { values } = parseFlags(argv, FLAGS, 0);
   const modelPath = str(values, 'model');
   if (!modelPath) throw new UsageError('power audit needs --model <model.gguf>');
-  const strategy: Strategy | undefined = choice(values, 'strategy', STRATEGIES);
-  if (!strategy) throw new UsageError(`power audit needs --strategy (${STRATEGIES.filter((s) => s !== 'none').join(', ')})`);
+  if (str(values, 'strategy') === undefined) {
+    throw new UsageError(`power audit needs --strategy (${STRATEGIES.filter((s) => s !== 'none').join(', ')}, or a list of them)`);
+  }
+  const drafting = draftingFromFlags(values, undefined);
+  const { strategy, fallbacks, pMin, adaptiveK } = drafting;
   if (strategy === 'none') throw new UsageError('--strategy none is the control itself: give the speculative strategy to audit');
   const source = promptSource(values);
   const ks = ksFromFlags(values);
-  const frVocab = frVocabFromFlags(values, [strategy]);
+  const frVocab = frVocabFromFlags(values, [strategy, ...fallbacks]);
   const k = ks.k ?? DEFAULT_K;
   const s = ks.s ?? k;
   if (s > k) throw new UsageError(`--s must be from 0 to K (${k}) (got ${s})`);
@@ -135,6 +142,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
     gpuLayers: gpuLayers(values),
     ...(split ? { split } : {}),
     strategy,
+    fallbacks,
     ...(draftPath ? { draftPath } : {}),
     s,
     ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
@@ -145,7 +153,7 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
   });
   const { engine, modelId, info, placement, contextSize } = target;
   try {
-    const unschedulable = sessionProblem(target, { strategy, k, s, frVocab });
+    const unschedulable = sessionProblem(target, { strategy, fallbacks, k, s, frVocab });
     if (unschedulable) throw new UsageError(unschedulable);
     const prompt = await buildPrompt(engine, modelId, info, target.gguf, source, { raw: values.raw === true, contextSize }, (l: string) =>
       io.err(`warning: ${l}\n`),
@@ -161,6 +169,9 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
       modelId,
       ...(target.draft ? { draftModelId: target.draft.modelId } : {}),
       strategy,
+      fallbacks,
+      pMin,
+      adaptiveK,
       k,
       s,
       ...(frVocab !== undefined ? { frVocab } : {}),

@@ -4,7 +4,7 @@ import type { NativeModelInfo } from '../engine/protocol.js';
 import type { BenchProfile } from '../report/bench-profiles.js';
 import type { ProfileRun } from '../contract/report/schema.js';
 import type { BenchTask } from '../report/tasks.js';
-import type { Strategy } from '../contract/strategies.js';
+import type { Drafting } from './drafting-flags.js';
 import type { PreparedTask, ProfileSession } from '../bench/runner.js';
 import type { EngineClient } from '../engine/client.js';
 import { UsageError } from './errors.js';
@@ -49,7 +49,8 @@ export async function prepareTasks(
 export interface SessionOptions {
   modelId: string;
   draftModelId: string | undefined;
-  strategy: Strategy;
+  /** what every speculative profile drafts with: one strategy or a chain, p-min, adaptive K, FR */
+  drafting: Drafting & { frVocab: number | undefined };
   contextSize: number;
   threads: number;
   flashAttn: 'on' | 'off' | 'auto';
@@ -61,6 +62,14 @@ export async function createProfileSessions(engine: EngineClient, profiles: read
   const runs: ProfileRun[] = [];
   let flashAttn: 'on' | 'off' | 'unknown' = 'unknown';
   let threads = o.threads;
+  const d = o.drafting;
+  // only what was asked for: a one-strategy profile's session and record stay as they were
+  const chosen = {
+    ...(d.fallbacks.length > 0 ? { fallbacks: d.fallbacks } : {}),
+    ...(d.pMin > 0 ? { pMin: d.pMin } : {}),
+    ...(d.adaptiveK ? { adaptiveK: true as const } : {}),
+    ...(d.frVocab !== undefined ? { frVocab: d.frVocab } : {}),
+  };
   for (const p of profiles) {
     const spec = p.k !== null;
     const session = await engine.call('createSession', {
@@ -68,15 +77,22 @@ export async function createProfileSessions(engine: EngineClient, profiles: read
       contextSize: o.contextSize,
       threads: o.threads,
       flashAttn: o.flashAttn,
-      strategy: spec ? o.strategy : 'none',
+      strategy: spec ? d.strategy : 'none',
       k: p.k ?? 0,
       s: p.s ?? 0,
+      ...(spec ? chosen : {}),
       ...(spec && o.draftModelId ? { draftModelId: o.draftModelId } : {}),
     });
     flashAttn = session.flashAttn;
     threads = session.threads;
     sessions.push({ name: p.name, sessionId: session.sessionId });
-    runs.push({ name: p.name, strategy: spec ? o.strategy : 'none', k: spec ? session.k : null, s: spec ? session.s : null });
+    runs.push({
+      name: p.name,
+      strategy: spec ? d.strategy : 'none',
+      k: spec ? session.k : null,
+      s: spec ? session.s : null,
+      ...(spec ? chosen : {}),
+    });
   }
   return { sessions, runs, flashAttn, threads };
 }

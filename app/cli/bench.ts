@@ -7,11 +7,10 @@ import { FlashAttn } from '../contract/engine-types.js';
 import { WARMUP_ROUNDS } from '../contract/generation-result.js';
 import { parseProfileList, ProfileListError, PROFILE_SYNTAX } from '../report/bench-profiles.js';
 import { buildReport } from '../contract/report/build.js';
-import { fixed, percent, ratio } from '../report/format.js';
+import { fixed, memberShare, percent, ratio } from '../report/format.js';
 import type { Report } from '../contract/report/schema.js';
 import { TaskFileError } from '../report/tasks.js';
 import { capThreads } from '../runtime/resource-limits.js';
-import { STRATEGIES, type Strategy } from '../contract/strategies.js';
 import { environment, modelFile } from '../report/environment.js';
 import { ChromiumError, findChromium } from '../report/pdf.js';
 import { ProgressLine } from '../bench/progress.js';
@@ -24,6 +23,8 @@ import { choice, int, parseFlags, str } from './args.js';
 import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { cliError, UsageError } from './errors.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
+import { DRAFTING_FLAGS, draftingFromFlags, type Drafting } from './drafting-flags.js';
+import { frVocabFromFlags, KS_FLAGS } from './ks-flags.js';
 import { SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 import type { Io } from './generate.js';
 import { createProfileSessions, prepareTasks } from './bench-setup.js';
@@ -31,11 +32,14 @@ import { openTarget, sessionProblem } from '../runtime/target.js';
 
 export const BENCH_USAGE = `power bench --model <model.gguf> [--draft <draft.gguf>] [--strategy S] [--profiles LIST]
   [--tasks calibration|matrix|FILE.jsonl] [--repeat N] [--max-tokens N] [--temperature T --seed N] [--sampling auto|cpu|backend]
+  [--p-min P] [--adaptive-k] [--fr-vocab N]
   [--out DIR] [--formats json,csv,md,html,pdf] [--raw] [--ctx N] [--threads N]
   [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
   Runs every task with the autoregressive control and each profile (balanced = K7/S7,
-  peak = K7/S6, k<K>, k<K>s<S>), interleaved in one engine, and writes report.<format> to --out.`;
+  peak = K7/S6, k<K>, k<K>s<S>), interleaved in one engine, and writes report.<format> to --out.
+  --strategy ngram,mtp benches a chain (the report counts each member's rounds); --p-min,
+  --adaptive-k and --fr-vocab apply to every speculative profile, as in power generate.`;
 
 const FLAGS = {
   ...TARGET_FLAGS,
@@ -49,6 +53,8 @@ const FLAGS = {
   out: { type: 'string' },
   formats: { type: 'string' },
   raw: { type: 'boolean' },
+  ...DRAFTING_FLAGS,
+  'fr-vocab': KS_FLAGS['fr-vocab'],
 } as const;
 
 const DEFAULT_FORMATS: readonly ReportFormat[] = TEXT_FORMATS; // the PDF needs Chromium: asked for by name
@@ -63,12 +69,14 @@ function formatsOf(raw: string | undefined): readonly ReportFormat[] {
   return [...new Set(list)] as ReportFormat[];
 }
 
-function strategyOf(values: Record<string, string | boolean | undefined>): Strategy {
-  const chosen = choice(values, 'strategy', STRATEGIES) ?? (str(values, 'draft') ? 'draft-model' : 'ngram');
-  if (chosen === 'none') {
+/** --strategy (one or a chain), --p-min, --adaptive-k; without --strategy, draft-model with --draft, else ngram. */
+function draftingOf(values: Record<string, string | boolean | undefined>): Drafting {
+  const drafting = draftingFromFlags(values, undefined);
+  if (str(values, 'strategy') === undefined) return { ...drafting, strategy: str(values, 'draft') ? 'draft-model' : 'ngram' };
+  if (drafting.strategy === 'none') {
     throw new UsageError('--strategy none is the control, which always runs; choose a speculative strategy (ngram, draft-model, mtp)');
   }
-  return chosen;
+  return drafting;
 }
 
 async function tasksOf(name: string): Promise<TaskSet> {
@@ -96,7 +104,8 @@ function summaryLines(report: Report): string[] {
     return (
       `  ${p.name}: ${steady} (control ${fixed(control?.steadyDecodeTokensPerSecond?.median, 1)}), ` +
       `speedup ${ratio(p.speedup.steadyDecode.medianOfTaskRatios)} (median of task ratios; ratio of medians ${ratio(p.speedup.steadyDecode.ratioOfMedians)}), ` +
-      `acceptance ${percent(p.proposed > 0 ? p.accepted / p.proposed : null)}, outputs = control ${p.digestMatches}/${p.requests}`
+      `acceptance ${percent(p.proposed > 0 ? p.accepted / p.proposed : null)}${p.members ? ` (${memberShare(p.members)})` : ''}, ` +
+      `outputs = control ${p.digestMatches}/${p.requests}`
     );
   });
 }
@@ -105,7 +114,9 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
   const { values } = parseFlags(argv, FLAGS, 0);
   const modelPath = str(values, 'model');
   if (!modelPath) throw new UsageError('power bench needs --model <model.gguf>');
-  const strategy = strategyOf(values);
+  const drafting = draftingOf(values);
+  const { strategy, fallbacks } = drafting;
+  const frVocab = frVocabFromFlags(values, [strategy, ...fallbacks]);
   let profiles;
   try {
     profiles = parseProfileList(str(values, 'profiles') ?? 'balanced,peak');
@@ -150,6 +161,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
     device,
     gpuLayers: layers,
     strategy,
+    fallbacks,
     ...(draftPath ? { draftPath } : {}),
     s: maxS,
     ...(ctxFlag !== undefined ? { contextSize: ctxFlag } : {}),
@@ -165,7 +177,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
   try {
     for (const p of profiles) {
       if (p.k === null) continue;
-      const unschedulable = sessionProblem(target, { strategy, k: p.k, s: p.s ?? 0 });
+      const unschedulable = sessionProblem(target, { strategy, fallbacks, k: p.k, s: p.s ?? 0, frVocab });
       if (unschedulable) throw new UsageError(`profile ${p.name}: ${unschedulable}`);
     }
     const prepared = await prepareTasks(engine, { modelId, info, gguf: target.gguf }, taskSet.tasks, {
@@ -183,7 +195,7 @@ export async function benchCommand(argv: string[], io: Io, stderr: NodeJS.WriteS
     } = await createProfileSessions(engine, profiles, {
       modelId,
       draftModelId: draftModel?.modelId,
-      strategy,
+      drafting: { ...drafting, frVocab },
       contextSize,
       threads,
       flashAttn,

@@ -4,6 +4,8 @@ import { availableParallelism } from 'node:os';
 
 import { FlashAttn, type RoundRecord, type SamplingOptions } from '../contract/engine-types.js';
 import { GenerationResult } from '../contract/generation-result.js';
+import { memberStats } from '../contract/report/stats.js';
+import { memberShare } from '../report/format.js';
 import { resolveKS } from '../contract/profile.js';
 import { apiRound, cancelledOutcome, runRequest, type GenerationOutcome } from '../service/request.js';
 import { capThreads } from '../runtime/resource-limits.js';
@@ -259,12 +261,10 @@ interface ReportContext {
   memory: number | null;
 }
 
-/** A chain's verify rounds by member, " (ngram 40, mtp 12)"; "" for one strategy. */
+/** A chain's verify rounds by member, " (ngram 30/40 in 12 rounds, mtp 9/12 in 3 rounds)"; "" for one strategy. */
 function chainShare(drafting: Drafting, rounds: readonly RoundRecord[]): string {
   if (drafting.fallbacks.length === 0) return '';
-  const members = [drafting.strategy, ...drafting.fallbacks];
-  const counts = members.map((name, i) => `${name} ${rounds.filter((r) => r.member === i).length}`);
-  return ` (${counts.join(', ')})`;
+  return ` (${memberShare(memberStats([drafting.strategy, ...drafting.fallbacks], rounds))})`;
 }
 
 /** Prints the result (the JSON object, or the summary line after the streamed text); the exit code. */

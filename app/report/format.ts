@@ -1,6 +1,6 @@
 // Number and text formatting shared by the Markdown and HTML renderings (the JSON and the CSV
 // keep full precision).
-import type { ProfileRun, Spread } from '../contract/report/schema.js';
+import type { MemberSummary, ProfileRun, Spread } from '../contract/report/schema.js';
 
 /** A fixed number of decimals, or '-' when there is no value. */
 export function fixed(value: number | null | undefined, digits: number): string {
@@ -34,6 +34,25 @@ export function bytes(n: number): string {
 export function ks(p: Pick<ProfileRun, 'k' | 's'>): string {
   if (p.k === null) return 'AR';
   return p.s === null ? `K${p.k}` : `K${p.k}/S${p.s}`;
+}
+
+/**
+ * A profile's settings: "K7/S6", with a chain, p-min, adaptive K and FR where they were on:
+ * "K4/S3, chain ngram,mtp, p-min 0.2, adaptive K, FR 4096 tokens".
+ */
+export function profileSettings(p: ProfileRun): string {
+  return [
+    ks(p),
+    ...(p.fallbacks ? [`chain ${[p.strategy, ...p.fallbacks].join(',')}`] : []),
+    ...(p.pMin !== undefined ? [`p-min ${p.pMin}`] : []),
+    ...(p.adaptiveK ? ['adaptive K'] : []),
+    ...(p.frVocab !== undefined ? [`FR ${p.frVocab} tokens`] : []),
+  ].join(', ');
+}
+
+/** A chain's members as one line: "ngram 30/40 in 12 rounds, mtp 9/12 in 3 rounds" (accepted/proposed). */
+export function memberShare(members: readonly MemberSummary[]): string {
+  return members.map((m) => `${m.strategy} ${m.accepted}/${m.proposed} in ${m.rounds} rounds`).join(', ');
 }
 
 /** The first 12 hex digits of a digest: enough to tell outputs apart in a table. */

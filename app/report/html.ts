@@ -5,7 +5,7 @@
 import { escapeXml, renderGroupedBarChart, reportCharts } from './charts.js';
 import { fixed, ks, ratio } from './format.js';
 import type { ProfileSummary, Report } from '../contract/report/schema.js';
-import { allTables, digestCell, type Table } from './tables.js';
+import { allTables, digestCell, runStrategy, type Table } from './tables.js';
 import { comparisonSentence, reportTitle } from './wording.js';
 
 const STYLE = `
@@ -68,7 +68,7 @@ function lede(report: Report): string {
   if (report.kind === 'power-chat-report') {
     return `${target?.name ?? ''} on ${device}; chat "${report.chat!.title}": ${report.requests.length} replies over ${report.chat!.turns} turns; ${report.run.finishedAt}`;
   }
-  return `${target?.name ?? ''} on ${device}; strategy ${report.run.strategy}; ${report.run.tasks.name} (${report.run.tasks.count} tasks) x ${report.run.repeat}; ${report.run.finishedAt}`;
+  return `${target?.name ?? ''} on ${device}; strategy ${runStrategy(report)}; ${report.run.tasks.name} (${report.run.tasks.count} tasks) x ${report.run.repeat}; ${report.run.finishedAt}`;
 }
 
 export function reportToHtml(report: Report): string {
@@ -102,6 +102,7 @@ ${headline(report)}
 ${charts}
 ${section('profiles')}
 ${section('acceptance')}
+${section('members')}
 ${section('categories')}
 ${section('run')}
 ${section('environment')}

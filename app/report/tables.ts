@@ -1,7 +1,8 @@
 // The report's tables as plain rows of text: the Markdown and the HTML renderings both print
 // these, so they cannot disagree with each other.
-import { bytes, fixed, ks, median, percent, ratio, shortDigest, yesNo } from './format.js';
+import { bytes, fixed, ks, median, percent, profileSettings, ratio, shortDigest, yesNo } from './format.js';
 import type { ProfileSummary, Report, RequestRecord } from '../contract/report/schema.js';
+import { strategyLabel } from '../contract/strategies.js';
 
 export interface Table {
   id: string;
@@ -38,13 +39,18 @@ function chatRunTable(report: Report): Table {
         'turns',
         `${chat.turns} user messages, ${report.requests.length} replies in the report${superseded ? ` (${superseded} replaced by Regenerate or the A/B, kept)` : ''}`,
       ],
-      ['profiles', run.profiles.map((p) => `${p.name} (${ks(p)})`).join(', ')],
+      ['profiles', run.profiles.map((p) => `${p.name} (${profileSettings(p)})`).join(', ')],
       ['sampling', chatSampling(report)],
       ['warm-up rounds', String(run.warmupRounds)],
       ...chat.left.map((l) => ['left out', `${l.messageId}: ${l.reason}`]),
       ...chat.notes.map((n) => ['note', n]),
     ],
   };
+}
+
+/** The run's strategy, a chain as its list ("ngram,mtp"): every speculative profile of a bench runs the same. */
+export function runStrategy(report: Report): string {
+  return strategyLabel(report.run.strategy, report.run.profiles.find((p) => p.fallbacks)?.fallbacks);
 }
 
 export function runTable(report: Report): Table {
@@ -58,8 +64,8 @@ export function runTable(report: Report): Table {
       ['command', run.command],
       ['started', run.startedAt],
       ['finished', run.finishedAt],
-      ['strategy', run.strategy],
-      ['profiles', run.profiles.map((p) => `${p.name} (${ks(p)})`).join(', ')],
+      ['strategy', runStrategy(report)],
+      ['profiles', run.profiles.map((p) => `${p.name} (${profileSettings(p)})`).join(', ')],
       ['tasks', `${run.tasks.name}: ${run.tasks.count} tasks in ${run.tasks.categories.length} categories`],
       ['repeat', String(run.repeat)],
       ['max tokens', run.maxTokens === null ? 'per task' : String(run.maxTokens)],
@@ -178,6 +184,19 @@ export function categoryTable(report: Report): Table {
   };
 }
 
+/** A chain's verify rounds by the member that drafted them, a row per member of each chain profile. */
+export function membersTable(report: Report): Table {
+  const rows = report.profiles.flatMap((p) =>
+    (p.members ?? []).map((m) => [p.name, m.strategy, String(m.rounds), String(m.proposed), String(m.accepted), percent(m.acceptanceRate)]),
+  );
+  return {
+    id: 'members',
+    title: 'Chain members (verify rounds by the member that drafted them)',
+    headers: ['profile', 'member', 'rounds', 'proposed', 'accepted', 'acceptance'],
+    rows,
+  };
+}
+
 const REQUEST_COLUMNS: readonly Column<RequestRecord>[] = [
   ['task', (r) => r.task],
   ['category', (r) => r.category],
@@ -210,6 +229,7 @@ export function allTables(report: Report): Table[] {
     environmentTable(report),
     profilesTable(report),
     acceptanceTable(report),
+    membersTable(report),
     categoryTable(report),
     requestsTable(report),
   ];

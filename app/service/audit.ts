@@ -14,6 +14,11 @@ export interface AuditRequest {
   modelId: string;
   draftModelId?: string;
   strategy: Strategy;
+  /** a chain's members after `strategy` (absent or []: one strategy) */
+  fallbacks?: readonly Strategy[];
+  /** p-min (0..1; absent or 0: off) */
+  pMin?: number;
+  adaptiveK?: boolean;
   k: number;
   s: number;
   /** FR (strategy mtp): the head drafts among the first frVocab tokens */
@@ -98,6 +103,9 @@ async function run(engine: EngineClient, req: AuditRequest, opts: RunOptions) {
     k: opts.speculative ? req.k : 0,
     s: opts.speculative ? req.s : 0,
     ...(opts.speculative && req.frVocab !== undefined ? { frVocab: req.frVocab } : {}),
+    ...(opts.speculative && req.fallbacks?.length ? { fallbacks: [...req.fallbacks] } : {}),
+    ...(opts.speculative && req.pMin ? { pMin: req.pMin } : {}),
+    ...(opts.speculative && req.adaptiveK ? { adaptiveK: true } : {}),
     ...(opts.speculative && req.draftModelId ? { draftModelId: req.draftModelId } : {}),
   });
   const { sessionId } = session;

@@ -92,6 +92,40 @@ describe('power audit', () => {
     assert.match(run.stdout, /^identical: 40 tokens \(engine: flavour cpu, Flash Attention (on|off), batch-invariant\)$/m);
   });
 
+  for (const c of [
+    {
+      name: 'ngram,mtp on the hybrid, seeded, p-min and adaptive K',
+      args: ['--model', 'hybrid-mtp.gguf', '--strategy', 'ngram,mtp', '--k', '4', '--s', '3', '--p-min', '0.2', '--adaptive-k'],
+      seeded: true,
+    },
+    {
+      name: 'ngram,draft-model with its draft, greedy',
+      args: ['--model', 'target.gguf', '--draft', 'draft-close.gguf', '--strategy', 'ngram,draft-model', '--k', '4'],
+      seeded: false,
+    },
+  ]) {
+    test(`a chain ${c.name}: identical to the control`, () => {
+      const args = c.args.map((a) => (a.endsWith('.gguf') ? models[a as keyof ModelSet] : a));
+      const sampling = c.seeded ? ['--temperature', '0.9', '--seed', '5'] : [];
+      const run = power([
+        'audit',
+        '--json',
+        '--threads',
+        '1',
+        ...args,
+        '--prompt-tokens',
+        PROMPT.join(','),
+        '--max-tokens',
+        '60',
+        ...sampling,
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const report = jsonOf<Report>(run);
+      assert.equal(report.verdict, 'identical');
+      assert.equal(report.tokens, 60);
+    });
+  }
+
   test('bad input is exit 2 with one error line', () => {
     const base = ['audit', '--model', models['target.gguf'], '--prompt-tokens', '1,2,3'];
     for (const [args, message] of [

@@ -5,16 +5,18 @@
 // each does what it says: a chain's rounds come from more than one member, p-min cuts drafts
 // short, adaptive K follows its policy round by round.
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
 import { SAMPLING_DEFAULTS, type RoundRecord, type SamplingOptions } from '../../app/contract/engine-types.js';
 import type { GenerationResult } from '../../app/contract/generation-result.js';
+import { Report } from '../../app/contract/report/schema.js';
 import type { RequestOutcome } from '../../app/service/request.js';
 import type { SessionRequest, TargetRequest } from '../../app/runtime/target.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { generateArgs, jsonOf, power } from '../fixtures/cli.js';
+import { assertCsvAgrees, markdownRows } from '../fixtures/report-agreement.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { runControlAndStrategy } from '../fixtures/target-runs.js';
 import { suiteTempDir } from '../fixtures/temp-dir.js';
@@ -190,7 +192,64 @@ describe('chained proposers, p-min and adaptive K are exact and do what they say
     assert.equal(control.fallbacks, undefined, 'one strategy: no fallbacks in the JSON');
     const text = power([...args, '--profile', profile]);
     assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stderr, /proposed in \d+ rounds \(ngram \d+, mtp \d+\)/);
+    assert.match(text.stderr, /proposed in \d+ rounds \(ngram \d+\/\d+ in \d+ rounds, mtp \d+\/\d+ in \d+ rounds\)/);
+  });
+
+  test("power bench of a chain with p-min, adaptive K and FR: the report names each member, whose counts add up to the profile's; outputs the control's", async () => {
+    const tasks = join(dir(), 'chain-tasks.jsonl');
+    await writeFile(
+      tasks,
+      [
+        JSON.stringify({ id: 'repeat', category: 'rewrite', prompt: 'the cat sat on the mat, the cat sat on the mat, the cat sat' }),
+        JSON.stringify({ id: 'wander', category: 'dialogue', prompt: 'hello world, how are you' }),
+      ].join('\n'),
+    );
+    const out = join(dir(), 'chain-bench');
+    const flags =
+      '--strategy ngram,mtp --p-min 0.2 --adaptive-k --fr-vocab 400 --profiles k4s3 --max-tokens 40 --threads 1 --device cpu --formats json,csv,md';
+    const run = power(['bench', '--model', models['hybrid-mtp.gguf'], ...flags.split(' '), '--tasks', tasks, '--out', out]);
+    assert.equal(run.code, 0, run.stderr);
+    const report = Report.parse(JSON.parse(await readFile(join(out, 'report.json'), 'utf8')));
+    assert.deepEqual(report.run.profiles[1], {
+      name: 'k4s3',
+      strategy: 'ngram',
+      k: 4,
+      s: 3,
+      fallbacks: ['mtp'],
+      pMin: 0.2,
+      adaptiveK: true,
+      frVocab: 400,
+    });
+    const chain = report.profiles[1]!;
+    const own = report.requests.filter((r) => r.profile === 'k4s3');
+    assert.equal(chain.digestMatches, own.length, "every output is the control's");
+    assert.deepEqual(
+      chain.members?.map((m) => m.strategy),
+      ['ngram', 'mtp'],
+    );
+    const sum = (key: 'rounds' | 'proposed' | 'accepted') => chain.members!.reduce((n, m) => n + m[key], 0);
+    assert.equal(
+      sum('rounds'),
+      own.reduce((n, r) => n + r.rounds, 0),
+      "the members' rounds are the verify rounds",
+    );
+    assert.equal(sum('proposed'), chain.proposed);
+    assert.equal(sum('accepted'), chain.accepted);
+    assert.ok(
+      chain.members!.every((m) => m.rounds > 0),
+      'both members won rounds',
+    );
+    assert.ok(
+      own.every((r) => r.samples.every((x) => x.proposed > 0 === (x.member !== undefined))),
+      'each verify round names its member',
+    );
+    assertCsvAgrees(await readFile(join(out, 'report.csv'), 'utf8'), report);
+    const md = await readFile(join(out, 'report.md'), 'utf8');
+    assert.deepEqual(
+      markdownRows(md, 'Chain members').map((row) => row.slice(0, 5)),
+      chain.members!.map((m) => ['k4s3', m.strategy, String(m.rounds), String(m.proposed), String(m.accepted)]),
+    );
+    assert.match(run.stdout, /k4s3: .*acceptance [\d.]+% \(ngram \d+\/\d+ in \d+ rounds, mtp \d+\/\d+ in \d+ rounds\)/);
   });
 
   test("adaptive K on mtp (hybrid, S < K) emits the control's tokens", async () => {

@@ -1,8 +1,8 @@
 // `power quantize`: llama.cpp's quantizer through the engine. Each tensor of the written file has
 // the type its recipe names, or llama.cpp's documented fallback when its rows do not fill that
 // type's blocks (q6_K → q8_0, q4_K → q5_0 below a multiple of 256); `power info --json` groups
-// them; a TBQ4 artifact loads and MTP on it stays exact; bad input is refused with the reason,
-// and no output (nor a temporary file) is left behind.
+// them; a TBQ4 artifact loads and MTP on it stays exact, greedy and seeded; bad input is refused
+// with the reason, and no output (nor a temporary file) is left behind.
 import assert from 'node:assert/strict';
 import { copyFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -138,7 +138,7 @@ describe('power quantize', () => {
   });
 
   for (const name of ['hybrid-mtp-e256.gguf', 'hybrid-mtp.gguf'] as const) {
-    test(`the tbq4 artifact of ${name} loads, and --strategy mtp equals the control over 300 greedy tokens`, async () => {
+    test(`the tbq4 artifact of ${name} loads, and --strategy mtp equals the control over 300 tokens, greedy and seeded`, async () => {
       const model = await tbq4Of(name);
       const generate = (...args: string[]) => {
         const run = power([
@@ -157,15 +157,20 @@ describe('power quantize', () => {
         assert.equal(run.code, 0, run.stderr);
         return GenerationResult.parse(jsonOf(run));
       };
-      const control = generate('--strategy', 'none');
-      assert.equal(control.tokens.length, 300, 'past 256 positions');
-      for (const [k, s] of [
-        ['3', '3'],
-        ['7', '2'],
+      for (const [how, sampling] of [
+        ['greedy', []],
+        ['seeded', ['--temperature', '0.9', '--seed', '11']],
       ] as const) {
-        const mtp = generate('--strategy', 'mtp', '--k', k, '--s', s);
-        assert.equal(mtp.digest, control.digest, `K${k} S${s}`);
-        assert.ok(mtp.stats.proposed > 0 && mtp.stats.accepted > 0, `K${k} S${s}: the head proposed and was accepted`);
+        const control = generate('--strategy', 'none', ...sampling);
+        assert.equal(control.tokens.length, 300, `${how}: past 256 positions`);
+        for (const [k, s] of [
+          ['3', '3'],
+          ['7', '2'],
+        ] as const) {
+          const mtp = generate('--strategy', 'mtp', '--k', k, '--s', s, ...sampling);
+          assert.equal(mtp.digest, control.digest, `${how} K${k} S${s}`);
+          assert.ok(mtp.stats.proposed > 0 && mtp.stats.accepted > 0, `${how} K${k} S${s}: the head proposed and was accepted`);
+        }
       }
     });
   }

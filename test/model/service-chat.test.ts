@@ -165,6 +165,28 @@ describe('service chats', () => {
       drafted.every((r) => r.member === 0 || r.member === 1),
       'each drafted round names the member that drafted it',
     );
+    // the chat's report: the chain's profile records the chain and its policy, and counts each member's rounds
+    const file = await service.reports.exportChat({ chatId: chat.id, format: 'json' });
+    const report = Report.parse(JSON.parse(Buffer.from(file.base64, 'base64').toString('utf8')));
+    const profile = report.profiles.find((p) => p.name === 'chain policy')!;
+    assert.deepEqual([profile.fallbacks, profile.frVocab, profile.pMin, profile.adaptiveK], [['mtp'], 400, 0.2, true]);
+    const members = profile.members!;
+    assert.deepEqual(
+      members.map((m) => m.strategy),
+      ['ngram-mod', 'mtp'],
+    );
+    assert.equal(
+      members.reduce((n, m) => n + m.rounds, 0),
+      drafted.length,
+    );
+    assert.equal(
+      members.reduce((n, m) => n + m.proposed, 0),
+      profile.proposed,
+    );
+    assert.equal(
+      members.reduce((n, m) => n + m.accepted, 0),
+      profile.accepted,
+    );
     // a chain the app cannot load is refused with the reason; a profile cannot start a chain from the loaded one
     await assert.rejects(
       service.engine.load({ modelId: models['hybrid-mtp.gguf']!.id, device: 'cpu', draftMethod: { strategy: 'mtp', fallbacks: ['mtp'] } }),

@@ -213,12 +213,12 @@ describe('task files', () => {
 describe('CSV', () => {
   test('quotes fields with commas, quotes or line breaks; null is empty; lists are ;-separated', () => {
     const r = { ...record({ task: 't1', profile: 'k4', acceptancePerPosition: [0.5, 0.25] }), matchesControl: null, category: 'a,b "c"' };
-    const csv = reportToCsv({ requests: [r] } as unknown as Report);
+    const csv = reportToCsv({ run: { profiles: [] }, requests: [r] } as unknown as Report);
     const [header, row] = csv.split('\r\n');
-    assert.equal(header, CSV_COLUMNS.join(','));
+    assert.equal(header, [...CSV_COLUMNS, 'members'].join(','));
     assert.match(row!, /^t1,"a,b ""c""",k4,0,,10,/);
     assert.match(row!, /,0\.5;0\.25,/);
-    assert.ok(row!.endsWith(`,${DIGEST_A},`));
+    assert.ok(row!.endsWith(`,${DIGEST_A},,`), 'matchesControl and members empty');
   });
 });
 

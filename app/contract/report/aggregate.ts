@@ -1,7 +1,7 @@
 // Pure derivations over request records: the digest comparison with the control and the
 // per-profile aggregates (medians with spread, speedups, pooled acceptance per position).
 import type { CategorySummary, ProfileRun, ProfileSummary, RequestRecord, Speedup } from './schema.js';
-import { median, spread } from './stats.js';
+import { median, memberStats, spread } from './stats.js';
 
 export const CONTROL = 'control';
 
@@ -102,6 +102,14 @@ export function summarizeProfiles(profiles: readonly ProfileRun[], requests: rea
         : { steadyDecode: speedup(own, control, 'steadyDecodeTokensPerSecond'), request: speedup(own, control, 'requestTokensPerSecond') },
       digestMatches: isControl ? null : own.filter((r) => r.matchesControl === true).length,
       categories: categories(own, control, isControl),
+      ...(profile.fallbacks
+        ? {
+            members: memberStats(
+              [profile.strategy, ...profile.fallbacks],
+              own.flatMap((r) => r.samples),
+            ),
+          }
+        : {}),
     };
   });
 }

@@ -5,7 +5,7 @@
 // from the caller (the service); what ran each reply comes from the reply itself.
 import type { AssistantMessage, Chat, ReplyEnvironment } from '../api/chats.js';
 import { WARMUP_ROUNDS } from '../generation-result.js';
-import type { Strategy } from '../strategies.js';
+import { strategyLabel, type Strategy } from '../strategies.js';
 import { CONTROL } from './aggregate.js';
 import { buildReport } from './build.js';
 import { recordFromSamples, roundSample } from './request.js';
@@ -85,6 +85,16 @@ function ks(m: AssistantMessage): string {
   return m.k === null ? '' : ` K${m.k}${m.s === null ? '' : `/S${m.s}`}`;
 }
 
+/** How a reply drafted beyond K and S, as a report profile records it: only what was on. */
+function drafting(m: AssistantMessage): Pick<ProfileRun, 'fallbacks' | 'pMin' | 'adaptiveK' | 'frVocab'> {
+  return {
+    ...(m.fallbacks?.length ? { fallbacks: m.fallbacks } : {}),
+    ...(m.pMin ? { pMin: m.pMin } : {}),
+    ...(m.adaptiveK ? { adaptiveK: true as const } : {}),
+    ...(m.frVocab !== undefined ? { frVocab: m.frVocab } : {}),
+  };
+}
+
 /**
  * Report profile names: "control" for every autoregressive reply, otherwise the app profile's
  * name, made specific (strategy, K/S, draft, model) where one name covers different settings.
@@ -92,7 +102,7 @@ function ks(m: AssistantMessage): string {
 function profileNames(list: readonly ChatReplyRef[]): { names: string[]; profiles: ProfileRun[] } {
   const base = (m: AssistantMessage) => (m.profile?.name ?? `${m.strategy}${ks(m)}`).trim() || m.strategy;
   // the app profile's name is part of it: Balanced and Peak are the same K/S on an attention-only target
-  const config = (m: AssistantMessage) => JSON.stringify([base(m), m.strategy, m.k, m.s, m.draft?.id ?? null, m.model.id]);
+  const config = (m: AssistantMessage) => JSON.stringify([base(m), m.strategy, m.k, m.s, m.draft?.id ?? null, m.model.id, drafting(m)]);
   const configsOf = new Map<string, Set<string>>();
   for (const { message: m } of list) {
     if (m.strategy === 'none') continue;
@@ -113,12 +123,12 @@ function profileNames(list: readonly ChatReplyRef[]): { names: string[]; profile
     if (known) return known;
     let name = base(m);
     if (configsOf.get(name)!.size > 1 || name === CONTROL) {
-      name = `${name} (${m.strategy}${ks(m)}${m.draft ? ` ${m.draft.name}` : ''}${models.size > 1 ? ` @ ${m.model.name}` : ''})`;
+      name = `${name} (${strategyLabel(m.strategy, m.fallbacks)}${ks(m)}${m.draft ? ` ${m.draft.name}` : ''}${models.size > 1 ? ` @ ${m.model.name}` : ''})`;
     }
     for (let i = 2; taken.has(name); i++) name = `${base(m)} #${i}`;
     taken.add(name);
     byConfig.set(config(m), name);
-    profiles.push({ name, strategy: m.strategy, k: m.k, s: m.s });
+    profiles.push({ name, strategy: m.strategy, k: m.k, s: m.s, ...drafting(m) });
     return name;
   });
   return { names, profiles };

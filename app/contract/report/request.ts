@@ -38,7 +38,7 @@ export interface RequestOutcome {
 /** The timing and counts of one round, as the engine reports them and as a saved reply keeps them. */
 export type RoundFigures = Pick<
   RoundRecord,
-  'proposed' | 'accepted' | 'replay' | 'clampedTo' | 'endUs' | 'proposeUs' | 'verifyUs' | 'commitUs'
+  'proposed' | 'accepted' | 'replay' | 'clampedTo' | 'endUs' | 'proposeUs' | 'verifyUs' | 'commitUs' | 'member'
 >;
 
 export function roundSample(r: RoundFigures, emitted: number): RoundSample {
@@ -52,6 +52,7 @@ export function roundSample(r: RoundFigures, emitted: number): RoundSample {
     proposeUs: r.proposeUs,
     verifyUs: r.verifyUs,
     commitUs: r.commitUs,
+    ...(r.member !== undefined ? { member: r.member } : {}),
   };
 }
 

@@ -26,6 +26,8 @@ export const RoundSample = z.object({
   proposeUs: z.number().nonnegative(),
   verifyUs: z.number().nonnegative(),
   commitUs: z.number().nonnegative(),
+  /** a chain's verify round: which member (0-based, in the profile's chain order) drafted it; absent otherwise */
+  member: Count.optional(),
 });
 export type RoundSample = z.infer<typeof RoundSample>;
 
@@ -37,6 +39,14 @@ export const ProfileRun = z.object({
   k: z.number().int().nullable(),
   /** null for the control and for targets without recurrent state (S does not apply) */
   s: z.number().int().nullable(),
+  /** a chain's members after `strategy`, asked in order when it drafts nothing (absent: one strategy) */
+  fallbacks: z.array(z.enum(STRATEGIES)).min(1).optional(),
+  /** p-min: a greedy drafter stopped under this top-1 probability (absent: off) */
+  pMin: z.number().gt(0).max(1).optional(),
+  /** adaptive K was on (absent: off) */
+  adaptiveK: z.literal(true).optional(),
+  /** FR: the MTP head drafted among the first frVocab tokens (absent: the whole vocabulary) */
+  frVocab: z.number().int().positive().optional(),
 });
 export type ProfileRun = z.infer<typeof ProfileRun>;
 
@@ -98,6 +108,16 @@ export const CategorySummary = z.object({
 });
 export type CategorySummary = z.infer<typeof CategorySummary>;
 
+/** A chain member's verify rounds, pooled over the profile's requests (memberStats in stats.ts). */
+export const MemberSummary = z.object({
+  strategy: z.enum(STRATEGIES),
+  rounds: Count,
+  proposed: Count,
+  accepted: Count,
+  acceptanceRate: z.number().min(0).max(1).nullable(),
+});
+export type MemberSummary = z.infer<typeof MemberSummary>;
+
 export const ProfileSummary = ProfileRun.extend({
   requests: Count,
   generatedTokens: Count,
@@ -118,6 +138,8 @@ export const ProfileSummary = ProfileRun.extend({
   /** requests whose digest equals the control's (null for the control) */
   digestMatches: Count.nullable(),
   categories: z.array(CategorySummary),
+  /** a chain's profile: each member's share of the verify rounds, in chain order (absent: one strategy) */
+  members: z.array(MemberSummary).optional(),
 });
 export type ProfileSummary = z.infer<typeof ProfileSummary>;
 

@@ -1,4 +1,5 @@
 // Order statistics and the per-request figures that come from round records.
+import type { Strategy } from '../strategies.js';
 import type { Spread } from './schema.js';
 
 /** The q-quantile (0..1) by linear interpolation between order statistics (numpy's default). */
@@ -43,4 +44,40 @@ export function steadyDecodeTokensPerSecond(rounds: readonly TimedRound[], warmu
   let tokens = 0;
   for (let i = skip; i < rounds.length; i++) tokens += rounds[i]!.emitted;
   return to > from ? (tokens * 1e6) / (to - from) : null;
+}
+
+/** What a chain member's figures need of a round (an engine round, an API round, a report sample). */
+export interface MemberRound {
+  /** which chain member drafted the round (0-based); absent: none did, or not a chain */
+  member?: number | undefined;
+  proposed: number;
+  accepted: number;
+}
+
+/** One chain member's share of the verify rounds. */
+export interface MemberStats {
+  strategy: Strategy;
+  /** verify rounds this member drafted */
+  rounds: number;
+  proposed: number;
+  accepted: number;
+  /** accepted / proposed; null when it proposed nothing */
+  acceptanceRate: number | null;
+}
+
+/**
+ * Each member's rounds, proposed and accepted tokens, in the chain's order (every member listed,
+ * one that never drafted with zeros). Only a round that drafted names its member, so the
+ * members' counts add up to the request's verify rounds, proposed and accepted tokens.
+ */
+export function memberStats(members: readonly Strategy[], rounds: readonly MemberRound[]): MemberStats[] {
+  const out = members.map((strategy) => ({ strategy, rounds: 0, proposed: 0, accepted: 0 }));
+  for (const r of rounds) {
+    const m = r.member === undefined ? undefined : out[r.member];
+    if (!m) continue;
+    m.rounds++;
+    m.proposed += r.proposed;
+    m.accepted += r.accepted;
+  }
+  return out.map((m) => ({ ...m, acceptanceRate: m.proposed > 0 ? m.accepted / m.proposed : null }));
 }
