@@ -15,6 +15,7 @@ import { Conversation } from './conversation.js';
 import type { EngineSupervisor } from './engine-supervisor.js';
 import type { ModelLibrary } from './library.js';
 import { chainProblem } from '../contract/api/common.js';
+import { memberStats, type MemberRound, type MemberStats } from '../contract/report/stats.js';
 import { draftingOf, type Chain, type ProfileStore } from './profiles.js';
 import { checkPromptFits, crashDuringReply, drawSeed, engineSampling, sessionForProfile, whileGenerating } from './reply-steps.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -83,8 +84,8 @@ export interface CompletionResult {
   k: number | null;
   s: number | null;
   seed: number | null;
-  /** how it drafted beyond strategy, K and S (a chain's other members, FR, p-min, adaptive K): only what was set */
-  drafting: ReturnType<typeof draftingOf>;
+  /** how it drafted beyond strategy, K and S (a chain's other members and each one's rounds, FR, p-min, adaptive K): only what was set */
+  drafting: ReturnType<typeof draftingOf> & { members?: MemberStats[] };
 }
 
 export interface CompletionDeps {
@@ -250,6 +251,9 @@ export function createCompletions(deps: CompletionDeps): Completions {
       checkPromptFits(prompt.length, target.contextSize, 'prompt');
 
       const seed = drawSeed(request.seed, request.temperature);
+      // a chain's rounds by the member that drafted them (the answer's power.members)
+      const chained = speculative && resolved.fallbacks.length > 0;
+      const drafted: MemberRound[] = [];
       // with tools: the reply is read again after each batch and only what changed is handed on
       const reading = plan ? streamedToolReply(plan, onText) : null;
       const outcome = await whileGenerating(supervisor, () =>
@@ -278,7 +282,10 @@ export function createCompletions(deps: CompletionDeps): Completions {
             lease,
             keepRounds: false,
             sink: (batch) => {
-              for (const round of batch.rounds) streamed += round.tokenIds.length;
+              for (const round of batch.rounds) {
+                streamed += round.tokenIds.length;
+                if (chained) drafted.push({ member: round.member, proposed: round.proposed, accepted: round.accepted });
+              }
               rounds += batch.rounds.length;
               if (reading) reading.add(batch, { tokens: streamed, rounds });
               else if (batch.text || batch.logprobs)
@@ -301,7 +308,10 @@ export function createCompletions(deps: CompletionDeps): Completions {
         digest: outcome.digest,
         stats: outcome.replyStats,
         strategy: resolved.strategy,
-        drafting: draftingOf(resolved),
+        drafting: {
+          ...draftingOf(resolved),
+          ...(chained ? { members: memberStats([resolved.strategy, ...resolved.fallbacks], drafted) } : {}),
+        },
         k: speculative ? session.k : null,
         s: speculative ? session.s : null,
         seed,

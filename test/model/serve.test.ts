@@ -34,6 +34,7 @@ interface Completion {
     frVocab?: number;
     pMin?: number;
     adaptiveK?: boolean;
+    members?: { strategy: string; rounds: number; proposed: number; accepted: number }[];
     k: number | null;
     s: number | null;
     digest: string;
@@ -200,6 +201,20 @@ describe('power serve', () => {
         ['ngram-mod', ['mtp'], 400, 0.2, true, 5],
       );
       assert.ok((chain.power.stats.proposed as number) > 0, 'the chain drafted');
+      // each member's rounds, in the chain's order, adding up to the reply's
+      const members = chain.power.members!;
+      assert.deepEqual(
+        members.map((m) => m.strategy),
+        ['ngram-mod', 'mtp'],
+      );
+      assert.equal(
+        members.reduce((n, m) => n + m.proposed, 0),
+        chain.power.stats.proposed,
+      );
+      assert.equal(
+        members.reduce((n, m) => n + m.accepted, 0),
+        chain.power.stats.accepted,
+      );
     }
     // each bad chain or policy is refused with the reason, before anything loads
     const refused = async (body: object, reason: RegExp) => {

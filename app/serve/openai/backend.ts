@@ -3,7 +3,7 @@
 import type { StopReason } from '../../contract/engine-types.js';
 import type { GenerationStats } from '../../contract/generation-result.js';
 import type { Strategy } from '../../contract/strategies.js';
-import type { CompletionProgress, CompletionRequest } from '../../service/completions.js';
+import type { CompletionProgress, CompletionRequest, CompletionResult } from '../../service/completions.js';
 import type { ReadReply } from '../../service/tool-calls.js';
 
 /** what the OpenAI routes ask for: exactly the service's stateless completion request */
@@ -19,7 +19,7 @@ export interface CompletionOutput {
   stats: GenerationStats;
   strategy: Strategy;
   /** a chain's other members, FR, p-min, adaptive K: only what was set */
-  drafting: { fallbacks?: Strategy[]; frVocab?: number; pMin?: number; adaptiveK?: true };
+  drafting: CompletionResult['drafting'];
   k: number | null;
   s: number | null;
   seed: number | null;
