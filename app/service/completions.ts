@@ -22,6 +22,7 @@ import type { ServiceMetrics } from './metrics.js';
 import type { ReplySlot } from './reply-slot.js';
 import { runRequest } from './request.js';
 import { asPowerError } from '../runtime/target.js';
+import { draftKind } from '../models/draft-compat.js';
 import {
   checkRequired,
   planPrompt,
@@ -145,8 +146,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
     return found;
   };
 
-  /** The chain the request asks for itself: its strategy (and fallbacks), else draft-model for a named draft. */
-  const chainAsked = (request: CompletionRequest): Chain | null => {
+  /** The chain the request asks for itself: its strategy (and fallbacks), else what a named draft drafts for (draft-model, mtp for an assistant, ...). */
+  const chainAsked = async (request: CompletionRequest): Promise<Chain | null> => {
     if (request.fallbacks?.length && request.strategy === undefined) {
       throw new PowerError('bad-input', 'fallbacks extend a strategy: give strategy as well');
     }
@@ -156,11 +157,12 @@ export function createCompletions(deps: CompletionDeps): Completions {
       if (problem) throw new PowerError('bad-input', problem);
       return { strategy: request.strategy, fallbacks };
     }
-    return request.draft !== undefined ? { strategy: 'draft-model', fallbacks: [] } : null;
+    if (request.draft === undefined) return null;
+    return { strategy: draftKind(await library.gguf(entryNamed('draft', request.draft).id)), fallbacks: [] };
   };
 
   /** Loads the model set the request needs unless it is the loaded one. */
-  async function ensureLoaded(request: CompletionRequest): Promise<{ loaded: Chain; modelName: string }> {
+  async function ensureLoaded(request: CompletionRequest, asked: Chain | null): Promise<{ loaded: Chain; modelName: string }> {
     const model = entryNamed('model', request.model);
     const draft = request.draft !== undefined ? entryNamed('draft', request.draft) : null;
     // what is really loaded (or reloads after a crash); the options of a load that failed do not count
@@ -168,7 +170,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
     const sameModel = loaded?.modelId === model.id;
     // the chain: asked for, else the loaded one (same model), else the profile's, else none
     const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
-    const chain: Chain = chainAsked(request) ??
+    const chain: Chain = asked ??
       (sameModel ? loaded!.draftMethod : null) ??
       (profile.strategy !== null ? { strategy: profile.strategy, fallbacks: profile.fallbacks ?? [] } : null) ?? {
         strategy: 'none',
@@ -203,10 +205,10 @@ export function createCompletions(deps: CompletionDeps): Completions {
     let streamed = 0;
     let rounds = 0;
     try {
-      const { loaded, modelName } = await ensureLoaded(request);
+      const chain = await chainAsked(request);
+      const { loaded, modelName } = await ensureLoaded(request, chain);
       const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
       // the request's own chain, K, S, FR and drafting policy over the profile's
-      const chain = chainAsked(request);
       const { resolved, target, session } = await sessionForProfile(supervisor, profile, loaded, {
         ...(chain ? { chain } : {}),
         ...(request.k !== undefined ? { k: request.k } : {}),

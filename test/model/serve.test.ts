@@ -49,7 +49,9 @@ before(async () => {
   dataDir = join(dir, 'data');
   await mkdir(modelsDir);
   const set = await syntheticModels();
-  for (const name of ['target.gguf', 'draft-close.gguf', 'hybrid-mtp.gguf'] as const) await symlink(set[name], join(modelsDir, name));
+  for (const name of ['target.gguf', 'draft-close.gguf', 'hybrid-mtp.gguf', 'gemma4-target.gguf', 'gemma4-assistant.gguf'] as const) {
+    await symlink(set[name], join(modelsDir, name));
+  }
   const bad = await makeBadFiles(join(dir, 'bad'));
   // a text file named .gguf, and a well-formed GGUF that makes llama.cpp abort when it loads
   await symlink(bad.notGguf, join(modelsDir, 'not-a-model.gguf'));
@@ -80,7 +82,7 @@ describe('power serve', () => {
     assert.match(serve.stderr(), /skipped .*not-a-model\.gguf: .*not a GGUF file/);
     const r = await http(serve.origin, '/v1/models', { headers: serve.auth });
     const ids = (JSON.parse(r.body) as { data: { id: string }[] }).data.map((m) => m.id).sort();
-    assert.deepEqual(ids, ['draft-close', 'duplicate-tokens', 'hybrid-mtp', 'target']);
+    assert.deepEqual(ids, ['draft-close', 'duplicate-tokens', 'gemma4-assistant', 'gemma4-target', 'hybrid-mtp', 'target']);
   });
 
   test('refuses without the token (401), from another origin (403), an oversized body (413), malformed JSON (400)', async () => {
@@ -226,6 +228,17 @@ describe('power serve', () => {
     await refused({ strategy: 'none,mtp' }, /'none' cannot be part of a strategy list/);
     await refused({ strategy: 'ngram', fr_vocab: 400 }, /applies to strategy 'mtp' only, not 'ngram'/);
     await refused({ strategy: 'mtp', p_min: 1.5 }, /p_min/);
+  });
+
+  test('a draft named without a strategy drafts as what it is: a Gemma 4 assistant is mtp, exact greedy and seeded', async () => {
+    for (const sampling of [{}, { temperature: 0.8, seed: 5 }]) {
+      const ask = { model: 'gemma4-target', prompt: 'one two three one two three', max_tokens: 40, ...sampling };
+      const ar = await completion('/v1/completions', { ...ask, strategy: 'none' });
+      const assisted = await completion('/v1/completions', { ...ask, draft: 'gemma4-assistant', k: 3 });
+      assert.deepEqual([assisted.power.strategy, assisted.power.k], ['mtp', 3]);
+      assert.equal(assisted.power.digest, ar.power.digest, JSON.stringify(sampling));
+      assert.ok((assisted.power.stats.proposed as number) > 0, 'the assistant drafted');
+    }
   });
 
   test('logprobs: five tokens, five entries from the target rows, the same under speculation (greedy and seeded), streamed too', async () => {
