@@ -4,6 +4,7 @@ import { useEffect, useRef } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs, type AbPair } from '../logic/ab.js';
+import { chainLabel, draftingParts } from '../logic/chain.js';
 import { emptyReply, pickReply, prettyJsonReply, replyText } from '../logic/reply.js';
 import type { AssistantMessage, UserMessage } from '../api-types.js';
 import { AbVerdictLine } from './AbVerdict.js';
@@ -22,8 +23,8 @@ function describeRuntime(m: AssistantMessage | null): string | undefined {
 }
 
 function describeRun(m: AssistantMessage): string {
-  const ks = m.k === null ? '' : ` K${m.k}${m.s === null ? '' : `/S${m.s}`}`;
-  return `${m.model.name} · ${m.strategy}${m.draft ? ` (${m.draft.name})` : ''}${ks}${m.profile ? ` · ${m.profile.name}` : ''}`;
+  const ks = m.k === null ? '' : [` K${m.k}${m.s === null ? '' : `/S${m.s}`}`, ...draftingParts(m)].join(' · ');
+  return `${m.model.name} · ${chainLabel(m.strategy, m.fallbacks)}${m.draft ? ` (${m.draft.name})` : ''}${ks}${m.profile ? ` · ${m.profile.name}` : ''}`;
 }
 
 /** A stored reply, or (message null) one whose events arrived before the chat was read back. */
