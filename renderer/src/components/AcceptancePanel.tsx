@@ -42,10 +42,10 @@ function followed(s: Pick<Store, 'chat' | 'chatId' | 'streaming' | 'live' | 'sel
   return view(abPairs(chat).get(last.id)?.speculative ?? last);
 }
 
-function Figure({ label, value }: { label: string; value: string }) {
+function Figure({ label, value, title }: { label: string; value: string; title?: string }) {
   return (
     <>
-      <dt>{label}</dt>
+      <dt title={title}>{label}</dt>
       <dd>{value}</dd>
     </>
   );
@@ -124,7 +124,8 @@ export function AcceptancePanel() {
               <Figure
                 key={m.member}
                 label={`${m.strategy} drafted`}
-                value={`${m.rounds} round${m.rounds === 1 ? '' : 's'} · ${m.accepted} / ${m.proposed} · ${percent(m.acceptance)}`}
+                title="rounds · proposed / accepted · acceptance"
+                value={`${m.rounds} round${m.rounds === 1 ? '' : 's'} · ${m.proposed} / ${m.accepted} · ${percent(m.acceptance)}`}
               />
             ))}
             {chain && chain.undrafted > 0 && <Figure label="No member drafted" value={`${chain.undrafted} rounds`} />}
