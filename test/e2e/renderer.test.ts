@@ -342,6 +342,14 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     assert.match((await panelFigure(panel(), 'mtp drafted').textContent())!, /^[1-9]\d* rounds? · /);
     assert.match((await panelFigure(panel(), 'Drafting').textContent())!, /p-min 0\.2 · adaptive K/);
     await page.screenshot({ path: join(RESULTS, 'renderer-chain.png') });
+    // token origins name the member that drafted a token's round
+    await page.getByRole('checkbox', { name: 'Show token origins' }).check();
+    const titles = await reply.locator('.tok').evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? ''));
+    assert.ok(
+      titles.some((t) => /^round \d+ \(mtp\): /.test(t)),
+      titles.slice(0, 5).join(' | '),
+    );
+    await page.getByRole('checkbox', { name: 'Show token origins' }).uncheck();
     await combo('Profile').selectOption({ label: 'Balanced' });
   });
 });

@@ -10,6 +10,7 @@ import {
   chainStatsParts,
   draftMember,
   fallbackOptions,
+  roundMembers,
   settleFallbacks,
 } from '../../renderer/src/logic/chain.js';
 import { checkCustomProfile, customProblems, customProfileName, NO_POLICY } from '../../renderer/src/logic/custom-profile.js';
@@ -110,6 +111,18 @@ describe("a chain's reply, per member", () => {
     const figures = chainFigures([round(1, 3, 3, 0)], 'ngram', ['mtp'])!;
     assert.equal(figures.members[1]!.acceptance, null);
     assert.equal(chainFigures([round(1, 3, 3)], 'mtp'), null);
+  });
+
+  test('each round is told by the member that drafted it, for the token origins', () => {
+    const members = roundMembers([round(1, 0, 0), round(2, 4, 3, 0), round(3, 4, 1, 1)], 'ngram-mod', ['mtp'])!;
+    assert.deepEqual(
+      [...members],
+      [
+        [2, 'ngram-mod'],
+        [3, 'mtp'],
+      ],
+    );
+    assert.equal(roundMembers([round(1, 3, 3)], 'mtp'), null);
   });
 
   test("the reply's figures name each member's share and the drafting policy", () => {

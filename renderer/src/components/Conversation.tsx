@@ -1,10 +1,10 @@
 // The conversation: a `log` named Messages, one article per message. An A/B turn shows the
 // speculative reply with the control's collapsed under it and the verdict between them.
-import { useEffect, useRef } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs, type AbPair } from '../logic/ab.js';
-import { chainLabel, draftingParts } from '../logic/chain.js';
+import { chainLabel, draftingParts, roundMembers } from '../logic/chain.js';
 import { emptyReply, pickReply, prettyJsonReply, replyText } from '../logic/reply.js';
 import type { AssistantMessage, UserMessage } from '../api-types.js';
 import { AbVerdictLine } from './AbVerdict.js';
@@ -45,6 +45,10 @@ function AssistantReply({
   const reply = message ? pickReply(chatId, message, live) : (live ?? emptyReply(chatId, messageId));
   const text = reply.tokens.length > 0 || reply.status === 'streaming' || !message ? replyText(reply) : message.content;
   const pretty = reply.status === 'streaming' ? null : prettyJsonReply(message?.sampling, text);
+  const members = useMemo(
+    () => (message ? roundMembers(reply.rounds, message.strategy, message.fallbacks) : null),
+    [reply.rounds, message],
+  );
   return (
     <article
       className={`message assistant status-${reply.status}${selected ? ' selected' : ''}`}
@@ -61,7 +65,7 @@ function AssistantReply({
         <span className="actions">{reply.status !== 'streaming' && <CopyButton text={text} />}</span>
       </header>
       {showOrigins ? (
-        <TokenOrigins tokens={reply.tokens} />
+        <TokenOrigins tokens={reply.tokens} members={members} />
       ) : pretty !== null ? (
         <pre className="json-reply" aria-label="JSON reply">
           <code>{pretty}</code>

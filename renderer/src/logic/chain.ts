@@ -137,3 +137,15 @@ export function chainStatsParts(
   const chain = chainFigures(rounds, message.strategy, message.fallbacks);
   return [...(chain ? [`by ${chain.members.map(memberText).join(', ')}`] : []), ...draftingParts(message)];
 }
+
+/** For a chain's reply: the member that drafted each round, by round index (a token's `round`); null for one strategy. */
+export function roundMembers(rounds: readonly ApiRound[], strategy: string, fallbacks: readonly string[] = []): Map<number, string> | null {
+  if (fallbacks.length === 0) return null;
+  const members = [strategy, ...fallbacks];
+  const out = new Map<number, string>();
+  for (const r of rounds) {
+    const name = r.member === undefined ? undefined : members[r.member];
+    if (name) out.set(r.index, name);
+  }
+  return out;
+}
