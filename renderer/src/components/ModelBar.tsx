@@ -74,22 +74,19 @@ function MethodPicker() {
   );
 }
 
+/** The target's options and the chosen chain, as the chain and draft pickers read them. */
+function useChosenChain() {
+  return usePower(useShallow((s) => ({ strategies: s.strategies, drafts: s.drafts, method: s.method, fallbacks: s.fallbacks })));
+}
+
 /**
  * The chain after the draft method: the strategies asked, in order, when those before draft
  * nothing. "Then try" offers what the Draft method picker offers, each that cannot follow
  * disabled with the reason; a member is removed with its × button.
  */
 function ChainPicker() {
-  const { strategies, drafts, method, fallbacks, targetId, setFallbacks } = usePower(
-    useShallow((s) => ({
-      strategies: s.strategies,
-      drafts: s.drafts,
-      method: s.method,
-      fallbacks: s.fallbacks,
-      targetId: s.targetId,
-      setFallbacks: s.setFallbacks,
-    })),
-  );
+  const { strategies, drafts, method, fallbacks } = useChosenChain();
+  const { targetId, setFallbacks } = usePower(useShallow((s) => ({ targetId: s.targetId, setFallbacks: s.setFallbacks })));
   const options = fallbackOptions(method, fallbacks, draftMethodOptions(strategies, drafts), strategies);
   const none = method === 'none';
   return (
@@ -130,16 +127,8 @@ function ChainPicker() {
 }
 
 function DraftPicker() {
-  const { strategies, drafts, method, fallbacks, draftId, setDraft } = usePower(
-    useShallow((s) => ({
-      strategies: s.strategies,
-      drafts: s.drafts,
-      method: s.method,
-      fallbacks: s.fallbacks,
-      draftId: s.draftId,
-      setDraft: s.setDraft,
-    })),
-  );
+  const { strategies, drafts, method, fallbacks } = useChosenChain();
+  const { draftId, setDraft } = usePower(useShallow((s) => ({ draftId: s.draftId, setDraft: s.setDraft })));
   const member = draftMember([method, ...fallbacks], strategies);
   const files = member ? draftFileOptions(member, drafts, strategies) : [];
   const needed = member !== null;

@@ -29,6 +29,37 @@ function useCustomForm() {
   );
 }
 
+/** One typed field of the Custom form; its errors are read from the form's one message (and `note`, when given). */
+function CustomField(props: {
+  id: string;
+  label: string;
+  value: string;
+  invalid: boolean;
+  onChange: (text: string) => void;
+  placeholder?: string;
+  disabled?: boolean;
+  title?: string;
+  decimal?: boolean;
+  note?: string;
+}) {
+  return (
+    <div className="field narrow">
+      <label htmlFor={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        inputMode={props.decimal ? 'decimal' : 'numeric'}
+        value={props.value}
+        placeholder={props.placeholder}
+        disabled={props.disabled}
+        title={props.title}
+        onChange={(e) => props.onChange(e.target.value)}
+        aria-invalid={props.invalid}
+        aria-describedby={props.note ? `custom-errors ${props.note}` : 'custom-errors'}
+      />
+    </div>
+  );
+}
+
 function CustomProfileForm() {
   const form = useCustomForm();
   const check = checkCustomForm(form);
@@ -57,58 +88,39 @@ function CustomProfileForm() {
         void apply();
       }}
     >
-      <div className="field narrow">
-        <label htmlFor="custom-k">K</label>
-        <input
-          id="custom-k"
-          inputMode="numeric"
-          value={k}
-          onChange={(e) => setField('k', e.target.value)}
-          aria-invalid={!check.ok && check.kError !== null}
-          aria-describedby="custom-errors"
-        />
-      </div>
-      <div className="field narrow">
-        <label htmlFor="custom-s">S</label>
-        <input
-          id="custom-s"
-          inputMode="numeric"
-          value={recurrent === false ? '' : s}
-          placeholder={recurrent === false ? 'n/a' : '= K'}
-          disabled={recurrent === false}
-          onChange={(e) => setField('s', e.target.value)}
-          aria-invalid={!check.ok && check.sError !== null}
-          aria-describedby="custom-errors s-note"
-        />
-      </div>
-      <div className="field narrow">
-        <label htmlFor="custom-p-min">p-min</label>
-        <input
-          id="custom-p-min"
-          inputMode="decimal"
-          value={pMin}
-          placeholder="off"
-          title="A draft stops where the draft's top-1 probability falls under this (0 to 1; empty: off)"
-          onChange={(e) => setField('pMin', e.target.value)}
-          aria-invalid={!check.ok && !!check.pMinError}
-          aria-describedby="custom-errors"
-        />
-      </div>
-      <div className="field narrow">
-        <label htmlFor="custom-fr">FR vocab</label>
-        <input
-          id="custom-fr"
-          inputMode="numeric"
-          value={fr}
-          placeholder={frBlocked ? 'n/a' : 'all'}
-          // a value typed for an earlier chain stays editable, so that it can be cleared
-          disabled={frBlocked !== null && fr === ''}
-          title="FR: the MTP head drafts among the first N tokens (empty: the whole vocabulary)"
-          onChange={(e) => setField('frVocab', e.target.value)}
-          aria-invalid={!check.ok && !!check.frError}
-          aria-describedby="custom-errors fr-note"
-        />
-      </div>
+      <CustomField id="custom-k" label="K" value={k} invalid={!check.ok && !!check.kError} onChange={(t) => setField('k', t)} />
+      <CustomField
+        id="custom-s"
+        label="S"
+        value={recurrent === false ? '' : s}
+        placeholder={recurrent === false ? 'n/a' : '= K'}
+        disabled={recurrent === false}
+        invalid={!check.ok && !!check.sError}
+        note="s-note"
+        onChange={(t) => setField('s', t)}
+      />
+      <CustomField
+        id="custom-p-min"
+        label="p-min"
+        value={pMin}
+        placeholder="off"
+        decimal
+        title="A draft stops where the draft's top-1 probability falls under this (0 to 1; empty: off)"
+        invalid={!check.ok && !!check.pMinError}
+        onChange={(t) => setField('pMin', t)}
+      />
+      <CustomField
+        id="custom-fr"
+        label="FR vocab"
+        value={fr}
+        placeholder={frBlocked ? 'n/a' : 'all'}
+        // a value typed for an earlier chain stays editable, so that it can be cleared
+        disabled={frBlocked !== null && fr === ''}
+        title="FR: the MTP head drafts among the first N tokens (empty: the whole vocabulary)"
+        invalid={!check.ok && !!check.frError}
+        note="fr-note"
+        onChange={(t) => setField('frVocab', t)}
+      />
       <label className="toggle">
         <input type="checkbox" checked={adaptiveK} onChange={(e) => setAdaptiveK(e.target.checked)} /> Adaptive K
       </label>
