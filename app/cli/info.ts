@@ -3,7 +3,7 @@ import { strategyAvailability, STRATEGIES } from '../contract/strategies.js';
 import { readBuildInfo } from '../engine/build-info.js';
 import { DEVICE_REQUESTS, describeDevice } from '../engine/device-select.js';
 import { describeEstimate } from '../engine/memory-estimate.js';
-import { ASSISTANT_ARCH, checkDraftCompatibility, type DraftCompatibility } from '../models/draft-compat.js';
+import { ASSISTANT_ARCH, checkDraftCompatibility, draftKind, type DraftCompatibility } from '../models/draft-compat.js';
 import { isProjector, readRegularHeader } from '../models/projector.js';
 import { describeGroups, tensorTypesByGroup } from '../models/tensor-groups.js';
 import { choice, parseFlags, str } from './args.js';
@@ -106,7 +106,11 @@ export async function infoCommand(argv: string[], out: (s: string) => void): Pro
         audio: projector.pairing?.compatible === true && projector.pairing.accepts.audio,
       },
       projector: projector.pairing,
-      strategies: strategyAvailability({ nextnLayers: i.nextnLayers, ...(draft ? { draft } : {}) }),
+      strategies: strategyAvailability({
+        nextnLayers: i.nextnLayers,
+        draftOnly: draftKind(opened.gguf) === 'mtp',
+        ...(draft ? { draft } : {}),
+      }),
       ...(draft ? { draft: { path: draftPath, ...draft } } : {}),
       // what each part of the model is stored as (a TBQ4 artifact: docs/cli.md "power quantize")
       tensorGroups: tensorTypesByGroup(opened.gguf),

@@ -32,6 +32,8 @@ export interface StrategyAvailability {
 
 export interface StrategyFacts {
   nextnLayers: number;
+  /** the file only drafts: a Gemma 4 assistant or an MTP sidecar (NextN blocks, no trunk) */
+  draftOnly?: boolean;
   /** Result of checking a `--draft` artifact against the target, when one was given. */
   draft?: {
     architecture: string;
@@ -65,6 +67,13 @@ const artifactOf = (strategy: Strategy): string =>
   strategy === 'mtp' ? 'a gemma4-assistant or MTP sidecar' : `${article(strategy)} artifact`;
 
 function modelSupport(strategy: Strategy, facts: StrategyFacts): StrategyAvailability {
+  if (facts.draftOnly) {
+    return {
+      available: false,
+      reason:
+        'the file has no trunk blocks, only NextN/MTP ones: it is a draft (a gemma4-assistant or MTP sidecar), used with --draft beside its target',
+    };
+  }
   if (NGRAM_STRATEGIES.has(strategy)) return { available: true };
   switch (strategy) {
     case 'none':

@@ -21,7 +21,7 @@ import { EngineCallError, EngineCrashedError } from '../engine/client.js';
 import { defaultFlashAttn, describeDevice, type DeviceRequest } from '../engine/device-select.js';
 import type { SplitRequest } from '../engine/split.js';
 import type { GgufInfo } from '../gguf/types.js';
-import { checkDraftCompatibility, checkDraftK, type DraftCompatibility } from '../models/draft-compat.js';
+import { checkDraftCompatibility, checkDraftK, draftKind, type DraftCompatibility } from '../models/draft-compat.js';
 import { checkFile, defaultContextSize, ModelLoadCancelled, openModel, type OpenedModel, type OpenOptions } from './open-model.js';
 
 type FlashAttnMode = z.infer<typeof FlashAttn>;
@@ -98,7 +98,11 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
   const { engine, info, placement } = opened;
   try {
     const draftCheck = draftGguf ? checkDraftCompatibility(opened.gguf, draftGguf) : undefined;
-    const table = strategyAvailability({ nextnLayers: info.nextnLayers, ...(draftCheck ? { draft: draftCheck } : {}) });
+    const table = strategyAvailability({
+      nextnLayers: info.nextnLayers,
+      draftOnly: draftKind(opened.gguf) === 'mtp',
+      ...(draftCheck ? { draft: draftCheck } : {}),
+    });
     // each member of a chain as the strategy alone would be checked
     for (const member of members) {
       const availability = table[member];

@@ -85,6 +85,12 @@ export function checkAgainstModel(p: { k: number | null; s: number | null }, tar
   }
 }
 
+/** What a custom profile is checked against: the loaded target's recurrent state and the chain it was loaded for. */
+export interface LoadedTarget {
+  recurrent: boolean;
+  chain?: Chain;
+}
+
 /** A custom profile as the app's form and a TOML import give it. */
 export interface NewProfile {
   name: string;
@@ -124,7 +130,7 @@ export class ProfileStore {
     return this.changedNow();
   }
 
-  async create(p: NewProfile, target: { recurrent: boolean } | null) {
+  async create(p: NewProfile, target: LoadedTarget | null) {
     // the control has no proposals: K, S and the drafting policy mean nothing for it
     const control = p.strategy === 'none';
     const k = control ? null : (p.k ?? 7);
@@ -133,7 +139,9 @@ export class ProfileStore {
     const fallbacks = p.fallbacks ?? [];
     const chainRefused = chainProblem(p.strategy, fallbacks);
     if (chainRefused) throw new PowerError('bad-input', chainRefused);
-    const frRefused = p.frVocab !== undefined ? frProblem(p.strategy ? [p.strategy, ...fallbacks] : ['the loaded strategy']) : null;
+    // a profile of the loaded chain is checked against it; with nothing loaded, the session checks it
+    const members = p.strategy ? [p.strategy, ...fallbacks] : target?.chain ? [target.chain.strategy, ...target.chain.fallbacks] : null;
+    const frRefused = p.frVocab !== undefined && members ? frProblem(members) : null;
     if (frRefused) throw new PowerError('bad-input', frRefused);
     const entry: ProfileEntry = {
       id: randomUUID(),
@@ -160,7 +168,7 @@ export class ProfileStore {
     await this.changedNow();
   }
 
-  async importToml(name: string, toml: string, target: { recurrent: boolean } | null) {
+  async importToml(name: string, toml: string, target: LoadedTarget | null) {
     let data: unknown;
     try {
       data = parse(toml);

@@ -28,7 +28,17 @@ let serve: PowerServe;
 interface Completion {
   choices: { message?: { role: string; content: string }; text?: string; finish_reason: string }[];
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-  power: { strategy: string; k: number | null; s: number | null; digest: string; stats: Record<string, unknown> };
+  power: {
+    strategy: string;
+    fallbacks?: string[];
+    frVocab?: number;
+    pMin?: number;
+    adaptiveK?: boolean;
+    k: number | null;
+    s: number | null;
+    digest: string;
+    stats: Record<string, unknown>;
+  };
   model: string;
 }
 
@@ -167,6 +177,40 @@ describe('power serve', () => {
     const plain = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12, strategy: 'none' });
     assert.deepEqual([draft.power.strategy, draft.power.k, draft.power.s], ['draft-model', 4, null]);
     assert.equal(draft.power.digest, plain.power.digest);
+  });
+
+  test('a chain with FR, p-min and adaptive K past 256 positions emits the autoregressive tokens, greedy and seeded, and says how it drafted', async () => {
+    const prompt = 'the cat sat on the mat and the cat sat on the mat and the cat';
+    for (const sampling of [{}, { temperature: 0.8, seed: 11 }]) {
+      const ask = { model: 'hybrid-mtp', prompt, max_tokens: 300, ...sampling };
+      const ar = await completion('/v1/completions', { ...ask, strategy: 'none' });
+      const chain = await completion('/v1/completions', {
+        ...ask,
+        strategy: 'ngram-mod,mtp',
+        k: 5,
+        s: 4,
+        fr_vocab: 400,
+        p_min: 0.2,
+        adaptive_k: true,
+      });
+      assert.equal(chain.usage.completion_tokens, 300, 'the reply crosses 256 positions');
+      assert.equal(chain.power.digest, ar.power.digest, JSON.stringify(sampling));
+      assert.deepEqual(
+        [chain.power.strategy, chain.power.fallbacks, chain.power.frVocab, chain.power.pMin, chain.power.adaptiveK, chain.power.k],
+        ['ngram-mod', ['mtp'], 400, 0.2, true, 5],
+      );
+      assert.ok((chain.power.stats.proposed as number) > 0, 'the chain drafted');
+    }
+    // each bad chain or policy is refused with the reason, before anything loads
+    const refused = async (body: object, reason: RegExp) => {
+      const r = await post('/v1/completions', { model: 'hybrid-mtp', prompt, max_tokens: 4, ...body });
+      assert.equal(r.status, 400, r.body);
+      assert.match((JSON.parse(r.body) as { error: { message: string } }).error.message, reason);
+    };
+    await refused({ strategy: 'ngram,ngram' }, /'ngram' appears twice/);
+    await refused({ strategy: 'none,mtp' }, /'none' cannot be part of a strategy list/);
+    await refused({ strategy: 'ngram', fr_vocab: 400 }, /applies to strategy 'mtp' only, not 'ngram'/);
+    await refused({ strategy: 'mtp', p_min: 1.5 }, /p_min/);
   });
 
   test('logprobs: five tokens, five entries from the target rows, the same under speculation (greedy and seeded), streamed too', async () => {

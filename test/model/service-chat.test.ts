@@ -131,6 +131,48 @@ describe('service chats', () => {
     });
   }
 
+  test('a model loaded for a chain, with a custom profile of FR, p-min and adaptive K, replies what the control replies and records each round’s member', async () => {
+    const { service, models } = f;
+    await service.engine.load({
+      modelId: models['hybrid-mtp.gguf']!.id,
+      device: 'cpu',
+      threads: 1,
+      contextSize: 1024,
+      draftMethod: { strategy: 'ngram-mod', fallbacks: ['mtp'] },
+    });
+    assert.deepEqual((await service.engine.state({})).options?.draftMethod.fallbacks, ['mtp']);
+    const policy = await service.profiles.create({ name: 'chain policy', k: 5, s: 4, frVocab: 400, pMin: 0.2, adaptiveK: true });
+    const chat = await service.chats.create({});
+    const prompt = 'the cat sat on the mat and the cat sat on the mat';
+    const control = await ask(service, chat.id, prompt, { maxTokens: 60, profileId: 'autoregressive' });
+    assert.equal(control.end.kind, 'done');
+    const { end } = await startedReply(
+      service,
+      service.chats.regenerate({ chatId: chat.id, profileId: policy.id, sampling: { maxTokens: 60 } }),
+    );
+    const spec = await end;
+    assert.equal(spec.kind, 'done', JSON.stringify(spec.error));
+    assert.equal(spec.digest, control.end.digest, 'same tokens as the control');
+    const reply = (await service.chats.get({ chatId: chat.id })).messages.at(-1)!;
+    assert.ok(reply.role === 'assistant');
+    assert.deepEqual(
+      [reply.strategy, reply.fallbacks, reply.k, reply.s, reply.frVocab, reply.pMin, reply.adaptiveK],
+      ['ngram-mod', ['mtp'], 5, 4, 400, 0.2, true],
+    );
+    const drafted = reply.rounds.filter((r) => r.proposed > 0);
+    assert.ok(drafted.length > 0, 'the chain drafted');
+    assert.ok(
+      drafted.every((r) => r.member === 0 || r.member === 1),
+      'each drafted round names the member that drafted it',
+    );
+    // a chain the app cannot load is refused with the reason; a profile cannot start a chain from the loaded one
+    await assert.rejects(
+      service.engine.load({ modelId: models['hybrid-mtp.gguf']!.id, device: 'cpu', draftMethod: { strategy: 'mtp', fallbacks: ['mtp'] } }),
+      /'mtp' appears twice/,
+    );
+    await assert.rejects(service.profiles.create({ name: 'x', k: 3, fallbacks: ['ngram'] }), /names its first strategy/);
+  });
+
   test('a chat that asks for JSON gets a reply of its schema, the same under draft-model speculation; the reply keeps the format', async () => {
     const { service, models } = f;
     await service.engine.load({

@@ -104,6 +104,16 @@ describe('profiles', () => {
       profiles.create({ name: 'x', strategy: 'ngram', k: 3, s: null, frVocab: 64 }, ATTENTION),
       /applies to strategy 'mtp' only/,
     );
+    // a profile of the loaded strategy is checked against the loaded chain
+    await assert.rejects(
+      profiles.create({ name: 'x', strategy: null, k: 3, s: null, frVocab: 64 }, { ...ATTENTION, chain: one('ngram') }),
+      /applies to strategy 'mtp' only, not 'ngram'/,
+    );
+    const onChain = await profiles.create(
+      { name: 'y', strategy: null, k: 3, s: null, frVocab: 64 },
+      { ...ATTENTION, chain: { strategy: 'ngram', fallbacks: ['mtp'] } },
+    );
+    assert.equal(onChain.frVocab, 64);
   });
 
   test('a chain with p-min and adaptive K round-trips through TOML and reaches the session request; the profile is the chain', async () => {

@@ -5,7 +5,12 @@ import { test } from 'node:test';
 import { ENGINE_STRATEGIES, noProposalsNote, STRATEGIES, strategyAvailability } from '../../app/contract/strategies.js';
 
 test('every strategy has an answer, and every refusal a reason', () => {
-  for (const facts of [{ nextnLayers: 0 }, { nextnLayers: 1 }, { nextnLayers: 1, draft: { architecture: 'llama', compatible: true } }]) {
+  for (const facts of [
+    { nextnLayers: 0 },
+    { nextnLayers: 1 },
+    { nextnLayers: 1, draft: { architecture: 'llama', compatible: true } },
+    { nextnLayers: 2, draftOnly: true },
+  ]) {
     const a = strategyAvailability(facts);
     assert.deepEqual(Object.keys(a).sort(), [...STRATEGIES].sort());
     for (const s of STRATEGIES) {
@@ -13,6 +18,12 @@ test('every strategy has an answer, and every refusal a reason', () => {
       if (a[s].available) assert.ok(ENGINE_STRATEGIES.has(s), `${s} is offered only when the engine runs it`);
     }
   }
+});
+
+test('a file of NextN blocks only (a Gemma 4 assistant, an MTP sidecar) is no target: every strategy says it is a draft', () => {
+  const table = strategyAvailability({ nextnLayers: 2, draftOnly: true });
+  for (const s of STRATEGIES) assert.match(table[s].reason!, /it is a draft \(a gemma4-assistant or MTP sidecar\)/);
+  assert.equal(strategyAvailability({ nextnLayers: 1, draftOnly: false }).mtp.available, true);
 });
 
 test('mtp needs NextN layers; draft artifacts need their own architecture', () => {

@@ -3,7 +3,7 @@ import type { ServiceImplementation } from '../types.js';
 import { PowerError } from '../../contract/api/errors.js';
 import { strategyAvailability } from '../../contract/strategies.js';
 import { describeEstimate, estimateMemory } from '../../engine/memory-estimate.js';
-import { checkDraftCompatibility } from '../../models/draft-compat.js';
+import { checkDraftCompatibility, draftKind } from '../../models/draft-compat.js';
 import { defaultContextSize } from '../../runtime/open-model.js';
 import type { EngineSupervisor } from '../engine-supervisor.js';
 import type { ModelLibrary } from '../library.js';
@@ -58,7 +58,11 @@ export function modelsApi(library: ModelLibrary, supervisor: EngineSupervisor): 
       const target = await library.gguf(targetId);
       const facts = library.get(targetId).facts;
       const draft = draftId ? checkDraftCompatibility(target, await library.gguf(draftId)) : undefined;
-      return strategyAvailability({ nextnLayers: facts?.nextnLayers ?? 0, ...(draft ? { draft } : {}) });
+      return strategyAvailability({
+        nextnLayers: facts?.nextnLayers ?? 0,
+        draftOnly: draftKind(target) === 'mtp',
+        ...(draft ? { draft } : {}),
+      });
     },
     estimate: async (p) => {
       const target = await library.gguf(p.targetId);

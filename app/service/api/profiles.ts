@@ -6,7 +6,7 @@ import type { ProfileStore } from '../profiles.js';
 export function profilesApi(profiles: ProfileStore, supervisor: EngineSupervisor): ServiceImplementation['profiles'] {
   const loadedTarget = () => {
     const t = supervisor.loaded();
-    return t ? { recurrent: t.info.recurrent } : null;
+    return t ? { recurrent: t.info.recurrent, chain: { strategy: t.strategy, fallbacks: t.fallbacks } } : null;
   };
   return {
     list: async () => profiles.list(),
