@@ -321,7 +321,8 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     await pMin.fill('0.2');
     await page.getByRole('checkbox', { name: 'Adaptive K' }).check();
     // FR is open to a chain with mtp in it
-    assert.equal(await page.getByRole('textbox', { name: 'FR vocab', exact: true }).isDisabled(), false);
+    const fr = page.getByRole('textbox', { name: 'FR vocab', exact: true });
+    assert.equal(await fr.isDisabled(), false);
     await button('Apply').click();
     await page.locator('.profile-to-run', { hasText: 'Custom K4 · p-min 0.2 · adaptive K' }).waitFor({ timeout: LONG });
     await ui(page).closePopovers();

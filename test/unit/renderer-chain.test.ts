@@ -148,7 +148,7 @@ describe('the Custom form: p-min, adaptive K, FR', () => {
     assert.deepEqual(checkCustomProfile('7', '', false, { ...NO_POLICY, adaptiveK: true }), { ok: true, k: 7, s: null, adaptiveK: true });
   });
 
-  test('FR needs a loaded chain with mtp, and names that chain', () => {
+  test('FR needs a loaded chain with mtp', () => {
     const fr = { ...NO_POLICY, frVocab: '4096' };
     const none = checkCustomProfile('7', '', false, fr, null);
     assert.equal(none.ok, false);
@@ -156,13 +156,7 @@ describe('the Custom form: p-min, adaptive K, FR', () => {
     const ngram = checkCustomProfile('7', '', false, fr, ['ngram']);
     assert.equal(ngram.ok, false);
     if (!ngram.ok) assert.match(ngram.frError!, /applies to strategy 'mtp' only/);
-    assert.deepEqual(checkCustomProfile('7', '', false, fr, ['ngram-mod', 'mtp']), {
-      ok: true,
-      k: 7,
-      s: null,
-      frVocab: 4096,
-      chain: ['ngram-mod', 'mtp'],
-    });
+    assert.deepEqual(checkCustomProfile('7', '', false, fr, ['ngram-mod', 'mtp']), { ok: true, k: 7, s: null, frVocab: 4096 });
     const zero = checkCustomProfile('7', '', false, { ...NO_POLICY, frVocab: '0' }, ['mtp']);
     assert.equal(zero.ok, false);
     if (!zero.ok) assert.match(zero.frError!, /whole number from 1/);
@@ -170,7 +164,7 @@ describe('the Custom form: p-min, adaptive K, FR', () => {
 
   test('the saved name says what the form set', () => {
     assert.equal(customProfileName(7, null, { pMin: 0.3, adaptiveK: true }), 'Custom K7 · p-min 0.3 · adaptive K');
-    assert.equal(customProfileName(5, 3, { frVocab: 4096, chain: ['ngram-mod', 'mtp'] }), 'Custom K5/S3 · FR 4096 · ngram-mod → mtp');
+    assert.equal(customProfileName(5, 3, { frVocab: 4096 }), 'Custom K5/S3 · FR 4096');
   });
 });
 
@@ -194,12 +188,16 @@ describe('the applied Custom profile includes the drafting policy', () => {
     assert.equal(customApplied(checkCustomProfile('7', '', false, { pMin: '0.4', adaptiveK: true, frVocab: '' }), withPolicy), false);
   });
 
-  test('with FR the profile must name the loaded chain', () => {
+  test('FR must match, and the profile must run on the loaded strategy or chain', () => {
     const form = checkCustomProfile('7', '', false, { ...NO_POLICY, frVocab: '64' }, ['ngram-mod', 'mtp']);
-    const fr: ProfileEntry = { ...base, strategy: 'ngram-mod', fallbacks: ['mtp'], frVocab: 64 };
+    const fr: ProfileEntry = { ...base, frVocab: 64 };
     assert.equal(customApplied(form, fr), true);
-    assert.equal(customApplied(form, { ...fr, fallbacks: [] }), false);
-    assert.equal(customApplied(form, { ...fr, strategy: null }), false);
+    assert.equal(customApplied(form, { ...fr, frVocab: 32 }), false);
+    assert.equal(
+      customApplied(form, { ...fr, strategy: 'ngram-mod', fallbacks: ['mtp'] }),
+      false,
+      'a profile naming its own chain is not the form',
+    );
   });
 
   test("a profile's summary lists its policy and chain", () => {

@@ -1,10 +1,11 @@
 // The Custom profile form: K and S as typed, and the drafting policy (p-min, adaptive K, FR),
 // checked before anything is sent. S is the number of recurrent rollback snapshots: it only
 // exists for recurrent/hybrid targets (attention-only targets roll back KV rows for free) and
-// never exceeds K. FR narrows the MTP head, so it needs a loaded chain with mtp in it.
+// never exceeds K. FR narrows the MTP head, so it needs a loaded chain with mtp in it (a Custom
+// profile runs on the loaded strategy or chain).
 import { frProblem, K_MAX } from '../../../app/contract/profile.js';
 import type { Strategy } from '../api-types.js';
-import { chainLabel, draftingParts } from './chain.js';
+import { draftingParts } from './chain.js';
 
 /** The form's drafting fields as typed: p-min and FR's N empty mean off. */
 export interface PolicyFields {
@@ -24,8 +25,6 @@ export type CustomCheck =
       pMin?: number;
       adaptiveK?: true;
       frVocab?: number;
-      /** with FR: the loaded chain, which the profile names (a profile of the loaded strategy cannot take FR) */
-      chain?: [Strategy, ...Strategy[]];
     }
   | { ok: false; kError: string | null; sError: string | null; pMinError?: string | null; frError?: string | null };
 
@@ -91,7 +90,7 @@ export function checkCustomProfile(
     s,
     ...(pMin !== undefined ? { pMin } : {}),
     ...(policy.adaptiveK ? { adaptiveK: true as const } : {}),
-    ...(frVocab !== undefined ? { frVocab, chain: [...chain!] as [Strategy, ...Strategy[]] } : {}),
+    ...(frVocab !== undefined ? { frVocab } : {}),
   };
 }
 
@@ -100,16 +99,11 @@ export function customProblems(check: Extract<CustomCheck, { ok: false }>): stri
   return [check.kError, check.sError, check.pMinError, check.frError].filter(Boolean).join(' ');
 }
 
-/** The name a custom profile is saved under: "Custom K5/S3", "Custom K7 · p-min 0.3 · adaptive K", with FR its chain too. */
+/** The name a custom profile is saved under: "Custom K5/S3", "Custom K7 · p-min 0.3 · adaptive K · FR 4096". */
 export function customProfileName(
   k: number,
   s: number | null,
-  policy: { pMin?: number; adaptiveK?: boolean; frVocab?: number; chain?: readonly Strategy[] } = {},
+  policy: { pMin?: number; adaptiveK?: boolean; frVocab?: number } = {},
 ): string {
-  const [strategy, ...fallbacks] = policy.chain ?? [];
-  return [
-    s === null ? `Custom K${k}` : `Custom K${k}/S${s}`,
-    ...draftingParts(policy),
-    ...(strategy ? [chainLabel(strategy, fallbacks)] : []),
-  ].join(' · ');
+  return [s === null ? `Custom K${k}` : `Custom K${k}/S${s}`, ...draftingParts(policy)].join(' · ');
 }

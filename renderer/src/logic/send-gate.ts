@@ -23,21 +23,16 @@ export interface SendState {
   samplingProblem: string;
 }
 
-/**
- * Whether `profile` is the Custom profile the form describes: K, S, p-min, adaptive K and FR
- * alike, and its strategy the loaded one (null), or with FR the loaded chain the form named.
- */
+/** Whether `profile` is the Custom profile the form describes: of the loaded strategy (or chain), with K, S, p-min, adaptive K and FR alike. */
 export function customApplied(custom: CustomCheck, profile: ProfileEntry | undefined): boolean {
   if (!custom.ok || profile === undefined || profile.preset) return false;
-  const [strategy = null, ...fallbacks] = custom.chain ?? [];
   return (
+    profile.strategy === null &&
     profile.k === custom.k &&
     profile.s === custom.s &&
     profile.pMin === custom.pMin &&
     (profile.adaptiveK ?? false) === (custom.adaptiveK ?? false) &&
-    profile.frVocab === custom.frVocab &&
-    profile.strategy === strategy &&
-    (profile.fallbacks ?? []).join(',') === fallbacks.join(',')
+    profile.frVocab === custom.frVocab
   );
 }
 

@@ -100,7 +100,7 @@ export const createProfilesSlice: Slice<ProfilesSlice> = (set, get) => ({
     set({ customTried: true });
     const check = checkCustomForm(get());
     if (!api || !check.ok) return;
-    const { k, s, pMin, adaptiveK, frVocab, chain } = check;
+    const { k, s, pMin, adaptiveK, frVocab } = check;
     try {
       const existing = profiles.find((p) => customApplied(check, p));
       const profile =
@@ -111,8 +111,7 @@ export const createProfilesSlice: Slice<ProfilesSlice> = (set, get) => ({
           s,
           ...(pMin !== undefined ? { pMin } : {}),
           ...(adaptiveK ? { adaptiveK } : {}),
-          // FR is refused for a profile of "the loaded strategy": it names the loaded chain instead
-          ...(frVocab !== undefined && chain ? { frVocab, strategy: chain[0], fallbacks: chain.slice(1) } : {}),
+          ...(frVocab !== undefined ? { frVocab } : {}),
         }));
       await get().selectProfile(profile.id);
     } catch (error) {
