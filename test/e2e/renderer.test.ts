@@ -311,6 +311,11 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
     assert.equal(await twice.isDisabled(), true);
     assert.match((await twice.getAttribute('title'))!, /'ngram-mod' appears twice/);
     await ui(page).load('hybrid-mtp', 'ngram-mod', undefined, ['mtp']);
+    // the chain's members fit the model bar, also on a narrower window
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await ui(page).assertNoHorizontalOverflow('a loaded chain at 1024×700');
+    await page.screenshot({ path: join(RESULTS, 'renderer-chain-1024.png') });
+    await page.setViewportSize({ width: 1400, height: 900 });
     await combo('Profile').selectOption({ label: 'Custom' });
     await page.getByRole('textbox', { name: 'K', exact: true }).fill('4');
     await page.getByRole('textbox', { name: 'S', exact: true }).fill('');

@@ -91,9 +91,10 @@ function ChainPicker() {
   const none = method === 'none';
   return (
     <div className="field inline chain" role="group" aria-label="Chain">
+      <label htmlFor="then-try">Then try</label>
       {fallbacks.map((f, i) => (
         <span key={f} className="chain-member" data-member={f}>
-          → {f}
+          {f}
           <button
             type="button"
             className="small icon"
@@ -105,7 +106,6 @@ function ChainPicker() {
           </button>
         </span>
       ))}
-      <label htmlFor="then-try">Then try</label>
       <select
         id="then-try"
         value=""
