@@ -13,7 +13,7 @@ import { ROOT } from '../../app/paths.js';
 import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
-import { LONG, ui } from './ui-helpers.js';
+import { LONG, panelFigure, ui } from './ui-helpers.js';
 import { K_MAX } from '../../app/contract/profile.js';
 
 const RESULTS = join(ROOT, 'test-results');
@@ -294,5 +294,68 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
       await openSampling();
       await combo('Reply format').selectOption({ label: 'Text' });
     }
+  });
+
+  test('a chain loads, a Custom profile with p-min and adaptive K applies, and the reply says which member drafted what', async () => {
+    await combo('Model').selectOption({ label: 'hybrid-mtp' });
+    await page.waitForFunction(
+      () => Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === 'mtp'),
+      null,
+      {
+        timeout: LONG,
+      },
+    );
+    await combo('Draft method').selectOption('ngram-mod');
+    // what cannot follow is listed disabled with the contract's reason
+    const twice = combo('Then try').locator('option[value="ngram-mod"]');
+    assert.equal(await twice.isDisabled(), true);
+    assert.match((await twice.getAttribute('title'))!, /'ngram-mod' appears twice/);
+    await ui(page).load('hybrid-mtp', 'ngram-mod', undefined, ['mtp']);
+    // the chain's members fit the model bar, also on a narrower window
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await ui(page).assertNoHorizontalOverflow('a loaded chain at 1024×700');
+    await page.screenshot({ path: join(RESULTS, 'renderer-chain-1024.png') });
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await combo('Profile').selectOption({ label: 'Custom' });
+    await page.getByRole('textbox', { name: 'K', exact: true }).fill('4');
+    await page.getByRole('textbox', { name: 'S', exact: true }).fill('');
+    const pMin = page.getByRole('textbox', { name: 'p-min', exact: true });
+    await pMin.fill('1.5');
+    await button('Apply').click();
+    await page.getByRole('alert').filter({ hasText: 'p-min must be a number from 0 to 1' }).waitFor();
+    await pMin.fill('0.2');
+    await page.getByRole('checkbox', { name: 'Adaptive K' }).check();
+    // FR is open to a chain with mtp in it
+    const fr = page.getByRole('textbox', { name: 'FR vocab', exact: true });
+    assert.equal(await fr.isDisabled(), false);
+    await button('Apply').click();
+    await page.locator('.profile-to-run', { hasText: 'Custom K4 · p-min 0.2 · adaptive K' }).waitFor({ timeout: LONG });
+    await ui(page).closePopovers();
+    await setSampling('Max tokens', '48');
+    const reply = await sendAndWait('Count: one two three, one two three, one two three.');
+    assert.match((await reply.locator('header').textContent())!, /hybrid-mtp · ngram-mod → mtp K4\/S4 · p-min 0.2 · adaptive K/);
+    const stats = (await reply.locator('.reply-stats').textContent())!;
+    assert.match(stats, /by ngram-mod \d+ rounds? \(.*\), mtp \d+ rounds? \(/, stats);
+    assert.match(stats, /p-min 0\.2 · adaptive K/);
+    // the members' proposals add up to the reply's
+    const proposed = async (label: string): Promise<number> => {
+      const text = (await panelFigure(panel(), label).textContent())!;
+      return Number(/ · (\d+) \/ \d+ · /.exec(text)?.[1] ?? NaN);
+    };
+    const total = Number((await panelFigure(panel(), 'Proposed / accepted').textContent())!.split(' / ')[0]);
+    assert.equal((await proposed('ngram-mod drafted')) + (await proposed('mtp drafted')), total, (await panel().textContent())!);
+    // the synthetic text rarely repeats, so ngram-mod seldom drafts: mtp, asked after it, does
+    assert.match((await panelFigure(panel(), 'mtp drafted').textContent())!, /^[1-9]\d* rounds? · /);
+    assert.match((await panelFigure(panel(), 'Drafting').textContent())!, /p-min 0\.2 · adaptive K/);
+    await page.screenshot({ path: join(RESULTS, 'renderer-chain.png') });
+    // token origins name the member that drafted a token's round
+    await page.getByRole('checkbox', { name: 'Show token origins' }).check();
+    const titles = await reply.locator('.tok').evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? ''));
+    assert.ok(
+      titles.some((t) => /^round \d+ \(mtp\): /.test(t)),
+      titles.slice(0, 5).join(' | '),
+    );
+    await page.getByRole('checkbox', { name: 'Show token origins' }).uncheck();
+    await combo('Profile').selectOption({ label: 'Balanced' });
   });
 });

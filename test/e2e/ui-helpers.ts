@@ -31,8 +31,8 @@ export function ui(page: Page) {
     await page.evaluate(() => document.querySelectorAll('details.popover[open]').forEach((d) => d.removeAttribute('open')));
   }
 
-  /** Chooses a model, a method (and draft) and loads it; waits for the engine to say so. */
-  async function load(model: string, method: string, draft?: string): Promise<void> {
+  /** Chooses a model, a method (then the chain's other members, and a draft) and loads it; waits for the engine to say so. */
+  async function load(model: string, method: string, draft?: string, then: readonly string[] = []): Promise<void> {
     await combo('Model').selectOption({ label: model });
     await page.waitForFunction(
       ([m]) => Array.from(document.querySelectorAll<HTMLOptionElement>('#method option')).some((o) => o.value === m && !o.disabled),
@@ -40,11 +40,16 @@ export function ui(page: Page) {
       { timeout: LONG },
     );
     await combo('Draft method').selectOption(method);
+    // a chain chosen before is dropped first: its × buttons
+    const remove = page.getByRole('group', { name: 'Chain', exact: true }).getByRole('button');
+    while ((await remove.count()) > 0) await remove.first().click();
+    for (const next of then) await combo('Then try').selectOption(next);
     if (draft) await combo('Draft model').selectOption({ label: draft });
     await button('Load').click();
+    const chain = [method, ...then].join(' → ');
     try {
       await page
-        .locator('.engine-line[data-status="ready"]', { hasText: `Loaded ${model} with ${method}${draft ? `: ${draft}` : ''}` })
+        .locator('.engine-line[data-status="ready"]', { hasText: `Loaded ${model} with ${chain}${draft ? `: ${draft}` : ''}` })
         .waitFor({ timeout: LONG });
     } catch (error) {
       // what the page said instead

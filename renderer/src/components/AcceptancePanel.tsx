@@ -1,6 +1,7 @@
 import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs } from '../logic/ab.js';
+import { chainFigures, chainLabel, draftingParts } from '../logic/chain.js';
 import { decodeRate, duration, engineEvidence, fixed, percent, tokensPerSecond } from '../logic/format.js';
 import {
   decodeSeries,
@@ -41,10 +42,10 @@ function followed(s: Pick<Store, 'chat' | 'chatId' | 'streaming' | 'live' | 'sel
   return view(abPairs(chat).get(last.id)?.speculative ?? last);
 }
 
-function Figure({ label, value }: { label: string; value: string }) {
+function Figure({ label, value, title }: { label: string; value: string; title?: string }) {
   return (
     <>
-      <dt>{label}</dt>
+      <dt title={title}>{label}</dt>
       <dd>{value}</dd>
     </>
   );
@@ -53,7 +54,8 @@ function Figure({ label, value }: { label: string; value: string }) {
 function Headline({ reply, message }: Followed) {
   const noProposals = message?.strategy === 'none';
   // a finished reply whose proposer drafted nothing says so instead of an empty acceptance
-  const silent = message && reply.status === 'done' && reply.stats ? noProposalsNote(message.strategy, reply.stats.proposed) : null;
+  const silent =
+    message && reply.status === 'done' && reply.stats ? noProposalsNote(message.strategy, reply.stats.proposed, message.fallbacks) : null;
   return (
     <p className="headline" data-status={reply.status}>
       {noProposals ? (
@@ -95,6 +97,9 @@ export function AcceptancePanel() {
     message?.strategy === 'none' ? null : stats,
   ]);
   const engine = engineEvidence(message?.environment?.backend);
+  // a chain: which member drafted how many rounds, and their acceptance
+  const chain = message && reply ? chainFigures(reply.rounds, message.strategy, message.fallbacks) : null;
+  const drafting = message ? draftingParts(message) : [];
 
   return (
     <section className="panel acceptance" aria-labelledby="acceptance-title">
@@ -106,7 +111,7 @@ export function AcceptancePanel() {
           <Headline reply={reply} message={message} />
           <p className="hint following">
             {selectedReplyId ? 'The reply you inspected' : reply.status === 'streaming' ? 'The reply being written' : 'The last reply'}
-            {message ? ` · ${message.model.name} · ${message.strategy}` : ''}
+            {message ? ` · ${message.model.name} · ${chainLabel(message.strategy, message.fallbacks)}` : ''}
           </p>
           <dl className="figures">
             <Figure label={`Rolling (this chat, ${message?.model.name ?? 'this model'})`} value={percent(rolling)} />
@@ -114,6 +119,16 @@ export function AcceptancePanel() {
             <Figure label="Proposed / accepted" value={stats ? `${stats.proposed} / ${stats.accepted}` : '—'} />
             <Figure label="Replays" value={String(stats?.replays ?? 0)} />
             <Figure label="Clamp" value={stats?.clampedTo == null ? 'none' : `K clamped to ${stats.clampedTo}`} />
+            {drafting.length > 0 && <Figure label="Drafting" value={drafting.join(' · ')} />}
+            {chain?.members.map((m) => (
+              <Figure
+                key={m.member}
+                label={`${m.strategy} drafted`}
+                title="rounds · proposed / accepted · acceptance"
+                value={`${m.rounds} round${m.rounds === 1 ? '' : 's'} · ${m.proposed} / ${m.accepted} · ${percent(m.acceptance)}`}
+              />
+            ))}
+            {chain && chain.undrafted > 0 && <Figure label="No member drafted" value={`${chain.undrafted} rounds`} />}
             <Figure label="TTFT" value={duration(stats?.ttftMs)} />
             <Figure label="Prefill" value={tokensPerSecond(stats?.prefillTokensPerSecond)} />
             <Figure label="Decode (steady)" value={tokensPerSecond(decodeRate(stats))} />

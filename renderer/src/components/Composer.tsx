@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
+import { chainLabel } from '../logic/chain.js';
 import { checkSampling, SAMPLING_LABELS, samplingProblem, type SamplingField } from '../logic/sampling.js';
 import { profileToRun } from '../logic/send-gate.js';
 import { Popover } from './Popover.js';
@@ -85,7 +86,7 @@ function RunLine({ blocker }: { blocker: string | null }) {
     useShallow((s) => ({
       active: s.profiles.find((p) => p.id === s.activeProfileId),
       custom: s.profileChoice === 'custom',
-      method: s.engine?.options?.draftMethod.strategy ?? null,
+      method: s.engine?.options ? chainLabel(s.engine.options.draftMethod.strategy, s.engine.options.draftMethod.fallbacks) : null,
       model: s.engine?.model?.name ?? null,
     })),
   );

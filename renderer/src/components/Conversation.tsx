@@ -1,9 +1,10 @@
 // The conversation: a `log` named Messages, one article per message. An A/B turn shows the
 // speculative reply with the control's collapsed under it and the verdict between them.
-import { useEffect, useRef } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs, type AbPair } from '../logic/ab.js';
+import { chainLabel, draftingParts, roundMembers } from '../logic/chain.js';
 import { emptyReply, pickReply, prettyJsonReply, replyText } from '../logic/reply.js';
 import type { AssistantMessage, UserMessage } from '../api-types.js';
 import { AbVerdictLine } from './AbVerdict.js';
@@ -22,8 +23,8 @@ function describeRuntime(m: AssistantMessage | null): string | undefined {
 }
 
 function describeRun(m: AssistantMessage): string {
-  const ks = m.k === null ? '' : ` K${m.k}${m.s === null ? '' : `/S${m.s}`}`;
-  return `${m.model.name} · ${m.strategy}${m.draft ? ` (${m.draft.name})` : ''}${ks}${m.profile ? ` · ${m.profile.name}` : ''}`;
+  const ks = m.k === null ? '' : [` K${m.k}${m.s === null ? '' : `/S${m.s}`}`, ...draftingParts(m)].join(' · ');
+  return `${m.model.name} · ${chainLabel(m.strategy, m.fallbacks)}${m.draft ? ` (${m.draft.name})` : ''}${ks}${m.profile ? ` · ${m.profile.name}` : ''}`;
 }
 
 /** A stored reply, or (message null) one whose events arrived before the chat was read back. */
@@ -44,6 +45,10 @@ function AssistantReply({
   const reply = message ? pickReply(chatId, message, live) : (live ?? emptyReply(chatId, messageId));
   const text = reply.tokens.length > 0 || reply.status === 'streaming' || !message ? replyText(reply) : message.content;
   const pretty = reply.status === 'streaming' ? null : prettyJsonReply(message?.sampling, text);
+  const members = useMemo(
+    () => (message ? roundMembers(reply.rounds, message.strategy, message.fallbacks) : null),
+    [reply.rounds, message],
+  );
   return (
     <article
       className={`message assistant status-${reply.status}${selected ? ' selected' : ''}`}
@@ -60,7 +65,7 @@ function AssistantReply({
         <span className="actions">{reply.status !== 'streaming' && <CopyButton text={text} />}</span>
       </header>
       {showOrigins ? (
-        <TokenOrigins tokens={reply.tokens} />
+        <TokenOrigins tokens={reply.tokens} members={members} />
       ) : pretty !== null ? (
         <pre className="json-reply" aria-label="JSON reply">
           <code>{pretty}</code>

@@ -2,8 +2,9 @@
 // settings popover, Load / Unload with the engine's progress, and one status of what is loaded.
 import { useShallow } from 'zustand/react/shallow';
 
+import { chainLabel, draftMember, fallbackOptions } from '../logic/chain.js';
 import { deviceBadge } from '../logic/devices.js';
-import { draftFileOptions, draftMethodOptions, needsDraft } from '../logic/draft-options.js';
+import { draftFileOptions, draftMethodOptions } from '../logic/draft-options.js';
 import { modelSummary } from '../logic/format.js';
 import { groupLibrary } from '../logic/library.js';
 import type { Strategy } from '../api-types.js';
@@ -73,17 +74,69 @@ function MethodPicker() {
   );
 }
 
-function DraftPicker() {
-  const { strategies, drafts, method, draftId, setDraft } = usePower(
-    useShallow((s) => ({ strategies: s.strategies, drafts: s.drafts, method: s.method, draftId: s.draftId, setDraft: s.setDraft })),
+/** The target's options and the chosen chain, as the chain and draft pickers read them. */
+function useChosenChain() {
+  return usePower(useShallow((s) => ({ strategies: s.strategies, drafts: s.drafts, method: s.method, fallbacks: s.fallbacks })));
+}
+
+/**
+ * The chain after the draft method: the strategies asked, in order, when those before draft
+ * nothing. "Then try" offers what the Draft method picker offers, each that cannot follow
+ * disabled with the reason; a member is removed with its × button.
+ */
+function ChainPicker() {
+  const { strategies, drafts, method, fallbacks } = useChosenChain();
+  const { targetId, setFallbacks } = usePower(useShallow((s) => ({ targetId: s.targetId, setFallbacks: s.setFallbacks })));
+  const options = fallbackOptions(method, fallbacks, draftMethodOptions(strategies, drafts), strategies);
+  const none = method === 'none';
+  return (
+    <div className="field inline chain" role="group" aria-label="Chain">
+      <label htmlFor="then-try">Then try</label>
+      {fallbacks.map((f, i) => (
+        <span key={f} className="chain-member" data-member={f}>
+          {f}
+          <button
+            type="button"
+            className="small icon"
+            aria-label={`Remove ${f} from the chain`}
+            title={`Remove ${f} from the chain`}
+            onClick={() => setFallbacks(fallbacks.filter((_, j) => j !== i))}
+          >
+            ×
+          </button>
+        </span>
+      ))}
+      <select
+        id="then-try"
+        value=""
+        onChange={(e) => {
+          if (e.target.value) setFallbacks([...fallbacks, e.target.value as Strategy]);
+        }}
+        disabled={!targetId || none || options.every((o) => o.disabled)}
+        title={
+          none
+            ? 'none proposes nothing: pick a draft method to chain others after it'
+            : 'Strategies asked in order when those before draft nothing (llama.cpp --spec-type a,b)'
+        }
+      >
+        <option value="">{fallbacks.length > 0 ? 'add another…' : 'nothing else'}</option>
+        <PickerOptions options={options} />
+      </select>
+    </div>
   );
-  const files = draftFileOptions(method, drafts, strategies);
-  const needed = needsDraft(method, strategies);
+}
+
+function DraftPicker() {
+  const { strategies, drafts, method, fallbacks } = useChosenChain();
+  const { draftId, setDraft } = usePower(useShallow((s) => ({ draftId: s.draftId, setDraft: s.setDraft })));
+  const member = draftMember([method, ...fallbacks], strategies);
+  const files = member ? draftFileOptions(member, drafts, strategies) : [];
+  const needed = member !== null;
   return (
     <div className="field inline">
       <label htmlFor="draft">Draft model</label>
       <select id="draft" className="wide" value={draftId ?? ''} onChange={(e) => setDraft(e.target.value || null)} disabled={!needed}>
-        {!needed && <option value="">not needed for {method}</option>}
+        {!needed && <option value="">not needed for {chainLabel(method, fallbacks)}</option>}
         {needed && files.length === 0 && <option value="">no draft in the library</option>}
         <PickerOptions options={files} />
       </select>
@@ -122,7 +175,7 @@ function EngineStatus() {
         Nothing loaded
       </span>
     );
-  const method = engine.options?.draftMethod.strategy ?? 'none';
+  const method = engine.options ? chainLabel(engine.options.draftMethod.strategy, engine.options.draftMethod.fallbacks) : 'none';
   const draft = engine.draft ? `: ${engine.draft.name}` : '';
   const badge = deviceBadge(engine, devices);
   const pending = engine.reloadPending ? ' (the engine restarted: it reloads on the next message)' : '';
@@ -186,6 +239,7 @@ export function ModelBar() {
       </button>
       <ModelPicker />
       <MethodPicker />
+      <ChainPicker />
       <DraftPicker />
       <LoadSettings />
       <LoadButtons />

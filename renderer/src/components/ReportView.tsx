@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
+import { chainLabel } from '../logic/chain.js';
 import { decodeRate, duration, fixed, percent, shortDigest, tokensPerSecond } from '../logic/format.js';
 import { base64Bytes, EXPORT_FORMATS, replyRows, reportable, type ExportFormat } from '../logic/report.js';
 import { usePower } from './store-context.js';
@@ -95,7 +96,7 @@ export function ReportView() {
                 </td>
                 <td>{m.model.name}</td>
                 <td>
-                  {m.strategy}
+                  {chainLabel(m.strategy, m.fallbacks)}
                   {m.k === null ? '' : ` K${m.k}${m.s === null ? '' : `/S${m.s}`}`}
                   {m.draft ? ` (${m.draft.name})` : ''}
                   {m.status === 'done' ? '' : ` · ${m.status}`}

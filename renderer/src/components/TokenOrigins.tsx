@@ -9,12 +9,23 @@ export const ORIGIN_LABELS: Record<Token['origin'], string> = {
   target: 'target (no proposal)',
 };
 
-/** Each token coloured by where it came from; hovering shows its round. */
-export const TokenOrigins = memo(function TokenOrigins({ tokens }: { tokens: readonly Token[] }) {
+/** Each token coloured by where it came from; hovering shows its round (and, in a chain's reply, the member that drafted it). */
+export const TokenOrigins = memo(function TokenOrigins({
+  tokens,
+  members = null,
+}: {
+  tokens: readonly Token[];
+  members?: ReadonlyMap<number, string> | null;
+}) {
   return (
     <div className="token-origins">
       {tokens.map((t, i) => (
-        <span key={i} className={`tok tok-${t.origin}`} data-round={t.round} title={`round ${t.round}: ${ORIGIN_LABELS[t.origin]}`}>
+        <span
+          key={i}
+          className={`tok tok-${t.origin}`}
+          data-round={t.round}
+          title={`round ${t.round}${members?.has(t.round) ? ` (${members.get(t.round)})` : ''}: ${ORIGIN_LABELS[t.origin]}`}
+        >
           {t.text}
         </span>
       ))}

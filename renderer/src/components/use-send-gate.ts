@@ -1,10 +1,9 @@
 // The send gate as components read it (logic/send-gate.ts decides).
 import { useShallow } from 'zustand/react/shallow';
 
-import { checkCustomProfile } from '../logic/custom-profile.js';
 import { checkSampling, samplingProblem } from '../logic/sampling.js';
 import { sendBlocker } from '../logic/send-gate.js';
-import { targetRecurrent } from '../store/profiles.js';
+import { checkCustomForm } from '../store/profiles.js';
 import { usePower } from './store-context.js';
 
 /** Why a reply cannot start now (null: it can). */
@@ -20,7 +19,7 @@ export function useSendBlocker(): string | null {
         chatId: s.chatId,
         streamingTitle: s.streaming ? (s.chats.find((c) => c.id === s.streaming!.chatId)?.title ?? null) : null,
         profileChoice: s.profileChoice,
-        custom: checkCustomProfile(s.customK, s.customS, targetRecurrent(s)),
+        custom: checkCustomForm(s),
         activeProfile: s.profiles.find((p) => p.id === s.activeProfileId),
         samplingProblem: sampling.ok ? '' : samplingProblem(sampling.errors),
       });

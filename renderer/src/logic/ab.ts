@@ -2,11 +2,13 @@
 // both emitted the same tokens (same digest); the speedup compares steady decode rates measured
 // on the same machine moments apart (request-wide rates too, which include prefill).
 import type { AssistantMessage, Chat, ReplyStats } from '../api-types.js';
+import { chainLabel } from './chain.js';
 import { decodeRate, tokensPerSecond } from './format.js';
 
 export interface AbSide {
   messageId: string;
   profile: string;
+  /** the strategy, or a chain as "ngram-mod → mtp" */
   strategy: string;
   k: number | null;
   s: number | null;
@@ -69,7 +71,7 @@ export function abSide(message: AssistantMessage): AbSide {
   return {
     messageId: message.id,
     profile: message.profile?.name ?? 'active profile',
-    strategy: message.strategy,
+    strategy: chainLabel(message.strategy, message.fallbacks),
     k: message.k,
     s: message.s,
     digest: message.digest,

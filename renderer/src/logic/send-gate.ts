@@ -2,7 +2,8 @@
 // will run it. Checked before anything is sent: a reply never runs on a profile the picker does
 // not show, nor before a model is loaded.
 import type { EngineState, ProfileEntry } from '../api-types.js';
-import type { CustomCheck } from './custom-profile.js';
+import { chainLabel, draftingParts } from './chain.js';
+import { customProblems, type CustomCheck } from './custom-profile.js';
 
 export interface SendState {
   connected: boolean;
@@ -22,9 +23,17 @@ export interface SendState {
   samplingProblem: string;
 }
 
-/** The Custom profile that matches the form, when it is the active one. */
-export function customApplied(custom: CustomCheck, active: ProfileEntry | undefined): boolean {
-  return custom.ok && active !== undefined && !active.preset && active.strategy === null && active.k === custom.k && active.s === custom.s;
+/** Whether `profile` is the Custom profile the form describes: of the loaded strategy (or chain), with K, S, p-min, adaptive K and FR alike. */
+export function customApplied(custom: CustomCheck, profile: ProfileEntry | undefined): boolean {
+  if (!custom.ok || profile === undefined || profile.preset) return false;
+  return (
+    profile.strategy === null &&
+    profile.k === custom.k &&
+    profile.s === custom.s &&
+    profile.pMin === custom.pMin &&
+    (profile.adaptiveK ?? false) === (custom.adaptiveK ?? false) &&
+    profile.frVocab === custom.frVocab
+  );
 }
 
 /** Why Send (and Regenerate, Edit) cannot run a reply now; null when it can. */
@@ -37,18 +46,25 @@ export function sendBlocker(s: SendState): string | null {
     return `A reply is being written in “${s.streamingTitle ?? 'another chat'}”: wait for it, or open that chat to stop it.`;
   }
   if (s.profileChoice === 'custom') {
-    if (!s.custom.ok)
-      return `The Custom profile is not valid: ${[s.custom.kError, s.custom.sError].filter(Boolean).join(' ')} Fix it or pick another profile.`;
+    if (!s.custom.ok) return `The Custom profile is not valid: ${customProblems(s.custom)} Fix it or pick another profile.`;
     if (!customApplied(s.custom, s.activeProfile)) return 'Apply the Custom profile first (or pick another profile).';
   }
   if (s.samplingProblem) return s.samplingProblem;
   return null;
 }
 
+/** "K7/S6 · p-min 0.3 · adaptive K · FR 4096 · ngram-mod → mtp": what a profile sets. */
+export function profileSettings(p: ProfileEntry): string {
+  if (p.k === null) return 'no proposals';
+  const parts = [`K${p.k}${p.s === null ? '' : `/S${p.s}`}`, ...draftingParts(p)];
+  if (p.strategy !== null) parts.push(chainLabel(p.strategy, p.fallbacks));
+  return parts.join(' · ');
+}
+
 /** "Peak K7/S6 (guarded)": the profile the next reply runs on. */
 export function profileToRun(active: ProfileEntry | undefined): string {
   if (!active) return '—';
   if (active.preset) return active.name;
-  const ks = active.k === null ? 'no proposals' : `K${active.k}${active.s === null ? '' : `/S${active.s}`}`;
-  return active.name.includes(ks) ? active.name : `${active.name} (${ks})`;
+  const settings = profileSettings(active);
+  return active.name.includes(settings) ? active.name : `${active.name} (${settings})`;
 }

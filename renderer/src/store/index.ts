@@ -73,6 +73,7 @@ export async function wireEvents(
     store.setState({
       targetId: modelId,
       method: draftMethod.strategy,
+      fallbacks: draftMethod.fallbacks,
       draftId: draftMethod.draftId ?? null,
       gpuLayers: String(o.gpuLayers),
       contextSize: o.contextSize === undefined ? '' : String(o.contextSize),

@@ -1,5 +1,6 @@
 // The model library, what the pickers offer for the chosen target, the load settings, the
 // memory estimate, the engine's state and load progress.
+import { draftMember, settleFallbacks } from '../logic/chain.js';
 import { draftFileOptions, draftMethodOptions, needsDraft, settleChoice } from '../logic/draft-options.js';
 import { addPathProblem, bestMethod, defaultTarget, describeAdded, isArtifact } from '../logic/library.js';
 import { checkLoadFields } from '../logic/load-settings.js';
@@ -19,6 +20,11 @@ function activeS(state: Store, recurrent: boolean): number {
   if (!recurrent) return 0;
   const profile = state.profiles.find((p) => p.id === state.activeProfileId);
   return profile?.s ?? profile?.k ?? 0;
+}
+
+/** The chosen chain's member that loads a draft file, null when none needs one. */
+function chosenDraftMember(state: Pick<Store, 'method' | 'fallbacks' | 'strategies'>): Strategy | null {
+  return draftMember([state.method, ...state.fallbacks], state.strategies);
 }
 
 function message(error: unknown): string {
@@ -41,12 +47,19 @@ function loadInputs(state: Store) {
 export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
   /** bumped when the user picks a method: a target's best method never overrides a choice made meanwhile */
   let methodPicks = 0;
+  /** the draft to show for the chosen chain: kept when still usable, none when no member needs one */
+  const settledDraft = (): string | null => {
+    const state = get();
+    const member = chosenDraftMember(state);
+    return member ? settleChoice(state.draftId, draftFileOptions(member, state.drafts, state.strategies)) : null;
+  };
   return {
     models: [],
     targetId: null,
     strategies: null,
     drafts: [],
     method: 'none',
+    fallbacks: [],
     draftId: null,
     gpuLayers: '-1',
     contextSize: '',
@@ -96,12 +109,13 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
             drafts,
             get().models,
           );
-          set({ strategies, drafts, method: choice.method, draftId: choice.draftId });
+          set({ strategies, drafts, method: choice.method, fallbacks: [], draftId: choice.draftId });
         } else {
           const methods = draftMethodOptions(strategies, drafts);
           const method = (settleChoice(get().method, methods) ?? 'none') as Strategy;
-          const files = draftFileOptions(method, drafts, strategies);
-          set({ strategies, drafts, method, draftId: needsDraft(method, strategies) ? settleChoice(get().draftId, files) : null });
+          const fallbacks = settleFallbacks(method, get().fallbacks, methods, strategies);
+          set({ strategies, drafts, method, fallbacks });
+          set({ draftId: settledDraft() });
         }
         await get().refreshEstimate();
       } catch (error) {
@@ -113,8 +127,18 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
       methodPicks++;
       set({ methodPinned: true });
       const { drafts, strategies } = get();
-      const files = draftFileOptions(method, drafts, strategies);
-      set({ method, draftId: needsDraft(method, strategies) ? settleChoice(get().draftId, files) : null });
+      const fallbacks = settleFallbacks(method, get().fallbacks, draftMethodOptions(strategies, drafts), strategies);
+      set({ method, fallbacks });
+      set({ draftId: settledDraft() });
+      void get().refreshEstimate();
+    },
+
+    setFallbacks(fallbacks) {
+      methodPicks++;
+      set({ methodPinned: true });
+      const { drafts, strategies, method } = get();
+      set({ fallbacks: settleFallbacks(method, fallbacks, draftMethodOptions(strategies, drafts), strategies) });
+      set({ draftId: settledDraft() });
       void get().refreshEstimate();
     },
 
@@ -146,17 +170,18 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
         return;
       }
       const { api, targetId, fields } = inputs;
-      const { draftId, method } = state;
+      const { draftId, method, fallbacks } = state;
       const target = state.models.find((m) => m.id === targetId);
+      const members = [method, ...fallbacks];
       try {
         const estimate = await api.models.estimate({
           targetId,
-          ...(needsDraft(method, state.strategies) && draftId ? { draftId } : {}),
+          ...(chosenDraftMember(state) && draftId ? { draftId } : {}),
           ...(fields.contextSize !== undefined ? { contextSize: fields.contextSize } : {}),
           gpuLayers: fields.gpuLayers,
           s: activeS(state, target?.facts?.recurrent ?? false),
           flashAttn: state.flashAttn !== 'off',
-          loadMtp: method === 'mtp' && !needsDraft(method, state.strategies),
+          loadMtp: members.includes('mtp') && !needsDraft('mtp', state.strategies),
         });
         if (get().targetId === targetId) set({ estimate, estimateError: null });
       } catch (error) {
@@ -183,10 +208,11 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
         return;
       }
       const { api, targetId, fields } = inputs;
-      const { method, draftId } = state;
-      const withDraft = needsDraft(method, state.strategies);
+      const { method, fallbacks, draftId } = state;
+      const member = chosenDraftMember(state);
+      const withDraft = member !== null;
       if (withDraft && !draftId) {
-        get().fail('Loading', { code: 'bad-input', message: `The ${method} method needs a draft model: pick one under Draft model.` });
+        get().fail('Loading', { code: 'bad-input', message: `The ${member} method needs a draft model: pick one under Draft model.` });
         return;
       }
       set({ loadProgress: { target: 0, draft: withDraft ? 0 : null, running: true }, notice: null });
@@ -199,7 +225,7 @@ export const createLibrarySlice: Slice<LibrarySlice> = (set, get) => {
           ...(fields.threads !== undefined ? { threads: fields.threads } : {}),
           ...(fields.rpc ? { rpc: fields.rpc } : {}),
           ...(state.flashAttn === 'auto' ? {} : { flashAttn: state.flashAttn }),
-          draftMethod: { strategy: method, ...(withDraft && draftId ? { draftId } : {}) },
+          draftMethod: { strategy: method, fallbacks, ...(withDraft && draftId ? { draftId } : {}) },
         });
         set({ engine });
         void get().refreshDevices();

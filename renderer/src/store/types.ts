@@ -64,6 +64,8 @@ export interface LibrarySlice {
   strategies: Strategies | null;
   drafts: Draft[];
   method: Strategy;
+  /** a chain: the strategies tried after `method` when it drafts nothing */
+  fallbacks: Strategy[];
   draftId: string | null;
   gpuLayers: string;
   contextSize: string;
@@ -84,6 +86,8 @@ export interface LibrarySlice {
   /** `best`: choose the target's best method (a fresh choice of target) */
   selectTarget(id: string | null, best?: boolean): Promise<void>;
   setMethod(method: Strategy): void;
+  /** the chain after the method (invalid members are dropped: the picker offers only valid ones) */
+  setFallbacks(fallbacks: Strategy[]): void;
   setDraft(id: string | null): void;
   setLoadField(field: 'gpuLayers' | 'contextSize' | 'threads' | 'remote', text: string): void;
   setDevice(device: DeviceChoice): void;
@@ -115,11 +119,17 @@ export interface ProfilesSlice {
   profileChoice: string | null;
   customK: string;
   customS: string;
+  /** p-min as typed (empty: off) */
+  customPMin: string;
+  customAdaptiveK: boolean;
+  /** FR's vocabulary N as typed (empty: the whole vocabulary) */
+  customFr: string;
   /** Apply was pressed: the form's errors are shown */
   customTried: boolean;
   setProfiles(profiles: ProfileEntry[], activeId: string): void;
   chooseProfile(choice: string): Promise<void>;
-  setCustomField(field: 'k' | 's', text: string): void;
+  setCustomField(field: 'k' | 's' | 'pMin' | 'frVocab', text: string): void;
+  setCustomAdaptiveK(on: boolean): void;
   selectProfile(id: string): Promise<void>;
   applyCustom(): Promise<void>;
 }
