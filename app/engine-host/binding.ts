@@ -37,7 +37,8 @@ export interface CapturedRow {
 }
 
 export interface NativeSession {
-  generate(prompt: Int32Array, options: object, onRounds: (batch: RoundBatch) => void): Promise<NativeGenerateResult>;
+  /** a prompt with images (a session with a projector): the text holds one MEDIA_MARKER per image */
+  generate(prompt: Int32Array | NativeMediaPrompt, options: object, onRounds: (batch: RoundBatch) => void): Promise<NativeGenerateResult>;
   cancel(): void;
   dispose(): Promise<void>;
   info(): {
@@ -58,6 +59,15 @@ export interface NativeSession {
   perturbRowForTest(position: number, hidden: boolean): void;
   /** the target's KV cache (native/src/session_memory.cpp); refused while a request runs */
   memoryCells(): NativeMemoryCells;
+}
+
+/** where an image goes in a prompt's text: mtmd's default marker (native/src/media.h) */
+export const MEDIA_MARKER = '<__media__>';
+
+/** a prompt with images for a session opened with a projector: the images' encoded files (PNG, JPEG, ...) */
+export interface NativeMediaPrompt {
+  text: string;
+  images: Uint8Array[];
 }
 
 /** one KV cache of the target: its cells, the cells in use, sequence 0's positions (-1: none) */
@@ -133,6 +143,8 @@ export interface NativeBinding {
         draft?: NativeModel;
         proposerSampling?: 'cpu' | 'backend';
         frVocab?: number;
+        /** the model's mmproj-*.gguf: the session's prompts may hold images */
+        projector?: string;
       },
     ): Promise<NativeSession>;
   };

@@ -175,7 +175,7 @@ generate_result run_generation(session_core & core, const generate_request & req
     // before the prompt: the first token is drawn in the prefill's last pass
     backend_sampler_scope attached(core.ctx.get(), sampler.chain_ptr(), req.sampling.backend);
 
-    core.prop->begin(core.committed);
+    core.prop->begin(proposer_history(core));
     bool completed    = prefill(core, req.prompt, result.reused_tokens);
     result.prefill_us = llama_time_us() - t0;
     if (!completed) {
