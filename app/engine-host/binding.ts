@@ -5,6 +5,8 @@ import { join } from 'node:path';
 
 import type { DeviceInfo, NativeGenerateResult } from '../contract/engine-types.js';
 import type { NativeModelInfo, RoundBatch, Tokens } from '../engine/protocol.js';
+
+export { MEDIA_MARKER } from '../engine/protocol.js';
 import { addonDir } from '../engine/build-info.js';
 
 export interface NativeModel {
@@ -61,13 +63,12 @@ export interface NativeSession {
   memoryCells(): NativeMemoryCells;
 }
 
-/** where an image goes in a prompt's text: mtmd's default marker (native/src/media.h) */
-export const MEDIA_MARKER = '<__media__>';
-
 /** a prompt with images for a session opened with a projector: the images' encoded files (PNG, JPEG, ...) */
 export interface NativeMediaPrompt {
   text: string;
   images: Uint8Array[];
+  /** a BOS first where the model wants one (default true); special tokens are always parsed */
+  addSpecial?: boolean;
 }
 
 /** one KV cache of the target: its cells, the cells in use, sequence 0's positions (-1: none) */

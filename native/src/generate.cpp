@@ -149,7 +149,7 @@ void round_batch::add_round(int32_t n_proposed, int32_t n_accepted, bool replaye
 
 generate_result run_generation(session_core & core, const generate_request & req, round_sink & sink) {
     const llama_vocab * vocab = llama_model_get_vocab(core.model.get());
-    const int64_t t0          = llama_time_us();
+    const int64_t t0          = req.t0_us > 0 ? req.t0_us : llama_time_us();
     const uint32_t n_ctx      = llama_n_ctx(core.ctx.get());
 
     generate_result result;

@@ -38,7 +38,7 @@ bool follows_text_only(const std::string & member) {
 
 size_t count_markers(const std::string & text) {
     const std::string marker = media_marker();
-    size_t n = 0;
+    size_t n                 = 0;
     for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + marker.size())) {
         n++;
     }
@@ -148,7 +148,7 @@ bool evaluate_media_prompt(session_core & core, const media_prompt & prompt, std
         raw_bitmaps.push_back(b.get());
     }
     chunks_ptr chunks(mtmd_input_chunks_init());
-    mtmd_input_text text{prompt.text.c_str(), prompt.text.size(), true, true};
+    mtmd_input_text text{prompt.text.c_str(), prompt.text.size(), prompt.add_special, true};
     const uint64_t mark = log_capture_mark();
     const int32_t rc    = mtmd_tokenize(mctx, chunks.get(), &text, raw_bitmaps.data(), raw_bitmaps.size());
     if (rc != 0) {

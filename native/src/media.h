@@ -19,6 +19,7 @@ const char * media_marker();
 struct media_prompt {
     std::string text;                        // the whole prompt, one media_marker() per image
     std::vector<std::vector<uint8_t>> files; // the images' encoded bytes (PNG, JPEG, BMP, ...), in marker order
+    bool add_special = true;                 // a BOS first where the model wants one (special tokens are always parsed)
 };
 
 // Loads core.params.projector for the session's model and context. Returns "" on success, else

@@ -310,7 +310,8 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
         if (!text || !images) {
             throw Napi::TypeError::New(env, "a prompt with images is {text: string, images: Uint8Array[]}");
         }
-        media_req->text = *text;
+        media_req->text        = *text;
+        media_req->add_special = bool_option(prompt, "addSpecial", true);
         for (uint32_t i = 0; i < images->Length(); i++) {
             Napi::Value v = images->Get(i);
             if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
@@ -356,7 +357,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
             ref->cut_problem.clear();
             // a prompt with images: evaluated up to its last token here, which run_generation's
             // prefill then evaluates as it would a text prompt's
-            const int64_t media_t0 = llama_time_us();
+            req->t0_us = llama_time_us();
             if (media && !evaluate_media_prompt(*ref, *media_req, req->prompt)) {
                 job.post(release);
                 generate_result cancelled;
@@ -364,10 +365,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
                 job.resolve([cancelled](Napi::Env env) -> Napi::Value { return result_to_js(env, cancelled); });
                 return;
             }
-            const int64_t media_us = media ? llama_time_us() - media_t0 : 0;
             generate_result result = run_generation(*ref, *req, stream);
-            result.prefill_us += media_us;
-            result.total_us += media_us;
             if (media) {
                 result.reused_tokens = 0; // run_generation found all but the last position evaluated
             }

@@ -1,15 +1,22 @@
 // Images in the prompt through llama.cpp's multimodal library (native/src/media.h) on the
 // synthetic gemma3 target and its clip projector (mmproj-swa-target.gguf): an image changes the
 // reply and the same image gives the same one; after an image the speculative reply equals the
-// autoregressive control's, greedy and seeded; each bad input is refused with its reason.
+// autoregressive control's, greedy and seeded; each bad input is refused with its reason. Through
+// the addon itself, then through `power generate --image`.
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+
+import { GenerationResult } from '../../app/contract/generation-result.js';
 
 import { loadBinding, MEDIA_MARKER, type NativeBinding, type NativeMediaPrompt, type NativeModel } from '../../app/engine-host/binding.js';
 import { expandRoundBatch } from '../../app/engine/protocol.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
+import { assertUsageError, generateArgs, jsonOf, power } from '../fixtures/cli.js';
 import { pngImage, ppmImage } from '../fixtures/images.js';
 import { syntheticModels } from '../fixtures/models.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
 
 const SEEDED = { temperature: 0.9, seed: 99 };
 const MAX_TOKENS = 40;
@@ -146,5 +153,78 @@ describe('images in the prompt (native)', () => {
     await assert.rejects(binding.Session.create(target, { contextSize: 256, projector: models['target.gguf'] }), {
       message: /could not be loaded for this model: .*Failed to load CLIP model/,
     });
+  });
+});
+
+describe('power generate --image', () => {
+  let models: ModelSet;
+  const dir = suiteTempDir('power-images-');
+  const file = (name: string) => join(dir(), name);
+  before(async () => {
+    models = await syntheticModels();
+    await writeFile(file('a.png'), pngImage(64, 64, 11));
+    await writeFile(file('b.ppm'), ppmImage(32, 24, 12));
+    await writeFile(file('notes.txt'), 'not an image at all');
+  });
+  const generate = (...more: string[]) => {
+    const run = power(
+      generateArgs(models['swa-target.gguf'], 'Describe it, twice.', '--threads', '1', '--max-tokens', '32', '--json', ...more),
+    );
+    assert.equal(run.code, 0, run.stderr);
+    return GenerationResult.parse(jsonOf(run));
+  };
+
+  test('an image, read through the projector beside the model, changes the reply; the same image gives the same reply', () => {
+    const none = generate();
+    const a = generate('--image', file('a.png'));
+    assert.notDeepEqual(a.tokens, none.tokens);
+    assert.deepEqual(generate('--image', file('a.png')).tokens, a.tokens);
+    const projector = models['swa-target.gguf'].replace(/swa-target\.gguf$/, 'mmproj-swa-target.gguf');
+    assert.deepEqual(generate('--image', file('a.png'), '--mmproj', projector).tokens, a.tokens);
+    assert.ok(a.stats.promptTokens > none.stats.promptTokens, 'the image takes positions in the prompt');
+  });
+
+  test('two images with ngram and with draft-model: the replies equal the autoregressive control, greedy and seeded', () => {
+    const images = ['--image', file('a.png'), '--image', file('b.ppm')];
+    for (const sampling of [[], ['--temperature', '0.9', '--seed', '7']]) {
+      const control = generate(...images, ...sampling);
+      for (const spec of [
+        ['--strategy', 'ngram', '--k', '4'],
+        ['--strategy', 'draft-model', '--draft', models['swa-draft-close.gguf'], '--k', '4'],
+      ]) {
+        const reply = generate(...images, ...sampling, ...spec);
+        assert.deepEqual(reply.tokens, control.tokens, spec.join(' '));
+        assert.ok(reply.stats.proposed > 0, `${spec.join(' ')} proposed nothing`);
+      }
+    }
+  });
+
+  test('each bad input is refused with the reason', () => {
+    const run = (model: string, ...more: string[]) => power(generateArgs(model, 'Describe it.', '--threads', '1', ...more));
+    const target = models['swa-target.gguf'];
+    assertUsageError(run(target, '--image', file('notes.txt')), /^error: image 1 \(19 bytes\) is not an image Power can read/);
+    assertUsageError(run(target, '--image', file('missing.png')), /^error: --image .*missing\.png: /);
+    assertUsageError(
+      run(models['target.gguf'], '--image', file('a.png')),
+      /^error: --image needs the model's projector: there is no mmproj-\*\.gguf beside target\.gguf \(give one with --mmproj FILE\)$/,
+    );
+    const projector = target.replace(/swa-target\.gguf$/, 'mmproj-swa-target.gguf');
+    assertUsageError(
+      run(models['gemma4-target.gguf'], '--image', file('a.png'), '--mmproj', projector),
+      /^error: mmproj-swa-target\.gguf does not fit gemma4-target\.gguf: projector outputs 128-wide embeddings; this model's are 64$/,
+    );
+    assertUsageError(
+      power(['generate', '--model', target, '--prompt', 'word '.repeat(400), '--ctx', '256', '--device', 'cpu', '--image', file('a.png')]),
+      /^error: the prompt with its images is \d+ positions \(4 of them for 1 image\(s\)\) but the context holds 256/,
+      { warningsAfter: true },
+    );
+    assertUsageError(
+      power(['generate', '--model', target, '--prompt-tokens', '1,2', '--image', file('a.png')]),
+      /^error: --image goes with --prompt or --prompt-file, not --prompt-tokens$/,
+    );
+    assertUsageError(
+      power(['generate', '--model', target, '--prompt', 'x', '--mmproj', projector]),
+      /^error: --mmproj goes with --image FILE$/,
+    );
   });
 });
