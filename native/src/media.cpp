@@ -64,8 +64,8 @@ bool evaluate_text(session_core & core, const llama_token * tokens, size_t from,
             throw std::runtime_error("the prompt's text around its images could not be evaluated (llama_decode code " + std::to_string(rc) +
                                      ")");
         }
+        // no observe_target: the proposers that take images read tokens only (media_problem)
         note_target_decode(core, batch.get().n_tokens);
-        core.prop->observe_target(batch.get());
         core.committed.insert(core.committed.end(), tokens + from, tokens + end);
         from = end;
     }
@@ -191,7 +191,7 @@ bool evaluate_media_prompt(session_core & core, const media_prompt & prompt, std
         if (mtmd_input_chunk_get_type(chunk) == MTMD_INPUT_CHUNK_TYPE_TEXT) {
             size_t n                   = 0;
             const llama_token * tokens = mtmd_input_chunk_get_tokens_text(chunk, &n);
-            const size_t to            = c + 1 == n_chunks ? n - 1 : n; // the last token: the request's prefill
+            const size_t to            = c + 1 == n_chunks && n > 0 ? n - 1 : n; // the last token: the request's prefill
             bool done                  = false;
             try {
                 done = evaluate_text(core, tokens, 0, to);
