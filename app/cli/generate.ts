@@ -13,7 +13,7 @@ import { noProposalsNote, STRATEGIES, type Strategy } from '../contract/strategi
 import { CancelledError } from '../engine/cancellation.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { ModelLoadCancelled } from '../runtime/open-model.js';
-import { buildPrompt } from '../runtime/prompt.js';
+import { buildMediaPrompt, buildPrompt } from '../runtime/prompt.js';
 import { explainRemoteLoss } from '../runtime/remote.js';
 import {
   asPowerError,
@@ -29,13 +29,14 @@ import { cliError, FailureError, UsageError } from './errors.js';
 import { readProfile } from './profile.js';
 import { DRAFTING_FLAGS, draftingFromFlags, type Drafting } from './drafting-flags.js';
 import { frVocabFromFlags, KS_FLAGS, ksFromFlags } from './ks-flags.js';
+import { IMAGE_FLAGS, imagePaths, imageProjector, readImages } from './image-flags.js';
 import { gpuLayers, TARGET_FLAGS } from './load-flags.js';
 import { PROMPT_FLAGS, promptSource } from './prompt-flags.js';
 import { SAMPLING_FLAGS, samplingFromFlags } from './sampling-flags.js';
 import { SPLIT_USAGE, splitFromFlags } from './split-flags.js';
 
 export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEXT | --prompt-file PATH | --prompt-tokens 1,2,3)
-  [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
+  [--image FILE]... [--mmproj <mmproj.gguf>] [--raw] [--max-tokens N] [--temperature T] [--seed N] [--top-k N] [--top-p P] [--min-p P]
   [--repeat-penalty R] [--sampling auto|cpu|backend] [--grammar FILE | --json-schema FILE] [--ctx N] [--threads N]
   [--device auto|cuda|vulkan|cpu] [--gpu-layers N|all] [--flash-attn on|off|auto]
   ${SPLIT_USAGE}
@@ -47,11 +48,14 @@ export const GENERATE_USAGE = `power generate --model <model.gguf> (--prompt TEX
   --strategy ngram,mtp chains proposers: each round the first that drafts wins. --p-min P stops
   a greedy drafter (draft-model, mtp, eagle3, dflash, dspark) under top-1 probability P;
   --adaptive-k shortens K after rejections and grows it back after full acceptances.
+  --image FILE (PNG, JPEG, BMP, GIF, ...; repeatable) puts images before the prompt's text, read
+  through the model's projector: the mmproj-*.gguf beside it, or --mmproj.
   Ctrl-C cancels at any moment and prints what was generated (exit code 130).`;
 
 const FLAGS = {
   ...TARGET_FLAGS,
   ...PROMPT_FLAGS,
+  ...IMAGE_FLAGS,
   'max-tokens': { type: 'string' },
   ...SAMPLING_FLAGS,
   ...KS_FLAGS,
@@ -100,6 +104,11 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
   const modelPath = str(values, 'model');
   if (!modelPath) throw new UsageError('power generate needs --model <model.gguf>');
   const source = promptSource(values);
+  const images = imagePaths(values);
+  if (images.length > 0 && source.kind === 'tokens')
+    throw new UsageError('--image goes with --prompt or --prompt-file, not --prompt-tokens');
+  // read before the model loads: a missing file fails at once
+  const imageFiles = await readImages(images);
   const profilePath = str(values, 'profile');
   const profile = profilePath ? await readProfile(profilePath) : undefined;
   // flags override the profile
@@ -172,19 +181,21 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
     const recurrent = info.recurrent || info.hybrid;
     const unschedulable = sessionProblem(target, { strategy, k, s, frVocab });
     if (unschedulable) throw new UsageError(unschedulable);
+    const projector = images.length > 0 ? await imageProjector(modelPath, target.gguf, str(values, 'mmproj')) : undefined;
+    const promptOptions = { raw: values.raw === true, contextSize, signal: run.signal };
     // null: Ctrl-C while the chat template rendered
-    const prompt = await buildPrompt(
-      engine,
-      modelId,
-      info,
-      target.gguf,
-      source,
-      { raw: values.raw === true, contextSize, signal: run.signal },
-      run.warn,
-    ).catch((error: unknown) => {
+    const cancelledToNull = (error: unknown) => {
       if (error instanceof CancelledError) return null;
       throw error;
-    });
+    };
+    const media = projector
+      ? await buildMediaPrompt(engine, modelId, info, target.gguf, source, imageFiles, promptOptions, run.warn).catch(cancelledToNull)
+      : undefined;
+    // a prompt with images is tokenized in the engine (the request then carries no tokens)
+    const prompt =
+      media === undefined
+        ? await buildPrompt(engine, modelId, info, target.gguf, source, promptOptions, run.warn).catch(cancelledToNull)
+        : media && new Int32Array(0);
     if (prompt && prompt.length + 1 > contextSize) {
       throw new UsageError(
         `the prompt is ${prompt.length} tokens but the context holds ${target.contextSize} (raise --ctx or shorten the prompt)`,
@@ -202,6 +213,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
             pMin: drafting.pMin,
             adaptiveK: drafting.adaptiveK,
             frVocab,
+            ...(projector ? { projector } : {}),
           });
 
     run.flushWarnings();
@@ -215,7 +227,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       try {
         outcome = await runRequest(
           engine,
-          { sessionId: session.sessionId, prompt, maxTokens, sampling },
+          { sessionId: session.sessionId, prompt, ...(media ? { media } : {}), maxTokens, sampling },
           values.json ? {} : { sink: (batch) => batch.text && io.out(batch.text) },
         );
       } finally {

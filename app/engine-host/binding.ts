@@ -5,6 +5,8 @@ import { join } from 'node:path';
 
 import type { DeviceInfo, NativeGenerateResult } from '../contract/engine-types.js';
 import type { NativeModelInfo, RoundBatch, Tokens } from '../engine/protocol.js';
+
+export { MEDIA_MARKER } from '../engine/protocol.js';
 import { addonDir } from '../engine/build-info.js';
 
 export interface NativeModel {
@@ -37,7 +39,8 @@ export interface CapturedRow {
 }
 
 export interface NativeSession {
-  generate(prompt: Int32Array, options: object, onRounds: (batch: RoundBatch) => void): Promise<NativeGenerateResult>;
+  /** a prompt with images (a session with a projector): the text holds one MEDIA_MARKER per image */
+  generate(prompt: Int32Array | NativeMediaPrompt, options: object, onRounds: (batch: RoundBatch) => void): Promise<NativeGenerateResult>;
   cancel(): void;
   dispose(): Promise<void>;
   info(): {
@@ -58,6 +61,14 @@ export interface NativeSession {
   perturbRowForTest(position: number, hidden: boolean): void;
   /** the target's KV cache (native/src/session_memory.cpp); refused while a request runs */
   memoryCells(): NativeMemoryCells;
+}
+
+/** a prompt with images for a session opened with a projector: the images' encoded files (PNG, JPEG, ...) */
+export interface NativeMediaPrompt {
+  text: string;
+  images: Uint8Array[];
+  /** a BOS first where the model wants one (default true); special tokens are always parsed */
+  addSpecial?: boolean;
 }
 
 /** one KV cache of the target: its cells, the cells in use, sequence 0's positions (-1: none) */
@@ -133,6 +144,8 @@ export interface NativeBinding {
         draft?: NativeModel;
         proposerSampling?: 'cpu' | 'backend';
         frVocab?: number;
+        /** the model's mmproj-*.gguf: the session's prompts may hold images */
+        projector?: string;
       },
     ): Promise<NativeSession>;
   };

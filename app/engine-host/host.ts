@@ -279,6 +279,7 @@ const host: Host = {
       s: p.s,
       ...(p.frVocab !== undefined ? { frVocab: p.frVocab } : {}),
       ...(p.draftModelId ? { draft: model(p.draftModelId) } : {}),
+      ...(p.projector ? { projector: p.projector } : {}),
     });
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
@@ -302,7 +303,7 @@ const host: Host = {
     if (resolved.problem !== undefined) throw new PowerError('bad-input', resolved.problem);
     // the addon hands rounds over in coalesced batches (native/src/round_stream.h); they are
     // forwarded as they are, one IPC message per batch, and expanded by the receiver
-    const result = await native.generate(p.prompt, { maxTokens: p.maxTokens, ...p.sampling, path: resolved.path }, (batch) =>
+    const result = await native.generate(p.media ?? p.prompt, { maxTokens: p.maxTokens, ...p.sampling, path: resolved.path }, (batch) =>
       rounds.emit({ requestId: p.requestId, batch }),
     );
     return { ...result, sampling: { path: resolved.path, reason: resolved.reason } };

@@ -75,6 +75,21 @@ export const NativeModelInfo = ModelFacts.extend({
 export type NativeModelInfo = z.infer<typeof NativeModelInfo>;
 
 const ORIGINS = TokenOrigin.options;
+/**
+ * A prompt with images: the text with one MEDIA_MARKER per image,
+ * tokenized by llama.cpp's multimodal library with special tokens parsed (addSpecial: a BOS
+ * first where the model wants one), and the images' encoded files (PNG, JPEG, BMP, ...).
+ */
+/** where an image goes in a prompt's text: mtmd's default marker (native/src/media.h) */
+export const MEDIA_MARKER = '<__media__>';
+
+export const MediaPrompt = z.object({
+  text: z.string().min(1),
+  images: z.array(z.instanceof(Uint8Array)).min(1),
+  addSpecial: z.boolean(),
+});
+export type MediaPrompt = z.infer<typeof MediaPrompt>;
+
 /** fields per round in RoundBatch.numbers, in this order (native/src/generate.h, round_batch) */
 const BATCH_FIELDS = [
   'proposed',
@@ -343,6 +358,8 @@ export const engineMethods = {
       proposerSampling: SamplingPath.default('auto'),
       /** FR (strategy mtp): the head drafts among the first frVocab tokens only; absent: all */
       frVocab: z.number().int().min(1).optional(),
+      /** the model's mmproj-*.gguf: the session's prompts may hold images (native/src/media.h) */
+      projector: z.string().min(1).optional(),
     }),
     output: z.object({
       sessionId: Id,
@@ -361,6 +378,8 @@ export const engineMethods = {
       sessionId: Id,
       requestId: Id,
       prompt: z.instanceof(Int32Array),
+      /** a prompt with images (a session with a projector): it replaces `prompt`, which is then empty */
+      media: MediaPrompt.optional(),
       maxTokens: z.number().int().min(1),
       sampling: SamplingOptions,
     }),

@@ -3,7 +3,7 @@
 import { readFile, stat } from 'node:fs/promises';
 
 import { PowerError } from '../contract/api/errors.js';
-import type { NativeModelInfo, Tokens } from '../engine/protocol.js';
+import { MEDIA_MARKER, type MediaPrompt, type NativeModelInfo, type Tokens } from '../engine/protocol.js';
 import { promptSizeProblem } from './resource-limits.js';
 import { ChatTemplateError } from '../chat/template.js';
 import { renderChatBounded } from '../chat/template-budget.js';
@@ -45,25 +45,29 @@ async function sourceText(
   }
 }
 
-export async function buildPrompt(
+/** The prompt as the model reads it, before tokenising: the template's text or the raw text. */
+interface RenderedPrompt {
+  text: string;
+  addSpecial: boolean;
+  parseSpecial: boolean;
+}
+
+async function renderPrompt(
   engine: EngineClient,
   modelId: string,
   info: NativeModelInfo,
   gguf: GgufInfo,
-  source: PromptSource,
+  source: Exclude<PromptSource, { kind: 'tokens' }>,
   options: PromptOptions,
   warn: (line: string) => void,
-): Promise<Tokens> {
-  if (source.kind === 'tokens') {
-    const bad = source.tokens.find((t) => t >= info.vocabSize);
-    if (bad !== undefined)
-      throw new PowerError('bad-input', `--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
-    return Int32Array.from(source.tokens);
-  }
+  /** put before the user's text (the image markers of a prompt with images) */
+  prefix = '',
+): Promise<RenderedPrompt> {
   const longest = longestTokenBytes(gguf);
   const sizeProblem = (bytes: number) => promptSizeProblem(bytes, options.contextSize, longest);
-  const text = await sourceText(source, sizeProblem);
-  if (text.length === 0) throw new PowerError('bad-input', 'the prompt is empty');
+  const typed = await sourceText(source, sizeProblem);
+  if (typed.length === 0) throw new PowerError('bad-input', 'the prompt is empty');
+  const text = prefix + typed;
   const problem = sizeProblem(Buffer.byteLength(text));
   if (problem) throw new PowerError('bad-input', problem);
   let template: string | null;
@@ -75,7 +79,7 @@ export async function buildPrompt(
   }
   if (template === null) {
     if (!options.raw) warn('the model has no chat template: the prompt is used as raw text');
-    return engine.call('tokenize', { modelId, text, addSpecial: true, parseSpecial: false });
+    return { text, addSpecial: true, parseSpecial: false };
   }
   const special = async (id: number): Promise<string> =>
     id < 0 ? '' : engine.call('detokenize', { modelId, tokens: Int32Array.of(id), renderSpecial: true });
@@ -91,5 +95,46 @@ export async function buildPrompt(
   }
   // a template that writes the BOS text itself must not get a second BOS
   const addSpecial = info.addBos && !(bos !== '' && rendered.startsWith(bos));
-  return engine.call('tokenize', { modelId, text: rendered, addSpecial, parseSpecial: true });
+  return { text: rendered, addSpecial, parseSpecial: true };
+}
+
+export async function buildPrompt(
+  engine: EngineClient,
+  modelId: string,
+  info: NativeModelInfo,
+  gguf: GgufInfo,
+  source: PromptSource,
+  options: PromptOptions,
+  warn: (line: string) => void,
+): Promise<Tokens> {
+  if (source.kind === 'tokens') {
+    const bad = source.tokens.find((t) => t >= info.vocabSize);
+    if (bad !== undefined)
+      throw new PowerError('bad-input', `--prompt-tokens: token ${bad} is outside the vocabulary (size ${info.vocabSize})`);
+    return Int32Array.from(source.tokens);
+  }
+  const { text, addSpecial, parseSpecial } = await renderPrompt(engine, modelId, info, gguf, source, options, warn);
+  return engine.call('tokenize', { modelId, text, addSpecial, parseSpecial });
+}
+
+/**
+ * A prompt with images: one MEDIA_MARKER per image (on a line of its own) before the user's text,
+ * in the template as for a text prompt. llama.cpp's multimodal library tokenizes the text around
+ * the markers in the engine, special tokens parsed (a raw prompt's too).
+ */
+export async function buildMediaPrompt(
+  engine: EngineClient,
+  modelId: string,
+  info: NativeModelInfo,
+  gguf: GgufInfo,
+  source: PromptSource,
+  images: MediaPrompt['images'],
+  options: PromptOptions,
+  warn: (line: string) => void,
+): Promise<MediaPrompt> {
+  if (source.kind === 'tokens')
+    throw new PowerError('bad-input', 'images go with a text prompt (--prompt or --prompt-file), not --prompt-tokens');
+  const prefix = images.map(() => `${MEDIA_MARKER}\n`).join('');
+  const { text, addSpecial } = await renderPrompt(engine, modelId, info, gguf, source, options, warn, prefix);
+  return { text, images, addSpecial };
 }

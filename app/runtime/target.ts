@@ -166,6 +166,8 @@ export interface SessionRequest {
   pMin?: number;
   /** adaptive K */
   adaptiveK?: boolean;
+  /** the model's projector (mmproj-*.gguf): the session's prompts may hold images */
+  projector?: string;
 }
 
 export type OpenedSession = EngineResult<'createSession'>;
@@ -215,6 +217,7 @@ export async function createSession(target: OpenedTarget, request: SessionReques
       s: speculative ? request.s : 0,
       ...(speculative && request.frVocab !== undefined ? { frVocab: request.frVocab } : {}),
       ...(speculative && target.draft ? { draftModelId: target.draft.modelId } : {}),
+      ...(request.projector ? { projector: request.projector } : {}),
     });
   } catch (error) {
     throw asPowerError(error);

@@ -19,7 +19,7 @@ import type {
   TokenLogprobs,
 } from '../contract/engine-types.js';
 import { computeStats, RunningStats, tokenDigest, type GenerationStats } from '../contract/generation-result.js';
-import type { Tokens } from '../engine/protocol.js';
+import type { MediaPrompt, Tokens } from '../engine/protocol.js';
 import type { EngineClient } from '../engine/client.js';
 import type { SlotLease } from './reply-slot.js';
 import { StopStrings } from './stop-strings.js';
@@ -28,6 +28,8 @@ import { TokenText } from './token-text.js';
 export interface GenerationRequest {
   sessionId: string;
   prompt: Tokens | readonly number[];
+  /** a prompt with images (a session opened with a projector): it takes the place of `prompt`, left empty */
+  media?: MediaPrompt;
   maxTokens: number;
   sampling: SamplingOptions;
   /** the reply ends where one of these first appears in its text (the string itself not shown) */
@@ -195,6 +197,7 @@ export async function runRequest(engine: EngineClient, request: GenerationReques
       sessionId: request.sessionId,
       requestId,
       prompt: request.prompt instanceof Int32Array ? request.prompt : Int32Array.from(request.prompt),
+      ...(request.media ? { media: request.media } : {}),
       maxTokens: request.maxTokens,
       sampling: request.sampling,
     });

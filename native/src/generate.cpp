@@ -149,7 +149,7 @@ void round_batch::add_round(int32_t n_proposed, int32_t n_accepted, bool replaye
 
 generate_result run_generation(session_core & core, const generate_request & req, round_sink & sink) {
     const llama_vocab * vocab = llama_model_get_vocab(core.model.get());
-    const int64_t t0          = llama_time_us();
+    const int64_t t0          = req.t0_us > 0 ? req.t0_us : llama_time_us();
     const uint32_t n_ctx      = llama_n_ctx(core.ctx.get());
 
     generate_result result;
@@ -175,7 +175,7 @@ generate_result run_generation(session_core & core, const generate_request & req
     // before the prompt: the first token is drawn in the prefill's last pass
     backend_sampler_scope attached(core.ctx.get(), sampler.chain_ptr(), req.sampling.backend);
 
-    core.prop->begin(core.committed);
+    core.prop->begin(proposer_history(core));
     bool completed    = prefill(core, req.prompt, result.reused_tokens);
     result.prefill_us = llama_time_us() - t0;
     if (!completed) {

@@ -17,6 +17,8 @@ struct generate_request {
     std::vector<llama_token> prompt; // the whole conversation so far, as tokens
     int32_t max_tokens = 256;        // emitted tokens at most
     sampling_params sampling;        // target sampler settings
+    int64_t t0_us = 0;               // when the request started (llama_time_us; 0: when run_generation starts), so
+                                     // that the times count an image's evaluation before it (session.cpp)
 };
 
 // Rounds as the generation thread records them: a flat layout whose buffers grow during the

@@ -68,6 +68,10 @@ void log_capture_install() {
     }
 }
 
+ggml_log_callback log_capture_callback() {
+    return on_log;
+}
+
 uint64_t log_capture_mark() {
     std::lock_guard<std::mutex> lock(state().mutex);
     return state().next_seq;

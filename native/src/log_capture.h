@@ -5,10 +5,15 @@
 #include <cstdint>
 #include <string>
 
+#include "ggml.h"
+
 namespace power {
 
 // routes llama.cpp/ggml logging into the capture (and to stderr when POWER_LLAMA_LOG is set)
 void log_capture_install();
+
+// the callback itself, for the libraries with a logger of their own (mtmd: media.cpp)
+ggml_log_callback log_capture_callback();
 
 // a position in the log stream, to ask later for what was logged since
 uint64_t log_capture_mark();

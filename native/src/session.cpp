@@ -9,6 +9,7 @@
 #include "background_job.h"
 #include "generate.h"
 #include "js_options.h"
+#include "media.h"
 #include "model.h"
 #include "proposer_common_checks.h"
 #include "round_stream.h"
@@ -55,6 +56,10 @@ session_params read_session_params(Napi::Object opts) {
         p.proposer_backend_sampling = *path == "backend";
     }
     p.fr_vocab = static_cast<int32_t>(integer_option(opts, "frVocab", 0, 0, INT32_MAX));
+    if (std::optional<std::string> projector = string_option(opts, "projector")) {
+        if (projector->empty()) throw Napi::RangeError::New(opts.Env(), "projector must name a file");
+        p.projector = *projector;
+    }
     return p;
 }
 
@@ -177,6 +182,7 @@ void finish_job(session_core & core) {
     core.busy = false;
     if (core.disposing) {
         core.prop.reset(); // before the target context: a proposer may read it
+        core.projector.reset();
         core.ctx.reset();
         core.batch.reset();
         core.model.reset();
@@ -257,7 +263,10 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
         throw Napi::Error::New(env, problem);
     }
     return background_job::start(env, "power.Session.create", [core, draft](background_job & job) {
-        const std::string failed = open_session(*core, draft);
+        std::string failed = open_session(*core, draft);
+        if (failed.empty() && !core->params.projector.empty()) {
+            failed = open_projector(*core);
+        }
         if (!failed.empty()) {
             job.reject(failed);
             return;
@@ -269,24 +278,51 @@ Napi::Value Session::create(const Napi::CallbackInfo & info) {
     });
 }
 
-// generate(prompt: Int32Array, options, onRounds(batch)) -> Promise<result>; batches: batch_to_js
+// generate(prompt, options, onRounds(batch)) -> Promise<result>; batches: batch_to_js. The prompt:
+// an Int32Array of tokens, or { text, images } for a session with a projector (media.h): the
+// text with one media marker per image, the images' encoded bytes as Uint8Arrays
 Napi::Value Session::generate(const Napi::CallbackInfo & info) {
     Napi::Env env       = info.Env();
     session_core & core = idle_core(env);
-    if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsObject() || !info[2].IsFunction() ||
-        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) {
-        throw Napi::TypeError::New(env, "generate(prompt: Int32Array, options: object, onRound: function)");
+    const bool tokens = info.Length() > 0 && info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().TypedArrayType() == napi_int32_array;
+    const bool media  = info.Length() > 0 && !tokens && info[0].IsObject() && !info[0].IsTypedArray() && !info[0].IsArray();
+    if (info.Length() < 3 || !(tokens || media) || !info[1].IsObject() || !info[2].IsFunction()) {
+        throw Napi::TypeError::New(env, "generate(prompt: Int32Array | {text, images}, options: object, onRound: function)");
     }
-    Napi::Int32Array prompt = info[0].As<Napi::Int32Array>();
-    Napi::Object opts       = info[1].As<Napi::Object>();
-    const int32_t n_vocab   = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
+    Napi::Object opts     = info[1].As<Napi::Object>();
+    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(core.model.get()));
 
-    auto req = std::make_shared<generate_request>();
-    req->prompt.assign(prompt.Data(), prompt.Data() + prompt.ElementLength());
-    for (llama_token t : req->prompt) {
-        if (t < 0 || t >= n_vocab) {
-            throw Napi::RangeError::New(env, "prompt token " + std::to_string(t) + " is outside the vocabulary (size " +
-                                                 std::to_string(n_vocab) + ")");
+    auto req       = std::make_shared<generate_request>();
+    auto media_req = std::make_shared<media_prompt>();
+    if (tokens) {
+        Napi::Int32Array prompt = info[0].As<Napi::Int32Array>();
+        req->prompt.assign(prompt.Data(), prompt.Data() + prompt.ElementLength());
+        for (llama_token t : req->prompt) {
+            if (t < 0 || t >= n_vocab) {
+                throw Napi::RangeError::New(env, "prompt token " + std::to_string(t) + " is outside the vocabulary (size " +
+                                                     std::to_string(n_vocab) + ")");
+            }
+        }
+    } else {
+        Napi::Object prompt               = info[0].As<Napi::Object>();
+        std::optional<std::string> text   = string_option(prompt, "text");
+        std::optional<Napi::Array> images = array_option(prompt, "images");
+        if (!text || !images) {
+            throw Napi::TypeError::New(env, "a prompt with images is {text: string, images: Uint8Array[]}");
+        }
+        media_req->text        = *text;
+        media_req->add_special = bool_option(prompt, "addSpecial", true);
+        for (uint32_t i = 0; i < images->Length(); i++) {
+            Napi::Value v = images->Get(i);
+            if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+                throw Napi::TypeError::New(env, "images must hold Uint8Arrays (entry " + std::to_string(i) + " is not one)");
+            }
+            Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
+            media_req->files.emplace_back(bytes.Data(), bytes.Data() + bytes.ElementLength());
+        }
+        const std::string problem = media_problem(core, *media_req);
+        if (!problem.empty()) {
+            throw Napi::Error::New(env, problem);
         }
     }
     double max_tokens = number_option(opts, "maxTokens", req->max_tokens);
@@ -300,7 +336,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
     core.busy     = true;
     core.cancel.store(false);
     session_core_ref ref = core_;
-    return background_job::start(env, "power.Session.generate", [ref, req, on_round](background_job & job) {
+    return background_job::start(env, "power.Session.generate", [ref, req, media, media_req, on_round](background_job & job) {
         // the callback reference is dropped on the JS thread, after the last round
         auto release = [ref, on_round](Napi::Env) {
             on_round->Reset();
@@ -319,7 +355,20 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
         });
         try {
             ref->cut_problem.clear();
+            // a prompt with images: evaluated up to its last token here, which run_generation's
+            // prefill then evaluates as it would a text prompt's
+            req->t0_us = llama_time_us();
+            if (media && !evaluate_media_prompt(*ref, *media_req, req->prompt)) {
+                job.post(release);
+                generate_result cancelled;
+                cancelled.stop_reason = "cancelled";
+                job.resolve([cancelled](Napi::Env env) -> Napi::Value { return result_to_js(env, cancelled); });
+                return;
+            }
             generate_result result = run_generation(*ref, *req, stream);
+            if (media) {
+                result.reused_tokens = 0; // run_generation found all but the last position evaluated
+            }
             stream.flush();
             job.post(release);
             job.resolve([result](Napi::Env env) -> Napi::Value { return result_to_js(env, result); });

@@ -15,6 +15,8 @@
 #include "row_capture.h"
 #include "sampling.h"
 
+struct mtmd_context; // llama.cpp's multimodal library (tools/mtmd), used by media.cpp only
+
 namespace power {
 
 struct session_params {
@@ -30,6 +32,7 @@ struct session_params {
     int32_t fr_vocab                 = 0;      // FR: the MTP head drafts among the first N tokens (0: all)
     float p_min                      = 0.0f;   // greedy drafters stop under this top-1 probability (0: off)
     bool adaptive_k                  = false;  // the schedule shortens K after rejections (transaction.cpp)
+    std::string projector;                     // the model's mmproj-*.gguf: prompts may hold images ("": text only)
 };
 
 // how the session speculates: fixed at creation (the context's n_rs_seq depends on S)
@@ -62,8 +65,18 @@ struct session_core {
     // `power audit`: the row one position's token is sampled from (row_capture.h)
     row_capture capture;
 
-    // tokens whose state the context holds: the last committed transaction
+    // tokens whose state the context holds: the last committed transaction. A position that
+    // holds an image's embedding holds media_position (media.cpp): no prompt token equals it, so
+    // the next request's prompt reuses the state only up to the first image
     std::vector<llama_token> committed;
+    // committed positions below this may hold media_position (0: none); proposers then see the
+    // text positions only (proposer_history)
+    size_t media_end = 0;
+    std::vector<llama_token> text_view; // proposer_history's buffer
+
+    // the projector's mtmd context on this session's model (null: text only). Shared ownership only
+    // so that code without the multimodal library (native/checker) can hold a session_core.
+    std::shared_ptr<mtmd_context> projector;
 
     // recurrent targets: how many positions the snapshots of the last target decode can still
     // take back (note_target_decode); unused for attention-only targets
@@ -95,11 +108,33 @@ inline void note_target_decode(session_core & core, int32_t n_tokens) {
     core.rs_room = core.spec.recurrent ? std::max(0, std::min(core.spec.s, n_tokens - 1)) : 0;
 }
 
+// what committed holds at a position that holds an image's embedding (never a token id)
+constexpr llama_token media_position = -1;
+
 // Empties the target's sequence: the next request evaluates its prompt from the start.
 inline void forget_target(session_core & core) {
     llama_memory_clear(llama_get_memory(core.ctx.get()), true);
     core.committed.clear();
-    core.rs_room = 0;
+    core.media_end = 0;
+    core.rs_room   = 0;
+}
+
+// The sequence the proposers continue: the committed tokens without the positions that hold an
+// image. No proposer has seen an image's embeddings: the n-gram families match text, a draft
+// model reads the text around the image (its own positions), and the target verifies every
+// token, so only the acceptance can change. The strategies that read the target's hidden rows
+// (mtp, eagle3, dflash, dspark) are refused with images (media_problem, media.h).
+inline const std::vector<llama_token> & proposer_history(session_core & core) {
+    if (core.media_end == 0) {
+        return core.committed;
+    }
+    core.text_view.clear();
+    for (llama_token t : core.committed) {
+        if (t != media_position) {
+            core.text_view.push_back(t);
+        }
+    }
+    return core.text_view;
 }
 
 // After a cut to `pos` on a sliding-window target: what the next row (at pos) cannot attend to,
@@ -150,6 +185,7 @@ inline bool cut_target(session_core & core, llama_pos pos, int32_t back) {
     if (back > 0) {
         core.rs_room = 0; // single use
     }
+    core.media_end = std::min(core.media_end, static_cast<size_t>(pos));
     return true;
 }
 

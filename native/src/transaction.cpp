@@ -84,7 +84,7 @@ void transaction::request_proposals(int32_t n_max) {
         // the proposers that can draft under the grammar get a copy of it as it stands now
         sampler_ptr walk(sampler_.grammar ? llama_sampler_clone(sampler_.grammar.get()) : nullptr);
         core_.prop->guide(walk.get(), llama_vocab_n_tokens(vocab_));
-        core_.prop->propose(core_.committed, st_.anchor, n_max, st_.proposals);
+        core_.prop->propose(proposer_history(core_), st_.anchor, n_max, st_.proposals);
         core_.prop->guide(nullptr, 0);
         if (static_cast<int32_t>(st_.proposals.size()) > n_max) {
             st_.proposals.resize(n_max); // proposals are advisory; the schedule is not

@@ -194,6 +194,33 @@ export function messageText(message: OpenAiMessage): string {
   return text;
 }
 
+/**
+ * Why a chat request's image parts (OpenAI's image_url) cannot be served, read from the body
+ * before its schema (which takes text parts only) would call them malformed; null: it has none.
+ * Power fetches nothing on its own, so a remote URL is refused as such; a data: URL is refused
+ * too for now: the engine takes images (docs/architecture.md "Images") but /v1 does not hand
+ * them to it yet.
+ */
+export function imagePartProblem(body: unknown): string | null {
+  const messages = (body as { messages?: unknown } | null)?.messages;
+  if (!Array.isArray(messages)) return null;
+  for (const [i, m] of messages.entries()) {
+    const content = (m as { content?: unknown } | null)?.content;
+    if (!Array.isArray(content)) continue;
+    for (const part of content) {
+      const p = part as { type?: unknown; image_url?: unknown } | null;
+      if (p?.type !== 'image_url') continue;
+      const image = p.image_url as { url?: unknown } | string | undefined;
+      const url = typeof image === 'string' ? image : typeof image?.url === 'string' ? image.url : '';
+      if (!/^data:/i.test(url)) {
+        return `messages[${i}]: an image_url must be a data: URL (Power fetches nothing on its own; got ${JSON.stringify(url.slice(0, 40))})`;
+      }
+      return `messages[${i}]: images are not served through /v1 yet (power generate --image takes them)`;
+    }
+  }
+  return null;
+}
+
 /** A request's messages as the chat template takes them ('developer' is OpenAI's newer name for the system role). */
 export function chatMessages(messages: readonly OpenAiMessage[]): ChatMessage[] {
   return messages.map((m) => {

@@ -7,7 +7,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { SAMPLING_DEFAULTS, type TokenLogprobs } from '../../contract/engine-types.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../contract/api/errors.js';
-import { ChatCompletionRequest, chatMessages, CompletionRequest, logprobsAsked, outputConstraint, toolUse } from './api.js';
+import {
+  ChatCompletionRequest,
+  chatMessages,
+  CompletionRequest,
+  imagePartProblem,
+  logprobsAsked,
+  outputConstraint,
+  toolUse,
+} from './api.js';
 import type { ToolCallDelta } from '../../service/tool-calls.js';
 import { chatLogprobs, textLogprobs } from './logprobs.js';
 import { describeIssues } from '../../contract/channel/index.js';
@@ -37,6 +45,8 @@ type Kind = 'chat' | 'text';
 
 function completionInput(kind: Kind, body: unknown): { input: CompletionInput; stream: boolean; includeUsage: boolean } {
   const schema = kind === 'chat' ? ChatCompletionRequest : CompletionRequest;
+  const images = kind === 'chat' ? imagePartProblem(body) : null;
+  if (images) throw new PowerError('unsupported', images);
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw new HttpError(400, describeIssues(parsed.error));
   const r = parsed.data;

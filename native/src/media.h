@@ -1,0 +1,41 @@
+#pragma once
+// Images in the prompt through llama.cpp's multimodal library (tools/mtmd, compiled into the
+// addon: native/CMakeLists.txt). A session opened with a projector takes a prompt as text with
+// one marker per image; mtmd decodes each image, tokenizes the text around it and encodes the
+// image through the projector into embeddings the target evaluates at their own positions
+// (docs/architecture.md "Images").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "session_core.h"
+
+namespace power {
+
+// the marker that stands for an image in a prompt's text (mtmd's default, "<__media__>")
+const char * media_marker();
+
+struct media_prompt {
+    std::string text;                        // the whole prompt, one media_marker() per image
+    std::vector<std::vector<uint8_t>> files; // the images' encoded bytes (PNG, JPEG, BMP, ...), in marker order
+    bool add_special = true;                 // a BOS first where the model wants one (special tokens are always parsed)
+};
+
+// Loads core.params.projector for the session's model and context. Returns "" on success, else
+// why not (a file that is no projector, one made for another model's embedding width, a
+// projector whose positions this engine does not place).
+std::string open_projector(session_core & core);
+
+// "" when the session can evaluate a prompt with `n_images` images; else why not: no projector,
+// a strategy whose proposer reads the target's hidden rows, text with another number of markers
+std::string media_problem(const session_core & core, const media_prompt & prompt);
+
+// Empties the target's sequence and evaluates the prompt into it, all but its last token (the
+// request's prefill evaluates that one, for the first token's row). `positions` gets the whole
+// prompt as committed holds it (media_position where an image's embeddings are). Returns false
+// when a cancel stopped it (the sequence is then empty). Throws std::runtime_error with the
+// reason: an image that cannot be decoded, a prompt longer than the context, a failed decode.
+bool evaluate_media_prompt(session_core & core, const media_prompt & prompt, std::vector<llama_token> & positions);
+
+} // namespace power

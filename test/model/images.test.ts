@@ -1,0 +1,230 @@
+// Images in the prompt through llama.cpp's multimodal library (native/src/media.h) on the
+// synthetic gemma3 target and its clip projector (mmproj-swa-target.gguf): an image changes the
+// reply and the same image gives the same one; after an image the speculative reply equals the
+// autoregressive control's, greedy and seeded; each bad input is refused with its reason. Through
+// the addon itself, then through `power generate --image`.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { GenerationResult } from '../../app/contract/generation-result.js';
+
+import { loadBinding, MEDIA_MARKER, type NativeBinding, type NativeMediaPrompt, type NativeModel } from '../../app/engine-host/binding.js';
+import { expandRoundBatch } from '../../app/engine/protocol.js';
+import type { ModelSet } from '../../tools/models/synthetic.js';
+import { assertUsageError, generateArgs, jsonOf, power } from '../fixtures/cli.js';
+import { pngImage, ppmImage } from '../fixtures/images.js';
+import { syntheticModels } from '../fixtures/models.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
+
+const SEEDED = { temperature: 0.9, seed: 99 };
+const MAX_TOKENS = 40;
+const promptWith = (images: Uint8Array[], text = 'Describe this picture, then describe it again:'): NativeMediaPrompt => ({
+  text: `<start_of_turn>user\n${images.map(() => MEDIA_MARKER).join('\n')}\n${text}<end_of_turn>\n<start_of_turn>model\n`,
+  images,
+});
+
+describe('images in the prompt (native)', () => {
+  let binding: NativeBinding;
+  let models: ModelSet;
+  let target: NativeModel;
+  let draft: NativeModel;
+  let projector: string;
+  before(async () => {
+    ({ binding } = loadBinding('cpu'));
+    models = await syntheticModels();
+    projector = models['swa-target.gguf'].replace(/swa-target\.gguf$/, 'mmproj-swa-target.gguf');
+    target = await binding.Model.load(models['swa-target.gguf'], { gpuLayers: 0 });
+    draft = await binding.Model.load(models['swa-draft-close.gguf'], { gpuLayers: 0 });
+  });
+  after(async () => {
+    await draft.dispose();
+    await target.dispose();
+  });
+
+  let proposed = 0; // proposals the runs since the last reset made
+  /** the reply's tokens to each prompt in turn, on one session */
+  async function replies(
+    session: Record<string, unknown>,
+    prompts: (NativeMediaPrompt | Int32Array)[],
+    sampling: object = {},
+  ): Promise<number[][]> {
+    const s = await binding.Session.create(target, { contextSize: 512, threads: 1, projector, ...session });
+    try {
+      const out: number[][] = [];
+      for (const prompt of prompts) {
+        const ids: number[] = [];
+        await s.generate(prompt, { maxTokens: MAX_TOKENS, ...sampling }, (batch) => {
+          ids.push(...batch.ids);
+          for (const round of expandRoundBatch(batch)) proposed += round.proposed;
+        });
+        out.push(ids);
+      }
+      return out;
+    } finally {
+      await s.dispose();
+    }
+  }
+  const reply = async (session: Record<string, unknown>, prompt: NativeMediaPrompt, sampling: object = {}): Promise<number[]> =>
+    (await replies(session, [prompt], sampling))[0] ?? [];
+
+  test('an image changes the reply; another image gives another one', async () => {
+    const none = await reply({}, promptWith([]));
+    const a = await reply({}, promptWith([pngImage(64, 64, 1)]));
+    const b = await reply({}, promptWith([ppmImage(48, 40, 2)]));
+    assert.equal(a.length, MAX_TOKENS);
+    assert.notDeepEqual(a, none);
+    assert.notDeepEqual(a, b);
+  });
+
+  test('the same image gives the same reply, on a new session and on the same one', async () => {
+    const image = pngImage(64, 64, 3);
+    const [first, again] = await replies({}, [promptWith([image]), promptWith([image])]);
+    assert.deepEqual(again, first);
+    assert.deepEqual(await reply({}, promptWith([image])), first);
+  });
+
+  const STRATEGIES: [string, Record<string, unknown>][] = [
+    ['ngram', { strategy: 'ngram', k: 4 }],
+    ['draft-model', { strategy: 'draft-model', k: 4 }],
+    ['ngram,draft-model (a chain)', { strategy: 'ngram,draft-model', k: 3 }],
+  ];
+  for (const [name, options] of STRATEGIES) {
+    test(`after one and after two images, ${name} replies equal the autoregressive control, greedy and seeded`, async () => {
+      const session = { ...options, ...(String(options.strategy).includes('draft-model') ? { draft } : {}) };
+      for (const prompt of [promptWith([pngImage(64, 64, 4)]), promptWith([pngImage(64, 64, 5), ppmImage(30, 20, 6)])]) {
+        for (const sampling of [{}, SEEDED]) {
+          const control = await reply({}, prompt, sampling);
+          proposed = 0;
+          assert.deepEqual(await reply(session, prompt, sampling), control, JSON.stringify(sampling));
+          assert.ok(proposed > 0, `${name} proposed nothing after the images (${JSON.stringify(sampling)})`);
+        }
+      }
+    });
+  }
+
+  test('a text turn after an image turn reuses the state up to the image only and equals a fresh session', async () => {
+    const tokens = Int32Array.from([2, 300, 301, 302, 303]);
+    const [, after] = await replies({ strategy: 'ngram', k: 4 }, [promptWith([pngImage(64, 64, 7)]), tokens]);
+    const fresh = await binding.Session.create(target, { contextSize: 512, threads: 1 });
+    const ids: number[] = [];
+    await fresh.generate(tokens, { maxTokens: MAX_TOKENS }, (batch) => ids.push(...batch.ids));
+    await fresh.dispose();
+    assert.deepEqual(after, ids);
+  });
+
+  test('bytes that are no image are refused with the reason', async () => {
+    await assert.rejects(reply({}, promptWith([new Uint8Array([0x50, 0x4b, 3, 4, 9, 9])])), {
+      message: /^image 1 \(6 bytes\) is not an image Power can read \(PNG, JPEG, BMP, GIF, TGA, PSD, HDR, PIC or PNM\)/,
+    });
+    const truncated = pngImage(64, 64, 8).subarray(0, 60);
+    await assert.rejects(reply({}, promptWith([pngImage(64, 64, 9), truncated])), { message: /^image 2 \(60 bytes\) is not an image/ });
+  });
+
+  test('a session without a projector refuses a prompt with images', async () => {
+    await assert.rejects(reply({ projector: undefined }, promptWith([pngImage(64, 64, 1)])), {
+      message: "this session has no projector: a prompt with images needs the model's mmproj-*.gguf (the session option projector)",
+    });
+  });
+
+  test('a prompt with its images longer than the context is refused with the positions each takes', async () => {
+    const long = promptWith([pngImage(64, 64, 1)], 'word '.repeat(300));
+    await assert.rejects(reply({ contextSize: 256 }, long), {
+      message: /^the prompt with its images is \d+ positions \(4 of them for 1 image\(s\)\) but the context holds 256/,
+    });
+  });
+
+  test('markers and images that do not pair up are refused', async () => {
+    await assert.rejects(reply({}, { text: `two ${MEDIA_MARKER} markers ${MEDIA_MARKER}`, images: [pngImage(64, 64, 1)] }), {
+      message: `the prompt has 2 image marker(s) ${MEDIA_MARKER} for 1 image(s)`,
+    });
+  });
+
+  test('a projector for another embedding width, or a file that is no projector, is refused when the session opens', async () => {
+    const other = await binding.Model.load(models['gemma4-target.gguf'], { gpuLayers: 0 });
+    try {
+      await assert.rejects(binding.Session.create(other, { contextSize: 256, projector }), {
+        message: /could not be loaded for this model: .*mismatch between text model \(n_embd = 64\) and mmproj \(n_embd = 128\)/,
+      });
+    } finally {
+      await other.dispose();
+    }
+    await assert.rejects(binding.Session.create(target, { contextSize: 256, projector: models['target.gguf'] }), {
+      message: /could not be loaded for this model: .*Failed to load CLIP model/,
+    });
+  });
+});
+
+describe('power generate --image', () => {
+  let models: ModelSet;
+  const dir = suiteTempDir('power-images-');
+  const file = (name: string) => join(dir(), name);
+  before(async () => {
+    models = await syntheticModels();
+    await writeFile(file('a.png'), pngImage(64, 64, 11));
+    await writeFile(file('b.ppm'), ppmImage(32, 24, 12));
+    await writeFile(file('notes.txt'), 'not an image at all');
+  });
+  const generate = (...more: string[]) => {
+    const run = power(
+      generateArgs(models['swa-target.gguf'], 'Describe it, twice.', '--threads', '1', '--max-tokens', '32', '--json', ...more),
+    );
+    assert.equal(run.code, 0, run.stderr);
+    return GenerationResult.parse(jsonOf(run));
+  };
+
+  test('an image, read through the projector beside the model, changes the reply; the same image gives the same reply', () => {
+    const none = generate();
+    const a = generate('--image', file('a.png'));
+    assert.notDeepEqual(a.tokens, none.tokens);
+    assert.deepEqual(generate('--image', file('a.png')).tokens, a.tokens);
+    const projector = models['swa-target.gguf'].replace(/swa-target\.gguf$/, 'mmproj-swa-target.gguf');
+    assert.deepEqual(generate('--image', file('a.png'), '--mmproj', projector).tokens, a.tokens);
+    assert.ok(a.stats.promptTokens > none.stats.promptTokens, 'the image takes positions in the prompt');
+  });
+
+  test('two images with ngram and with draft-model: the replies equal the autoregressive control, greedy and seeded', () => {
+    const images = ['--image', file('a.png'), '--image', file('b.ppm')];
+    for (const sampling of [[], ['--temperature', '0.9', '--seed', '7']]) {
+      const control = generate(...images, ...sampling);
+      for (const spec of [
+        ['--strategy', 'ngram', '--k', '4'],
+        ['--strategy', 'draft-model', '--draft', models['swa-draft-close.gguf'], '--k', '4'],
+      ]) {
+        const reply = generate(...images, ...sampling, ...spec);
+        assert.deepEqual(reply.tokens, control.tokens, spec.join(' '));
+        assert.ok(reply.stats.proposed > 0, `${spec.join(' ')} proposed nothing`);
+      }
+    }
+  });
+
+  test('each bad input is refused with the reason', () => {
+    const run = (model: string, ...more: string[]) => power(generateArgs(model, 'Describe it.', '--threads', '1', ...more));
+    const target = models['swa-target.gguf'];
+    assertUsageError(run(target, '--image', file('notes.txt')), /^error: image 1 \(19 bytes\) is not an image Power can read/);
+    assertUsageError(run(target, '--image', file('missing.png')), /^error: --image .*missing\.png: /);
+    assertUsageError(
+      run(models['target.gguf'], '--image', file('a.png')),
+      /^error: --image needs the model's projector: there is no mmproj-\*\.gguf beside target\.gguf \(give one with --mmproj FILE\)$/,
+    );
+    const projector = target.replace(/swa-target\.gguf$/, 'mmproj-swa-target.gguf');
+    assertUsageError(
+      run(models['gemma4-target.gguf'], '--image', file('a.png'), '--mmproj', projector),
+      /^error: mmproj-swa-target\.gguf does not fit gemma4-target\.gguf: projector outputs 128-wide embeddings; this model's are 64$/,
+    );
+    assertUsageError(
+      power(['generate', '--model', target, '--prompt', 'word '.repeat(400), '--ctx', '256', '--device', 'cpu', '--image', file('a.png')]),
+      /^error: the prompt with its images is \d+ positions \(4 of them for 1 image\(s\)\) but the context holds 256/,
+      { warningsAfter: true },
+    );
+    assertUsageError(
+      power(['generate', '--model', target, '--prompt-tokens', '1,2', '--image', file('a.png')]),
+      /^error: --image goes with --prompt or --prompt-file, not --prompt-tokens$/,
+    );
+    assertUsageError(
+      power(['generate', '--model', target, '--prompt', 'x', '--mmproj', projector]),
+      /^error: --mmproj goes with --image FILE$/,
+    );
+  });
+});
