@@ -23,6 +23,7 @@ import type { ReplySlot } from './reply-slot.js';
 import { runRequest } from './request.js';
 import { asPowerError } from '../runtime/target.js';
 import { draftKind } from '../models/draft-compat.js';
+import type { MediaPrompt } from '../engine/protocol.js';
 import {
   checkRequired,
   planPrompt,
@@ -38,7 +39,10 @@ export interface CompletionRequest {
   /** a library entry's name (or id) */
   model: string;
   /** a chat's messages; a chat with tools (given, or calls and results in its conversation); or a raw prompt */
-  prompt: { kind: 'chat'; messages: ChatMessage[] } | { kind: 'tools'; use: ToolUse } | { kind: 'text'; text: string };
+  prompt:
+    | { kind: 'chat'; messages: ChatMessage[]; images?: MediaPrompt['images'] }
+    | { kind: 'tools'; use: ToolUse }
+    | { kind: 'text'; text: string };
   maxTokens: number;
   temperature: number;
   topP: number;
@@ -146,6 +150,21 @@ export function createCompletions(deps: CompletionDeps): Completions {
     return found;
   };
 
+  /** The projector paired with a model (mmproj-*.gguf beside it), which a prompt with images needs; refused with the reason otherwise. */
+  const projectorOf = (name: string): string => {
+    const model = entryNamed('model', name);
+    const pairing = model.projector;
+    if (!pairing) {
+      throw new PowerError(
+        'unsupported',
+        `${model.name} reads text only: images need its projector (an mmproj-*.gguf beside the model file, as llama.cpp's releases name it)`,
+      );
+    }
+    if (!pairing.compatible)
+      throw new PowerError('unsupported', `${model.name}: its projector ${pairing.path} does not fit: ${pairing.reason}`);
+    return pairing.path;
+  };
+
   /** The chain the request asks for itself: its strategy (and fallbacks), else what a named draft drafts for (draft-model, mtp for an assistant, ...). */
   const chainAsked = async (request: CompletionRequest): Promise<Chain | null> => {
     if (request.fallbacks?.length && request.strategy === undefined) {
@@ -209,14 +228,21 @@ export function createCompletions(deps: CompletionDeps): Completions {
       const { loaded, modelName } = await ensureLoaded(request, chain);
       const profile = request.profile !== undefined ? profileNamed(request.profile) : profiles.active();
       // the request's own chain, K, S, FR and drafting policy over the profile's
-      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loaded, {
-        ...(chain ? { chain } : {}),
-        ...(request.k !== undefined ? { k: request.k } : {}),
-        ...(request.s !== undefined ? { s: request.s } : {}),
-        ...(request.frVocab !== undefined ? { frVocab: request.frVocab } : {}),
-        ...(request.pMin !== undefined ? { pMin: request.pMin } : {}),
-        ...(request.adaptiveK !== undefined ? { adaptiveK: request.adaptiveK } : {}),
-      });
+      const images = request.prompt.kind === 'chat' ? (request.prompt.images ?? []) : [];
+      const { resolved, target, session } = await sessionForProfile(
+        supervisor,
+        profile,
+        loaded,
+        {
+          ...(chain ? { chain } : {}),
+          ...(request.k !== undefined ? { k: request.k } : {}),
+          ...(request.s !== undefined ? { s: request.s } : {}),
+          ...(request.frVocab !== undefined ? { frVocab: request.frVocab } : {}),
+          ...(request.pMin !== undefined ? { pMin: request.pMin } : {}),
+          ...(request.adaptiveK !== undefined ? { adaptiveK: request.adaptiveK } : {}),
+        },
+        images.length > 0 ? projectorOf(request.model) : undefined,
+      );
       const speculative = resolved.strategy !== 'none';
       if (request.s !== undefined && speculative && !target.info.recurrent) {
         throw new PowerError('bad-input', 's (recurrent rollback snapshots) does not apply to this attention-only model: leave it out');
@@ -224,6 +250,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
 
       const conv = new Conversation(target.engine, target.modelId, target.info);
       let prompt: number[];
+      // a prompt with images is tokenized in the engine, with the images, through the projector
+      let media: MediaPrompt | undefined;
       // the request's stop sequences, and for a chat the template's end of turn where the model has no token for it
       const stops = [...(request.stop ?? [])];
       let plan: ToolPlan | null = null;
@@ -237,7 +265,10 @@ export function createCompletions(deps: CompletionDeps): Completions {
         prompt = planned.tokens;
         stops.push(...planned.stops);
       } else if (request.prompt.kind === 'chat') {
-        prompt = (await conv.prompt(request.prompt.messages)).tokens;
+        if (images.length > 0) {
+          media = await conv.mediaPrompt(request.prompt.messages, images);
+          prompt = [];
+        } else prompt = (await conv.prompt(request.prompt.messages)).tokens;
         stops.push(...(await conv.stops()));
       } else {
         if (request.prompt.text === '') throw new PowerError('bad-input', 'the prompt is empty');
@@ -250,7 +281,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
           }),
         );
       }
-      checkPromptFits(prompt.length, target.contextSize, 'prompt');
+      // (the engine checks a prompt with images, whose length only it knows)
+      if (!media) checkPromptFits(prompt.length, target.contextSize, 'prompt');
 
       const seed = drawSeed(request.seed, request.temperature);
       // a chain's rounds by the member that drafted them (the answer's power.members)
@@ -264,6 +296,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
           {
             sessionId: session.sessionId,
             prompt,
+            ...(media ? { media } : {}),
             maxTokens: request.maxTokens,
             // OpenAI's temperature and top_p and the output's constraint, every other setting at its default
             sampling: engineSampling(
@@ -301,7 +334,8 @@ export function createCompletions(deps: CompletionDeps): Completions {
       if (toolReply && request.prompt.kind === 'tools') checkRequired(request.prompt.use, toolReply, outcome.text, outcome.stopReason);
       return {
         model: modelName,
-        promptTokens: prompt.length,
+        // (with images, the positions the engine evaluated them into)
+        promptTokens: media ? outcome.replyStats.promptTokens : prompt.length,
         completionTokens: outcome.tokens.length,
         tokens: outcome.tokens,
         text: outcome.text,

@@ -10,7 +10,7 @@
 // KV/recurrent state and evaluates only the new part.
 import { PowerError } from '../contract/api/errors.js';
 import type { Chat } from '../contract/api/chats.js';
-import type { NativeModelInfo } from '../engine/protocol.js';
+import type { MediaPrompt, NativeModelInfo } from '../engine/protocol.js';
 import { ChatTemplateError, renderChat, type ChatMessage } from '../chat/template.js';
 import { renderChatBounded } from '../chat/template-budget.js';
 import type { EngineClient } from '../engine/client.js';
@@ -102,12 +102,25 @@ export class Conversation {
       const more = rest ? await this.tokenize(rest, false) : [];
       return [...memo.tokens, ...more];
     }
+    return this.tokenize(text, await this.addsBos(text));
+  }
+
+  /**
+   * The prompt of a reply to `messages` that hold images (one MEDIA_MARKER each in their text):
+   * the rendered text with the same BOS rule as `tokens`, tokenized in the engine with the images.
+   */
+  async mediaPrompt(messages: ChatMessage[], images: MediaPrompt['images']): Promise<MediaPrompt> {
+    const text = await this.render(messages);
+    return { text, images: [...images], addSpecial: await this.addsBos(text) };
+  }
+
+  /** Whether tokenizing `text` adds the model's BOS: a template that writes the BOS text itself must not get a second one. */
+  private async addsBos(text: string): Promise<boolean> {
     const bos =
       this.info.bos >= 0
         ? await this.engine.call('detokenize', { modelId: this.modelId, tokens: Int32Array.of(this.info.bos), renderSpecial: true })
         : '';
-    // a template that writes the BOS text itself must not get a second BOS
-    return this.tokenize(text, this.info.addBos && !(bos !== '' && text.startsWith(bos)));
+    return this.info.addBos && !(bos !== '' && text.startsWith(bos));
   }
 
   /** Remembers a prompt and the reply generated after it (the model's own ids). */

@@ -152,15 +152,26 @@ export class EngineSupervisor {
       if (!this.options) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
       if (!this.target) await this.open();
       const target = this.target!;
-      const { strategy, fallbacks = [], k, s, frVocab, pMin = 0, adaptiveK = false } = spec;
-      const key = `${strategyLabel(strategy, fallbacks)}/${k}/${s}/${frVocab ?? 'all'}/${pMin}/${adaptiveK}`;
+      const { strategy, fallbacks = [], k, s, frVocab, pMin = 0, adaptiveK = false, projector } = spec;
+      // a session reads images only when opened with the projector, which text-only replies need not load
+      const key = `${strategyLabel(strategy, fallbacks)}/${k}/${s}/${frVocab ?? 'all'}/${pMin}/${adaptiveK}/${projector ?? 'text'}`;
       if (this.session?.key === key) return { target, session: this.session, fresh: false };
       if (this.session) {
         await target.engine.call('disposeSession', { sessionId: this.session.sessionId }).catch(() => {});
         this.session = null;
       }
       const threads = this.options.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
-      const created = await createSession(target, { strategy, fallbacks, k, s, threads, frVocab, pMin, adaptiveK });
+      const created = await createSession(target, {
+        strategy,
+        fallbacks,
+        k,
+        s,
+        threads,
+        frVocab,
+        pMin,
+        adaptiveK,
+        ...(projector ? { projector } : {}),
+      });
       this.session = { ...created, key, strategy };
       return { target, session: this.session, fresh: true };
     });

@@ -35,10 +35,12 @@ export async function sessionForProfile(
   profile: ProfileEntry,
   loaded: Chain,
   request: ProfileRequest = {},
+  /** the model's projector, for a prompt with images */
+  projector?: string,
 ): Promise<{ resolved: ResolvedProfile; target: Awaited<ReturnType<EngineSupervisor['sessionFor']>>['target']; session: ActiveSession }> {
   const resolved = resolveProfile(profile, loaded, request);
   const { entry: _entry, ...spec } = resolved;
-  const { target, session } = await supervisor.sessionFor(spec);
+  const { target, session } = await supervisor.sessionFor({ ...spec, ...(projector ? { projector } : {}) });
   return { resolved, target, session };
 }
 

@@ -17,6 +17,7 @@ import { powerApi } from '../../app/contract/api/index.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { http, sseData, statusForDeclaredBody } from '../fixtures/http-client.js';
 import { startFileServer } from '../fixtures/file-server.js';
+import { pngImage } from '../fixtures/images.js';
 import { makeBadFiles, syntheticModels } from '../fixtures/models.js';
 import { childPids, startPowerServe, type PowerServe } from '../fixtures/serve.js';
 
@@ -49,9 +50,19 @@ before(async () => {
   dataDir = join(dir, 'data');
   await mkdir(modelsDir);
   const set = await syntheticModels();
-  for (const name of ['target.gguf', 'draft-close.gguf', 'hybrid-mtp.gguf', 'gemma4-target.gguf', 'gemma4-assistant.gguf'] as const) {
+  for (const name of [
+    'target.gguf',
+    'draft-close.gguf',
+    'hybrid-mtp.gguf',
+    'gemma4-target.gguf',
+    'gemma4-assistant.gguf',
+    'swa-target.gguf',
+    'swa-draft-close.gguf',
+  ] as const) {
     await symlink(set[name], join(modelsDir, name));
   }
+  // swa-target's projector, beside it under the name llama.cpp's releases use
+  await symlink(set['swa-target.gguf'].replace(/swa-target\.gguf$/, 'mmproj-swa-target.gguf'), join(modelsDir, 'mmproj-swa-target.gguf'));
   const bad = await makeBadFiles(join(dir, 'bad'));
   // a text file named .gguf, and a well-formed GGUF that makes llama.cpp abort when it loads
   await symlink(bad.notGguf, join(modelsDir, 'not-a-model.gguf'));
@@ -82,7 +93,16 @@ describe('power serve', () => {
     assert.match(serve.stderr(), /skipped .*not-a-model\.gguf: .*not a GGUF file/);
     const r = await http(serve.origin, '/v1/models', { headers: serve.auth });
     const ids = (JSON.parse(r.body) as { data: { id: string }[] }).data.map((m) => m.id).sort();
-    assert.deepEqual(ids, ['draft-close', 'duplicate-tokens', 'gemma4-assistant', 'gemma4-target', 'hybrid-mtp', 'target']);
+    assert.deepEqual(ids, [
+      'draft-close',
+      'duplicate-tokens',
+      'gemma4-assistant',
+      'gemma4-target',
+      'hybrid-mtp',
+      'swa-draft-close',
+      'swa-target',
+      'target',
+    ]);
   });
 
   test('refuses without the token (401), from another origin (403), an oversized body (413), malformed JSON (400)', async () => {
@@ -239,6 +259,47 @@ describe('power serve', () => {
       assert.equal(assisted.power.digest, ar.power.digest, JSON.stringify(sampling));
       assert.ok((assisted.power.stats.proposed as number) > 0, 'the assistant drafted');
     }
+  });
+
+  test('a chat with data: images gets a reply through the projector; speculative equals autoregressive; bad images are refused', async () => {
+    const url = (seed: number) => `data:image/png;base64,${Buffer.from(pngImage(32, 32, seed)).toString('base64')}`;
+    const chat = (content: unknown, extra: object = {}) => ({
+      model: 'swa-target',
+      messages: [{ role: 'user', content }],
+      max_tokens: 40,
+      ...extra,
+    });
+    const pictured = [
+      { type: 'text', text: 'Describe it, twice.' },
+      { type: 'image_url', image_url: { url: url(1) } },
+    ];
+    const text = await completion('/v1/chat/completions', chat('Describe it, twice.'));
+    for (const sampling of [{}, { temperature: 0.8, seed: 3 }]) {
+      const ar = await completion('/v1/chat/completions', chat(pictured, { strategy: 'none', ...sampling }));
+      assert.ok(ar.usage.prompt_tokens > text.usage.prompt_tokens, 'the image takes positions in the prompt');
+      for (const how of [{ strategy: 'ngram' }, { draft: 'swa-draft-close' }]) {
+        const spec = await completion('/v1/chat/completions', chat(pictured, { ...how, k: 4, ...sampling }));
+        assert.equal(spec.power.digest, ar.power.digest, `${JSON.stringify(how)} ${JSON.stringify(sampling)}`);
+        assert.ok((spec.power.stats.proposed as number) > 0, 'it drafted after the image');
+      }
+    }
+    // another picture, another reply; two pictures in one message are read in order
+    const other = await completion('/v1/chat/completions', chat([pictured[0], { type: 'image_url', image_url: { url: url(2) } }]));
+    const first = await completion('/v1/chat/completions', chat(pictured));
+    assert.notEqual(other.power.digest, first.power.digest);
+    const two = await completion('/v1/chat/completions', chat([...pictured, { type: 'image_url', image_url: { url: url(2) } }]));
+    assert.ok(two.usage.prompt_tokens > first.usage.prompt_tokens);
+
+    const refused = async (body: object, status: number, reason: RegExp) => {
+      const r = await post('/v1/chat/completions', body);
+      assert.equal(r.status, status, r.body);
+      assert.match((JSON.parse(r.body) as { error: { message: string } }).error.message, reason);
+    };
+    await refused(chat([{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }]), 400, /data: URLs only/);
+    await refused(chat([{ type: 'image_url', image_url: { url: 'data:image/png;base64,aGVsbG8=' } }]), 400, /image/i);
+    await refused({ ...chat(pictured), model: 'target' }, 400, /target reads text only: images need its projector/);
+    // the server goes on: the same model answers text after the refusals
+    assert.equal((await completion('/v1/chat/completions', chat('Describe it, twice.'))).power.digest, text.power.digest);
   });
 
   test('logprobs: five tokens, five entries from the target rows, the same under speculation (greedy and seeded), streamed too', async () => {

@@ -13,6 +13,7 @@ import { JSON_OBJECT_SCHEMA } from '../../service/reply-steps.js';
 import { strategyList, strategyListProblem } from '../../contract/strategies.js';
 import type { ChatMessage } from '../../chat/template.js';
 import type { ToolUse } from '../../service/tool-calls.js';
+import { imageBytes, ImagePart, MEDIA_MARKER } from './images.js';
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 
@@ -31,7 +32,10 @@ const ToolCall = z.object({
 export const OpenAiMessage = z.object({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
   content: z
-    .union([z.string(), z.array(TextPart)])
+    .union([
+      z.string(),
+      z.array(z.union([TextPart, ImagePart], { error: 'a content part is {type: "text", text} or {type: "image_url", image_url: {url}}' })),
+    ])
     .nullable()
     .optional(),
   /** an assistant's calls */
@@ -182,43 +186,27 @@ export function outputConstraint(r: Pick<ChatCompletionRequest, 'response_format
 }
 
 /**
- * The text of a message whose content may be a list of text parts: the parts joined with a line
+ * The text of a message whose content may be a list of parts: the parts joined with a line
  * break, as llama-server joins them for a template that takes text content (a '\n' before a part
- * once there is text; test/model/chat-prompt-matches-llama-server.test.ts checks it).
+ * once there is text; test/model/chat-prompt-matches-llama-server.test.ts checks it), an image
+ * part as the media marker.
  */
 export function messageText(message: OpenAiMessage): string {
   if (message.content == null) return '';
   if (typeof message.content === 'string') return message.content;
   let text = '';
-  for (const part of message.content) text += (text === '' ? '' : '\n') + part.text;
+  for (const part of message.content) text += (text === '' ? '' : '\n') + (part.type === 'text' ? part.text : MEDIA_MARKER);
   return text;
 }
 
-/**
- * Why a chat request's image parts (OpenAI's image_url) cannot be served, read from the body
- * before its schema (which takes text parts only) would call them malformed; null: it has none.
- * Power fetches nothing on its own, so a remote URL is refused as such; a data: URL is refused
- * too for now: the engine takes images (docs/architecture.md "Images") but /v1 does not hand
- * them to it yet.
- */
-export function imagePartProblem(body: unknown): string | null {
-  const messages = (body as { messages?: unknown } | null)?.messages;
-  if (!Array.isArray(messages)) return null;
-  for (const [i, m] of messages.entries()) {
-    const content = (m as { content?: unknown } | null)?.content;
-    if (!Array.isArray(content)) continue;
-    for (const part of content) {
-      const p = part as { type?: unknown; image_url?: unknown } | null;
-      if (p?.type !== 'image_url') continue;
-      const image = p.image_url as { url?: unknown } | string | undefined;
-      const url = typeof image === 'string' ? image : typeof image?.url === 'string' ? image.url : '';
-      if (!/^data:/i.test(url)) {
-        return `messages[${i}]: an image_url must be a data: URL (Power fetches nothing on its own; got ${JSON.stringify(url.slice(0, 40))})`;
-      }
-      return `messages[${i}]: images are not served through /v1 yet (power generate --image takes them)`;
-    }
+/** The images of a request's messages, in the order their markers come in the prompt. */
+export function messageImages(messages: readonly OpenAiMessage[]): Uint8Array<ArrayBuffer>[] {
+  const images: Uint8Array<ArrayBuffer>[] = [];
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const part of m.content) if (part.type === 'image_url') images.push(imageBytes(part));
   }
-  return null;
+  return images;
 }
 
 /** A request's messages as the chat template takes them ('developer' is OpenAI's newer name for the system role). */
@@ -238,6 +226,12 @@ export function chatMessages(messages: readonly OpenAiMessage[]): ChatMessage[] 
 export function toolUse(r: ChatCompletionRequest): ToolUse | null {
   const tools = r.tools ?? [];
   const inConversation = r.messages.some((m) => m.role === 'tool' || (m.tool_calls?.length ?? 0) > 0);
+  if (
+    (tools.length > 0 || inConversation) &&
+    r.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type !== 'text'))
+  ) {
+    throw new PowerError('unsupported', 'images cannot go with tools yet: send the images without tools');
+  }
   if (tools.length === 0 && !inConversation) {
     if (r.tool_choice != null && r.tool_choice !== 'none' && r.tool_choice !== 'auto') {
       throw new PowerError('bad-input', 'tool_choice asks for a tool call, but the request gives no tools');
@@ -258,7 +252,8 @@ export function toolUse(r: ChatCompletionRequest): ToolUse | null {
     choice = 'required';
   }
   return {
-    messages: r.messages,
+    // (text parts only: images were refused above)
+    messages: r.messages.map((m) => ({ ...m, content: Array.isArray(m.content) ? m.content.filter((p) => p.type === 'text') : m.content })),
     tools: offered,
     toolChoice: choice,
     ...(r.parallel_tool_calls != null ? { parallelToolCalls: r.parallel_tool_calls } : {}),

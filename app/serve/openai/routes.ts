@@ -7,15 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { SAMPLING_DEFAULTS, type TokenLogprobs } from '../../contract/engine-types.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../contract/api/errors.js';
-import {
-  ChatCompletionRequest,
-  chatMessages,
-  CompletionRequest,
-  imagePartProblem,
-  logprobsAsked,
-  outputConstraint,
-  toolUse,
-} from './api.js';
+import { ChatCompletionRequest, chatMessages, CompletionRequest, logprobsAsked, messageImages, outputConstraint, toolUse } from './api.js';
 import type { ToolCallDelta } from '../../service/tool-calls.js';
 import { chatLogprobs, textLogprobs } from './logprobs.js';
 import { describeIssues } from '../../contract/channel/index.js';
@@ -45,8 +37,6 @@ type Kind = 'chat' | 'text';
 
 function completionInput(kind: Kind, body: unknown): { input: CompletionInput; stream: boolean; includeUsage: boolean } {
   const schema = kind === 'chat' ? ChatCompletionRequest : CompletionRequest;
-  const images = kind === 'chat' ? imagePartProblem(body) : null;
-  if (images) throw new PowerError('unsupported', images);
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw new HttpError(400, describeIssues(parsed.error));
   const r = parsed.data;
@@ -55,7 +45,7 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
   let prompt: CompletionInput['prompt'];
   if ('messages' in r) {
     const use = toolUse(r);
-    prompt = use ? { kind: 'tools', use } : { kind: 'chat', messages: chatMessages(r.messages) };
+    prompt = use ? { kind: 'tools', use } : { kind: 'chat', messages: chatMessages(r.messages), images: messageImages(r.messages) };
   } else {
     prompt = { kind: 'text', text: typeof r.prompt === 'string' ? r.prompt : r.prompt[0]! };
   }
