@@ -101,15 +101,15 @@ describe("a chain's reply, per member", () => {
     const rounds = [round(1, 0, 0), round(2, 4, 3, 0), round(3, 4, 1, 1), round(4, 2, 2, 0), round(5, 0, 0)];
     const figures = chainFigures(rounds, 'ngram-mod', ['mtp'])!;
     assert.deepEqual(figures.members, [
-      { member: 0, strategy: 'ngram-mod', rounds: 2, proposed: 6, accepted: 5, acceptance: 5 / 6 },
-      { member: 1, strategy: 'mtp', rounds: 1, proposed: 4, accepted: 1, acceptance: 0.25 },
+      { member: 0, strategy: 'ngram-mod', rounds: 2, proposed: 6, accepted: 5, acceptanceRate: 5 / 6 },
+      { member: 1, strategy: 'mtp', rounds: 1, proposed: 4, accepted: 1, acceptanceRate: 0.25 },
     ]);
     assert.equal(figures.undrafted, 2);
   });
 
   test('a member that drafted nothing has no acceptance, and one strategy is no chain', () => {
     const figures = chainFigures([round(1, 3, 3, 0)], 'ngram', ['mtp'])!;
-    assert.equal(figures.members[1]!.acceptance, null);
+    assert.equal(figures.members[1]!.acceptanceRate, null);
     assert.equal(chainFigures([round(1, 3, 3)], 'mtp'), null);
   });
 

@@ -125,7 +125,7 @@ export function AcceptancePanel() {
                 key={m.member}
                 label={`${m.strategy} drafted`}
                 title="rounds · proposed / accepted · acceptance"
-                value={`${m.rounds} round${m.rounds === 1 ? '' : 's'} · ${m.proposed} / ${m.accepted} · ${percent(m.acceptance)}`}
+                value={`${m.rounds} round${m.rounds === 1 ? '' : 's'} · ${m.proposed} / ${m.accepted} · ${percent(m.acceptanceRate)}`}
               />
             ))}
             {chain && chain.undrafted > 0 && <Figure label="No member drafted" value={`${chain.undrafted} rounds`} />}

@@ -2,6 +2,7 @@
 // options, the member that takes the draft file, how a chain reads, and which member drafted
 // how much of a reply. The rules of what may follow what are the contract's (chainProblem).
 import { chainProblem } from '../../../app/contract/api/common.js';
+import { memberStats, type MemberStats } from '../../../app/contract/report/stats.js';
 import type { ApiRound, Strategies, Strategy } from '../api-types.js';
 import { needsDraft, type PickerOption } from './draft-options.js';
 import { percent } from './format.js';
@@ -63,16 +64,8 @@ export function settleFallbacks(
   return kept;
 }
 
-export interface MemberFigures {
-  /** 0-based, in the chain's order */
-  member: number;
-  strategy: string;
-  rounds: number;
-  proposed: number;
-  accepted: number;
-  /** accepted / proposed (null: it proposed nothing) */
-  acceptance: number | null;
-}
+/** One member's share of a reply (the report's memberStats), with its place in the chain. */
+export type MemberFigures = MemberStats & { member: number };
 
 export interface ChainFigures {
   members: MemberFigures[];
@@ -81,34 +74,15 @@ export interface ChainFigures {
 }
 
 /** Which member of a chain drafted how many rounds of a reply, and their acceptance; null for one strategy. */
-export function chainFigures(rounds: readonly ApiRound[], strategy: string, fallbacks: readonly string[] = []): ChainFigures | null {
+export function chainFigures(rounds: readonly ApiRound[], strategy: Strategy, fallbacks: readonly Strategy[] = []): ChainFigures | null {
   if (fallbacks.length === 0) return null;
-  const members: MemberFigures[] = [strategy, ...fallbacks].map((name, member) => ({
-    member,
-    strategy: name,
-    rounds: 0,
-    proposed: 0,
-    accepted: 0,
-    acceptance: null,
-  }));
-  let undrafted = 0;
-  for (const round of rounds) {
-    const figures = round.member === undefined ? undefined : members[round.member];
-    if (!figures) {
-      undrafted++;
-      continue;
-    }
-    figures.rounds++;
-    figures.proposed += round.proposed;
-    figures.accepted += round.accepted;
-  }
-  for (const m of members) m.acceptance = m.proposed > 0 ? m.accepted / m.proposed : null;
-  return { members, undrafted };
+  const members = memberStats([strategy, ...fallbacks], rounds).map((m, member) => ({ ...m, member }));
+  return { members, undrafted: rounds.length - members.reduce((n, m) => n + m.rounds, 0) };
 }
 
 /** "ngram-mod 3 rounds (66.7%)": one member's share of a reply. */
 export function memberText(m: MemberFigures): string {
-  return `${m.strategy} ${m.rounds} round${m.rounds === 1 ? '' : 's'} (${m.acceptance === null ? 'nothing proposed' : percent(m.acceptance)})`;
+  return `${m.strategy} ${m.rounds} round${m.rounds === 1 ? '' : 's'} (${m.acceptanceRate === null ? 'nothing proposed' : percent(m.acceptanceRate)})`;
 }
 
 /** How a reply or profile drafted beyond K and S, in words: p-min, adaptive K, FR (only what is set). */
@@ -127,8 +101,8 @@ export function draftingParts(p: { pMin?: number | undefined; adaptiveK?: boolea
 export function chainStatsParts(
   rounds: readonly ApiRound[],
   message: {
-    strategy: string;
-    fallbacks?: string[] | undefined;
+    strategy: Strategy;
+    fallbacks?: Strategy[] | undefined;
     pMin?: number | undefined;
     adaptiveK?: boolean | undefined;
     frVocab?: number | undefined;
