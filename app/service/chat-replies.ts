@@ -11,9 +11,10 @@ import { PowerError, toApiError } from '../contract/api/errors.js';
 import type { ProfileEntry } from '../contract/api/profiles.js';
 import { tokenDigest } from '../contract/generation-result.js';
 import { EngineCrashedError } from '../engine/client.js';
+import type { MediaPrompt } from '../engine/protocol.js';
 import { asPowerError, claimsBatchInvariance, type OpenedTarget } from '../runtime/target.js';
 import type { ChatStore } from './chat-store.js';
-import { Conversation, promptMessages } from './conversation.js';
+import { Conversation, promptImages, promptMessages } from './conversation.js';
 import type { EngineSupervisor, ActiveSession } from './engine-supervisor.js';
 import type { ServiceEvents } from './events.js';
 import type { ModelLibrary } from './library.js';
@@ -125,16 +126,38 @@ export class ChatReplies {
       const loadedOptions = supervisor.loadedOptions();
       if (!loadedOptions) throw new PowerError('bad-input', 'no model is loaded: load one first (engine.load)');
       const profile: ProfileEntry = opts.profileId ? profiles.get(opts.profileId) : profiles.active();
-      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.draftMethod);
+      const staged = structuredClone(chat);
+      change(staged);
+      const messages = promptMessages(staged, staged.messages.length);
+      const images = promptImages(staged, staged.messages.length);
+      // a conversation with images the loaded model cannot read is answered with the reason, as
+      // the reply's error: the user's message and its images stay, for a model that can
+      let refusal: unknown = null;
+      let projector: string | undefined;
+      if (images.length > 0) {
+        try {
+          projector = library.projectorPath(loadedOptions.modelId);
+        } catch (error) {
+          refusal = error;
+        }
+      }
+      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.draftMethod, {}, projector);
       if (!this.conversation || this.conversation.target !== target) {
         this.conversation = { target, conv: new Conversation(target.engine, target.modelId, target.info) };
       }
       const conv = this.conversation.conv;
 
-      const staged = structuredClone(chat);
-      change(staged);
-      const prompt = await conv.prompt(promptMessages(staged, staged.messages.length));
-      checkPromptFits(prompt.tokens.length, target.contextSize, 'conversation', 'start a new chat or load the model with a larger context');
+      let prompt: { text: string; tokens: number[] } = { text: '', tokens: [] };
+      // a prompt with images is tokenized in the engine, which checks that it fits
+      let media: MediaPrompt | undefined;
+      if (refusal) {
+        // nothing to render
+      } else if (images.length > 0) {
+        media = await conv.mediaPrompt(messages, await Promise.all(images.map(async (i) => new Uint8Array(await store.image(i.sha256)))));
+      } else {
+        prompt = await conv.prompt(messages);
+        checkPromptFits(prompt.tokens.length, target.contextSize, 'conversation', 'start a new chat or load the model with a larger context');
+      }
       // a model without a chat template: the fallback's end of turn, where the model has no token for it
       const stops = await conv.stops();
       change(chat);
@@ -177,6 +200,7 @@ export class ChatReplies {
       const request = {
         sessionId: session.sessionId,
         prompt: prompt.tokens,
+        ...(media ? { media } : {}),
         maxTokens: sampling.maxTokens,
         // the chat's settings over the engine's defaults (penalty window, presence, frequency)
         sampling: engineSampling(
@@ -193,7 +217,7 @@ export class ChatReplies {
         ),
         stops,
       };
-      void this.run(lease, chat, message, conv, prompt, request, target);
+      void this.run(lease, chat, message, conv, media ? null : prompt, request, target, refusal);
       return message.id;
     } catch (error) {
       if (applied) {
@@ -210,13 +234,17 @@ export class ChatReplies {
     chat: Chat,
     message: AssistantMessage,
     conv: Conversation,
-    prompt: { text: string; tokens: number[] },
+    /** the text prompt, whose ids the conversation remembers (null: a prompt with images) */
+    prompt: { text: string; tokens: number[] } | null,
     request: Parameters<typeof runRequest>[1],
     target: OpenedTarget,
+    /** why the reply cannot be given (it ends with that error at once) */
+    refusal: unknown,
   ): Promise<void> {
     const { supervisor, store, events } = this.deps;
     const ids = { chatId: chat.id, messageId: message.id };
     try {
+      if (refusal) throw refusal;
       const outcome = await whileGenerating(supervisor, () =>
         runRequest(target.engine, request, {
           lease,
@@ -233,7 +261,7 @@ export class ChatReplies {
       message.stopReason = outcome.stopReason;
       message.status = outcome.stopReason === 'cancelled' ? 'stopped' : 'done';
       // the reply's ids with the text they spell (after a stop string: that string too)
-      conv.remember(prompt, { text: outcome.tokensText, tokens: outcome.tokens });
+      if (prompt) conv.remember(prompt, { text: outcome.tokensText, tokens: outcome.tokens });
       chat.updatedAt = now();
       await store.save(chat);
       events.done.emit({ ...ids, stopReason: outcome.stopReason, digest: outcome.digest, stats: outcome.replyStats });
@@ -244,7 +272,7 @@ export class ChatReplies {
       message.status = 'error';
       message.error = apiError;
       message.digest = await tokenDigest(message.tokens.map((t) => t.id));
-      conv.remember(prompt, null);
+      if (prompt) conv.remember(prompt, null);
       chat.updatedAt = now();
       await store.save(chat).catch(() => {});
       events.error.emit({ ...ids, error: apiError });

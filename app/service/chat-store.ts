@@ -3,12 +3,16 @@
 // off by a stop of Power itself: it is marked as an error and keeps its committed tokens. A
 // chat file that is corrupt (cut short, not JSON, content the schema refuses) is set aside
 // under another name, with a notice, so that the other chats load and nothing overwrites it.
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+// The images of user messages are kept once each by their sha256 (chat-images/<sha256>), not
+// inside the chat's JSON; an image goes when no chat refers to it any more.
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { Chat, type ChatSummary } from '../contract/api/chats.js';
 import { PowerError } from '../contract/api/errors.js';
+import { imageType, type ChatImage } from '../contract/images.js';
 import { isTempFile } from './storage/atomic-file.js';
+import { BlobStore } from './storage/blobs.js';
 import { DocumentError, readDocument, SaveQueue, setAsideName, writeDocument, type DocumentKind } from './storage/document.js';
 
 /** Version 1 called a reply's environment `runtime`; version 2 says `environment` (docs/architecture.md, Glossary). */
@@ -54,11 +58,17 @@ export class ChatStore {
   /** chat files that did not load at start, with why (a front door may show them) */
   readonly unloaded: UnloadedChat[] = [];
 
-  private constructor(private readonly dir: string) {}
+  /** images added (addImage) that no message refers to yet: a chat's deletion leaves them */
+  private readonly pendingImages = new Set<string>();
+
+  private constructor(
+    private readonly dir: string,
+    private readonly images: BlobStore,
+  ) {}
 
   static async open(dataDir: string, options: ChatStoreOptions = {}): Promise<ChatStore> {
     const log = options.log ?? stderrLog;
-    const store = new ChatStore(join(dataDir, 'chats'));
+    const store = new ChatStore(join(dataDir, 'chats'), await BlobStore.open(join(dataDir, 'chat-images')));
     await mkdir(store.dir, { recursive: true });
     for (const name of (await readdir(store.dir)).sort()) {
       if (isTempFile(name)) {
@@ -92,7 +102,56 @@ export class ChatStore {
           .save(chat)
           .catch((error: Error) => log(`chats/${name}: the interrupted reply could not be marked on disk (${error.message})`));
     }
+    // images added for a message that was never sent; those of a chat that did not load (set
+    // aside, or a newer Power's) stay: any sha256 its text names counts
+    const keep = store.imagesInUse();
+    for (const name of await readdir(store.dir)) {
+      if (store.chats.has(name.slice(0, -5)) && name.endsWith('.json')) continue;
+      const text = await readFile(join(store.dir, name), 'utf8').catch(() => '');
+      for (const sha of text.match(/[0-9a-f]{64}/g) ?? []) keep.add(sha);
+    }
+    await store.images.sweep(keep).catch((error: Error) => log(`chat-images: unused images could not be removed (${error.message})`));
     return store;
+  }
+
+  /** The sha256 of every image a loaded chat's messages hold (and of those added for a message to come). */
+  private imagesInUse(): Set<string> {
+    const keep = new Set(this.pendingImages);
+    for (const chat of this.chats.values()) for (const sha of imagesOf(chat)) keep.add(sha);
+    return keep;
+  }
+
+  /** Keeps an image (checked at the boundary: a format Power reads, of an allowed size) for a message to come. */
+  async addImage(bytes: Uint8Array, name?: string): Promise<ChatImage> {
+    const type = imageType(bytes.subarray(0, 16));
+    if (!type) throw new PowerError('bad-input', 'not an image Power reads');
+    const sha256 = await this.images.put(bytes);
+    this.pendingImages.add(sha256);
+    return { sha256, type, bytes: bytes.length, ...(name ? { name } : {}) };
+  }
+
+  /** The image a message will refer to, as the data folder has it. */
+  async imageRef(sha256: string, name?: string): Promise<ChatImage> {
+    const bytes = await this.image(sha256);
+    const type = imageType(bytes.subarray(0, 16));
+    if (!type) throw new PowerError('bad-input', `the image ${sha256} in the data folder is not one Power reads`);
+    return { sha256, type, bytes: bytes.length, ...(name ? { name } : {}) };
+  }
+
+  /** An image's bytes; `not-found`, saying what to do, when the data folder has none by that sha256. */
+  async image(sha256: string): Promise<Buffer> {
+    try {
+      return await this.images.read(sha256, 'image');
+    } catch (error) {
+      if (error instanceof PowerError && error.code === 'not-found')
+        throw new PowerError('not-found', `the image ${sha256} is not in the data folder (add it again: chats.addImage)`);
+      throw error;
+    }
+  }
+
+  /** The images now held by a message: no longer pending. */
+  imagesUsed(images: readonly ChatImage[]): void {
+    for (const i of images) this.pendingImages.delete(i.sha256);
   }
 
   /**
@@ -147,18 +206,28 @@ export class ChatStore {
     return queue.save(() => writeDocument(CHAT, this.file(chat.id), snapshot));
   }
 
+  /** Deletes the chat, and the images that no other chat holds. */
   async delete(id: string): Promise<void> {
-    this.get(id);
+    const own = imagesOf(this.get(id));
     this.chats.delete(id);
     // a save still queued for it finishes first, so the file cannot come back
     await this.saves.get(id)?.save(() => rm(this.file(id), { force: true }));
     this.saves.delete(id);
     await rm(this.file(id), { force: true });
+    // after the chat's file: a chat on disk never refers to a missing image
+    if (own.size > 0) await this.images.sweep(this.imagesInUse(), own);
   }
 
   private file(id: string): string {
     return join(this.dir, `${id}.json`);
   }
+}
+
+/** The sha256 of the images a chat's user messages hold. */
+export function imagesOf(chat: Chat): Set<string> {
+  const out = new Set<string>();
+  for (const m of chat.messages) if (m.role === 'user') for (const i of m.images ?? []) out.add(i.sha256);
+  return out;
 }
 
 export function summary(chat: Chat, streaming: boolean): ChatSummary {

@@ -150,21 +150,6 @@ export function createCompletions(deps: CompletionDeps): Completions {
     return found;
   };
 
-  /** The projector paired with a model (mmproj-*.gguf beside it), which a prompt with images needs; refused with the reason otherwise. */
-  const projectorOf = (name: string): string => {
-    const model = entryNamed('model', name);
-    const pairing = model.projector;
-    if (!pairing) {
-      throw new PowerError(
-        'unsupported',
-        `${model.name} reads text only: images need its projector (an mmproj-*.gguf beside the model file, as llama.cpp's releases name it)`,
-      );
-    }
-    if (!pairing.compatible)
-      throw new PowerError('unsupported', `${model.name}: its projector ${pairing.path} does not fit: ${pairing.reason}`);
-    return pairing.path;
-  };
-
   /** The chain the request asks for itself: its strategy (and fallbacks), else what a named draft drafts for (draft-model, mtp for an assistant, ...). */
   const chainAsked = async (request: CompletionRequest): Promise<Chain | null> => {
     if (request.fallbacks?.length && request.strategy === undefined) {
@@ -241,7 +226,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
           ...(request.pMin !== undefined ? { pMin: request.pMin } : {}),
           ...(request.adaptiveK !== undefined ? { adaptiveK: request.adaptiveK } : {}),
         },
-        images.length > 0 ? projectorOf(request.model) : undefined,
+        images.length > 0 ? library.projectorPath(entryNamed('model', request.model).id) : undefined,
       );
       const speculative = resolved.strategy !== 'none';
       if (request.s !== undefined && speculative && !target.info.recurrent) {

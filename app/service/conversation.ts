@@ -10,7 +10,8 @@
 // KV/recurrent state and evaluates only the new part.
 import { PowerError } from '../contract/api/errors.js';
 import type { Chat } from '../contract/api/chats.js';
-import type { MediaPrompt, NativeModelInfo } from '../engine/protocol.js';
+import type { ChatImage } from '../contract/images.js';
+import { MEDIA_MARKER, type MediaPrompt, type NativeModelInfo } from '../engine/protocol.js';
 import { ChatTemplateError, renderChat, type ChatMessage } from '../chat/template.js';
 import { renderChatBounded } from '../chat/template-budget.js';
 import type { EngineClient } from '../engine/client.js';
@@ -30,12 +31,25 @@ export interface TokenMemo {
   tokens: number[];
 }
 
-/** The messages a reply answers: the system prompt, then every message before `upTo`. */
+/**
+ * The messages a reply answers: the system prompt, then every message before `upTo`. A user
+ * message's images are the media marker each, before its text, one part a line (as /v1 joins an
+ * image_url part and a text part); promptImages gives their images in the same order.
+ */
 export function promptMessages(chat: Chat, upTo: number): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (chat.systemPrompt) out.push({ role: 'system', content: chat.systemPrompt });
-  for (const m of chat.messages.slice(0, upTo)) out.push({ role: m.role, content: m.content });
+  for (const m of chat.messages.slice(0, upTo)) {
+    const images = m.role === 'user' ? (m.images ?? []) : [];
+    const content = images.length > 0 ? [...images.map(() => MEDIA_MARKER), ...(m.content ? [m.content] : [])].join('\n') : m.content;
+    out.push({ role: m.role, content });
+  }
   return out;
+}
+
+/** The images of the messages before `upTo`, in the order promptMessages places their markers. */
+export function promptImages(chat: Chat, upTo: number): ChatImage[] {
+  return chat.messages.slice(0, upTo).flatMap((m) => (m.role === 'user' ? (m.images ?? []) : []));
 }
 
 export class Conversation {

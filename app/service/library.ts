@@ -49,6 +49,23 @@ export class ModelLibrary {
     return { ...entry };
   }
 
+  /**
+   * The projector paired with a model (the mmproj-*.gguf beside it), which a prompt with images
+   * needs; `unsupported` with the reason when it has none or the one beside it does not fit.
+   */
+  projectorPath(id: string): string {
+    const model = this.get(id);
+    const pairing = model.projector;
+    if (!pairing) {
+      throw new PowerError(
+        'unsupported',
+        `${model.name} reads text only: images need its projector (an mmproj-*.gguf beside the model file, as llama.cpp's releases name it)`,
+      );
+    }
+    if (!pairing.compatible) throw new PowerError('unsupported', `${model.name}: its projector ${pairing.path} does not fit: ${pairing.reason}`);
+    return pairing.path;
+  }
+
   /** The header of the entry's paired projector, when it fits the model (null: none, or it does not fit). */
   async projector(id: string): Promise<GgufInfo | null> {
     const pairing = this.get(id).projector;

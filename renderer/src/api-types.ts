@@ -10,6 +10,7 @@ import type { RecommendedPair } from '../../app/contract/recommended-models.js';
 import type { ProfileEntry } from '../../app/contract/api/profiles.js';
 import type { StrategyTable } from '../../app/contract/api/common.js';
 import type { EngineEvidence } from '../../app/contract/generation-result.js';
+import type { ChatImage } from '../../app/contract/images.js';
 
 export type { ApiError, ApiErrorCode, PowerApi } from '../../app/contract/api/index.js';
 export type { Strategy } from '../../app/contract/strategies.js';
@@ -21,6 +22,7 @@ export type {
   EngineEvidence,
   RecommendedPair,
   Chat,
+  ChatImage,
   ChatMessage,
   ChatSampling,
   ChatSummary,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 
 import { GRAMMAR_MAX_CHARS, SAMPLING_DEFAULTS as D, SamplingPath, StopReason, TokenOrigin } from '../engine-types.js';
 import { EngineEvidence } from '../generation-result.js';
+import { ChatImage, ImageData, IMAGES_PER_MESSAGE, ImageType, Sha256Hex } from '../images.js';
 import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
 import { ApiError } from './errors.js';
@@ -52,7 +53,15 @@ export function titleFromMessage(content: string): string {
   return line.length > 48 ? `${line.slice(0, 47)}…` : line || UNTITLED_CHAT;
 }
 
-export const UserMessage = z.object({ id: Id, role: z.literal('user'), content: z.string(), createdAt: Time });
+export const UserMessage = z.object({
+  id: Id,
+  role: z.literal('user'),
+  content: z.string(),
+  createdAt: Time,
+  /** images attached to the message, in order (absent: none); their bytes are in the data folder, by sha256 */
+  images: z.array(ChatImage).max(IMAGES_PER_MESSAGE).optional(),
+});
+export type UserMessage = z.infer<typeof UserMessage>;
 
 export const ReplyToken = z.object({ id: z.number().int(), text: z.string(), origin: TokenOrigin, round: z.number().int().min(1) });
 export type ReplyToken = z.infer<typeof ReplyToken>;
@@ -137,6 +146,10 @@ const ReplyOptions = {
   profileId: Id.optional(),
 };
 const Started = z.object({ userMessageId: Id, assistantMessageId: Id });
+/** images added before (chats.addImage), by their sha256, in the order the message shows them */
+const ImageRefs = z
+  .array(z.object({ sha256: Sha256Hex, name: z.string().max(255).optional() }))
+  .max(IMAGES_PER_MESSAGE, { error: `at most ${IMAGES_PER_MESSAGE} images per message` });
 
 export const chats = concern({
   methods: {
@@ -146,24 +159,44 @@ export const chats = concern({
     rename: { input: z.object({ chatId: Id, title: z.string().min(1).max(200) }), output: ChatSummary },
     /** a chat whose reply is streaming is stopped first (the reply ends as cancelled), then deleted */
     delete: { input: ChatRef, output: Ok },
-    /** adds a user message and starts the reply; `busy` while another reply streams */
+    /**
+     * adds a user message and starts the reply; `busy` while another reply streams. A reply the
+     * loaded model cannot give to the message's images (no projector, a strategy that reads the
+     * target's hidden rows) is an error reply: the message and its images stay in the chat
+     */
     send: {
-      input: z.object({
-        chatId: Id,
-        content: z.string().min(1).max(1_000_000),
-        /** replaces the chat's system prompt (null removes it) */
-        systemPrompt: z.string().max(100_000).nullable().optional(),
-        ...ReplyOptions,
-      }),
+      input: z
+        .object({
+          chatId: Id,
+          content: z.string().max(1_000_000),
+          images: ImageRefs.optional(),
+          /** replaces the chat's system prompt (null removes it) */
+          systemPrompt: z.string().max(100_000).nullable().optional(),
+          ...ReplyOptions,
+        })
+        .refine((p) => p.content.trim() !== '' || (p.images?.length ?? 0) > 0, {
+          error: 'a message needs text or an image',
+          path: ['content'],
+        }),
       output: Started,
     },
+    /**
+     * keeps an image in the data folder (content-addressed: the same image once) for a message
+     * to come; an image no chat uses is removed when Power starts again
+     */
+    addImage: {
+      input: z.object({ data: ImageData, name: z.string().max(255).optional() }),
+      output: ChatImage,
+    },
+    /** an image of a message (its thumbnail in the chat) */
+    image: { input: z.object({ sha256: Sha256Hex }), output: z.object({ type: ImageType, data: z.string() }) },
     /** stops the chat's streaming reply (it keeps what was generated); false when none streams */
     stop: { input: ChatRef, output: z.object({ stopped: z.boolean() }) },
     /** replaces the last assistant reply with a new one */
     regenerate: { input: z.object({ chatId: Id, ...ReplyOptions }), output: Started },
-    /** edits a user message, drops everything after it, and replies to it */
+    /** edits a user message, drops everything after it, and replies to it; it keeps its images unless `images` replaces them */
     editAndContinue: {
-      input: z.object({ chatId: Id, messageId: Id, content: z.string().min(1).max(1_000_000), ...ReplyOptions }),
+      input: z.object({ chatId: Id, messageId: Id, content: z.string().max(1_000_000), images: ImageRefs.optional(), ...ReplyOptions }),
       output: Started,
     },
   },

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 
 import { titleFromMessage, UNTITLED_CHAT, type AssistantMessage, type Chat } from '../../contract/api/chats.js';
 import { PowerError } from '../../contract/api/errors.js';
+import { imageType, type ChatImage } from '../../contract/images.js';
 import type { ServiceImplementation } from '../types.js';
 import { summary, type ChatStore } from '../chat-store.js';
 import { now, type ChatReplies, type ReplyOptions } from '../chat-replies.js';
@@ -24,6 +25,9 @@ const replyOptions = (p: ReplyOptions): ReplyOptions => ({
 
 export function chatsApi(store: ChatStore, replies: ChatReplies, events: ServiceEvents): ServiceImplementation['chats'] {
   const changed = (chatId: string, change: 'created' | 'updated' | 'deleted'): void => events.chatChanged.emit({ chatId, change });
+  /** the images a message will hold, as the data folder has them (each added before) */
+  const imagesNamed = (refs: readonly { sha256: string; name?: string }[]): Promise<ChatImage[]> =>
+    Promise.all(refs.map((r) => store.imageRef(r.sha256, r.name)));
   return {
     create: async (p) => {
       const t = now();
@@ -59,16 +63,24 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
     },
     send: async (p) => {
       const chat = store.get(p.chatId);
-      const userMessage = { id: randomUUID(), role: 'user' as const, content: p.content, createdAt: now() };
+      const images = await imagesNamed(p.images ?? []);
+      const userMessage = {
+        id: randomUUID(),
+        role: 'user' as const,
+        content: p.content,
+        createdAt: now(),
+        ...(images.length > 0 ? { images } : {}),
+      };
       const assistantMessageId = await replies.start(
         chat,
         (c) => {
           if (p.systemPrompt !== undefined) c.systemPrompt = p.systemPrompt;
-          c.messages.push({ ...userMessage });
-          if (c.title === UNTITLED_CHAT) c.title = titleFromMessage(p.content);
+          c.messages.push(structuredClone(userMessage));
+          if (c.title === UNTITLED_CHAT) c.title = titleFromMessage(p.content.trim() || (images[0]?.name ?? 'Image'));
         },
         replyOptions(p),
       );
+      store.imagesUsed(images);
       return { userMessageId: userMessage.id, assistantMessageId };
     },
     stop: async (p) => {
@@ -88,7 +100,11 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
       const chat = store.get(p.chatId);
       const index = chat.messages.findIndex((m) => m.id === p.messageId);
       if (index < 0) throw new PowerError('not-found', `no message ${p.messageId} in chat ${p.chatId}`);
-      if (chat.messages[index]!.role !== 'user') throw new PowerError('bad-input', 'only a user message can be edited');
+      const message = chat.messages[index]!;
+      if (message.role !== 'user') throw new PowerError('bad-input', 'only a user message can be edited');
+      // absent: the message keeps its images
+      const images = p.images ? await imagesNamed(p.images) : (message.images ?? []);
+      if (p.content.trim() === '' && images.length === 0) throw new PowerError('bad-input', 'a message needs text or an image');
       const assistantMessageId = await replies.start(
         chat,
         (c) => {
@@ -96,11 +112,20 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
           const gone = new Set(c.messages.slice(index).map((m) => m.id));
           if (c.superseded) c.superseded = c.superseded.filter((x) => !gone.has(x.replyTo));
           c.messages.splice(index + 1);
-          c.messages[index] = { ...c.messages[index]!, content: p.content } as Chat['messages'][number];
+          const { images: _old, ...rest } = message;
+          c.messages[index] = { ...structuredClone(rest), content: p.content, ...(images.length > 0 ? { images: structuredClone(images) } : {}) };
         },
         replyOptions(p),
       );
+      store.imagesUsed(images);
       return { userMessageId: p.messageId, assistantMessageId };
+    },
+    addImage: async (p) => store.addImage(Buffer.from(p.data, 'base64'), p.name),
+    image: async (p) => {
+      const bytes = await store.image(p.sha256);
+      const type = imageType(bytes.subarray(0, 16));
+      if (!type) throw new PowerError('bad-input', `the image ${p.sha256} in the data folder is not one Power reads`);
+      return { type, data: bytes.toString('base64') };
     },
     onChanged: events.chatChanged.on,
   };

@@ -1,9 +1,15 @@
 // The message box: System prompt and Sampling in popovers above it, then Send / Stop /
-// Regenerate with the profile that will run and, when Send cannot, the reason in words.
-import { useState } from 'react';
+// Regenerate with the profile that will run and, when Send cannot, the reason in words. Images
+// join the message by the attach button, a paste or a drop onto the composer (each kept in the
+// service at once, shown as a thumbnail with its remove button until the message is sent); the
+// attach button says why when the loaded model reads no images.
+import { useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
+import type { ChatImage } from '../api-types.js';
 import { chainLabel } from '../logic/chain.js';
+import { imageBlocker } from '../logic/images.js';
+import { ImageThumb } from './ImageThumb.js';
 import { checkSampling, SAMPLING_LABELS, samplingProblem, type SamplingField } from '../logic/sampling.js';
 import { profileToRun } from '../logic/send-gate.js';
 import { Popover } from './Popover.js';
@@ -114,33 +120,119 @@ export function Composer() {
     })),
   );
   const blocker = useSendBlocker();
+  const { attachImage, fail, imagesBlocked } = usePower(
+    useShallow((s) => ({ attachImage: s.attachImage, fail: s.fail, imagesBlocked: imageBlocker(s.engine, s.models) })),
+  );
   const [text, setText] = useState('');
+  const [images, setImages] = useState<Array<{ image: ChatImage; src: string }>>([]);
+  const [dragging, setDragging] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+  // the count as the attachments land, which each attach reads before the state re-renders
+  const count = useRef(0);
+  count.current = images.length;
 
-  const submit = async (): Promise<void> => {
-    if (blocker || text.trim() === '') return;
-    const content = text;
-    setText('');
-    if (!(await send(content))) setText(content);
+  const attach = async (files: readonly File[]): Promise<void> => {
+    if (imagesBlocked) {
+      fail('Attaching an image', { code: 'unsupported', message: imagesBlocked });
+      return;
+    }
+    for (const file of files) {
+      const image = await attachImage(file, count.current);
+      if (!image) return;
+      const src = URL.createObjectURL(file);
+      count.current++;
+      setImages((now) => [...now, { image, src }]);
+    }
   };
+  const remove = (index: number): void => {
+    setImages((now) => {
+      URL.revokeObjectURL(now[index]!.src);
+      return now.filter((_, i) => i !== index);
+    });
+  };
+
+  const empty = text.trim() === '' && images.length === 0;
+  const submit = async (): Promise<void> => {
+    if (blocker || empty) return;
+    const content = text;
+    const sent = images;
+    setText('');
+    setImages([]);
+    if (await send(content, sent.map((i) => i.image))) sent.forEach((i) => URL.revokeObjectURL(i.src));
+    else {
+      setText(content);
+      setImages(sent);
+    }
+  };
+
+  // every file: one that is no image is refused with the reason, not dropped in silence
+  const filesOf = (list: DataTransfer | null): File[] => Array.from(list?.files ?? []);
 
   return (
     <form
-      className="composer"
+      className={dragging ? 'composer dragging' : 'composer'}
       onSubmit={(e) => {
         e.preventDefault();
         void submit();
+      }}
+      onDragOver={(e) => {
+        if (!Array.from(e.dataTransfer.types).includes('Files')) return;
+        e.preventDefault();
+        e.dataTransfer.dropEffect = 'copy';
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        void attach(filesOf(e.dataTransfer));
       }}
     >
       <div className="composer-tools">
         <SystemPrompt />
         <SamplingSettings />
+        <button
+          type="button"
+          className="attach"
+          disabled={imagesBlocked !== null}
+          title={imagesBlocked ?? 'Attach images (PNG, JPEG, GIF, BMP, PPM); paste or drop them here too'}
+          onClick={() => fileInput.current?.click()}
+        >
+          Attach image
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          accept="image/png,image/jpeg,image/gif,image/bmp,image/x-portable-pixmap,image/x-portable-graymap,.ppm,.pgm,.pnm"
+          multiple
+          hidden
+          aria-label="Image files"
+          onChange={(e) => {
+            const files = Array.from(e.target.files ?? []);
+            e.target.value = '';
+            void attach(files);
+          }}
+        />
       </div>
+      {images.length > 0 && (
+        <div className="pending-images" aria-label="Attached images">
+          {images.map(({ image, src }, i) => (
+            <ImageThumb key={src} image={image} src={src} onRemove={() => remove(i)} />
+          ))}
+        </div>
+      )}
       <textarea
         aria-label="Message"
         rows={2}
         value={text}
         placeholder="Message (Enter sends, Shift+Enter for a new line, Escape stops a reply)"
         onChange={(e) => setText(e.target.value)}
+        onPaste={(e) => {
+          const files = filesOf(e.clipboardData);
+          if (files.length === 0) return;
+          e.preventDefault();
+          void attach(files);
+        }}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && !e.shiftKey) {
             e.preventDefault();
@@ -151,7 +243,7 @@ export function Composer() {
       <div className="send-bar">
         <RunLine blocker={blocker} />
         <div className="buttons">
-          <button type="submit" className="primary" disabled={blocker !== null || text.trim() === ''} aria-describedby="send-reason">
+          <button type="submit" className="primary" disabled={blocker !== null || empty} aria-describedby="send-reason">
             Send
           </button>
           <button

@@ -5,6 +5,7 @@ import { useShallow } from 'zustand/react/shallow';
 
 import type { UserMessage } from '../api-types.js';
 import { CopyButton } from './CopyButton.js';
+import { ImageThumb } from './ImageThumb.js';
 import { useSendBlocker } from './use-send-gate.js';
 import { usePower } from './store-context.js';
 
@@ -17,7 +18,7 @@ function EditForm({ message, onDone }: { message: UserMessage; onDone: () => voi
       className="edit-message"
       onSubmit={(e) => {
         e.preventDefault();
-        if (blocker || text.trim() === '') return;
+        if (blocker || (text.trim() === '' && !message.images?.length)) return;
         void edit(message.id, text).then((ok) => ok && onDone());
       }}
     >
@@ -29,9 +30,16 @@ function EditForm({ message, onDone }: { message: UserMessage; onDone: () => voi
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => e.key === 'Escape' && onDone()}
       />
-      <p className="hint">The replies after this message are dropped and a new one is written.</p>
+      <p className="hint">
+        The replies after this message are dropped and a new one is written{message.images?.length ? '; the message keeps its images' : ''}.
+      </p>
       <div className="buttons">
-        <button type="submit" className="primary" disabled={blocker !== null || text.trim() === ''} title={blocker ?? undefined}>
+        <button
+          type="submit"
+          className="primary"
+          disabled={blocker !== null || (text.trim() === '' && !message.images?.length)}
+          title={blocker ?? undefined}
+        >
           Save and continue
         </button>
         <button type="button" onClick={onDone}>
@@ -52,7 +60,14 @@ export function UserMessageView({ message }: { message: UserMessage }) {
         <EditForm message={message} onDone={() => setEditing(false)} />
       ) : (
         <>
-          <p>{message.content}</p>
+          {message.images && message.images.length > 0 && (
+            <div className="message-images" aria-label="Images">
+              {message.images.map((image, i) => (
+                <ImageThumb key={`${image.sha256}-${i}`} image={image} />
+              ))}
+            </div>
+          )}
+          {message.content && <p>{message.content}</p>}
           <div className="actions">
             <CopyButton text={message.content} />
             <button

@@ -4,7 +4,8 @@ import { titleFromMessage } from '../../../app/contract/api/chats.js';
 import { emptyReply, type ReplyView } from '../logic/reply.js';
 import { chatAfterDelete, reusableChat } from '../logic/chat-list.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingField, type FormatField } from '../logic/sampling.js';
-import type { ChatSampling } from '../api-types.js';
+import { attachProblem, fileImageType, toBase64 } from '../logic/images.js';
+import type { ChatImage, ChatSampling } from '../api-types.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
 
 /** The live replies after one frame's batches of rounds. */
@@ -163,9 +164,31 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
       }
     },
 
-    async send(content) {
+    async attachImage(file, pending) {
       const { api } = get();
-      if (!api || content.trim() === '') return false;
+      if (!api) return null;
+      const problem = attachProblem(file.name || 'the image', file.size, pending);
+      if (problem) {
+        get().fail('Attaching an image', { code: 'bad-input', message: problem });
+        return null;
+      }
+      try {
+        const bytes = new Uint8Array(await file.arrayBuffer());
+        const checked = fileImageType(file.name || 'the image', bytes.subarray(0, 16));
+        if ('problem' in checked) {
+          get().fail('Attaching an image', { code: 'unsupported', message: checked.problem });
+          return null;
+        }
+        return await api.chats.addImage({ data: toBase64(bytes), ...(file.name ? { name: file.name.slice(0, 255) } : {}) });
+      } catch (error) {
+        get().fail('Attaching an image', error);
+        return null;
+      }
+    },
+
+    async send(content, images = []) {
+      const { api } = get();
+      if (!api || (content.trim() === '' && images.length === 0)) return false;
       if (noModel('Sending')) return false;
       const checked = sampling('Sending');
       if (!checked) return false;
@@ -173,7 +196,7 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
       try {
         let chatId = get().chatId;
         if (!chatId) {
-          const chat = await api.chats.create({ title: titleFromMessage(content) });
+          const chat = await api.chats.create({ title: titleFromMessage(content.trim() || (images[0]?.name ?? 'Image')) });
           chatId = created = chat.id;
           set({ chatId, chat });
         }
@@ -181,6 +204,7 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
         const started = await api.chats.send({
           chatId,
           content,
+          ...(images.length > 0 ? { images: images.map((i) => ({ sha256: i.sha256, ...(i.name ? { name: i.name } : {}) })) } : {}),
           systemPrompt: systemPrompt === '' ? null : systemPrompt,
           sampling: checked,
         });

@@ -3,6 +3,7 @@ import type { StateCreator } from 'zustand';
 
 import type {
   Chat,
+  ChatImage,
   ChatSummary,
   DevicesReport,
   DownloadEntry,
@@ -155,7 +156,10 @@ export interface ChatsSlice {
   newChat(): Promise<void>;
   renameChat(id: string, title: string): Promise<void>;
   deleteChat(id: string): Promise<void>;
-  send(content: string): Promise<boolean>;
+  /** sends the message with the images attached before (attachImage) */
+  send(content: string, images?: readonly ChatImage[]): Promise<boolean>;
+  /** keeps an image file in the service for the message being written: its record, or null (the notice says why) */
+  attachImage(file: File, pending: number): Promise<ChatImage | null>;
   stop(): Promise<void>;
   regenerate(): Promise<void>;
   editAndContinue(messageId: string, content: string): Promise<boolean>;
