@@ -156,7 +156,12 @@ export class ChatReplies {
         media = await conv.mediaPrompt(messages, await Promise.all(images.map(async (i) => new Uint8Array(await store.image(i.sha256)))));
       } else {
         prompt = await conv.prompt(messages);
-        checkPromptFits(prompt.tokens.length, target.contextSize, 'conversation', 'start a new chat or load the model with a larger context');
+        checkPromptFits(
+          prompt.tokens.length,
+          target.contextSize,
+          'conversation',
+          'start a new chat or load the model with a larger context',
+        );
       }
       // a model without a chat template: the fallback's end of turn, where the model has no token for it
       const stops = await conv.stops();

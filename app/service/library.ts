@@ -62,7 +62,8 @@ export class ModelLibrary {
         `${model.name} reads text only: images need its projector (an mmproj-*.gguf beside the model file, as llama.cpp's releases name it)`,
       );
     }
-    if (!pairing.compatible) throw new PowerError('unsupported', `${model.name}: its projector ${pairing.path} does not fit: ${pairing.reason}`);
+    if (!pairing.compatible)
+      throw new PowerError('unsupported', `${model.name}: its projector ${pairing.path} does not fit: ${pairing.reason}`);
     return pairing.path;
   }
 

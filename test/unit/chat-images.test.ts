@@ -103,7 +103,10 @@ describe('chat images on disk', () => {
     const shared = await store.addImage(pngImage(8, 8, 1), 'a.png');
     const again = await store.addImage(pngImage(8, 8, 1));
     assert.equal(again.sha256, shared.sha256);
-    assert.deepEqual({ ...shared, name: undefined }, { sha256: shared.sha256, type: 'image/png', bytes: pngImage(8, 8, 1).length, name: undefined });
+    assert.deepEqual(
+      { ...shared, name: undefined },
+      { sha256: shared.sha256, type: 'image/png', bytes: pngImage(8, 8, 1).length, name: undefined },
+    );
     const own = await store.addImage(ppmImage(3, 3, 2), 'b.ppm');
     assert.equal(own.type, 'image/x-portable-anymap');
     await store.add(chatWith(1, [shared, own]));

@@ -113,7 +113,11 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
           if (c.superseded) c.superseded = c.superseded.filter((x) => !gone.has(x.replyTo));
           c.messages.splice(index + 1);
           const { images: _old, ...rest } = message;
-          c.messages[index] = { ...structuredClone(rest), content: p.content, ...(images.length > 0 ? { images: structuredClone(images) } : {}) };
+          c.messages[index] = {
+            ...structuredClone(rest),
+            content: p.content,
+            ...(images.length > 0 ? { images: structuredClone(images) } : {}),
+          };
         },
         replyOptions(p),
       );

@@ -158,7 +158,13 @@ export function Composer() {
     const sent = images;
     setText('');
     setImages([]);
-    if (await send(content, sent.map((i) => i.image))) sent.forEach((i) => URL.revokeObjectURL(i.src));
+    if (
+      await send(
+        content,
+        sent.map((i) => i.image),
+      )
+    )
+      sent.forEach((i) => URL.revokeObjectURL(i.src));
     else {
       setText(content);
       setImages(sent);

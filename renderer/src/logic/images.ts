@@ -1,6 +1,13 @@
 // Images in the composer: whether the loaded model can read them (its projector), and a file's
 // check before it is sent (the service checks again: these are the same rules, from the contract).
-import { IMAGE_MAX_BYTES, IMAGES_PER_MESSAGE, imageType, imageTypeProblem, megabytes, type ImageType } from '../../../app/contract/images.js';
+import {
+  IMAGE_MAX_BYTES,
+  IMAGES_PER_MESSAGE,
+  imageType,
+  imageTypeProblem,
+  megabytes,
+  type ImageType,
+} from '../../../app/contract/images.js';
 import type { EngineState, ModelEntry } from '../api-types.js';
 
 /** Why images cannot be attached now, in words (null: they can). */
