@@ -33,7 +33,16 @@ function environmentNamed(data: unknown): unknown {
   };
 }
 
-export const CHAT: DocumentKind<typeof Chat> = { format: 'chat', version: 2, schema: Chat, migrations: { 1: environmentNamed } };
+/**
+ * Version 3 adds a user message's images: a Power of version 2 would read such a chat and drop
+ * them when it saved it, so it is refused the file instead (left as it is); nothing to migrate.
+ */
+export const CHAT: DocumentKind<typeof Chat> = {
+  format: 'chat',
+  version: 3,
+  schema: Chat,
+  migrations: { 1: environmentNamed, 2: (data) => data },
+};
 const ID = /^[0-9a-f-]{36}$/;
 
 /** A chat file that could not be loaded, and what became of it. */

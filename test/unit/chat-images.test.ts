@@ -13,6 +13,8 @@ import type { Chat } from '../../app/contract/api/chats.js';
 import { IMAGE_MAX_BYTES, IMAGES_PER_MESSAGE, ImageData, imageType } from '../../app/contract/images.js';
 import { encodeFrame, WS_MAX_MESSAGE_BYTES } from '../../app/contract/transport/ws-protocol.js';
 import { ChatStore } from '../../app/service/chat-store.js';
+import type { EngineState, ModelEntry } from '../../renderer/src/api-types.js';
+import { attachProblem, fileImageType, imageBlocker, toBase64 } from '../../renderer/src/logic/images.js';
 import { pngImage, ppmImage } from '../fixtures/images.js';
 import { suiteTempDir } from '../fixtures/temp-dir.js';
 
@@ -82,6 +84,39 @@ describe('chat images at the boundary', () => {
     const many = send.safeParse({ chatId, content: 'x', images: Array(IMAGES_PER_MESSAGE + 1).fill(image) });
     assert.match(many.error!.issues[0]!.message, new RegExp(`at most ${IMAGES_PER_MESSAGE} images per message`));
     assert.match(send.safeParse({ chatId, content: 'x', images: [{ sha256: 'X'.repeat(64) }] }).error!.issues[0]!.message, /sha256/);
+  });
+});
+
+describe('chat images in the composer', () => {
+  const engine = { model: { id: 'm1', name: 'swa-target', path: '/m/swa-target.gguf' } } as EngineState;
+  const entry = (projector: Partial<NonNullable<ModelEntry['projector']>> | null): ModelEntry =>
+    ({
+      id: 'm1',
+      name: 'swa-target',
+      projector: projector && { compatible: true, accepts: { image: true, audio: false }, ...projector },
+    }) as ModelEntry;
+
+  test('the attach button says why a model reads no images', () => {
+    assert.match(imageBlocker(null, [])!, /Load a model first/);
+    assert.match(imageBlocker(engine, [entry(null)])!, /^swa-target reads text only: images need its projector/);
+    assert.match(
+      imageBlocker(engine, [entry({ compatible: false, reason: 'width 128, model 64' })])!,
+      /does not fit \(width 128, model 64\)/,
+    );
+    assert.equal(imageBlocker(engine, [entry({})]), null);
+  });
+
+  test('a file is checked before it is sent, with the contract’s rules', () => {
+    assert.equal(attachProblem('a.png', 10, 0), null);
+    assert.match(attachProblem('a.png', 10, IMAGES_PER_MESSAGE)!, /At most 8 images per message/);
+    assert.match(attachProblem('big.jpg', IMAGE_MAX_BYTES + 1, 0)!, /^big\.jpg is 12 MB: at most 12 MB per image/);
+    assert.match(attachProblem('e.png', 0, 0)!, /is empty/);
+    assert.deepEqual(fileImageType('a.png', pngImage(2, 2, 1)), { type: 'image/png' });
+    assert.deepEqual(fileImageType('notes.png', bytesOf('just text')), {
+      problem: 'notes.png: this is not an image format Power reads (PNG, JPEG, GIF, BMP, PPM/PGM).',
+    });
+    const big = pngImage(300, 300, 2);
+    assert.equal(toBase64(big), b64(big), 'base64 in chunks equals Node’s');
   });
 });
 

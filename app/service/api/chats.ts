@@ -63,7 +63,8 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
     },
     send: async (p) => {
       const chat = store.get(p.chatId);
-      const images = await imagesNamed(p.images ?? []);
+      // (no await without images: the reply takes the slot in this tick, so a stop right after finds it)
+      const images = p.images?.length ? await imagesNamed(p.images) : [];
       const userMessage = {
         id: randomUUID(),
         role: 'user' as const,

@@ -57,7 +57,13 @@ export function ImageThumb({ image, src, onRemove }: { image: ChatImage; src?: s
   return (
     <figure className="image-thumb" data-sha256={image.sha256}>
       {shows && url ? (
-        <button type="button" className="thumb" title={`${label(image)}: show larger`} onClick={() => setOpen(true)}>
+        <button
+          type="button"
+          className="thumb"
+          aria-label={`${label(image)}: show larger`}
+          title={`${label(image)}: show larger`}
+          onClick={() => setOpen(true)}
+        >
           <img src={url} alt={label(image)} />
         </button>
       ) : (

@@ -1,0 +1,119 @@
+// Images in the chat, in Chromium over a real `power serve` on the synthetic gemma3 target and
+// its projector: the attach button says why it is off for a model without one; an image joins
+// the message by the file picker and by a drop onto the composer, one by a paste, each a thumbnail
+// with its remove button; the sent message shows its thumbnails (a click shows one larger) and the
+// reply comes. The screenshot goes to test-results/chat-images.png.
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import type { Browser, Page } from 'playwright-core';
+
+import { ROOT } from '../../app/paths.js';
+import { closeAppPage, openAppPage } from '../fixtures/browser.js';
+import { pngImage } from '../fixtures/images.js';
+import { syntheticModels } from '../fixtures/models.js';
+import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
+import { LONG, ui } from './ui-helpers.js';
+
+const RESULTS = join(ROOT, 'test-results');
+
+let serve: ServeProcess | null = null;
+let browser: Browser;
+let page: Page;
+let pageErrors: string[] = [];
+
+/** Hands `bytes` to the composer as a file the way a drop or a paste does (a DataTransfer on the event). */
+async function transfer(kind: 'drop' | 'paste', name: string, bytes: Uint8Array): Promise<void> {
+  await page.evaluate(
+    ({ kind, name, data }) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([Uint8Array.from(data)], name, { type: 'image/png' }));
+      if (kind === 'paste') {
+        document
+          .querySelector('textarea[aria-label=Message]')!
+          .dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+      } else {
+        const form = document.querySelector('form.composer')!;
+        form.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        form.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }
+    },
+    { kind, name, data: Array.from(bytes) },
+  );
+}
+
+describe('images in the chat', { timeout: 10 * 60_000 }, () => {
+  before(async () => {
+    await syntheticModels();
+    await mkdir(RESULTS, { recursive: true });
+    serve = await startServe();
+    ({ browser, page, pageErrors } = await openAppPage({ width: 1280, height: 860 }));
+    await page.goto(serve.url);
+  });
+
+  after(() => closeAppPage(browser, serve, pageErrors));
+
+  test('attach, drop and paste images, send them, see the thumbnails and a reply', async () => {
+    const u = ui(page);
+    const attach = u.button('Attach image');
+    const pending = page.getByLabel('Attached images', { exact: true }).locator('figure.image-thumb');
+
+    await u.load('target', 'none');
+    assert.equal(await attach.isDisabled(), true, 'a model without a projector reads no images');
+    assert.match((await attach.getAttribute('title'))!, /target reads text only: images need its projector/);
+
+    await u.load('swa-target', 'ngram');
+    await page.waitForFunction(() => !(document.querySelector('.composer .attach') as HTMLButtonElement).disabled, null, { timeout: LONG });
+    await u.setSampling('Max tokens', '24');
+    await u.closePopovers();
+
+    await page
+      .getByLabel('Image files', { exact: true })
+      .setInputFiles({ name: 'first.png', mimeType: 'image/png', buffer: Buffer.from(pngImage(64, 64, 1)) });
+    await pending.nth(0).waitFor();
+    await transfer('drop', 'dropped.png', pngImage(48, 48, 2));
+    await pending.nth(1).waitFor();
+    await transfer('paste', 'pasted.png', pngImage(40, 40, 3));
+    await pending.nth(2).waitFor();
+    // one goes again before the message is sent
+    await u.button('Remove dropped.png').click();
+    await page.waitForFunction(() => document.querySelectorAll('.pending-images figure').length === 2);
+    await page.locator('form.composer').screenshot({ path: join(RESULTS, 'chat-images-composer.png') });
+
+    // a file that is no image is refused with the reason, and nothing is attached
+    await page
+      .getByLabel('Image files', { exact: true })
+      .setInputFiles({ name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('just text') });
+    await page.locator('.notice', { hasText: /notes\.png: this is not an image format Power reads/ }).waitFor();
+    assert.equal(await pending.count(), 2);
+
+    const reply = await u.sendAndWait('What is in these pictures?');
+    assert.ok(((await reply.textContent()) ?? '').length > 0, 'a reply');
+    assert.equal(await pending.count(), 0, 'the composer is empty again');
+    const sent = u.log().getByRole('article', { name: 'You', exact: true }).last();
+    const thumbs = sent.locator('.message-images img');
+    await page.waitForFunction(
+      () => {
+        const imgs = Array.from(document.querySelectorAll<HTMLImageElement>('[role=log] article[aria-label=You] .message-images img'));
+        return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
+      },
+      null,
+      { timeout: LONG },
+    );
+    assert.deepEqual(await thumbs.evaluateAll((is) => is.map((i) => (i as HTMLImageElement).alt)), ['first.png', 'pasted.png']);
+    assert.equal(await sent.locator('p').textContent(), 'What is in these pictures?');
+
+    // the thumbnails are the service's: they come back with the chat after a reload
+    await page.reload();
+    await u.log().getByRole('article', { name: 'You', exact: true }).locator('.message-images img').first().waitFor({ timeout: LONG });
+    await page.screenshot({ path: join(RESULTS, 'chat-images.png') });
+
+    await u.log().getByRole('button', { name: 'first.png: show larger' }).click();
+    const view = page.getByRole('dialog', { name: 'first.png' });
+    await view.waitFor();
+    await page.keyboard.press('Escape');
+    await view.waitFor({ state: 'detached' });
+  });
+});
