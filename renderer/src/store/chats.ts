@@ -5,7 +5,7 @@ import { emptyReply, type ReplyView } from '../logic/reply.js';
 import { chatAfterDelete, reusableChat } from '../logic/chat-list.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingField, type FormatField } from '../logic/sampling.js';
 import { attachProblem, fileImageType, toBase64 } from '../logic/images.js';
-import type { ChatImage, ChatSampling } from '../api-types.js';
+import type { ChatSampling } from '../api-types.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
 
 /** The live replies after one frame's batches of rounds. */
