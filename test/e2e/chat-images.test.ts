@@ -80,6 +80,10 @@ describe('images in the chat', { timeout: 10 * 60_000 }, () => {
     // one goes again before the message is sent
     await u.button('Remove dropped.png').click();
     await page.waitForFunction(() => document.querySelectorAll('.pending-images figure').length === 2);
+    // the thumbnails show the pictures (the page's CSP lets their data: URLs in)
+    await page.waitForFunction(() =>
+      Array.from(document.querySelectorAll<HTMLImageElement>('.pending-images img')).every((i) => i.complete && i.naturalWidth > 0),
+    );
     await page.locator('form.composer').screenshot({ path: join(RESULTS, 'chat-images-composer.png') });
 
     // a file that is no image is refused with the reason, and nothing is attached

@@ -137,19 +137,13 @@ export function Composer() {
       return;
     }
     for (const file of files) {
-      const image = await attachImage(file, count.current);
-      if (!image) return;
-      const src = URL.createObjectURL(file);
+      const attached = await attachImage(file, count.current);
+      if (!attached) return;
       count.current++;
-      setImages((now) => [...now, { image, src }]);
+      setImages((now) => [...now, attached]);
     }
   };
-  const remove = (index: number): void => {
-    setImages((now) => {
-      URL.revokeObjectURL(now[index]!.src);
-      return now.filter((_, i) => i !== index);
-    });
-  };
+  const remove = (index: number): void => setImages((now) => now.filter((_, i) => i !== index));
 
   const empty = text.trim() === '' && images.length === 0;
   const submit = async (): Promise<void> => {
@@ -159,13 +153,11 @@ export function Composer() {
     setText('');
     setImages([]);
     if (
-      await send(
+      !(await send(
         content,
         sent.map((i) => i.image),
-      )
-    )
-      sent.forEach((i) => URL.revokeObjectURL(i.src));
-    else {
+      ))
+    ) {
       setText(content);
       setImages(sent);
     }
@@ -223,7 +215,7 @@ export function Composer() {
       {images.length > 0 && (
         <div className="pending-images" aria-label="Attached images">
           {images.map(({ image, src }, i) => (
-            <ImageThumb key={src} image={image} src={src} onRemove={() => remove(i)} />
+            <ImageThumb key={`${image.sha256}-${i}`} image={image} src={src} onRemove={() => remove(i)} />
           ))}
         </div>
       )}

@@ -179,7 +179,9 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
           get().fail('Attaching an image', { code: 'unsupported', message: checked.problem });
           return null;
         }
-        return await api.chats.addImage({ data: toBase64(bytes), ...(file.name ? { name: file.name.slice(0, 255) } : {}) });
+        const data = toBase64(bytes);
+        const image = await api.chats.addImage({ data, ...(file.name ? { name: file.name.slice(0, 255) } : {}) });
+        return { image, src: `data:${image.type};base64,${data}` };
       } catch (error) {
         get().fail('Attaching an image', error);
         return null;

@@ -158,8 +158,8 @@ export interface ChatsSlice {
   deleteChat(id: string): Promise<void>;
   /** sends the message with the images attached before (attachImage) */
   send(content: string, images?: readonly ChatImage[]): Promise<boolean>;
-  /** keeps an image file in the service for the message being written: its record, or null (the notice says why) */
-  attachImage(file: File, pending: number): Promise<ChatImage | null>;
+  /** keeps an image file in the service for the message being written: its record and a data: URL of it, or null (the notice says why) */
+  attachImage(file: File, pending: number): Promise<{ image: ChatImage; src: string } | null>;
   stop(): Promise<void>;
   regenerate(): Promise<void>;
   editAndContinue(messageId: string, content: string): Promise<boolean>;
