@@ -113,7 +113,9 @@ export class ChatReplies {
    * Applies `change` (which leaves a user message last) and starts the reply to it; resolves
    * with the assistant message's id once the reply streams. Everything that can refuse (the
    * profile, the session, the template, the prompt's size) is checked on a copy first: a refused
-   * reply leaves the chat as it was.
+   * reply leaves the chat as it was. Images the loaded model cannot read (it has no projector)
+   * are the exception: the turn is applied and its reply ends at once with the reason, so that
+   * the message and its images stay for a model that reads them.
    */
   async start(chat: Chat, change: (c: Chat) => void, opts: ReplyOptions): Promise<string> {
     const { supervisor, library, profiles, store, slot, events } = this.deps;
@@ -222,7 +224,7 @@ export class ChatReplies {
         ),
         stops,
       };
-      void this.run(lease, chat, message, conv, media ? null : prompt, request, target, refusal);
+      void this.run(lease, chat, message, conv, media || refusal ? null : prompt, request, target, refusal);
       return message.id;
     } catch (error) {
       if (applied) {
@@ -239,7 +241,7 @@ export class ChatReplies {
     chat: Chat,
     message: AssistantMessage,
     conv: Conversation,
-    /** the text prompt, whose ids the conversation remembers (null: a prompt with images) */
+    /** the text prompt, whose ids the conversation remembers (null: a prompt with images, or none) */
     prompt: { text: string; tokens: number[] } | null,
     request: Parameters<typeof runRequest>[1],
     target: OpenedTarget,

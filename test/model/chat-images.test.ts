@@ -148,6 +148,16 @@ describe('chats with images', { timeout: 15 * 60_000 }, () => {
     assert.deepEqual(user!.images, [{ sha256: image.sha256, type: 'image/png', bytes: pngImage(32, 32, 4).length, name: 'cat.png' }]);
     assert.ok(reply!.role === 'assistant' && reply!.status === 'error' && reply!.tokens.length === 0);
 
+    // the refused turn left nothing behind for the text chats on this model: a text prompt
+    // after it is the one a fresh load gets (its BOS included)
+    const textReply = async (): Promise<ReplyEnd> =>
+      replied(service.chats.send({ chatId: (await service.chats.create({})).id, content: 'plain words', sampling: { maxTokens: 8 } }));
+    const afterRefusal = await textReply();
+    await load('target.gguf', 'none');
+    const fresh = await textReply();
+    assert.equal(afterRefusal.stats!.promptTokens, fresh.stats!.promptTokens);
+    assert.equal(afterRefusal.digest, fresh.digest);
+
     // with the projector's model loaded, Regenerate answers the same message
     await load('swa-target.gguf', 'none');
     const again = await replied(service.chats.regenerate({ chatId: chat.id, sampling: { maxTokens: 8 } }));
