@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 
 import { ROOT } from '../../app/paths.js';
-import { closeAppPage, openAppPage } from '../fixtures/browser.js';
+import { closeAppPage, openAppPage, seriousAxeViolations } from '../fixtures/browser.js';
 import { pngImage } from '../fixtures/images.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
@@ -113,10 +113,12 @@ describe('images in the chat', { timeout: 10 * 60_000 }, () => {
     await page.reload();
     await u.log().getByRole('article', { name: 'You', exact: true }).locator('.message-images img').first().waitFor({ timeout: LONG });
     await page.screenshot({ path: join(RESULTS, 'chat-images.png') });
+    assert.deepEqual(await seriousAxeViolations(page), [], 'thumbnails and the attach button pass axe-core');
 
     await u.log().getByRole('button', { name: 'first.png: show larger' }).click();
     const view = page.getByRole('dialog', { name: 'first.png' });
     await view.waitFor();
+    assert.deepEqual(await seriousAxeViolations(page, '.image-view'), [], 'the larger view passes axe-core');
     await page.keyboard.press('Escape');
     await view.waitFor({ state: 'detached' });
   });
