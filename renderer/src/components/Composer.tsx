@@ -9,7 +9,7 @@ import { useShallow } from 'zustand/react/shallow';
 import type { ChatImage } from '../api-types.js';
 import { chainLabel } from '../logic/chain.js';
 import { imageBlocker } from '../logic/images.js';
-import { ImageThumb } from './ImageThumb.js';
+import { ImageThumb, rememberImageUrl } from './ImageThumb.js';
 import { checkSampling, SAMPLING_LABELS, samplingProblem, type SamplingField } from '../logic/sampling.js';
 import { profileToRun } from '../logic/send-gate.js';
 import { Popover } from './Popover.js';
@@ -152,6 +152,7 @@ export function Composer() {
     const sent = images;
     setText('');
     setImages([]);
+    for (const { image, src } of sent) rememberImageUrl(image.sha256, src);
     if (
       !(await send(
         content,

@@ -20,6 +20,11 @@ function imageUrl(api: PowerApi, sha256: string): Promise<string> {
   return url;
 }
 
+/** Keeps the address of an image the page already holds (one just attached), so that its message does not read it again. */
+export function rememberImageUrl(sha256: string, url: string): void {
+  if (!urls.has(sha256)) urls.set(sha256, Promise.resolve(url));
+}
+
 /** The image's address: given (a pending image's own), else read from the service. */
 function useImageUrl(image: ChatImage, given?: string): string | null {
   const api = usePower((s) => s.api);
