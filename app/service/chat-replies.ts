@@ -143,7 +143,18 @@ export class ChatReplies {
           refusal = error;
         }
       }
-      const { resolved, target, session } = await sessionForProfile(supervisor, profile, loadedOptions.draftMethod, {}, projector);
+      let opened: Awaited<ReturnType<typeof sessionForProfile>>;
+      try {
+        opened = await sessionForProfile(supervisor, profile, loadedOptions.draftMethod, {}, projector);
+      } catch (error) {
+        // a projector the engine refuses (M-RoPE positions, another width): the same reply's
+        // error; what has nothing to do with the images refuses the text session as well
+        if (!projector || error instanceof EngineCrashedError) throw error;
+        refusal = error;
+        projector = undefined;
+        opened = await sessionForProfile(supervisor, profile, loadedOptions.draftMethod);
+      }
+      const { resolved, target, session } = opened;
       if (!this.conversation || this.conversation.target !== target) {
         this.conversation = { target, conv: new Conversation(target.engine, target.modelId, target.info) };
       }

@@ -6,13 +6,15 @@
 // chat keeps the message and its images; bad images and unknown ones are refused before
 // anything changes.
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import type { ChatImage } from '../../app/contract/images.js';
 import { pngImage, ppmImage } from '../fixtures/images.js';
+import { syntheticModels } from '../fixtures/models.js';
 import { serviceForSuite, startedReply, type ReplyEnd } from '../fixtures/service.js';
+import { suiteTempDir } from '../fixtures/temp-dir.js';
 
 const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');
 const TEXT = 'Describe this picture, then describe it again:';
@@ -20,6 +22,7 @@ const SEEDED = { temperature: 0.9, seed: 99 };
 
 describe('chats with images', { timeout: 15 * 60_000 }, () => {
   const f = serviceForSuite();
+  const dir = suiteTempDir('power-chat-images-');
 
   const load = (model: string, strategy: 'none' | 'ngram' | 'draft-model', draft?: string) =>
     f.service.engine.load({
@@ -162,6 +165,36 @@ describe('chats with images', { timeout: 15 * 60_000 }, () => {
     await load('swa-target.gguf', 'none');
     const again = await replied(service.chats.regenerate({ chatId: chat.id, sampling: { maxTokens: 8 } }));
     assert.equal(again.kind, 'done', JSON.stringify(again.error));
+  });
+
+  test('a projector the engine cannot use answers with the reason; the chat keeps the message and its image', async () => {
+    const { service } = f;
+    // the qwen35 hybrid target (width 128) beside a copy of the gemma3 projector of the same
+    // width: the library pairs them, the engine refuses the pair (the model places images by M-RoPE)
+    const set = await syntheticModels();
+    await copyFile(set['hybrid-mtp.gguf'], join(dir(), 'hybrid-mtp.gguf'));
+    await copyFile(join(set['swa-target.gguf'], '..', 'mmproj-swa-target.gguf'), join(dir(), 'mmproj-hybrid-mtp.gguf'));
+    const { added } = await service.models.add({ path: join(dir(), 'hybrid-mtp.gguf') });
+    const entry = added[0]!;
+    assert.equal(entry.projector?.compatible, true, JSON.stringify(entry.projector));
+    await service.engine.load({ modelId: entry.id, device: 'cpu', threads: 1, contextSize: 1024, draftMethod: { strategy: 'mtp' } });
+    const image = await service.chats.addImage({ data: b64(pngImage(64, 64, 6)) });
+    const chat = await service.chats.create({});
+    const end = await replied(
+      service.chats.send({ chatId: chat.id, content: 'What is it?', images: [{ sha256: image.sha256 }], sampling: { maxTokens: 8 } }),
+    );
+    assert.equal(end.kind, 'error');
+    assert.match(end.error!.message, /places images with M-RoPE positions/);
+    const stored = await service.chats.get({ chatId: chat.id });
+    assert.deepEqual(
+      stored.messages.map((m) => (m.role === 'user' ? m.images?.map((i) => i.sha256) : m.status)),
+      [[image.sha256], 'error'],
+    );
+    // the model still answers text
+    const text = await replied(
+      service.chats.send({ chatId: (await service.chats.create({})).id, content: 'hello', sampling: { maxTokens: 8 } }),
+    );
+    assert.equal(text.kind, 'done', JSON.stringify(text.error));
   });
 
   test('bad and unknown images are refused before the chat changes', async () => {
