@@ -186,6 +186,25 @@ describe('images in the prompt (native)', () => {
     });
   }
 
+  test('a second turn that adds an image encodes that one only and replies as a fresh session would', async () => {
+    const [a, b] = [pngImage(64, 64, 19), ppmImage(30, 20, 20)];
+    const s = await binding.Session.create(target, { contextSize: 512, threads: 1, projector, strategy: 'ngram', k: 4 });
+    try {
+      const first = await turn(s, promptWith([a]), {});
+      const next = secondTurn(a, first.ids);
+      const added = { text: next.text.replace(/And in fewer words\?/, `${MEDIA_MARKER}\nAnd this one?`), images: [a, b] };
+      const second = await turn(s, added, SEEDED);
+      assert.equal(second.result.imagesEncoded, 1);
+      assert.ok(second.result.reusedTokens >= first.result.promptTokens, `reused ${second.result.reusedTokens}`);
+      const control = await fresh(added, SEEDED);
+      assert.equal(control.result.imagesEncoded, 2);
+      assert.deepEqual(second.row, control.row);
+      assert.deepEqual(second.ids, control.ids);
+    } finally {
+      await s.dispose();
+    }
+  });
+
   test("another image at the same place is encoded: the state is kept up to it only, and the reply is a fresh session's", async () => {
     const [a, b] = [pngImage(64, 64, 14), pngImage(64, 64, 15)];
     const s = await binding.Session.create(target, { contextSize: 512, threads: 1, projector, strategy: 'ngram', k: 4 });
@@ -241,9 +260,10 @@ describe('images in the prompt (native)', () => {
       const sessions = await Promise.all(prompts.map(() => binding.Session.create(model, { contextSize: 512, threads: 1, projector })));
       assert.equal(binding.liveHandles().projectors, held + 1);
       const together = await Promise.all(sessions.map((s, i) => turn(s, prompts[i] ?? promptWith([]), {})));
+      // the same rows, bit for bit, as encoded one at a time by another model's projector: encoding is deterministic
       assert.deepEqual(
-        together.map((t) => t.ids),
-        alone.map((t) => t.ids),
+        together.map((t) => [t.ids, t.row]),
+        alone.map((t) => [t.ids, t.row]),
       );
       await Promise.all(sessions.map((s) => s.dispose()));
       assert.equal(binding.liveHandles().projectors, held + 1, 'the model keeps it for its next session');
