@@ -95,7 +95,8 @@ export interface NativeBinding {
   devices(): DeviceInfo[];
   /** null when the library loads, else the system loader's message */
   tryLoadLibrary(pathOrName: string): string | null;
-  liveHandles(): { models: number; contexts: number; jobs: number };
+  /** projectors: the multimodal projector contexts, one per model and settings, shared by its sessions */
+  liveHandles(): { models: number; contexts: number; jobs: number; projectors: number };
   /** whether this flavour's llama.cpp has the RPC backend (absent: an addon built before the entry point existed) */
   rpcAvailable?: () => boolean;
   /** registers the devices of the RPC server at host:port (RPC0, RPC1, ...) and returns them */

@@ -208,7 +208,7 @@ export function expandRoundBatch(b: RoundBatch): RoundRecord[] {
   return out;
 }
 
-export const LiveHandles = z.object({ models: z.number(), contexts: z.number(), jobs: z.number() });
+export const LiveHandles = z.object({ models: z.number(), contexts: z.number(), jobs: z.number(), projectors: z.number() });
 /** one attention cache of a session's target: its cells, those in use, sequence 0's positions (-1: none) */
 export const CacheCells = z.object({ size: z.number().int(), used: z.number().int(), posMin: z.number().int(), posMax: z.number().int() });
 

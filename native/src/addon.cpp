@@ -155,13 +155,14 @@ Napi::Value try_load(const Napi::CallbackInfo & info) {
     return why.empty() ? env.Null() : Napi::Value(Napi::String::New(env, why));
 }
 
-// liveHandles() -> { models, contexts, jobs }: what native state is still alive
+// liveHandles() -> { models, contexts, jobs, projectors }: what native state is still alive
 Napi::Value live_handles(const Napi::CallbackInfo & info) {
     Napi::Env env    = info.Env();
     Napi::Object out = Napi::Object::New(env);
     out.Set("models", live().models.load());
     out.Set("contexts", live().contexts.load());
     out.Set("jobs", live().jobs.load());
+    out.Set("projectors", live().projectors.load());
     return out;
 }
 

@@ -1,6 +1,36 @@
 #include "handles.h"
 
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
 namespace power {
+namespace {
+
+struct attachments {
+    std::mutex lock;
+    std::map<std::pair<const llama_model *, std::string>, std::shared_ptr<void>> held;
+};
+
+attachments & model_attachments() {
+    static attachments a;
+    return a;
+}
+
+// the attachments of `m`, out of the registry: the caller frees them (outside its lock)
+std::vector<std::shared_ptr<void>> detach_all(const llama_model * m) {
+    attachments & a = model_attachments();
+    std::vector<std::shared_ptr<void>> out;
+    std::lock_guard<std::mutex> hold(a.lock);
+    for (auto it = a.held.lower_bound({m, std::string()}); it != a.held.end() && it->first.first == m;) {
+        out.push_back(std::move(it->second));
+        it = a.held.erase(it);
+    }
+    return out;
+}
+
+} // namespace
 
 live_counts & live() {
     static live_counts counts;
@@ -9,6 +39,7 @@ live_counts & live() {
 
 void model_deleter::operator()(llama_model * m) const {
     if (m) {
+        detach_all(m).clear(); // what the model's sessions shared goes first: it may read the model
         llama_model_free(m);
         live().models--;
     }
@@ -24,6 +55,21 @@ void context_deleter::operator()(llama_context * c) const {
 model_ref adopt_model(llama_model * m) {
     live().models++;
     return model_ref(m, model_deleter{});
+}
+
+std::shared_ptr<void> model_attachment(const llama_model * m, const std::string & key,
+                                       const std::function<std::shared_ptr<void>()> & make) {
+    attachments & a = model_attachments();
+    std::lock_guard<std::mutex> hold(a.lock);
+    std::shared_ptr<void> & slot = a.held[{m, key}];
+    if (!slot) {
+        slot = make();
+    }
+    std::shared_ptr<void> out = slot;
+    if (!out) {
+        a.held.erase({m, key});
+    }
+    return out;
 }
 
 context_ptr adopt_context(llama_context * c) {

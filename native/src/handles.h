@@ -3,16 +3,19 @@
 // prove that nothing native leaked.
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "llama.h"
 
 namespace power {
 
 struct live_counts {
-    std::atomic<int> models{0};   // llama_model objects not yet freed
-    std::atomic<int> contexts{0}; // llama_context objects not yet freed
-    std::atomic<int> jobs{0};     // background jobs whose thread-safe function is not released
+    std::atomic<int> models{0};     // llama_model objects not yet freed
+    std::atomic<int> contexts{0};   // llama_context objects not yet freed
+    std::atomic<int> jobs{0};       // background jobs whose thread-safe function is not released
+    std::atomic<int> projectors{0}; // multimodal projector contexts not yet freed (media.cpp)
 };
 
 // process-wide counters, read by the addon's liveHandles()
@@ -35,6 +38,12 @@ using sampler_ptr = std::unique_ptr<llama_sampler, sampler_deleter>;
 
 // takes ownership of a freshly loaded model (counts it as live)
 model_ref adopt_model(llama_model * m);
+
+// What a model's sessions share, built once per model and `key`: the first caller's make() builds
+// it (under the registry's lock, so two sessions opened at once build one), later callers get the
+// same object. It lives until the model is freed, and goes just before it (model_deleter); a
+// null from make() is not kept. It must not hold a model_ref: the model would never be freed.
+std::shared_ptr<void> model_attachment(const llama_model * m, const std::string & key, const std::function<std::shared_ptr<void>()> & make);
 
 // takes ownership of a freshly created context (counts it as live)
 context_ptr adopt_context(llama_context * c);

@@ -173,6 +173,7 @@ Napi::Object result_to_js(Napi::Env env, const generate_result & r) {
     out.Set("totalUs", static_cast<double>(r.total_us));
     out.Set("generated", r.generated);
     out.Set("grammarCut", r.grammar_cut);
+    out.Set("imagesEncoded", r.images_encoded);
     return out;
 }
 
@@ -318,7 +319,7 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
                 throw Napi::TypeError::New(env, "images must hold Uint8Arrays (entry " + std::to_string(i) + " is not one)");
             }
             Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
-            media_req->files.emplace_back(bytes.Data(), bytes.Data() + bytes.ElementLength());
+            media_req->files.push_back(std::make_shared<const std::vector<uint8_t>>(bytes.Data(), bytes.Data() + bytes.ElementLength()));
         }
         const std::string problem = media_problem(core, *media_req);
         if (!problem.empty()) {
@@ -358,16 +359,24 @@ Napi::Value Session::generate(const Napi::CallbackInfo & info) {
             // a prompt with images: evaluated up to its last token here, which run_generation's
             // prefill then evaluates as it would a text prompt's
             req->t0_us = llama_time_us();
-            if (media && !evaluate_media_prompt(*ref, *media_req, req->prompt)) {
+            media_outcome evaluated;
+            if (media) {
+                evaluated = evaluate_media_prompt(*ref, *media_req, req->prompt);
+            }
+            if (!evaluated.completed) {
                 job.post(release);
                 generate_result cancelled;
-                cancelled.stop_reason = "cancelled";
+                cancelled.stop_reason    = "cancelled";
+                cancelled.images_encoded = evaluated.images_encoded;
                 job.resolve([cancelled](Napi::Env env) -> Napi::Value { return result_to_js(env, cancelled); });
                 return;
             }
             generate_result result = run_generation(*ref, *req, stream);
             if (media) {
-                result.reused_tokens = 0; // run_generation found all but the last position evaluated
+                // run_generation found all but the last position evaluated: what was kept is what
+                // the last request left
+                result.reused_tokens  = static_cast<int32_t>(evaluated.reused);
+                result.images_encoded = evaluated.images_encoded;
             }
             stream.flush();
             job.post(release);

@@ -15,9 +15,18 @@
 #include "row_capture.h"
 #include "sampling.h"
 
-struct mtmd_context; // llama.cpp's multimodal library (tools/mtmd), used by media.cpp only
-
 namespace power {
+
+struct shared_projector; // a model's projector, shared by its sessions (media.cpp)
+
+// An image's positions in the committed state: [start, start + n_pos), the image file they were
+// evaluated from (a later prompt keeps them only for the same bytes at the same start). A cut
+// inside the span leaves its head with no file: rows that no prompt reuses.
+struct media_span {
+    size_t start = 0;
+    size_t n_pos = 0;
+    std::shared_ptr<const std::vector<uint8_t>> file;
+};
 
 struct session_params {
     uint32_t n_ctx                   = 4096;                       // context size in tokens
@@ -67,16 +76,18 @@ struct session_core {
 
     // tokens whose state the context holds: the last committed transaction. A position that
     // holds an image's embedding holds media_position (media.cpp): no prompt token equals it, so
-    // the next request's prompt reuses the state only up to the first image
+    // a token prompt reuses the state only up to the first image; a prompt with images also
+    // keeps the images of `media` it repeats (evaluate_media_prompt)
     std::vector<llama_token> committed;
-    // committed positions below this may hold media_position (0: none); proposers then see the
-    // text positions only (proposer_history)
-    size_t media_end = 0;
+    // the images in committed, in order; kept in step with every cut (cut_target, forget_target).
+    // Proposers see the text positions only while there is one (proposer_history)
+    std::vector<media_span> media;
     std::vector<llama_token> text_view; // proposer_history's buffer
 
-    // the projector's mtmd context on this session's model (null: text only). Shared ownership only
-    // so that code without the multimodal library (native/checker) can hold a session_core.
-    std::shared_ptr<mtmd_context> projector;
+    // the projector on this session's model, shared with the model's other sessions of the same
+    // settings (null: text only). Shared ownership also lets code without the multimodal
+    // library (native/checker) hold a session_core.
+    std::shared_ptr<shared_projector> projector;
 
     // recurrent targets: how many positions the snapshots of the last target decode can still
     // take back (note_target_decode); unused for attention-only targets
@@ -115,8 +126,8 @@ constexpr llama_token media_position = -1;
 inline void forget_target(session_core & core) {
     llama_memory_clear(llama_get_memory(core.ctx.get()), true);
     core.committed.clear();
-    core.media_end = 0;
-    core.rs_room   = 0;
+    core.media.clear();
+    core.rs_room = 0;
 }
 
 // The sequence the proposers continue: the committed tokens without the positions that hold an
@@ -125,7 +136,7 @@ inline void forget_target(session_core & core) {
 // token, so only the acceptance can change. The strategies that read the target's hidden rows
 // (mtp, eagle3, dflash, dspark) are refused with images (media_problem, media.h).
 inline const std::vector<llama_token> & proposer_history(session_core & core) {
-    if (core.media_end == 0) {
+    if (core.media.empty()) {
         return core.committed;
     }
     core.text_view.clear();
@@ -185,7 +196,14 @@ inline bool cut_target(session_core & core, llama_pos pos, int32_t back) {
     if (back > 0) {
         core.rs_room = 0; // single use
     }
-    core.media_end = std::min(core.media_end, static_cast<size_t>(pos));
+    const size_t at = static_cast<size_t>(pos);
+    while (!core.media.empty() && core.media.back().start >= at) {
+        core.media.pop_back();
+    }
+    if (!core.media.empty() && core.media.back().start + core.media.back().n_pos > at) {
+        core.media.back().n_pos = at - core.media.back().start;
+        core.media.back().file.reset();
+    }
     return true;
 }
 

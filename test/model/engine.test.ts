@@ -166,7 +166,7 @@ describe('engine host', () => {
   });
 
   test('nothing native is left alive once everything is disposed', async () => {
-    assert.deepEqual(await settledHandles(engine), { models: 0, contexts: 0, jobs: 0 });
+    assert.deepEqual(await settledHandles(engine), { models: 0, contexts: 0, jobs: 0, projectors: 0 });
   });
 
   test('a crashed engine host fails pending calls with EngineCrashedError', async () => {
@@ -269,6 +269,6 @@ describe('speculative requests: cancel and failure inside a round', () => {
   });
 
   test('nothing native is left alive', async () => {
-    assert.deepEqual(await settledHandles(engine), { models: 0, contexts: 0, jobs: 0 });
+    assert.deepEqual(await settledHandles(engine), { models: 0, contexts: 0, jobs: 0, projectors: 0 });
   });
 });

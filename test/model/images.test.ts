@@ -10,7 +10,15 @@ import { after, before, describe, test } from 'node:test';
 
 import { GenerationResult } from '../../app/contract/generation-result.js';
 
-import { loadBinding, MEDIA_MARKER, type NativeBinding, type NativeMediaPrompt, type NativeModel } from '../../app/engine-host/binding.js';
+import type { NativeGenerateResult } from '../../app/contract/engine-types.js';
+import {
+  loadBinding,
+  MEDIA_MARKER,
+  type NativeBinding,
+  type NativeMediaPrompt,
+  type NativeModel,
+  type NativeSession,
+} from '../../app/engine-host/binding.js';
 import { expandRoundBatch } from '../../app/engine/protocol.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { assertUsageError, generateArgs, jsonOf, power } from '../fixtures/cli.js';
@@ -112,6 +120,161 @@ describe('images in the prompt (native)', () => {
     await fresh.generate(tokens, { maxTokens: MAX_TOKENS }, (batch) => ids.push(...batch.ids));
     await fresh.dispose();
     assert.deepEqual(after, ids);
+  });
+
+  /** one request's reply and what the engine said of it; `row`: the logits the first token was drawn from */
+  interface Turn {
+    ids: number[];
+    result: NativeGenerateResult;
+    row: Float32Array;
+  }
+  async function turn(s: NativeSession, prompt: NativeMediaPrompt | Int32Array, sampling: object): Promise<Turn> {
+    const ids: number[] = [];
+    const positions = prompt instanceof Int32Array ? prompt.length : null;
+    // the first token's row: at the prompt's length, which a media prompt's result tells after the fact
+    s.captureRow(positions ?? 0);
+    const result = await s.generate(prompt, { maxTokens: MAX_TOKENS, ...sampling }, (batch) => ids.push(...batch.ids));
+    if (positions === null) {
+      // again, capturing at the position now known: it keeps all but the last position, and replies the same
+      const again: number[] = [];
+      s.captureRow(result.promptTokens);
+      const repeated = await s.generate(prompt, { maxTokens: MAX_TOKENS, ...sampling }, (batch) => again.push(...batch.ids));
+      assert.deepEqual(again, ids, 'the same prompt again gives the same reply');
+      assert.equal(repeated.reusedTokens, result.promptTokens - 1);
+      assert.equal(repeated.imagesEncoded, 0);
+    }
+    const row = s.capturedRow()?.row;
+    assert.ok(row, 'the first token was drawn from a captured row');
+    return { ids, result, row };
+  }
+  /** the next user turn after `reply`, the whole conversation in one prompt, the image of turn 1 at its place */
+  const secondTurn = (image: Uint8Array, reply: number[]): NativeMediaPrompt => ({
+    text: `${promptWith([image]).text}${target.detokenize(Int32Array.from(reply), false)}<end_of_turn>\n<start_of_turn>user\nAnd in fewer words?<end_of_turn>\n<start_of_turn>model\n`,
+    images: [image],
+  });
+  /** the prompt's reply on a session of its own, autoregressive */
+  async function fresh(prompt: NativeMediaPrompt, sampling: object): Promise<Turn> {
+    const s = await binding.Session.create(target, { contextSize: 512, threads: 1, projector });
+    try {
+      return await turn(s, prompt, sampling);
+    } finally {
+      await s.dispose();
+    }
+  }
+
+  for (const [name, options] of [['autoregressive', { strategy: 'none' }], ...STRATEGIES.slice(0, 2)] as const) {
+    test(`a second turn keeps the image of the first (${name}) and replies as a fresh session would, greedy and seeded`, async () => {
+      const session = { ...options, ...(String(options.strategy).includes('draft-model') ? { draft } : {}) };
+      const image = pngImage(64, 64, 13);
+      for (const sampling of [{}, SEEDED]) {
+        const s = await binding.Session.create(target, { contextSize: 512, threads: 1, projector, ...session });
+        try {
+          const first = await turn(s, promptWith([image]), sampling);
+          assert.equal(first.result.imagesEncoded, 1);
+          const second = await turn(s, secondTurn(image, first.ids), sampling);
+          const control = await fresh(secondTurn(image, first.ids), sampling);
+          assert.equal(second.result.imagesEncoded, 0, 'the image is not encoded again');
+          // the kept state reaches past the image, to the first turn's reply at least
+          assert.ok(second.result.reusedTokens >= first.result.promptTokens, `reused ${second.result.reusedTokens}`);
+          assert.equal(control.result.imagesEncoded, 1);
+          assert.deepEqual(second.row, control.row, "the row after the kept image is the fresh session's, bit for bit");
+          assert.deepEqual(second.ids, control.ids, JSON.stringify(sampling));
+        } finally {
+          await s.dispose();
+        }
+      }
+    });
+  }
+
+  test('a second turn that adds an image encodes that one only and replies as a fresh session would', async () => {
+    const [a, b] = [pngImage(64, 64, 19), ppmImage(30, 20, 20)];
+    const s = await binding.Session.create(target, { contextSize: 512, threads: 1, projector, strategy: 'ngram', k: 4 });
+    try {
+      const first = await turn(s, promptWith([a]), {});
+      const next = secondTurn(a, first.ids);
+      const added = { text: next.text.replace(/And in fewer words\?/, `${MEDIA_MARKER}\nAnd this one?`), images: [a, b] };
+      const second = await turn(s, added, SEEDED);
+      assert.equal(second.result.imagesEncoded, 1);
+      assert.ok(second.result.reusedTokens >= first.result.promptTokens, `reused ${second.result.reusedTokens}`);
+      const control = await fresh(added, SEEDED);
+      assert.equal(control.result.imagesEncoded, 2);
+      assert.deepEqual(second.row, control.row);
+      assert.deepEqual(second.ids, control.ids);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  test("another image at the same place is encoded: the state is kept up to it only, and the reply is a fresh session's", async () => {
+    const [a, b] = [pngImage(64, 64, 14), pngImage(64, 64, 15)];
+    const s = await binding.Session.create(target, { contextSize: 512, threads: 1, projector, strategy: 'ngram', k: 4 });
+    try {
+      const first = await turn(s, promptWith([a]), {});
+      const other = secondTurn(b, first.ids);
+      const second = await turn(s, other, {});
+      const control = await fresh(other, {});
+      assert.equal(second.result.imagesEncoded, 1);
+      // the text before the image, no further: a's positions are not b's (mtmd opens a gemma3
+      // image with <start_of_image>, tokenized on its own)
+      const imageStart =
+        target.tokenize('<start_of_turn>user\n', true, true).length + target.tokenize('<start_of_image>', false, true).length;
+      assert.equal(second.result.reusedTokens, imageStart);
+      assert.deepEqual(second.ids, control.ids);
+      // a token prompt after it keeps nothing past the first image either, and replies as a fresh session
+      const tokens = Int32Array.from([...target.tokenize('<start_of_turn>user\n', true, true), 300, 301, 302]);
+      const text = await turn(s, tokens, {});
+      assert.ok(text.result.reusedTokens <= imageStart, `reused ${text.result.reusedTokens}`);
+      const alone = await binding.Session.create(target, { contextSize: 512, threads: 1 });
+      try {
+        assert.deepEqual((await turn(alone, tokens, {})).ids, text.ids);
+      } finally {
+        await alone.dispose();
+      }
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  test('a prompt with an image after a token prompt keeps their shared text', async () => {
+    const image = pngImage(64, 64, 16);
+    const prompt = promptWith([image]);
+    const head = target.tokenize('<start_of_turn>user\n', true, true);
+    const s = await binding.Session.create(target, { contextSize: 512, threads: 1, projector });
+    try {
+      await turn(s, Int32Array.from([...head, 300, 301]), {});
+      const second = await turn(s, prompt, {});
+      assert.ok(second.result.reusedTokens >= head.length, `reused ${second.result.reusedTokens}`);
+      assert.deepEqual(second.ids, (await fresh(prompt, {})).ids);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  test('the sessions of one model share its projector, also while both encode at once, and it goes with the model', async () => {
+    const prompts = [promptWith([pngImage(64, 64, 17)]), promptWith([pngImage(48, 40, 18)])];
+    const alone: Turn[] = [];
+    for (const p of prompts) alone.push(await fresh(p, {}));
+    const model = await binding.Model.load(models['swa-target.gguf'], { gpuLayers: 0 });
+    const held = binding.liveHandles().projectors;
+    try {
+      const sessions = await Promise.all(prompts.map(() => binding.Session.create(model, { contextSize: 512, threads: 1, projector })));
+      assert.equal(binding.liveHandles().projectors, held + 1);
+      const together = await Promise.all(sessions.map((s, i) => turn(s, prompts[i] ?? promptWith([]), {})));
+      // the same rows, bit for bit, as encoded one at a time by another model's projector: encoding is deterministic
+      assert.deepEqual(
+        together.map((t) => [t.ids, t.row]),
+        alone.map((t) => [t.ids, t.row]),
+      );
+      await Promise.all(sessions.map((s) => s.dispose()));
+      assert.equal(binding.liveHandles().projectors, held + 1, 'the model keeps it for its next session');
+      // another thread count encodes with a projector of its own (its context was made with them)
+      const other = await binding.Session.create(model, { contextSize: 512, threads: 2, projector });
+      assert.equal(binding.liveHandles().projectors, held + 2);
+      await other.dispose();
+    } finally {
+      await model.dispose();
+    }
+    assert.equal(binding.liveHandles().projectors, held);
   });
 
   test('bytes that are no image are refused with the reason', async () => {

@@ -237,7 +237,7 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
       await new Promise((r) => setTimeout(r, 10));
       live = await engine.call('liveHandles', {});
     }
-    assert.deepEqual(live, { models: 0, contexts: 0, jobs: 0 });
+    assert.deepEqual(live, { models: 0, contexts: 0, jobs: 0, projectors: 0 });
   });
 });
 
