@@ -95,7 +95,7 @@ describe('chats with images', { timeout: 15 * 60_000 }, () => {
     });
   }
 
-  test('an edit keeps the message’s images; the images stay in the data folder until no chat holds them', async () => {
+  test('a second turn reuses the first, image included; an edit keeps the message’s images; the images stay in the data folder until no chat holds them', async () => {
     const { service, dataDir } = f;
     await load('swa-target.gguf', 'none');
     const image = await service.chats.addImage({ data: b64(pngImage(64, 64, 3)) });
@@ -104,15 +104,23 @@ describe('chats with images', { timeout: 15 * 60_000 }, () => {
       service,
       service.chats.send({ chatId: chat.id, content: 'What is it?', images: [{ sha256: image.sha256 }], sampling: { maxTokens: 8 } }),
     );
-    assert.equal((await sent.end).kind, 'done');
+    const pictured = await sent.end;
+    assert.equal(pictured.kind, 'done');
+    // the next turn keeps the state of the first, its image included: nothing encoded again
+    const next = await replied(service.chats.send({ chatId: chat.id, content: 'And again?', sampling: { maxTokens: 8 } }));
+    assert.equal(next.kind, 'done', JSON.stringify(next.error));
+    assert.ok(
+      next.stats!.reusedPromptTokens! >= pictured.stats!.promptTokens,
+      `reused ${next.stats!.reusedPromptTokens} of ${next.stats!.promptTokens} (turn 1: ${pictured.stats!.promptTokens})`,
+    );
     // the image is in the prompt: the same text alone is a shorter prompt and another reply
     const alone = await replied(
       service.chats.send({ chatId: (await service.chats.create({})).id, content: 'What is it?', sampling: { maxTokens: 8 } }),
     );
-    const pictured = await sent.end;
     assert.ok(pictured.stats!.promptTokens > alone.stats!.promptTokens);
     assert.notEqual(pictured.digest, alone.digest);
     const userId = (await service.chats.get({ chatId: chat.id })).messages[0]!.id;
+    // an edit of the first message drops the second turn
     const edited = await replied(
       service.chats.editAndContinue({ chatId: chat.id, messageId: userId, content: 'What is it, really?', sampling: { maxTokens: 8 } }),
     );
