@@ -1,8 +1,9 @@
 // Images in the prompt (docs/architecture.md "Images") on the synthetic gemma3 target and its
 // clip projector: the time to the first token with one 64x64 image against the same text alone
 // (the difference: decoding, encoding and evaluating the image), and the acceptance of ngram and
-// draft-model after the image against the text alone (their proposers see the text only).
-// Medians of --repeat runs.
+// draft-model after the image against the text alone (their proposers see the text only), and
+// the time to the first token of a second turn that keeps the image against one that encodes it
+// again. Medians of --repeat runs.
 //   node --import tsx bench/images.ts [--tokens 128] [--repeat 5] [--write]
 // --write replaces bench/RESULTS-images.md. Needs the built addon (build/addon-cpu).
 import { writeFileSync } from 'node:fs';
@@ -73,6 +74,44 @@ try {
       );
     }
   }
+  // a second turn after an image: the same session keeps the image's positions (nothing
+  // encoded again) against a fresh session that evaluates the whole conversation
+  const secondTurn = async (reuse: boolean) => {
+    const open = async () =>
+      (await engine.call('createSession', { modelId: target, contextSize: 1024, threads: 1, strategy: 'none', k: 0, projector })).sessionId;
+    const first = await open();
+    const turn1 = await runRequest(engine, {
+      sessionId: first,
+      prompt: new Int32Array(0),
+      media: withImage,
+      maxTokens: TOKENS,
+      sampling: SAMPLING_DEFAULTS,
+    });
+    const reply = turn1.tokensText;
+    const media: MediaPrompt = {
+      ...withImage,
+      text: `${withImage.text}${reply}<end_of_turn>\n<start_of_turn>user\nAnd in fewer words?<end_of_turn>\n<start_of_turn>model\n`,
+    };
+    const sessionId = reuse ? first : await open();
+    const out = await runRequest(engine, { sessionId, prompt: new Int32Array(0), media, maxTokens: TOKENS, sampling: SAMPLING_DEFAULTS });
+    for (const id of new Set([first, sessionId])) await engine.call('disposeSession', { sessionId: id });
+    return {
+      ttft: out.stats.ttftMs,
+      positions: out.stats.promptTokens,
+      reused: out.native.reusedTokens,
+      encoded: out.native.imagesEncoded ?? 0,
+    };
+  };
+  lines.push('', '| second turn after the image (AR) | positions | reused | images encoded | ttft (ms) |', '|---|---|---|---|---|');
+  for (const reuse of [true, false]) {
+    const runs = [];
+    for (let r = 0; r < REPEAT; r++) runs.push(await secondTurn(reuse));
+    const first = runs[0]!;
+    const ttft = medianOf(runs.map((x) => x.ttft));
+    lines.push(
+      `| ${reuse ? 'the same session (the image kept)' : 'a fresh session (everything evaluated)'} | ${first.positions} | ${first.reused} | ${first.encoded} | ${ttft?.toFixed(2) ?? '-'} |`,
+    );
+  }
   await engine.call('disposeModel', { modelId: draft });
   await engine.call('disposeModel', { modelId: target });
 } finally {
@@ -89,7 +128,9 @@ image, \`<start_of_image>\` and \`<end_of_image>\`, plain text in the synthetic 
 difference between the two ttft of a row pair is what the image costs: decoding the PNG, the
 encoder and the image's rows in the target (a real projector's encoder is far larger). The
 proposers see the text positions only (docs/architecture.md "Images"); every speculative reply
-equals the autoregressive one (test/model/images.test.ts).
+equals the autoregressive one (test/model/images.test.ts). The second table: a second user turn
+after the first reply, the image of turn 1 at its place, in the session that ran turn 1 (which
+keeps the image's positions: no second encode) and in a fresh one.
 
 ${lines.join('\n')}
 `;
