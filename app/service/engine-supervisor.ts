@@ -24,8 +24,11 @@ import {
 } from '../runtime/target.js';
 
 export interface ActiveSession extends OpenedSession {
+  /** the strategy, K/S, FR and policy it was opened for */
   key: string;
   strategy: Strategy;
+  /** the projector it reads images with (null: text only) */
+  projector: string | null;
 }
 
 /** The split a load asks for (remote machines, split mode, tensor split, main GPU, MoE offload), in the runtime's terms. */
@@ -153,9 +156,12 @@ export class EngineSupervisor {
       if (!this.target) await this.open();
       const target = this.target!;
       const { strategy, fallbacks = [], k, s, frVocab, pMin = 0, adaptiveK = false, projector } = spec;
-      // a session reads images only when opened with the projector, which text-only replies need not load
-      const key = `${strategyLabel(strategy, fallbacks)}/${k}/${s}/${frVocab ?? 'all'}/${pMin}/${adaptiveK}/${projector ?? 'text'}`;
-      if (this.session?.key === key) return { target, session: this.session, fresh: false };
+      const key = `${strategyLabel(strategy, fallbacks)}/${k}/${s}/${frVocab ?? 'all'}/${pMin}/${adaptiveK}`;
+      // a session reads images only when opened with the projector, which text-only replies need
+      // not load; one that has it serves text too, so a conversation that had an image keeps its
+      // state for the text-only turns after it
+      const serves = this.session?.key === key && (projector === undefined || this.session.projector === projector);
+      if (serves) return { target, session: this.session!, fresh: false };
       if (this.session) {
         await target.engine.call('disposeSession', { sessionId: this.session.sessionId }).catch(() => {});
         this.session = null;
@@ -172,7 +178,7 @@ export class EngineSupervisor {
         adaptiveK,
         ...(projector ? { projector } : {}),
       });
-      this.session = { ...created, key, strategy };
+      this.session = { ...created, key, strategy, projector: projector ?? null };
       return { target, session: this.session, fresh: true };
     });
   }
