@@ -75,7 +75,7 @@ bool prefill(session_core & core, const std::vector<llama_token> & prompt, int32
             throw std::runtime_error("prompt evaluation failed: " + decode_failure(rc));
         }
         note_target_decode(core, batch.get().n_tokens);
-        core.prop->observe_target(batch.get());
+        observe_target(core, batch.get());
         core.committed.insert(core.committed.end(), prompt.begin() + from, prompt.begin() + to);
     }
     return true;

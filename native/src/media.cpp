@@ -8,7 +8,6 @@
 #include "log_capture.h"
 #include "mtmd-helper.h"
 #include "mtmd.h"
-#include "proposer_common_checks.h"
 #include "session_open.h"
 
 namespace power {
@@ -46,12 +45,6 @@ constexpr int32_t decode_aborted = 2; // llama_decode: the abort callback stoppe
 void route_mtmd_log() {
     static std::once_flag once;
     std::call_once(once, [] { mtmd_helper_log_set(log_capture_callback(), nullptr); });
-}
-
-// the strategies whose proposers read only tokens: they can follow a prompt with images
-bool follows_text_only(const std::string & member) {
-    return member == "none" || member == "ngram" || member == "draft-model" ||
-           (member != "mtp" && common_type_of(member) != COMMON_SPECULATIVE_TYPE_COUNT && !common_strategy_needs_draft(member));
 }
 
 // the part of the prompt one chunk holds: positions [start, start + n_pos)
@@ -120,8 +113,8 @@ bool evaluate_text(session_core & core, const llama_token * tokens, size_t from,
             throw std::runtime_error("the prompt's text around its images could not be evaluated (llama_decode code " + std::to_string(rc) +
                                      ")");
         }
-        // no observe_target: the proposers that take images read tokens only (media_problem)
         note_target_decode(core, batch.get().n_tokens);
+        observe_target(core, batch.get());
         core.committed.insert(core.committed.end(), tokens + from, tokens + end);
         from = end;
     }
@@ -178,13 +171,6 @@ std::string open_projector(session_core & core) {
 std::string media_problem(const session_core & core, const media_prompt & prompt) {
     if (!core.projector) {
         return "this session has no projector: a prompt with images needs the model's mmproj-*.gguf (the session option projector)";
-    }
-    for (const std::string & member : strategy_members(core.params.strategy)) {
-        if (!follows_text_only(member)) {
-            return "strategy '" + member +
-                   "' drafts from the target's hidden rows, which an image's positions do not give it: images go with none, ngram, "
-                   "draft-model or llama.cpp's n-gram families";
-        }
     }
     const size_t markers = count_markers(prompt.text);
     if (markers != prompt.files.size()) {

@@ -33,7 +33,8 @@ struct media_prompt {
 std::string open_projector(session_core & core);
 
 // "" when the session can evaluate a prompt with `n_images` images; else why not: no projector,
-// a strategy whose proposer reads the target's hidden rows, text with another number of markers
+// text with another number of markers. Every strategy follows images (proposer_history,
+// session_core.h)
 std::string media_problem(const session_core & core, const media_prompt & prompt);
 
 struct media_outcome {

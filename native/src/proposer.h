@@ -48,7 +48,13 @@ class proposer {
         guide_vocab_ = n_vocab;
     }
 
+    // the image positions the target holds below the anchor (0 without images): a proposer sees
+    // the text positions only (proposer_history, session_core.h), and one that drafts on the
+    // target's own memory (a Gemma 4 assistant) places its rows at text position + n_media
+    void place(int32_t n_media) { n_media_ = n_media; }
+
   protected:
+    int32_t n_media_       = 0;
     llama_sampler * guide_ = nullptr;
     int32_t guide_vocab_   = 0;
     std::vector<llama_token_data> guide_cur_; // candidates buffer for a pick under the grammar

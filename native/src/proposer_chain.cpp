@@ -54,6 +54,7 @@ class proposer_chain : public proposer {
                 walk_.reset(llama_sampler_clone(guide_));
                 m.guide(walk_.get(), guide_vocab_);
             }
+            m.place(n_media_);
             m.propose(history, anchor, n_max, out);
             m.guide(nullptr, 0);
             if (!out.empty()) {

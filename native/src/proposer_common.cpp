@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "handles.h"
+#include "llama-ext.h" // llama_get_ctx_other
 #include "proposer.h"
 #include "proposer_common_checks.h"
 #include "speculative.h"
@@ -122,7 +123,9 @@ class proposer_common : public proposer {
     void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max, std::vector<llama_token> & out) override {
         out.clear();
         last_draft_            = 0;
-        const llama_pos n_past = static_cast<llama_pos>(history.size());
+        // the draft's own memory is numbered as the history (the text positions); a draft on the
+        // target's memory (the Gemma 4 assistant) drafts at the target's position, past the images
+        const llama_pos n_past = static_cast<llama_pos>(history.size()) + (shares_target_memory_ ? n_media_ : 0);
         // a block draft decodes K + 1 rows whatever this round schedules; they must fit
         if (n_max <= 0 || anchor < 0 || (ctx_ && static_cast<size_t>(n_past) + std::max(n_max, k_) + 1 > llama_n_ctx(ctx_.get()))) {
             return;
@@ -206,6 +209,9 @@ class proposer_common : public proposer {
         };
         cp.abort_callback_data = this;
         ctx_                   = open_proposer_context(draft_model_.get(), cp, p.run, "the " + p.strategy + " draft context");
+        // as llama.cpp's draft-mtp tells a head on the target's KV cells (EAGLE3 and DFlash
+        // artifacts without their own embeddings name the target too, for its weights only)
+        shares_target_memory_ = type_ == COMMON_SPECULATIVE_TYPE_DRAFT_MTP && llama_get_ctx_other(ctx_.get()) == target_;
     }
 
     bool draft_aborted() const { return drafting_ && user_abort_ && user_abort_(user_abort_data_); }
@@ -232,7 +238,8 @@ class proposer_common : public proposer {
     void * user_abort_data_     = nullptr;
     bool drafting_              = false; // inside common_speculative_draft: a cancel may stop it
 
-    bool recurrent_target_ = false;
+    bool shares_target_memory_ = false; // the draft reads the target's KV cells (a Gemma 4 assistant)
+    bool recurrent_target_     = false;
     bool begun_            = false;
     int last_draft_        = 0; // tokens proposed this round (0: nothing to accept)
     std::vector<llama_token> draft_;

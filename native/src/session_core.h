@@ -83,6 +83,7 @@ struct session_core {
     // Proposers see the text positions only while there is one (proposer_history)
     std::vector<media_span> media;
     std::vector<llama_token> text_view; // proposer_history's buffer
+    std::vector<llama_pos> text_pos;    // observe_target's buffer
 
     // the projector on this session's model, shared with the model's other sessions of the same
     // settings (null: text only). Shared ownership also lets code without the multimodal
@@ -131,10 +132,15 @@ inline void forget_target(session_core & core) {
 }
 
 // The sequence the proposers continue: the committed tokens without the positions that hold an
-// image. No proposer has seen an image's embeddings: the n-gram families match text, a draft
-// model reads the text around the image (its own positions), and the target verifies every
-// token, so only the acceptance can change. The strategies that read the target's hidden rows
-// (mtp, eagle3, dflash, dspark) are refused with images (media_problem, media.h).
+// image. Proposers live in this text view: its tokens, and its numbering (observe_target below
+// hands them the target's batches renumbered so), because no proposer can take an image's
+// positions: the n-gram families match text, a draft model decodes tokens, and the heads that
+// read the target's hidden rows (mtp, eagle3, dflash, dspark) pair each row with the next
+// token's id, which an image position does not have. A gap over the image in the proposer's own
+// memory is no way out either: llama.cpp refuses a token batch that does not follow the
+// memory's last position. So in a proposer's memory the text after an image follows the text
+// before it, and its first row pairs with the last hidden row before the image. Only the
+// acceptance can change: the target, which holds the image, verifies every token.
 inline const std::vector<llama_token> & proposer_history(session_core & core) {
     if (core.media.empty()) {
         return core.committed;
@@ -146,6 +152,29 @@ inline const std::vector<llama_token> & proposer_history(session_core & core) {
         }
     }
     return core.text_view;
+}
+
+// The target evaluated `batch` (text tokens only: an image's batch goes to no proposer): the
+// proposer sees it at the positions proposer_history gives its tokens, the target's position
+// less the image positions below it.
+inline void observe_target(session_core & core, const llama_batch & batch) {
+    if (core.media.empty() || batch.n_tokens <= 0) {
+        core.prop->observe_target(batch);
+        return;
+    }
+    core.text_pos.resize(static_cast<size_t>(batch.n_tokens));
+    for (int32_t i = 0; i < batch.n_tokens; i++) {
+        llama_pos below = 0;
+        for (const media_span & m : core.media) {
+            if (static_cast<size_t>(batch.pos[i]) >= m.start + m.n_pos) {
+                below += static_cast<llama_pos>(m.n_pos);
+            }
+        }
+        core.text_pos[i] = batch.pos[i] - below;
+    }
+    llama_batch renumbered = batch;
+    renumbered.pos         = core.text_pos.data();
+    core.prop->observe_target(renumbered);
 }
 
 // After a cut to `pos` on a sliding-window target: what the next row (at pos) cannot attend to,

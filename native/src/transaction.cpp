@@ -84,7 +84,9 @@ void transaction::request_proposals(int32_t n_max) {
         // the proposers that can draft under the grammar get a copy of it as it stands now
         sampler_ptr walk(sampler_.grammar ? llama_sampler_clone(sampler_.grammar.get()) : nullptr);
         core_.prop->guide(walk.get(), llama_vocab_n_tokens(vocab_));
-        core_.prop->propose(proposer_history(core_), st_.anchor, n_max, st_.proposals);
+        const std::vector<llama_token> & history = proposer_history(core_);
+        core_.prop->place(static_cast<int32_t>(core_.committed.size() - history.size()));
+        core_.prop->propose(history, st_.anchor, n_max, st_.proposals);
         core_.prop->guide(nullptr, 0);
         if (static_cast<int32_t>(st_.proposals.size()) > n_max) {
             st_.proposals.resize(n_max); // proposals are advisory; the schedule is not
@@ -125,7 +127,7 @@ bool transaction::verify() {
         throw std::runtime_error("verify decode failed (code " + std::to_string(rc) + "); restored the last commit");
     }
     note_target_decode(core_, batch.get().n_tokens);
-    core_.prop->observe_target(batch.get());
+    observe_target(core_, batch.get());
     verify_us = llama_time_us() - t;
     return true;
 }
@@ -180,7 +182,7 @@ void transaction::replay_kept(int32_t kept) {
         throw std::runtime_error("replay decode failed (code " + std::to_string(rc) + "); restored the last commit");
     }
     note_target_decode(core_, batch.get().n_tokens);
-    core_.prop->observe_target(batch.get());
+    observe_target(core_, batch.get());
     st_.replayed = true;
     st_.replays++;
     st_.clamp = core_.spec.s;

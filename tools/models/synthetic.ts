@@ -720,6 +720,23 @@ export const PROJECTOR_MODELS = {
       patchSize: 8,
     },
   },
+  'mmproj-gemma4-target.gguf': {
+    description:
+      'gemma3 projector for gemma4-target.gguf: as mmproj-swa-target.gguf, with output embeddings of width 64 (images beside the Gemma 4 assistant)',
+    params: {
+      arch: 'clip',
+      name: 'power-synthetic-mmproj-gemma4-target',
+      seed: 43,
+      projector: 'gemma3',
+      textEmbd: GEMMA4_TARGET.embd,
+      embd: 32,
+      layers: 1,
+      heads: 2,
+      ff: 64,
+      imageSize: 64,
+      patchSize: 8,
+    },
+  },
 } satisfies Record<string, { description: string; params: ProjectorParams }>;
 export type ModelSet = Record<SyntheticModelName, string>;
 
