@@ -319,6 +319,116 @@ describe('images in the prompt (native)', () => {
   });
 });
 
+// The strategies whose proposers read the target's hidden rows, after an image: llama.cpp's
+// EAGLE-3, DFlash and DSpark artifacts beside the llama target (with the gemma3 projector of the
+// same width: mtmd reads the projector's width only), and mtp as the Gemma 4 assistant beside the
+// gemma4 target (its own 64-wide projector). The proposers see the text positions only
+// (proposer_history, native/src/session_core.h); the target decides every token. mtp on a
+// model's own NextN layers has no case here: the synthetic NextN model is a qwen35 hybrid, whose
+// M-RoPE positions the engine refuses with images.
+describe('images in the prompt with the proposers that read hidden rows (native)', () => {
+  let binding: NativeBinding;
+  let models: ModelSet;
+  const loaded: NativeModel[] = [];
+  const load = async (file: string): Promise<NativeModel> => {
+    const m = await binding.Model.load(file, { gpuLayers: 0 });
+    loaded.push(m);
+    return m;
+  };
+  interface Pair {
+    target: NativeModel;
+    draft: NativeModel;
+    projector: string;
+  }
+  const pairs = new Map<string, Pair>();
+  before(async () => {
+    ({ binding } = loadBinding('cpu'));
+    models = await syntheticModels();
+    const dir = models['target.gguf'].replace(/target\.gguf$/, '');
+    const llama = await load(models['target.gguf']);
+    for (const name of ['eagle3', 'dflash', 'dspark'] as const) {
+      pairs.set(name, { target: llama, draft: await load(models[`${name}-close.gguf`]), projector: `${dir}mmproj-swa-target.gguf` });
+    }
+    pairs.set('mtp', {
+      target: await load(models['gemma4-target.gguf']),
+      draft: await load(models['gemma4-assistant.gguf']),
+      projector: `${dir}mmproj-gemma4-target.gguf`,
+    });
+  });
+  after(async () => {
+    for (const m of loaded.reverse()) await m.dispose();
+  });
+
+  interface Reply {
+    ids: number[];
+    proposed: number;
+    result: NativeGenerateResult;
+  }
+  async function say(s: NativeSession, prompt: NativeMediaPrompt, sampling: object): Promise<Reply> {
+    const ids: number[] = [];
+    let proposed = 0;
+    const result = await s.generate(prompt, { maxTokens: MAX_TOKENS, ...sampling }, (batch) => {
+      ids.push(...batch.ids);
+      for (const round of expandRoundBatch(batch)) proposed += round.proposed;
+    });
+    return { ids, proposed, result };
+  }
+  /** the replies to each prompt in turn, on one session of `pair`'s target */
+  async function conversation(pair: Pair, session: object, prompts: NativeMediaPrompt[], sampling: object): Promise<Reply[]> {
+    const s = await binding.Session.create(pair.target, { contextSize: 512, threads: 1, projector: pair.projector, ...session });
+    try {
+      const out: Reply[] = [];
+      for (const p of prompts) out.push(await say(s, p, sampling));
+      return out;
+    } finally {
+      await s.dispose();
+    }
+  }
+  const nextTurn = (pair: Pair, image: Uint8Array, reply: number[]): NativeMediaPrompt => ({
+    text: `${promptWith([image]).text}${pair.target.detokenize(Int32Array.from(reply), false)}<end_of_turn>\n<start_of_turn>user\nAnd in fewer words?<end_of_turn>\n<start_of_turn>model\n`,
+    images: [image],
+  });
+
+  for (const [name, strategy] of [
+    ['mtp', 'mtp'],
+    ['eagle3', 'eagle3'],
+    ['dflash', 'dflash'],
+    ['dspark', 'dspark'],
+    ['eagle3', 'ngram,eagle3'],
+  ] as const) {
+    const what = strategy === 'mtp' ? 'mtp (a Gemma 4 assistant)' : strategy.includes(',') ? `${strategy} (a chain)` : strategy;
+    test(`after one and after two images, ${what} replies equal the autoregressive control, greedy and seeded, and it drafts`, async () => {
+      const pair = pairs.get(name)!;
+      const session = { strategy, k: 4, draft: pair.draft };
+      for (const prompt of [promptWith([pngImage(64, 64, 4)]), promptWith([pngImage(64, 64, 5), ppmImage(30, 20, 6)])]) {
+        for (const sampling of [{}, SEEDED]) {
+          const [control] = await conversation(pair, {}, [prompt], sampling);
+          const [spec] = await conversation(pair, session, [prompt], sampling);
+          assert.deepEqual(spec!.ids, control!.ids, JSON.stringify(sampling));
+          assert.ok(spec!.proposed > 0, `${strategy} proposed nothing after the images (${JSON.stringify(sampling)})`);
+        }
+      }
+    });
+
+    if (strategy !== name) continue;
+    test(`a second turn with ${what} keeps the image of the first and replies as a fresh session would, greedy and seeded`, async () => {
+      const pair = pairs.get(name)!;
+      const session = { strategy, k: 4, draft: pair.draft };
+      const image = pngImage(64, 64, 13);
+      for (const sampling of [{}, SEEDED]) {
+        const [first] = await conversation(pair, session, [promptWith([image])], sampling);
+        const next = nextTurn(pair, image, first!.ids);
+        const [, second] = await conversation(pair, session, [promptWith([image]), next], sampling);
+        const [control] = await conversation(pair, {}, [next], sampling);
+        assert.equal(second!.result.imagesEncoded, 0, 'the image is not encoded again');
+        assert.ok(second!.result.reusedTokens >= first!.result.promptTokens, `reused ${second!.result.reusedTokens}`);
+        assert.deepEqual(second!.ids, control!.ids, JSON.stringify(sampling));
+        assert.ok(second!.proposed > 0, `${strategy} proposed nothing in the second turn (${JSON.stringify(sampling)})`);
+      }
+    });
+  }
+});
+
 describe('power generate --image', () => {
   let models: ModelSet;
   const dir = suiteTempDir('power-images-');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { EngineClient } from '../../app/engine/client.js';
@@ -131,11 +131,13 @@ describe('model library', () => {
     assert.ok(folder.skipped.every((s) => s.reason.length > 0));
     const again = await f.service.models.add({ path: MODELS_CACHE });
     assert.equal(again.added.length, 0);
-    // every model is there already; the projector beside swa-target.gguf is no model
-    const models = again.skipped.filter((s) => !s.path.endsWith('mmproj-swa-target.gguf'));
+    // every model is there already; the projectors beside swa-target.gguf and gemma4-target.gguf are no models
+    const isProjector = (path: string) => /[\\/]mmproj-[^\\/]*\.gguf$/.test(path);
+    const models = again.skipped.filter((s) => !isProjector(s.path));
     assert.ok(models.every((s) => s.reason === 'already in the library'));
-    const projector = again.skipped.find((s) => s.path.endsWith('mmproj-swa-target.gguf'));
-    assert.match(projector?.reason ?? '', /is a multimodal projector \(clip\), not a chat model/);
+    const projectors = again.skipped.filter((s) => isProjector(s.path));
+    assert.deepEqual(projectors.map((s) => basename(s.path)).sort(), ['mmproj-gemma4-target.gguf', 'mmproj-swa-target.gguf']);
+    for (const projector of projectors) assert.match(projector.reason, /is a multimodal projector \(clip\), not a chat model/);
   });
 
   test('a model lists the projector beside it and what it accepts; the estimate counts its weights', async () => {
