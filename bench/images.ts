@@ -1,7 +1,9 @@
 // Images in the prompt (docs/architecture.md "Images") on the synthetic gemma3 target and its
 // clip projector: the time to the first token with one 64x64 image against the same text alone
-// (the difference: decoding, encoding and evaluating the image), and the acceptance of ngram and
-// draft-model after the image against the text alone (their proposers see the text only), and
+// (the difference: decoding, encoding and evaluating the image), and the acceptance of every
+// strategy after the image against the text alone (the proposers see the text only: ngram and
+// draft-model on the gemma3 target, eagle3, dflash and dspark on the llama target, mtp with the
+// Gemma 4 assistant on the gemma4 target), and
 // the time to the first token of a second turn that keeps the image against one that encodes it
 // again. Medians of --repeat runs.
 //   node --import tsx bench/images.ts [--tokens 128] [--repeat 5] [--write]
@@ -26,30 +28,46 @@ const { tokens: TOKENS, repeat: REPEAT } = positiveIntegers(values, ['tokens', '
 const RESULTS_IMAGES_MD = join(ROOT, 'bench', 'RESULTS-images.md');
 
 const models = await syntheticModels();
-const projector = models['swa-target.gguf'].replace(/swa-target\.gguf$/, 'mmproj-swa-target.gguf');
 const TEXT = 'Describe the picture, then describe it again in the same words:';
 const chat = (before: string) => `<start_of_turn>user\n${before}${TEXT}<end_of_turn>\n<start_of_turn>model\n`;
 const withImage: MediaPrompt = { text: chat(`${MEDIA_MARKER}\n`), images: [pngImage(64, 64, 2)], addSpecial: true };
+// each strategy on the target it pairs with, and a projector of that target's width (mtmd reads
+// only the width: the gemma3 projector of swa-target serves the llama target too)
+const dir = models['target.gguf'].replace(/target\.gguf$/, '');
+const CASES = [
+  { strategy: 'none', target: 'swa-target.gguf', projector: 'mmproj-swa-target.gguf' },
+  { strategy: 'ngram', target: 'swa-target.gguf', projector: 'mmproj-swa-target.gguf' },
+  { strategy: 'draft-model', target: 'swa-target.gguf', draft: 'swa-draft-close.gguf', projector: 'mmproj-swa-target.gguf' },
+  { strategy: 'eagle3', target: 'target.gguf', draft: 'eagle3-close.gguf', projector: 'mmproj-swa-target.gguf' },
+  { strategy: 'dflash', target: 'target.gguf', draft: 'dflash-close.gguf', projector: 'mmproj-swa-target.gguf' },
+  { strategy: 'dspark', target: 'target.gguf', draft: 'dspark-close.gguf', projector: 'mmproj-swa-target.gguf' },
+  { strategy: 'mtp', target: 'gemma4-target.gguf', draft: 'gemma4-assistant.gguf', projector: 'mmproj-gemma4-target.gguf' },
+] as const;
 const engine = EngineClient.start();
 const lines: string[] = [];
 try {
-  const target = (await engine.call('loadModel', { path: models['swa-target.gguf'], gpuLayers: 0 })).modelId;
-  const draft = (await engine.call('loadModel', { path: models['swa-draft-close.gguf'], gpuLayers: 0 })).modelId;
-  const run = async (strategy: 'none' | 'ngram' | 'draft-model', image: boolean) => {
+  const ids = new Map<string, string>();
+  const modelId = async (file: keyof typeof models) => {
+    if (!ids.has(file)) ids.set(file, (await engine.call('loadModel', { path: models[file], gpuLayers: 0 })).modelId);
+    return ids.get(file)!;
+  };
+  const target = await modelId('swa-target.gguf');
+  const run = async (c: (typeof CASES)[number], image: boolean) => {
+    const tid = await modelId(c.target);
     const s = await engine.call('createSession', {
-      modelId: target,
+      modelId: tid,
       contextSize: 1024,
       threads: 1,
-      strategy,
-      k: strategy === 'none' ? 0 : 4,
-      projector,
-      ...(strategy === 'draft-model' ? { draftModelId: draft } : {}),
+      strategy: c.strategy,
+      k: c.strategy === 'none' ? 0 : 4,
+      projector: `${dir}${c.projector}`,
+      ...('draft' in c ? { draftModelId: await modelId(c.draft) } : {}),
     });
     // the text alone goes as tokens, tokenized as the engine tokenizes the text around an image
     const media = image ? withImage : undefined;
     const tokens = media
       ? new Int32Array(0)
-      : await engine.call('tokenize', { modelId: target, text: chat(''), addSpecial: true, parseSpecial: true });
+      : await engine.call('tokenize', { modelId: tid, text: chat(''), addSpecial: true, parseSpecial: true });
     const out = await runRequest(engine, {
       sessionId: s.sessionId,
       prompt: tokens,
@@ -60,17 +78,19 @@ try {
     await engine.call('disposeSession', { sessionId: s.sessionId });
     return out.stats;
   };
-  lines.push(`| strategy | prompt | positions | ttft (ms) | accepted / proposed | acceptance |`);
-  lines.push('|---|---|---|---|---|---|');
-  for (const strategy of ['none', 'ngram', 'draft-model'] as const) {
+  lines.push(`| strategy | target | prompt | positions | ttft (ms) | accepted / proposed | acceptance |`);
+  lines.push('|---|---|---|---|---|---|---|');
+  for (const c of CASES) {
     for (const image of [false, true]) {
       const runs = [];
-      for (let r = 0; r < REPEAT; r++) runs.push(await run(strategy, image));
+      for (let r = 0; r < REPEAT; r++) runs.push(await run(c, image));
       const first = runs[0]!;
       const ttft = medianOf(runs.map((x) => x.ttftMs));
       const rate = first.proposed > 0 ? `${((100 * first.accepted) / first.proposed).toFixed(1)}%` : '-';
+      const none = c.strategy === 'none';
+      const name = none ? 'none (AR)' : c.strategy === 'mtp' ? 'mtp K4 (Gemma 4 assistant)' : `${c.strategy} K4`;
       lines.push(
-        `| ${strategy === 'none' ? 'none (AR)' : `${strategy} K4`} | ${image ? 'one 64x64 PNG + text' : 'text alone'} | ${first.promptTokens} | ${ttft?.toFixed(2) ?? '-'} | ${strategy === 'none' ? '-' : `${first.accepted} / ${first.proposed}`} | ${strategy === 'none' ? '-' : rate} |`,
+        `| ${name} | ${c.target} | ${image ? 'one 64x64 PNG + text' : 'text alone'} | ${first.promptTokens} | ${ttft?.toFixed(2) ?? '-'} | ${none ? '-' : `${first.accepted} / ${first.proposed}`} | ${none ? '-' : rate} |`,
       );
     }
   }
@@ -78,7 +98,16 @@ try {
   // encoded again) against a fresh session that evaluates the whole conversation
   const secondTurn = async (reuse: boolean) => {
     const open = async () =>
-      (await engine.call('createSession', { modelId: target, contextSize: 1024, threads: 1, strategy: 'none', k: 0, projector })).sessionId;
+      (
+        await engine.call('createSession', {
+          modelId: target,
+          contextSize: 1024,
+          threads: 1,
+          strategy: 'none',
+          k: 0,
+          projector: `${dir}mmproj-swa-target.gguf`,
+        })
+      ).sessionId;
     const first = await open();
     const turn1 = await runRequest(engine, {
       sessionId: first,
@@ -112,8 +141,7 @@ try {
       `| ${reuse ? 'the same session (the image kept)' : 'a fresh session (everything evaluated)'} | ${first.positions} | ${first.reused} | ${first.encoded} | ${ttft?.toFixed(2) ?? '-'} |`,
     );
   }
-  await engine.call('disposeModel', { modelId: draft });
-  await engine.call('disposeModel', { modelId: target });
+  for (const id of ids.values()) await engine.call('disposeModel', { modelId: id });
 } finally {
   await engine.close();
 }
@@ -122,13 +150,18 @@ const md = `# Images in the prompt
 ${isoSeconds()}, ${machineLine()}, load ${load1().toFixed(1)} (shared with other jobs: the times are
 noisy, the acceptance is not: greedy replies are deterministic). \`${benchCommand('images', [`--tokens ${TOKENS}`, `--repeat ${REPEAT}`])}\`
 
-swa-target.gguf with mmproj-swa-target.gguf (a 1-block synthetic encoder: 64x64 images, 4
+Each strategy on the synthetic target it pairs with: swa-target.gguf (gemma3) for none, ngram and
+draft-model; target.gguf (llama) for the EAGLE-3, DFlash and DSpark artifacts, with the same
+gemma3 projector (mtmd reads its width only); gemma4-target.gguf with its assistant for mtp,
+with mmproj-gemma4-target.gguf. A projector is a 1-block synthetic encoder: 64x64 images, 4
 positions each; the other positions an image adds are the text mtmd writes around a gemma3
-image, \`<start_of_image>\` and \`<end_of_image>\`, plain text in the synthetic vocabulary), one thread, greedy, ${TOKENS} tokens, ttft the median of ${REPEAT} runs. The
+image, \`<start_of_image>\` and \`<end_of_image>\`, plain text in the synthetic vocabulary. One thread, greedy, ${TOKENS} tokens, ttft the median of ${REPEAT} runs. The
 difference between the two ttft of a row pair is what the image costs: decoding the PNG, the
 encoder and the image's rows in the target (a real projector's encoder is far larger). The
 proposers see the text positions only (docs/architecture.md "Images"); every speculative reply
-equals the autoregressive one (test/model/images.test.ts). The second table: a second user turn
+equals the autoregressive one (test/model/images.test.ts). The image changes the reply, so the
+two rows of a pair draft for different text: the acceptance moves with the text as well as with
+the image. The second table: a second user turn
 after the first reply, the image of turn 1 at its place, in the session that ran turn 1 (which
 keeps the image's positions: no second encode) and in a fresh one.
 

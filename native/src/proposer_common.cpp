@@ -27,6 +27,9 @@
 // it (common_speculative_get_state), so a round saves it before drafting and restore() puts it
 // back. On an attention-only target a failed round never reaches process() (the verify decode
 // fails before it, and replays only happen on recurrent targets), so that state is untouched.
+// After images, positions are the text view's (proposer_history, session_core.h): the draft KV
+// holds the text rows only, the text after an image right after the text before it; the Gemma 4
+// assistant, on the target's own cells, drafts at the target's position instead (place()).
 // Proposals are advisory: whatever this state is, the target decides every emitted token.
 #include <algorithm>
 #include <stdexcept>
@@ -122,7 +125,7 @@ class proposer_common : public proposer {
 
     void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max, std::vector<llama_token> & out) override {
         out.clear();
-        last_draft_            = 0;
+        last_draft_ = 0;
         // the draft's own memory is numbered as the history (the text positions); a draft on the
         // target's memory (the Gemma 4 assistant) drafts at the target's position, past the images
         const llama_pos n_past = static_cast<llama_pos>(history.size()) + (shares_target_memory_ ? n_media_ : 0);
@@ -240,8 +243,8 @@ class proposer_common : public proposer {
 
     bool shares_target_memory_ = false; // the draft reads the target's KV cells (a Gemma 4 assistant)
     bool recurrent_target_     = false;
-    bool begun_            = false;
-    int last_draft_        = 0; // tokens proposed this round (0: nothing to accept)
+    bool begun_                = false;
+    int last_draft_            = 0; // tokens proposed this round (0: nothing to accept)
     std::vector<llama_token> draft_;
     std::vector<uint8_t> saved_state_;
     bool saved_state_ok_ = false;

@@ -20,8 +20,10 @@
 // for the target's committed history only. That is why accept() and restore() have nothing to
 // do: a replay re-evaluates the kept rows and observe_target replaces the pending batch with
 // them; a failed round leaves the target at an earlier position, and the next proposal or
-// batch mirrors only what lies below it. Proposals are advisory: whatever this state is, the
-// target decides every emitted token.
+// batch mirrors only what lies below it. After images, positions are the text view's
+// (proposer_history, session_core.h): the MTP context holds the text rows only, and the first
+// token after an image pairs with the last hidden row before it. Proposals are advisory:
+// whatever this state is, the target decides every emitted token.
 //
 // FR, the compact draft projection (the seed's spec_mtp_fr_vocab_size): the head's LM head
 // projects onto its first N rows only (scripts/native/patches/llama-mtp-fr-vocab.patch), so a

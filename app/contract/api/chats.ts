@@ -161,8 +161,8 @@ export const chats = concern({
     delete: { input: ChatRef, output: Ok },
     /**
      * adds a user message and starts the reply; `busy` while another reply streams. A reply the
-     * loaded model cannot give to the message's images (no projector, a strategy that reads the
-     * target's hidden rows) is an error reply: the message and its images stay in the chat
+     * loaded model cannot give to the message's images (no projector, one the engine refuses) is an
+     * error reply: the message and its images stay in the chat
      */
     send: {
       input: z
