@@ -1,6 +1,7 @@
 // Chats with images through the service and the real engine, on the synthetic gemma3 target and
 // its projector (mmproj-swa-target.gguf): a reply to a message with an image equals the
-// autoregressive control's with ngram and with a draft model, greedy and seeded, on the first
+// autoregressive control's with ngram and with a draft model (and with the Gemma 4 assistant on
+// the gemma4 target and its projector), greedy and seeded, on the first
 // turn and on a second one in the same chat (Regenerate is how the app's A/B reruns a turn); an
 // edit keeps the message's images; a model without a projector answers with the reason and the
 // chat keeps the message and its images; bad images and unknown ones are refused before
@@ -24,7 +25,7 @@ describe('chats with images', { timeout: 15 * 60_000 }, () => {
   const f = serviceForSuite();
   const dir = suiteTempDir('power-chat-images-');
 
-  const load = (model: string, strategy: 'none' | 'ngram' | 'draft-model', draft?: string) =>
+  const load = (model: string, strategy: 'none' | 'ngram' | 'draft-model' | 'mtp', draft?: string) =>
     f.service.engine.load({
       modelId: f.models[model]!.id,
       device: 'cpu',
@@ -37,10 +38,16 @@ describe('chats with images', { timeout: 15 * 60_000 }, () => {
   const replied = async (request: Promise<{ assistantMessageId: string }>): Promise<ReplyEnd> =>
     (await startedReply(f.service, request)).end;
 
-  for (const how of [{ strategy: 'ngram' as const }, { strategy: 'draft-model' as const, draft: 'swa-draft-close.gguf' }]) {
+  for (const how of [
+    { strategy: 'ngram' as const, model: 'swa-target.gguf' },
+    { strategy: 'draft-model' as const, model: 'swa-target.gguf', draft: 'swa-draft-close.gguf' },
+    // a strategy that reads the target's hidden rows: the Gemma 4 assistant, with the gemma4
+    // target's own projector (mmproj-gemma4-target.gguf beside it)
+    { strategy: 'mtp' as const, model: 'gemma4-target.gguf', draft: 'gemma4-assistant.gguf' },
+  ]) {
     test(`${how.strategy}: a reply after an image equals the control's, greedy and seeded, on two turns`, async () => {
       const { service } = f;
-      await load('swa-target.gguf', how.strategy, how.draft);
+      await load(how.model, how.strategy, how.draft);
       for (const sampling of [{ maxTokens: 40 }, { maxTokens: 40, ...SEEDED }]) {
         // added anew each time: the chat deleted at the end of the last round took them
         const image = await service.chats.addImage({ data: b64(pngImage(64, 64, 1)), name: 'one.png' });

@@ -472,6 +472,59 @@ describe('power generate --image', () => {
     }
   });
 
+  test('eagle3, dflash, dspark and mtp (a Gemma 4 assistant) after an image: the replies equal the autoregressive control', () => {
+    const llama = (...more: string[]) =>
+      GenerationResult.parse(
+        jsonOf(
+          power(generateArgs(models['target.gguf'], 'Describe it, twice.', '--threads', '1', '--max-tokens', '32', '--json', ...more)),
+        ),
+      );
+    // target.gguf has no projector beside it: the gemma3 one of the same width, by hand
+    const projector = models['swa-target.gguf'].replace(/swa-target\.gguf$/, 'mmproj-swa-target.gguf');
+    const image = ['--image', file('a.png'), '--mmproj', projector];
+    for (const sampling of [[], ['--temperature', '0.9', '--seed', '7']]) {
+      const control = llama(...image, ...sampling);
+      for (const strategy of ['eagle3', 'dflash', 'dspark']) {
+        const reply = llama(
+          ...image,
+          ...sampling,
+          '--strategy',
+          strategy,
+          '--draft',
+          models[`${strategy}-close.gguf` as const],
+          '--k',
+          '4',
+        );
+        assert.deepEqual(reply.tokens, control.tokens, strategy);
+        assert.ok(reply.stats.proposed > 0, `${strategy} proposed nothing`);
+      }
+    }
+    // gemma4-target.gguf finds mmproj-gemma4-target.gguf beside it
+    const gemma4 = (...more: string[]) =>
+      GenerationResult.parse(
+        jsonOf(
+          power(
+            generateArgs(
+              models['gemma4-target.gguf'],
+              'Describe it.',
+              '--threads',
+              '1',
+              '--max-tokens',
+              '32',
+              '--json',
+              '--image',
+              file('a.png'),
+              ...more,
+            ),
+          ),
+        ),
+      );
+    const control = gemma4();
+    const reply = gemma4('--strategy', 'mtp', '--draft', models['gemma4-assistant.gguf'], '--k', '4');
+    assert.deepEqual(reply.tokens, control.tokens);
+    assert.ok(reply.stats.proposed > 0, 'the assistant proposed nothing');
+  });
+
   test('each bad input is refused with the reason', () => {
     const run = (model: string, ...more: string[]) => power(generateArgs(model, 'Describe it.', '--threads', '1', ...more));
     const target = models['swa-target.gguf'];
