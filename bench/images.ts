@@ -38,6 +38,8 @@ const CASES = [
   { strategy: 'none', target: 'swa-target.gguf', projector: 'mmproj-swa-target.gguf' },
   { strategy: 'ngram', target: 'swa-target.gguf', projector: 'mmproj-swa-target.gguf' },
   { strategy: 'draft-model', target: 'swa-target.gguf', draft: 'swa-draft-close.gguf', projector: 'mmproj-swa-target.gguf' },
+  // the llama target's own replies: how much they repeat themselves, with and without the image
+  { strategy: 'ngram', target: 'target.gguf', projector: 'mmproj-swa-target.gguf' },
   { strategy: 'eagle3', target: 'target.gguf', draft: 'eagle3-close.gguf', projector: 'mmproj-swa-target.gguf' },
   { strategy: 'dflash', target: 'target.gguf', draft: 'dflash-close.gguf', projector: 'mmproj-swa-target.gguf' },
   { strategy: 'dspark', target: 'target.gguf', draft: 'dspark-close.gguf', projector: 'mmproj-swa-target.gguf' },
@@ -161,7 +163,9 @@ encoder and the image's rows in the target (a real projector's encoder is far la
 proposers see the text positions only (docs/architecture.md "Images"); every speculative reply
 equals the autoregressive one (test/model/images.test.ts). The image changes the reply, so the
 two rows of a pair draft for different text: the acceptance moves with the text as well as with
-the image. The second table: a second user turn
+the image (ngram on each target shows how much its replies repeat themselves; eagle3-close is an
+induction head, and dflash-close and dspark-close predict from the anchor token alone:
+tools/models/synthetic-drafts.ts). The second table: a second user turn
 after the first reply, the image of turn 1 at its place, in the session that ran turn 1 (which
 keeps the image's positions: no second encode) and in a fresh one.
 
