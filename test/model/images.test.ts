@@ -484,7 +484,7 @@ describe('power generate --image', () => {
     const image = ['--image', file('a.png'), '--mmproj', projector];
     for (const sampling of [[], ['--temperature', '0.9', '--seed', '7']]) {
       const control = llama(...image, ...sampling);
-      for (const strategy of ['eagle3', 'dflash', 'dspark']) {
+      for (const strategy of ['eagle3', 'dflash', 'dspark'] as const) {
         const reply = llama(
           ...image,
           ...sampling,
