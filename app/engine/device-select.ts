@@ -63,15 +63,30 @@ export function describeDevice(d: DeviceInfo): string {
   return `${d.name} (${d.description}${onCpu}, ${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free)`;
 }
 
+/** What decides Flash Attention's cost on the CPU: a model's attention heads and window. */
+export interface AttentionShape {
+  /** the key length of a head (n_embd_head_k) */
+  headSize: number;
+  /** whether the model has sliding-window blocks (Gemma 2/3/4, gpt-oss, ...) */
+  slidingWindow: boolean;
+}
+
 /**
  * Flash Attention when the request leaves it open. CUDA: on (its kernels are not
- * batch-invariant either way, and on is much faster). CPU: off, where llama.cpp's own choice
- * would be on: both are exact on the default engine, and off measured equal or faster from
- * 1,024 positions on (bench/RESULTS-cpu.md, docs/exactness.md). Vulkan: off, the configuration
- * our patch makes batch-invariant (docs/exactness.md); on crashed Mesa 22.3's lavapipe.
+ * batch-invariant either way, and on is much faster). Vulkan: off, the configuration our patch
+ * makes batch-invariant (docs/exactness.md); on crashed Mesa 22.3's lavapipe. CPU: both are
+ * exact on the default engine, and which is faster depends on the model (bench/RESULTS-cpu.md,
+ * docs/exactness.md): the invariant kernel walks a row's cells one by one, which short heads
+ * pay dearly for (heads of 64: 0.11-0.57× prefill, 0.36-0.90× decode) and long full-attention
+ * contexts too (heads of 128 at 4,096 positions: 0.68× prefill), while a model whose blocks
+ * mostly attend over a window with heads of 256 (Gemma 3) decodes 1.03-1.07× faster with it on
+ * at every length. So on only for heads of 128 or more with sliding-window blocks; off without
+ * the shape (a model not read yet).
  */
-export function defaultFlashAttn(kind: DeviceKind): 'on' | 'off' {
-  return kind === 'cuda' ? 'on' : 'off';
+export function defaultFlashAttn(kind: DeviceKind, shape?: AttentionShape): 'on' | 'off' {
+  if (kind === 'cuda') return 'on';
+  if (kind === 'cpu' && shape && shape.headSize >= 128 && shape.slidingWindow) return 'on';
+  return 'off';
 }
 
 export const NO_CUDA_FLAVOUR =

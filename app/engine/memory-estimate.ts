@@ -11,6 +11,7 @@
 // Compute buffers are a heuristic (logits rows + activations, plus the attention score matrix
 // when Flash Attention is off) and a fixed reserve covers cuBLAS workspaces and fragmentation.
 import type { GgufInfo, GgufValue } from '../gguf/types.js';
+import type { AttentionShape } from './device-select.js';
 
 export const MIB = 1024 ** 2;
 export const GIB = 1024 ** 3;
@@ -105,6 +106,16 @@ function hp(info: GgufInfo, key: string, layer = 0): number | undefined {
   const arch = info.metadata.get('general.architecture');
   if (!arch || arch.type !== 'string') return undefined;
   return scalar(info.metadata.get(`${arch.value}.${key}`), layer);
+}
+
+/** The attention shape that picks the CPU's Flash Attention default (defaultFlashAttn). */
+export function attentionShape(info: GgufInfo): AttentionShape {
+  const embd = hp(info, 'embedding_length') ?? 0;
+  const heads = hp(info, 'attention.head_count') ?? 1;
+  return {
+    headSize: hp(info, 'attention.key_length') ?? (heads > 0 ? embd / heads : 0),
+    slidingWindow: (hp(info, 'attention.sliding_window') ?? 0) > 0,
+  };
 }
 
 /** Where a model's bytes go with `gpuLayers` on the device, and its per-token caches there. */

@@ -19,6 +19,7 @@ import { batchInvariance, readBuildInfo } from '../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
 import { defaultFlashAttn, describeDevice, type DeviceRequest } from '../engine/device-select.js';
+import { attentionShape } from '../engine/memory-estimate.js';
 import type { SplitRequest } from '../engine/split.js';
 import type { GgufInfo } from '../gguf/types.js';
 import { checkDraftCompatibility, checkDraftK, draftKind, type DraftCompatibility } from '../models/draft-compat.js';
@@ -141,7 +142,7 @@ export async function openTarget(request: TargetRequest): Promise<OpenedTarget> 
       strategy,
       fallbacks,
       draft,
-      flashAttn: request.flashAttn ?? defaultFlashAttn(placement.kind),
+      flashAttn: request.flashAttn ?? defaultFlashAttn(placement.kind, attentionShape(opened.gguf)),
       contextSize: request.contextSize ?? defaultContextSize(info.contextLength),
     };
   } catch (error) {

@@ -17,7 +17,7 @@ import type { Strategy } from '../../app/contract/strategies.js';
 import { EngineClient } from '../../app/engine/client.js';
 import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import { writeEarlyExitDraft } from '../../tools/models/early-exit-draft.js';
-import { ROOT } from '../../app/paths.js';
+import { MODELS_CACHE, ROOT } from '../../app/paths.js';
 import { jsonOf, power } from '../fixtures/cli.js';
 import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
 
@@ -105,6 +105,18 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
       ['gemma3', 'Q4_K - Medium', 18, 'spm', 262144, 32768, false],
       'the base (pretrained) model: no chat template',
     );
+  });
+
+  test('Flash Attention is on by default on the CPU for this model (heads of 256, sliding windows), off for a short-headed one', () => {
+    const run = (model: string) =>
+      jsonOf<{ backend: { kind: string; flashAttn: string } }>(
+        power(['generate', '--model', model, '--device', 'cpu', '--prompt', 'Hello', '--raw', '--max-tokens', '2', '--json']),
+      ).backend;
+    const real = run(MODEL);
+    assert.deepEqual([real.kind, real.flashAttn], ['cpu', 'on']);
+    // the synthetic Gemma 3 shape with heads of 32
+    const short = run(join(MODELS_CACHE, 'swa-target.gguf'));
+    assert.deepEqual([short.kind, short.flashAttn], ['cpu', 'off']);
   });
 
   test('it writes language: the greedy continuation knows the capital of Germany', async () => {

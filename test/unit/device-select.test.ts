@@ -48,8 +48,17 @@ describe('device selection', () => {
     assert.match(describeDevice(lavapipe), /^Vulkan0 \(Vulkan0 card, runs on the CPU, /);
   });
 
-  test('Flash Attention by default: on for CUDA, off on the CPU and on Vulkan (the invariant configurations)', () => {
+  test('Flash Attention by default: on for CUDA, off on Vulkan, off on the CPU unless the model has long heads and sliding windows', () => {
     assert.deepEqual([defaultFlashAttn('cuda'), defaultFlashAttn('cpu'), defaultFlashAttn('vulkan')], ['on', 'off', 'off']);
+    const gemma3 = { headSize: 256, slidingWindow: true };
+    assert.equal(defaultFlashAttn('cpu', gemma3), 'on');
+    assert.equal(defaultFlashAttn('cpu', { headSize: 128, slidingWindow: true }), 'on');
+    // measured slower with it on: heads of 64, and full attention over long contexts
+    assert.equal(defaultFlashAttn('cpu', { headSize: 64, slidingWindow: true }), 'off');
+    assert.equal(defaultFlashAttn('cpu', { headSize: 128, slidingWindow: false }), 'off');
+    assert.equal(defaultFlashAttn('cpu', { headSize: 256, slidingWindow: false }), 'off');
+    assert.equal(defaultFlashAttn('vulkan', gemma3), 'off');
+    assert.equal(defaultFlashAttn('cuda', { headSize: 64, slidingWindow: false }), 'on');
   });
 
   test('device descriptions', () => {

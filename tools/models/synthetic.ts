@@ -908,6 +908,22 @@ export const LONG_MODELS = {
   },
 } satisfies Record<string, { description: string; params: LlamaModelParams }>;
 
+/**
+ * The long pair with heads of 128 instead of 64 (8/2 heads over the same width): bench/flash-attn.ts
+ * places the head size from which Flash Attention on pays on the CPU (defaultFlashAttn) between
+ * this pair's, the long pair's and the real model's (256).
+ */
+export const LONG_H128_MODELS = {
+  'long-h128-f16-target.gguf': {
+    description: 'llama target: E=1024, 8 blocks, 8/2 heads of 128, F=2048, F16 (~146 MB)',
+    params: { ...BENCH_BASE, name: 'power-long-h128-f16-target', dtype: 'f16', layers: 8, heads: 8, kvHeads: 2 },
+  },
+  'long-h128-f16-draft.gguf': {
+    description: 'draft: the target cut to its first 2 blocks, F16 (~39 MB)',
+    params: { ...BENCH_BASE, name: 'power-long-h128-f16-draft', dtype: 'f16', layers: 2, heads: 8, kvHeads: 2 },
+  },
+} satisfies Record<string, { description: string; params: LlamaModelParams }>;
+
 // ---------------------------------------------------------------- real vocabulary
 
 /**

@@ -122,7 +122,7 @@ export function LoadSettings() {
             id="flash-attn"
             value={s.flashAttn}
             onChange={(e) => s.setFlashAttn(e.target.value as FlashAttnChoice)}
-            title="Default: off on the CPU (exact either way there, and faster off), on with CUDA"
+            title="Default: on with CUDA; on the CPU (exact either way there) on for models with heads of 128 or more and sliding windows, such as Gemma, where it is faster, else off"
           >
             <option value="auto">default</option>
             <option value="on">on</option>
