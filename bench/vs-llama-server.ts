@@ -60,7 +60,7 @@ interface Config {
 const KMAX = K_MAX;
 const CONFIGS: readonly Config[] = [
   { name: 'llama-server, autoregressive', server: 'llama-server', flags: [] },
-  // its default is Flash Attention auto (on, on the CPU); Power's CPU default is off
+  // its default is Flash Attention auto (on, on the CPU); Power's CPU default is on for this model (defaultFlashAttn)
   { name: 'llama-server, autoregressive, `-fa off`', server: 'llama-server', flags: ['-fa', 'off'] },
   { name: 'Power, autoregressive', server: 'power', strategy: 'none' },
   {
@@ -76,6 +76,8 @@ const CONFIGS: readonly Config[] = [
   { name: `Power \`ngram-simple\`, K${KMAX}`, server: 'power', strategy: 'ngram-simple', k: KMAX },
   { name: `Power \`ngram-mod\`, K${KMAX}`, server: 'power', strategy: 'ngram-mod', k: KMAX },
   { name: `Power \`ngram\` (ours), K${KMAX}`, server: 'power', strategy: 'ngram', k: KMAX },
+  // a chain: each round the first member that drafts wins (ngram-mod's sure matches, else ngram-simple's m-gram)
+  { name: `Power \`ngram-mod,ngram-simple\`, K${KMAX}`, server: 'power', strategy: 'ngram-mod,ngram-simple', k: KMAX },
 ];
 
 interface Server {
