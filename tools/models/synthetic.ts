@@ -702,40 +702,19 @@ export type SyntheticModelName = keyof typeof SYNTHETIC_MODELS;
  * `X.gguf` as llama.cpp's users know them. Not part of SYNTHETIC_MODELS: a projector is no chat
  * model, and the library does not list it as one.
  */
+/** the synthetic projectors' encoder: one gemma3 block of width 32 over 64x64 images in 8x8 patches */
+const SMALL_VISION = { arch: 'clip', projector: 'gemma3', embd: 32, layers: 1, heads: 2, ff: 64, imageSize: 64, patchSize: 8 } as const;
+
 export const PROJECTOR_MODELS = {
   'mmproj-swa-target.gguf': {
     description:
       'gemma3 projector for swa-target.gguf: 1-block vision encoder (E=32), 64x64 images in 8x8 patches, 4 tokens per image of width 128',
-    params: {
-      arch: 'clip',
-      name: 'power-synthetic-mmproj-swa-target',
-      seed: 41,
-      projector: 'gemma3',
-      textEmbd: SWA_TARGET.embd,
-      embd: 32,
-      layers: 1,
-      heads: 2,
-      ff: 64,
-      imageSize: 64,
-      patchSize: 8,
-    },
+    params: { ...SMALL_VISION, name: 'power-synthetic-mmproj-swa-target', seed: 41, textEmbd: SWA_TARGET.embd },
   },
   'mmproj-gemma4-target.gguf': {
     description:
       'gemma3 projector for gemma4-target.gguf: as mmproj-swa-target.gguf, with output embeddings of width 64 (images beside the Gemma 4 assistant)',
-    params: {
-      arch: 'clip',
-      name: 'power-synthetic-mmproj-gemma4-target',
-      seed: 43,
-      projector: 'gemma3',
-      textEmbd: GEMMA4_TARGET.embd,
-      embd: 32,
-      layers: 1,
-      heads: 2,
-      ff: 64,
-      imageSize: 64,
-      patchSize: 8,
-    },
+    params: { ...SMALL_VISION, name: 'power-synthetic-mmproj-gemma4-target', seed: 43, textEmbd: GEMMA4_TARGET.embd },
   },
 } satisfies Record<string, { description: string; params: ProjectorParams }>;
 export type ModelSet = Record<SyntheticModelName, string>;
