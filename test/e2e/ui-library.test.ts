@@ -124,7 +124,7 @@ describe('issue 19: library, downloads, load settings, messages and accessibilit
     assert.deepEqual(await groupNames('Models'), ['target']);
     assert.match(
       await addPath('folder', MODELS_CACHE),
-      /^Added .*hybrid-mtp.*\. Skipped 2: mmproj-swa-target\.gguf \(.*is a multimodal projector \(clip\), not a chat model.*\); target\.gguf \(.+\)\.$/,
+      /^Added .*hybrid-mtp.*\. Skipped 3: mmproj-gemma4-target\.gguf \(.*is a multimodal projector \(clip\), not a chat model.*\); mmproj-swa-target\.gguf \(.*is a multimodal projector \(clip\), not a chat model.*\); target\.gguf \(.+\)\.$/,
     );
     const models = await groupNames('Models');
     const drafts = await groupNames('Draft models');
