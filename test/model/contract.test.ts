@@ -166,13 +166,18 @@ describe('exactness contract', () => {
           // after the clamp every round proposes at most S
           const clampAt = run.rounds.findIndex((r) => r.replay);
           if (clampAt >= 0) for (const r of run.rounds.slice(clampAt + 1)) assert.ok(r.proposed <= c.s);
+          // a recurrent target replays exactly the rounds that reject more proposals than its S
+          // snapshots take back (the last round may end at an end-of-generation token, which keeps one more)
+          if (c.target.startsWith('hybrid'))
+            for (const r of run.rounds.slice(0, -1)) assert.equal(r.replay, r.proposed - r.accepted > c.s, 'replay iff the rejected tail exceeds S');
         }
         const { proposed, accepted, replays } = counterTotals(runs);
         // the draft proposes its greedy choice, so under greedy sampling the identical draft always agrees
         if (c.draft === 'draft-same.gguf' && mode === 'greedy') assert.equal(accepted, proposed, 'the identical draft is always accepted');
         if (c.draft?.endsWith('-far.gguf') && mode === 'greedy')
           assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');
-        if (c.s < c.k && mode === 'greedy') assert.ok(replays > 0, 'S < K triggers the guarded replay somewhere');
+        // our ngram drafts only as far as it expects acceptance, so its drafts may never reach past S
+        if (c.s < c.k && mode === 'greedy' && c.strategy !== 'ngram') assert.ok(replays > 0, 'S < K triggers the guarded replay somewhere');
         summary.push(
           `  ${label(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}` +
             `  acceptance ${(accepted / Math.max(1, proposed)).toFixed(3)}  replays ${replays}`,
