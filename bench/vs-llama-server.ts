@@ -33,7 +33,7 @@ import { freePort, waitHealthy } from './lib/server.js';
 import { medianOf } from './lib/stats.js';
 import { PROMPT_KINDS } from './lib/text-prompts.js';
 
-const values = benchOptions({ tokens: '256', rounds: '2', threads: '2', k: '4' }, ['write']);
+const values = benchOptions({ tokens: '256', rounds: '2', threads: '2', k: '4', only: '' }, ['write']);
 const fail: (message: string) => never = failer('vs-llama-server');
 const { tokens: TOKENS, rounds: ROUNDS, threads: THREADS, k: K } = positiveIntegers(values, ['tokens', 'rounds', 'threads', 'k'], fail);
 requireDist(fail);
@@ -58,7 +58,7 @@ interface Config {
 
 // Power's largest K, as far as llama-server's ngram-mod drafts (its n_max, 64)
 const KMAX = K_MAX;
-const CONFIGS: readonly Config[] = [
+const ALL_CONFIGS: readonly Config[] = [
   { name: 'llama-server, autoregressive', server: 'llama-server', flags: [] },
   // its default is Flash Attention auto (on, on the CPU); Power's CPU default is on for this model (defaultFlashAttn)
   { name: 'llama-server, autoregressive, `-fa off`', server: 'llama-server', flags: ['-fa', 'off'] },
@@ -79,6 +79,12 @@ const CONFIGS: readonly Config[] = [
   // a chain: each round the first member that drafts wins (ngram-mod's sure matches, else ngram-simple's m-gram)
   { name: `Power \`ngram-mod,ngram-simple\`, K${KMAX}`, server: 'power', strategy: 'ngram-mod,ngram-simple', k: KMAX },
 ];
+
+// --only a,b: the autoregressive rows (the controls and the reference) and the configurations
+// whose names contain a or b; a quick look, never written
+const ONLY = values.only.split(',').filter(Boolean);
+if (ONLY.length > 0 && values.write) fail('--only runs a part of the comparison: it cannot --write');
+const CONFIGS = ONLY.length > 0 ? ALL_CONFIGS.filter((c) => c.name.includes('autoregressive') || ONLY.some((o) => c.name.includes(o))) : ALL_CONFIGS;
 
 interface Server {
   base: string;
