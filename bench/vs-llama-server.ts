@@ -78,13 +78,16 @@ const ALL_CONFIGS: readonly Config[] = [
   { name: `Power \`ngram\` (ours), K${KMAX}`, server: 'power', strategy: 'ngram', k: KMAX },
   // a chain: each round the first member that drafts wins (ngram-mod's sure matches, else ngram-simple's m-gram)
   { name: `Power \`ngram-mod,ngram-simple\`, K${KMAX}`, server: 'power', strategy: 'ngram-mod,ngram-simple', k: KMAX },
+  // ngram-simple's long m-gram drafts first, else ours
+  { name: `Power \`ngram-simple,ngram\`, K${KMAX}`, server: 'power', strategy: 'ngram-simple,ngram', k: KMAX },
 ];
 
 // --only a,b: the autoregressive rows (the controls and the reference) and the configurations
 // whose names contain a or b; a quick look, never written
 const ONLY = values.only.split(',').filter(Boolean);
 if (ONLY.length > 0 && values.write) fail('--only runs a part of the comparison: it cannot --write');
-const CONFIGS = ONLY.length > 0 ? ALL_CONFIGS.filter((c) => c.name.includes('autoregressive') || ONLY.some((o) => c.name.includes(o))) : ALL_CONFIGS;
+const CONFIGS =
+  ONLY.length > 0 ? ALL_CONFIGS.filter((c) => c.name.includes('autoregressive') || ONLY.some((o) => c.name.includes(o))) : ALL_CONFIGS;
 
 interface Server {
   base: string;

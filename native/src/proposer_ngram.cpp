@@ -59,7 +59,7 @@ class proposer_ngram : public proposer {
     // where the continuation of the latest occurrence of the n-token suffix that starts at or
     // before `last_start` begins (-1: none)
     int occurrence(int n, int last_start) const {
-        const int len               = static_cast<int>(seq_.size());
+        const int len              = static_cast<int>(seq_.size());
         const llama_token * suffix = seq_.data() + len - n;
         for (int start = last_start; start >= 0; start--) {
             if (std::equal(suffix, suffix + n, seq_.data() + start)) {
@@ -103,6 +103,8 @@ class proposer_ngram : public proposer {
         return std::max({1, length, agree});
     }
 
+    // a draft the transaction cut short under a grammar counts as rejected where it was cut:
+    // under a grammar the estimate errs towards shorter drafts
     void record(int drafted, int accepted) {
         for (int i = 1; i <= std::min(drafted, accepted + 1); i++) {
             at_risk_[i] += 1.0;

@@ -60,11 +60,11 @@ struct verify_cost {
 
     void add(int32_t rows, double us) {
         constexpr double keep = 0.98;
-        w   = w * keep + 1.0;
-        sx  = sx * keep + rows;
-        sy  = sy * keep + us;
-        sxx = sxx * keep + static_cast<double>(rows) * rows;
-        sxy = sxy * keep + rows * us;
+        w                     = w * keep + 1.0;
+        sx                    = sx * keep + rows;
+        sy                    = sy * keep + us;
+        sxx                   = sxx * keep + static_cast<double>(rows) * rows;
+        sxy                   = sxy * keep + rows * us;
     }
 
     // `fallback` until two row counts have been seen

@@ -169,7 +169,8 @@ describe('exactness contract', () => {
           // a recurrent target replays exactly the rounds that reject more proposals than its S
           // snapshots take back (the last round may end at an end-of-generation token, which keeps one more)
           if (c.target.startsWith('hybrid'))
-            for (const r of run.rounds.slice(0, -1)) assert.equal(r.replay, r.proposed - r.accepted > c.s, 'replay iff the rejected tail exceeds S');
+            for (const r of run.rounds.slice(0, -1))
+              assert.equal(r.replay, r.proposed - r.accepted > c.s, 'replay iff the rejected tail exceeds S');
         }
         const { proposed, accepted, replays } = counterTotals(runs);
         // the draft proposes its greedy choice, so under greedy sampling the identical draft always agrees
