@@ -138,7 +138,7 @@ for (let rep = 0; rep < reps; rep++) {
   load.push(load1());
 }
 
-const audits: (AuditReport & { k: number; prompt: string })[] = [];
+const audits: (AuditReport & { prompt: string })[] = [];
 for (const f of FLAVOURS) {
   for (const kk of auditKs) {
     const auditPrompts = userModel
@@ -158,7 +158,7 @@ for (const f of FLAVOURS) {
             p,
           ];
       const a = power<AuditReport>(f, ['audit', '--json', '--threads', threads, ...how, '--k', String(kk), '--max-tokens', auditTokens]);
-      audits.push({ k: kk, prompt: p, ...a });
+      audits.push({ prompt: p, ...a });
       const d = a.firstDivergence;
       console.log(
         `bench: audit ${f} K${kk} [${p}]: ${a.identical || !d ? 'identical' : `diverges at ${d.index} (margin ${d.controlMargin.toPrecision(3)}, row diff ${d.rowMaxAbsDiff.toPrecision(3)}, explained ${d.explained})`}`,

@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { FlashAttn } from '../contract/engine-types.js';
 import { DEFAULT_K } from '../contract/profile.js';
 import { capThreads } from '../runtime/resource-limits.js';
-import { STRATEGIES } from '../contract/strategies.js';
+import { STRATEGIES, type Strategy } from '../contract/strategies.js';
 import { auditVerdict, compareSamplingPaths, runAudit, type PathComparison, type AuditVerdict, type Divergence } from '../service/audit.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { buildPrompt } from '../runtime/prompt.js';
@@ -46,6 +46,12 @@ const FLAGS = {
 } as const;
 
 export interface AuditReport {
+  /** what was audited, as power generate --json names it */
+  strategy: Strategy;
+  fallbacks?: Strategy[];
+  k: number;
+  /** the snapshots of a recurrent target (null: attention only, S does not apply) */
+  s: number | null;
   identical: boolean;
   controlDigest: string;
   specDigest: string;
@@ -60,7 +66,8 @@ export interface AuditReport {
 }
 
 function describe(report: AuditReport): string {
-  const head = `control ${report.controlDigest}\nspec    ${report.specDigest}\n`;
+  const audited = `${[report.strategy, ...(report.fallbacks ?? [])].join(',')} K${report.k}${report.s === null ? '' : `/S${report.s}`}`;
+  const head = `${audited} against the control\ncontrol ${report.controlDigest}\nspec    ${report.specDigest}\n`;
   const engine =
     `engine: flavour ${report.flavour}, Flash Attention ${report.flashAttn}, ` +
     (report.batchInvariant ? 'batch-invariant' : 'not batch-invariant');
@@ -195,6 +202,10 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
     const verdict = auditVerdict(outcome, batchInvariant);
     const d = outcome.firstDivergence;
     const report: AuditReport = {
+      strategy,
+      ...(fallbacks.length > 0 ? { fallbacks } : {}),
+      k,
+      s: info.recurrent || info.hybrid ? s : null,
       identical: outcome.identical,
       controlDigest: outcome.control.digest,
       specDigest: outcome.spec.digest,

@@ -53,10 +53,14 @@ describe('power audit', () => {
       'flashAttn',
       'flavour',
       'identical',
+      'k',
+      's',
       'specDigest',
+      'strategy',
       'tokens',
       'verdict',
     ]);
+    assert.deepEqual([report.strategy, report.k, report.s], ['draft-model', 4, null]);
     assert.equal(report.identical, true);
     assert.equal(report.controlDigest, report.specDigest);
     assert.equal(report.tokens, 48);
@@ -97,14 +101,17 @@ describe('power audit', () => {
       name: 'ngram,mtp on the hybrid, seeded, p-min and adaptive K',
       args: ['--model', 'hybrid-mtp.gguf', '--strategy', 'ngram,mtp', '--k', '4', '--s', '3', '--p-min', '0.2', '--adaptive-k'],
       seeded: true,
+      audited: { strategy: 'ngram', fallbacks: ['mtp'], k: 4, s: 3 },
     },
     {
       name: 'ngram,draft-model with its draft, greedy',
       args: ['--model', 'target.gguf', '--draft', 'draft-close.gguf', '--strategy', 'ngram,draft-model', '--k', '4'],
       seeded: false,
+      // attention only: S does not apply
+      audited: { strategy: 'ngram', fallbacks: ['draft-model'], k: 4, s: null },
     },
   ]) {
-    test(`a chain ${c.name}: identical to the control`, () => {
+    test(`a chain ${c.name}: identical to the control, the report names the chain`, () => {
       const args = c.args.map((a) => (a.endsWith('.gguf') ? models[a as keyof ModelSet] : a));
       const sampling = c.seeded ? ['--temperature', '0.9', '--seed', '5'] : [];
       const run = power([
@@ -123,6 +130,7 @@ describe('power audit', () => {
       const report = jsonOf<Report>(run);
       assert.equal(report.verdict, 'identical');
       assert.equal(report.tokens, 60);
+      assert.deepEqual({ strategy: report.strategy, fallbacks: report.fallbacks, k: report.k, s: report.s }, c.audited);
     });
   }
 
