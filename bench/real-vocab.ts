@@ -24,7 +24,7 @@ import { makeModelFiles, makeModels, REAL_VOCAB_MODELS } from '../tools/models/s
 import { fixed, percent, times } from './lib/format.js';
 import { isoSeconds, load1, machineLine } from './lib/machine.js';
 import { PROMPTS } from './lib/prompts.js';
-import { benchCommand, writeTail } from './lib/results.js';
+import { benchCommand, writeBetweenMarkers } from './lib/results.js';
 import { benchOptions, positiveIntegers } from './lib/args.js';
 import { medianOf, medianRatio } from './lib/stats.js';
 
@@ -211,4 +211,7 @@ const NEW_FILE = [
   '',
   '',
 ].join('\n');
-if (values.write) writeTail(RESULTS_REAL_MD, HEADING, md, NEW_FILE);
+// between markers: the sections other benches put after this one stay
+const BEGIN = '<!-- real-vocab: begin -->';
+const END = '<!-- real-vocab: end -->';
+if (values.write) writeBetweenMarkers(RESULTS_REAL_MD, BEGIN, END, `${BEGIN}\n${md.trimEnd()}\n${END}`, NEW_FILE);
