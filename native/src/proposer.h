@@ -53,14 +53,8 @@ class proposer {
     // target's own memory (a Gemma 4 assistant) places its rows at text position + n_media
     void place(int32_t n_media) { n_media_ = n_media; }
 
-    // what one more verify row costs, as a share of a one-row verify (the transaction measures
-    // it, verify_cost in session_core.h): a proposer that chooses its own draft length weighs each
-    // proposal's odds against it
-    void row_cost(double share) { row_cost_ = share; }
-
   protected:
     int32_t n_media_       = 0;
-    double row_cost_       = 0.2; // until measured: about what a row costs on a CPU
     llama_sampler * guide_ = nullptr;
     int32_t guide_vocab_   = 0;
     std::vector<llama_token_data> guide_cur_; // candidates buffer for a pick under the grammar

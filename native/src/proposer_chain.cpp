@@ -55,7 +55,6 @@ class proposer_chain : public proposer {
                 m.guide(walk_.get(), guide_vocab_);
             }
             m.place(n_media_);
-            m.row_cost(row_cost_);
             m.propose(history, anchor, n_max, out);
             m.guide(nullptr, 0);
             if (!out.empty()) {

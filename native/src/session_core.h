@@ -52,36 +52,6 @@ struct spec_params {
     bool adaptive_k = false; // proposals per round follow the last round's acceptance, up to k
 };
 
-// The verify pass's time against its rows, fitted over the session's rounds (least squares,
-// recent rounds weighing more, since the context grows): what one more row costs as a share of
-// a one-row verify. A CPU pays about a fifth of a round per row on a small model; a GPU much less.
-struct verify_cost {
-    double w = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-
-    void add(int32_t rows, double us) {
-        constexpr double keep = 0.98;
-        w                     = w * keep + 1.0;
-        sx                    = sx * keep + rows;
-        sy                    = sy * keep + us;
-        sxx                   = sxx * keep + static_cast<double>(rows) * rows;
-        sxy                   = sxy * keep + rows * us;
-    }
-
-    // `fallback` until two row counts have been seen
-    double row_share(double fallback = 0.2) const {
-        const double spread = w * sxx - sx * sx;
-        if (w < 2.0 || spread <= 1e-6 * w * w) {
-            return fallback;
-        }
-        const double per_row = (w * sxy - sx * sy) / spread;
-        const double fixed   = (sy - per_row * sx) / w;
-        if (per_row <= 0.0) {
-            return 0.005;
-        }
-        return fixed <= 0.0 ? 0.5 : std::clamp(per_row / (fixed + per_row), 0.005, 0.5);
-    }
-};
-
 struct session_core {
     model_ref model;
     threadpool_ptr pool; // shared by ctx and the proposer's context; outlives both
@@ -90,7 +60,6 @@ struct session_core {
     std::unique_ptr<batch_owner> batch; // reused by every decode of this session
     spec_params spec;
     std::unique_ptr<proposer> prop;           // the strategy's proposer ("none" proposes nothing)
-    verify_cost verify_fit;                   // measured over this session's verify passes
     std::vector<uint8_t> checkpoint;          // recurrent state at the start of a round, when needed
     std::vector<llama_token_data> candidates; // the sampler's candidate buffer, reused every row
     // log-probabilities asked for by the running request (-1: none), and those of the rows drawn

@@ -86,7 +86,6 @@ void transaction::request_proposals(int32_t n_max) {
         core_.prop->guide(walk.get(), llama_vocab_n_tokens(vocab_));
         const std::vector<llama_token> & history = proposer_history(core_);
         core_.prop->place(static_cast<int32_t>(core_.committed.size() - history.size()));
-        core_.prop->row_cost(core_.verify_fit.row_share());
         core_.prop->propose(history, st_.anchor, n_max, st_.proposals);
         core_.prop->guide(nullptr, 0);
         if (static_cast<int32_t>(st_.proposals.size()) > n_max) {
@@ -130,7 +129,6 @@ bool transaction::verify() {
     note_target_decode(core_, batch.get().n_tokens);
     observe_target(core_, batch.get());
     verify_us = llama_time_us() - t;
-    core_.verify_fit.add(batch.get().n_tokens, static_cast<double>(verify_us));
     return true;
 }
 
