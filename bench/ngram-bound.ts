@@ -117,4 +117,4 @@ const md = [
   END,
 ].join('\n');
 console.log('\n' + md);
-if (values.write) writeBetweenMarkers(RESULTS_REAL_MD, BEGIN, END, md + '\n', '# Results: real vocabularies\n');
+if (values.write) writeBetweenMarkers(RESULTS_REAL_MD, BEGIN, END, md, '# Results: real vocabularies\n');
