@@ -2,7 +2,9 @@
 // row alone, for every weight type, in the repacked and the plain weight buffers, on one and
 // two threads (native/tools/kernel_rows.cpp; docs/exactness.md, matrix kernels). As released,
 // the repacked Q4_K gemm, llamafile's tinyBLAS for F32/F16/BF16/IQ4_NL and the IQ panel summed
-// otherwise, so a speculative verify row left the one-row decode it stands for.
+// otherwise, so a speculative verify row left the one-row decode it stands for. On a CPU with
+// AVX-512 VNNI the Q8_0, Q4_0, Q5_0 and IQ4_NL batches run the paired tinyBLAS kernel of
+// ggml-cpu-llamafile-q0-pairs.patch, a faster kernel that must keep the same sums.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
