@@ -68,13 +68,26 @@ export function megabytes(bytes: number): string {
   return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
 }
 
+function tooLarge(bytes: number): string | null {
+  return bytes > IMAGE_MAX_BYTES ? `the image is ${megabytes(bytes)}: at most ${megabytes(IMAGE_MAX_BYTES)} per image` : null;
+}
+
 /** Why a base64 image is refused (null: it is one Power reads, of an allowed size). */
 export function imageDataProblem(data: string): string | null {
   if (data.length === 0) return 'the image is empty';
   if (data.length % 4 !== 0 || !BASE64.test(data)) return 'the image is not valid base64';
-  const bytes = base64Bytes(data);
-  if (bytes > IMAGE_MAX_BYTES) return `the image is ${megabytes(bytes)}: at most ${megabytes(IMAGE_MAX_BYTES)} per image`;
+  const large = tooLarge(base64Bytes(data));
+  if (large) return large;
   const head = base64Head(data);
+  return imageType(head) ? null : imageTypeProblem(head);
+}
+
+/** Why an image's bytes are refused, by the same rules (null: it is one Power reads, of an allowed size). */
+export function imageBytesProblem(bytes: Uint8Array): string | null {
+  if (bytes.length === 0) return 'the image is empty';
+  const large = tooLarge(bytes.length);
+  if (large) return large;
+  const head = bytes.subarray(0, 16);
   return imageType(head) ? null : imageTypeProblem(head);
 }
 
