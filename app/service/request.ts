@@ -114,6 +114,7 @@ export function replyStats(native: NativeGenerateResult, stats: GenerationStats,
     ...stats,
     reusedPromptTokens: final ? native.reusedTokens : null,
     evaluatedPromptTokens: final ? native.promptTokens - native.reusedTokens : null,
+    ...(final && native.imagesEncoded !== undefined ? { imagesEncoded: native.imagesEncoded } : {}),
   };
 }
 

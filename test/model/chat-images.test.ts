@@ -102,7 +102,7 @@ describe('chats with images', { timeout: 15 * 60_000 }, () => {
     });
   }
 
-  test('a second turn reuses the first, image included; an edit keeps the message’s images; the images stay in the data folder until no chat holds them', async () => {
+  test('a second turn reuses the first, image included, and encodes no image again; an edit keeps the message’s images; the images stay in the data folder until no chat holds them', async () => {
     const { service, dataDir } = f;
     await load('swa-target.gguf', 'none');
     const image = await service.chats.addImage({ data: b64(pngImage(64, 64, 3)) });
@@ -120,11 +120,15 @@ describe('chats with images', { timeout: 15 * 60_000 }, () => {
       next.stats!.reusedPromptTokens! >= pictured.stats!.promptTokens,
       `reused ${next.stats!.reusedPromptTokens} of ${next.stats!.promptTokens} (turn 1: ${pictured.stats!.promptTokens})`,
     );
+    // the reply's stats say so: the projector encoded the image for turn 1 and not for turn 2
+    assert.equal(pictured.stats!.imagesEncoded, 1);
+    assert.equal(next.stats!.imagesEncoded, 0);
     // the image is in the prompt: the same text alone is a shorter prompt and another reply
     const alone = await replied(
       service.chats.send({ chatId: (await service.chats.create({})).id, content: 'What is it?', sampling: { maxTokens: 8 } }),
     );
     assert.ok(pictured.stats!.promptTokens > alone.stats!.promptTokens);
+    assert.equal(alone.stats!.imagesEncoded, undefined, 'a prompt without images has no such figure');
     assert.notEqual(pictured.digest, alone.digest);
     const userId = (await service.chats.get({ chatId: chat.id })).messages[0]!.id;
     // an edit of the first message drops the second turn

@@ -289,11 +289,16 @@ describe('power serve', () => {
     assert.notEqual(other.power.digest, first.power.digest);
     const two = await completion('/v1/chat/completions', chat([...pictured, { type: 'image_url', image_url: { url: url(2) } }]));
     assert.ok(two.usage.prompt_tokens > first.usage.prompt_tokens);
+    // the stats count the images the projector encoded: the first picture is kept from the
+    // request before, only the second is new
+    assert.equal(first.power.stats.imagesEncoded, 1, JSON.stringify(first.power.stats));
+    assert.equal(two.power.stats.imagesEncoded, 1, JSON.stringify(two.power.stats));
     // a text request after them stays on the session that read the images: the text before
     // the first image is kept, and the reply is the text session's
     const after = await completion('/v1/chat/completions', chat('Describe it, twice.'));
     assert.ok((after.power.stats.reusedPromptTokens as number) > 0, JSON.stringify(after.power.stats));
     assert.equal(after.power.digest, text.power.digest);
+    assert.equal(after.power.stats.imagesEncoded, undefined, 'a prompt without images has no such figure');
 
     const refused = async (body: object, status: number, reason: RegExp) => {
       const r = await post('/v1/chat/completions', body);

@@ -8,7 +8,16 @@ import { describeError } from '../../renderer/src/logic/advice.js';
 import { checkCustomProfile, customProfileName } from '../../renderer/src/logic/custom-profile.js';
 import { draftFileOptions, draftMethodOptions, settleChoice } from '../../renderer/src/logic/draft-options.js';
 import { createFrameBatcher } from '../../renderer/src/logic/frame-batch.js';
-import { bytes, decodeRate, duration, engineEvidence, percent, shortDigest, tokensPerSecond } from '../../renderer/src/logic/format.js';
+import {
+  bytes,
+  decodeRate,
+  duration,
+  engineEvidence,
+  percent,
+  promptFigure,
+  shortDigest,
+  tokensPerSecond,
+} from '../../renderer/src/logic/format.js';
 import { decodeSeries, formatPart, positionBars, prettyJsonReply, rollingAcceptance } from '../../renderer/src/logic/reply.js';
 import { base64Bytes, replyRows, reportable } from '../../renderer/src/logic/report.js';
 import { ENVIRONMENT, sampleChat } from '../fixtures/chats.js';
@@ -95,6 +104,17 @@ describe('formatting', () => {
     assert.equal(bytes(1536), '1.5 KiB');
     assert.equal(bytes(3 * 1024 ** 3), '3.0 GiB');
     assert.equal(shortDigest(`sha256:${'ab'.repeat(32)}`), 'abababab…abab');
+  });
+  test('the prompt figure names the reused tokens and the images the projector encoded, only when there are some', () => {
+    assert.equal(promptFigure(stats()), '10 tokens');
+    assert.equal(promptFigure(stats({ promptTokens: 300, reusedPromptTokens: 280 })), '300 tokens · 280 kept from the previous request');
+    assert.equal(promptFigure(stats({ imagesEncoded: 2 })), '10 tokens · 2 images encoded');
+    assert.equal(promptFigure(stats({ imagesEncoded: 1 })), '10 tokens · 1 image encoded');
+    assert.equal(
+      promptFigure(stats({ promptTokens: 600, reusedPromptTokens: 590, imagesEncoded: 0 })),
+      '600 tokens · 590 kept from the previous request · no image encoded (all kept)',
+    );
+    assert.equal(promptFigure(null), '—');
   });
   test('the decode rate is read from the stats', () => {
     assert.equal(decodeRate(stats({ decodeTokensPerSecondMedian: 321 })), 321);

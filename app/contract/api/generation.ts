@@ -15,6 +15,12 @@ export const ReplyStats = GenerationStats.extend({
   reusedPromptTokens: z.number().int().min(0).nullable(),
   /** prompt tokens evaluated for this request (null in snapshots) */
   evaluatedPromptTokens: z.number().int().min(0).nullable(),
+  /**
+   * a prompt with images: how many the projector encoded for this reply (an image that the
+   * session's previous request left in the context is not encoded again); absent without
+   * images and in snapshots
+   */
+  imagesEncoded: z.number().int().min(0).optional(),
 });
 export type ReplyStats = z.infer<typeof ReplyStats>;
 

@@ -2,7 +2,7 @@ import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs } from '../logic/ab.js';
 import { chainFigures, chainLabel, draftingParts } from '../logic/chain.js';
-import { decodeRate, duration, engineEvidence, fixed, percent, tokensPerSecond } from '../logic/format.js';
+import { decodeRate, duration, engineEvidence, fixed, percent, promptFigure, tokensPerSecond } from '../logic/format.js';
 import {
   decodeSeries,
   emptyReply,
@@ -129,6 +129,7 @@ export function AcceptancePanel() {
               />
             ))}
             {chain && chain.undrafted > 0 && <Figure label="No member drafted" value={`${chain.undrafted} rounds`} />}
+            <Figure label="Prompt" value={promptFigure(stats)} />
             <Figure label="TTFT" value={duration(stats?.ttftMs)} />
             <Figure label="Prefill" value={tokensPerSecond(stats?.prefillTokensPerSecond)} />
             <Figure label="Decode (steady)" value={tokensPerSecond(decodeRate(stats))} />

@@ -19,6 +19,18 @@ export function tokensPerSecond(value: number | null | undefined): string {
   return `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} tok/s`;
 }
 
+/** A reply's prompt: its tokens, those the previous request left in the context, and the images the projector encoded. */
+export function promptFigure(stats: ReplyStats | null | undefined): string {
+  if (!stats) return DASH;
+  const parts = [`${stats.promptTokens} tokens`];
+  if (stats.reusedPromptTokens) parts.push(`${stats.reusedPromptTokens} kept from the previous request`);
+  if (stats.imagesEncoded !== undefined) {
+    const n = stats.imagesEncoded;
+    parts.push(n === 0 ? 'no image encoded (all kept)' : `${n} image${n === 1 ? '' : 's'} encoded`);
+  }
+  return parts.join(' · ');
+}
+
 export function duration(ms: number | null | undefined): string {
   if (ms == null || !Number.isFinite(ms)) return DASH;
   if (ms < 1) return `${(ms * 1000).toFixed(0)} µs`;
