@@ -2,7 +2,8 @@
 // its projector: the attach button says why it is off for a model without one; an image joins
 // the message by the file picker and by a drop onto the composer, one by a paste, each a thumbnail
 // with its remove button; the sent message shows its thumbnails (a click shows one larger) and the
-// reply comes. The screenshot goes to test-results/chat-images.png.
+// reply comes, the Acceptance panel counting the images encoded; an edit of the message shows its
+// images, removes one and attaches another. The screenshot goes to test-results/chat-images.png.
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ import { closeAppPage, openAppPage, seriousAxeViolations } from '../fixtures/bro
 import { pngImage } from '../fixtures/images.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
-import { LONG, ui } from './ui-helpers.js';
+import { LONG, panelFigure, ui } from './ui-helpers.js';
 
 const RESULTS = join(ROOT, 'test-results');
 
@@ -121,5 +122,61 @@ describe('images in the chat', { timeout: 10 * 60_000 }, () => {
     assert.deepEqual(await seriousAxeViolations(page, '.image-view'), [], 'the larger view passes axe-core');
     await page.keyboard.press('Escape');
     await view.waitFor({ state: 'detached' });
+
+    // the Acceptance panel says the projector encoded both images for this reply
+    assert.match((await panelFigure(u.panel(), 'Prompt').textContent()) ?? '', /^\d+ tokens · 2 images encoded$/);
+  });
+
+  test("an edit shows the message's images: one removed, one attached, the message and its reply follow", async () => {
+    const u = ui(page);
+    await u.button('New chat').click();
+    await u.load('swa-target', 'ngram');
+    await page.waitForFunction(() => !(document.querySelector('.composer .attach') as HTMLButtonElement).disabled, null, { timeout: LONG });
+    await u.setSampling('Max tokens', '16');
+    await u.closePopovers();
+    await page.getByLabel('Image files', { exact: true }).setInputFiles([
+      { name: 'kept.png', mimeType: 'image/png', buffer: Buffer.from(pngImage(64, 64, 5)) },
+      { name: 'dropped.png', mimeType: 'image/png', buffer: Buffer.from(pngImage(48, 48, 6)) },
+    ]);
+    await page.waitForFunction(() => document.querySelectorAll('.composer .pending-images figure').length === 2);
+    await u.sendAndWait('What are these?');
+    const mine = u.log().getByRole('article', { name: 'You', exact: true }).last();
+    const oldReply = await u.replies().last().getAttribute('data-message-id');
+    await mine.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = mine.locator('form.edit-message');
+    const shown = form.getByLabel('Images of the message', { exact: true }).locator('figure.image-thumb');
+    await shown.nth(1).waitFor();
+    assert.equal(await shown.count(), 2, "the message's two images");
+    await form.getByRole('button', { name: 'Remove dropped.png', exact: true }).click();
+    await form
+      .getByLabel('Image files', { exact: true })
+      .setInputFiles({ name: 'added.png', mimeType: 'image/png', buffer: Buffer.from(pngImage(56, 56, 4)) });
+    await page.waitForFunction(() => document.querySelectorAll('form.edit-message .pending-images figure').length === 2);
+    await form.getByRole('textbox', { name: 'Edit message', exact: true }).fill('And these?');
+    await form.getByRole('button', { name: 'Save and continue', exact: true }).click();
+    await page.waitForFunction(
+      (id) => {
+        const all = document.querySelectorAll('[role=log] article[aria-label=Assistant]');
+        const last = all[all.length - 1];
+        return last !== undefined && last.getAttribute('data-message-id') !== id && last.getAttribute('aria-busy') === 'false';
+      },
+      oldReply,
+      { timeout: LONG },
+    );
+    const edited = u.log().getByRole('article', { name: 'You', exact: true }).last();
+    await page.waitForFunction(
+      () => {
+        const imgs = Array.from(document.querySelectorAll<HTMLImageElement>('[role=log] article[aria-label=You] .message-images img'));
+        return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
+      },
+      null,
+      { timeout: LONG },
+    );
+    assert.deepEqual(await edited.locator('.message-images img').evaluateAll((is) => is.map((i) => (i as HTMLImageElement).alt)), [
+      'kept.png',
+      'added.png',
+    ]);
+    assert.equal(await edited.locator('p').textContent(), 'And these?');
+    assert.equal(await page.locator('.notice', { hasText: 'Editing the message' }).count(), 0, 'no error');
   });
 });

@@ -1,15 +1,13 @@
 // The message box: System prompt and Sampling in popovers above it, then Send / Stop /
 // Regenerate with the profile that will run and, when Send cannot, the reason in words. Images
-// join the message by the attach button, a paste or a drop onto the composer (each kept in the
-// service at once, shown as a thumbnail with its remove button until the message is sent); the
-// attach button says why when the loaded model reads no images.
-import { useRef, useState } from 'react';
+// join the message by the attach button, a paste or a drop onto the composer (ImageAttachments:
+// shown as thumbnails with their remove buttons until the message is sent).
+import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
-import type { ChatImage } from '../api-types.js';
 import { chainLabel } from '../logic/chain.js';
-import { imageBlocker } from '../logic/images.js';
-import { ImageThumb, rememberImageUrl } from './ImageThumb.js';
+import { AttachButton, filesOf, PendingImages, useImageAttachments } from './ImageAttachments.js';
+import { rememberImageUrl } from './ImageThumb.js';
 import { checkSampling, SAMPLING_LABELS, samplingProblem, type SamplingField } from '../logic/sampling.js';
 import { profileToRun } from '../logic/send-gate.js';
 import { Popover } from './Popover.js';
@@ -120,30 +118,10 @@ export function Composer() {
     })),
   );
   const blocker = useSendBlocker();
-  const { attachImage, fail, imagesBlocked } = usePower(
-    useShallow((s) => ({ attachImage: s.attachImage, fail: s.fail, imagesBlocked: imageBlocker(s.engine, s.models) })),
-  );
+  const attachments = useImageAttachments();
+  const { images, setImages, attach } = attachments;
   const [text, setText] = useState('');
-  const [images, setImages] = useState<Array<{ image: ChatImage; src: string }>>([]);
   const [dragging, setDragging] = useState(false);
-  const fileInput = useRef<HTMLInputElement>(null);
-  // the count as the attachments land, which each attach reads before the state re-renders
-  const count = useRef(0);
-  count.current = images.length;
-
-  const attach = async (files: readonly File[]): Promise<void> => {
-    if (imagesBlocked) {
-      fail('Attaching an image', { code: 'unsupported', message: imagesBlocked });
-      return;
-    }
-    for (const file of files) {
-      const attached = await attachImage(file, count.current);
-      if (!attached) return;
-      count.current++;
-      setImages((now) => [...now, attached]);
-    }
-  };
-  const remove = (index: number): void => setImages((now) => now.filter((_, i) => i !== index));
 
   const empty = text.trim() === '' && images.length === 0;
   const submit = async (): Promise<void> => {
@@ -152,7 +130,7 @@ export function Composer() {
     const sent = images;
     setText('');
     setImages([]);
-    for (const { image, src } of sent) rememberImageUrl(image.sha256, src);
+    for (const { image, src } of sent) if (src) rememberImageUrl(image.sha256, src);
     if (
       !(await send(
         content,
@@ -163,9 +141,6 @@ export function Composer() {
       setImages(sent);
     }
   };
-
-  // every file: one that is no image is refused with the reason, not dropped in silence
-  const filesOf = (list: DataTransfer | null): File[] => Array.from(list?.files ?? []);
 
   return (
     <form
@@ -190,36 +165,9 @@ export function Composer() {
       <div className="composer-tools">
         <SystemPrompt />
         <SamplingSettings />
-        <button
-          type="button"
-          className="attach"
-          disabled={imagesBlocked !== null}
-          title={imagesBlocked ?? 'Attach images (PNG, JPEG, GIF, BMP, PPM); paste or drop them here too'}
-          onClick={() => fileInput.current?.click()}
-        >
-          Attach image
-        </button>
-        <input
-          ref={fileInput}
-          type="file"
-          accept="image/png,image/jpeg,image/gif,image/bmp,image/x-portable-pixmap,image/x-portable-graymap,.ppm,.pgm,.pnm"
-          multiple
-          hidden
-          aria-label="Image files"
-          onChange={(e) => {
-            const files = Array.from(e.target.files ?? []);
-            e.target.value = '';
-            void attach(files);
-          }}
-        />
+        <AttachButton attachments={attachments} />
       </div>
-      {images.length > 0 && (
-        <div className="pending-images" aria-label="Attached images">
-          {images.map(({ image, src }, i) => (
-            <ImageThumb key={`${image.sha256}-${i}`} image={image} src={src} onRemove={() => remove(i)} />
-          ))}
-        </div>
-      )}
+      <PendingImages attachments={attachments} label="Attached images" />
       <textarea
         aria-label="Message"
         rows={2}

@@ -1,10 +1,12 @@
-// A user message with Copy and Edit; Edit replaces it and continues from it (the messages after
-// it are dropped, as chats.editAndContinue does).
+// A user message with Copy and Edit; Edit replaces its text and images and continues from it
+// (the messages after it are dropped, as chats.editAndContinue does). The edit form shows the
+// message's images with their remove buttons and attaches more as the composer does.
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
 import type { UserMessage } from '../api-types.js';
 import { CopyButton } from './CopyButton.js';
+import { AttachButton, filesOf, PendingImages, useImageAttachments } from './ImageAttachments.js';
 import { ImageThumb } from './ImageThumb.js';
 import { useSendBlocker } from './use-send-gate.js';
 import { usePower } from './store-context.js';
@@ -13,15 +15,22 @@ function EditForm({ message, onDone }: { message: UserMessage; onDone: () => voi
   const { edit } = usePower(useShallow((s) => ({ edit: s.editAndContinue })));
   const blocker = useSendBlocker();
   const [text, setText] = useState(message.content);
+  const attachments = useImageAttachments(message.images ?? []);
+  const empty = text.trim() === '' && attachments.images.length === 0;
   return (
     <form
       className="edit-message"
       onSubmit={(e) => {
         e.preventDefault();
-        if (blocker || (text.trim() === '' && !message.images?.length)) return;
-        void edit(message.id, text).then((ok) => ok && onDone());
+        if (blocker || empty) return;
+        void edit(
+          message.id,
+          text,
+          attachments.images.map((i) => i.image),
+        ).then((ok) => ok && onDone());
       }}
     >
+      <PendingImages attachments={attachments} label="Images of the message" />
       <textarea
         aria-label="Edit message"
         rows={3}
@@ -29,22 +38,22 @@ function EditForm({ message, onDone }: { message: UserMessage; onDone: () => voi
         autoFocus
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => e.key === 'Escape' && onDone()}
+        onPaste={(e) => {
+          const files = filesOf(e.clipboardData);
+          if (files.length === 0) return;
+          e.preventDefault();
+          void attachments.attach(files);
+        }}
       />
-      <p className="hint">
-        The replies after this message are dropped and a new one is written{message.images?.length ? '; the message keeps its images' : ''}.
-      </p>
+      <p className="hint">The replies after this message are dropped and a new one is written.</p>
       <div className="buttons">
-        <button
-          type="submit"
-          className="primary"
-          disabled={blocker !== null || (text.trim() === '' && !message.images?.length)}
-          title={blocker ?? undefined}
-        >
+        <button type="submit" className="primary" disabled={blocker !== null || empty} title={blocker ?? undefined}>
           Save and continue
         </button>
         <button type="button" onClick={onDone}>
           Cancel
         </button>
+        <AttachButton attachments={attachments} />
       </div>
       {blocker && <p className="hint">{blocker}</p>}
     </form>

@@ -1,4 +1,4 @@
-// Images in the composer: whether the loaded model can read them (its projector), and a file's
+// Images in a message being written: whether the loaded model can read them (its projector), and a file's
 // check before it is sent (the service checks again: these are the same rules, from the contract).
 import {
   IMAGE_MAX_BYTES,
@@ -8,7 +8,7 @@ import {
   megabytes,
   type ImageType,
 } from '../../../app/contract/images.js';
-import type { EngineState, ModelEntry } from '../api-types.js';
+import type { ChatImage, EngineState, ModelEntry } from '../api-types.js';
 
 /** Why images cannot be attached now, in words (null: they can). */
 export function imageBlocker(engine: EngineState | null, models: readonly ModelEntry[]): string | null {
@@ -46,4 +46,9 @@ export function toBase64(bytes: Uint8Array): string {
   let binary = '';
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(binary);
+}
+
+/** A message's images as the service's methods take them: each by its sha256, with its name. */
+export function imageRefs(images: readonly ChatImage[]): Array<{ sha256: string; name?: string }> {
+  return images.map((i) => ({ sha256: i.sha256, ...(i.name ? { name: i.name } : {}) }));
 }

@@ -4,7 +4,7 @@ import { titleFromMessage } from '../../../app/contract/api/chats.js';
 import { emptyReply, type ReplyView } from '../logic/reply.js';
 import { chatAfterDelete, reusableChat } from '../logic/chat-list.js';
 import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingField, type FormatField } from '../logic/sampling.js';
-import { attachProblem, fileImageType, toBase64 } from '../logic/images.js';
+import { attachProblem, fileImageType, imageRefs, toBase64 } from '../logic/images.js';
 import type { ChatSampling } from '../api-types.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
 
@@ -206,7 +206,7 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
         const started = await api.chats.send({
           chatId,
           content,
-          ...(images.length > 0 ? { images: images.map((i) => ({ sha256: i.sha256, ...(i.name ? { name: i.name } : {}) })) } : {}),
+          ...(images.length > 0 ? { images: imageRefs(images) } : {}),
           systemPrompt: systemPrompt === '' ? null : systemPrompt,
           sampling: checked,
         });
@@ -252,14 +252,20 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
       }
     },
 
-    async editAndContinue(messageId, content) {
+    async editAndContinue(messageId, content, images) {
       const { api, chatId } = get();
-      if (!api || !chatId || content.trim() === '') return false;
+      if (!api || !chatId || (content.trim() === '' && images.length === 0)) return false;
       if (noModel('Editing the message')) return false;
       const checked = sampling('Editing the message');
       if (!checked) return false;
       try {
-        const started = await api.chats.editAndContinue({ chatId, messageId, content, sampling: checked });
+        const started = await api.chats.editAndContinue({
+          chatId,
+          messageId,
+          content,
+          images: imageRefs(images),
+          sampling: checked,
+        });
         set({ notice: null });
         startReply(chatId, started.assistantMessageId);
         await get().refreshChat();

@@ -162,7 +162,8 @@ export interface ChatsSlice {
   attachImage(file: File, pending: number): Promise<{ image: ChatImage; src: string } | null>;
   stop(): Promise<void>;
   regenerate(): Promise<void>;
-  editAndContinue(messageId: string, content: string): Promise<boolean>;
+  /** replaces a user message's text and images, drops what came after it, and replies to it */
+  editAndContinue(messageId: string, content: string, images: readonly ChatImage[]): Promise<boolean>;
   /** a batch of generation events (one animation frame's worth) */
   applyLive(events: LiveEvent[]): void;
   finishReply(chatId: string, messageId: string, outcome: ReplyOutcome): Promise<void>;
