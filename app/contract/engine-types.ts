@@ -115,7 +115,7 @@ export const NativeGenerateResult = z.object({
   generated: z.number().int(),
   /** proposals not verified because the request's grammar refused them (and the ones after them) */
   grammarCut: z.number().int().min(0),
-  /** a prompt with images: the image chunks run through the projector (those not kept from the session's last request) */
+  /** a prompt with images: the image chunks run through the projector (those not kept from the session's last request); absent without images */
   imagesEncoded: z.number().int().min(0).optional(),
 });
 export type NativeGenerateResult = z.infer<typeof NativeGenerateResult>;

@@ -173,7 +173,7 @@ Napi::Object result_to_js(Napi::Env env, const generate_result & r) {
     out.Set("totalUs", static_cast<double>(r.total_us));
     out.Set("generated", r.generated);
     out.Set("grammarCut", r.grammar_cut);
-    out.Set("imagesEncoded", r.images_encoded);
+    if (r.images_encoded >= 0) out.Set("imagesEncoded", r.images_encoded);
     return out;
 }
 
