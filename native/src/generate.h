@@ -77,7 +77,7 @@ struct generate_result {
     int32_t replays        = 0;  // guarded replays (at most one per request)
     int32_t clamp          = -1; // the clamp in force at the end (-1: none)
     int32_t grammar_cut    = 0;  // proposals dropped before verification because the grammar refused them
-    int32_t images_encoded = -1; // a prompt with images: image chunks run through the projector (not kept from the last request); -1 without images
+    int32_t images_encoded = -1; // image chunks run through the projector (not kept from the last request); -1: no images
 };
 
 // runs the request; throws std::runtime_error with a readable message on failure, after

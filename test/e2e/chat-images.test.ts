@@ -45,6 +45,18 @@ async function transfer(kind: 'drop' | 'paste', name: string, bytes: Uint8Array)
   );
 }
 
+/** Waits until the chat's user messages show `n` thumbnails, each picture loaded. */
+async function sentImagesShown(n: number): Promise<void> {
+  await page.waitForFunction(
+    (n) => {
+      const imgs = Array.from(document.querySelectorAll<HTMLImageElement>('[role=log] article[aria-label=You] .message-images img'));
+      return imgs.length === n && imgs.every((i) => i.complete && i.naturalWidth > 0);
+    },
+    n,
+    { timeout: LONG },
+  );
+}
+
 describe('images in the chat', { timeout: 10 * 60_000 }, () => {
   before(async () => {
     await syntheticModels();
@@ -99,14 +111,7 @@ describe('images in the chat', { timeout: 10 * 60_000 }, () => {
     assert.equal(await pending.count(), 0, 'the composer is empty again');
     const sent = u.log().getByRole('article', { name: 'You', exact: true }).last();
     const thumbs = sent.locator('.message-images img');
-    await page.waitForFunction(
-      () => {
-        const imgs = Array.from(document.querySelectorAll<HTMLImageElement>('[role=log] article[aria-label=You] .message-images img'));
-        return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
-      },
-      null,
-      { timeout: LONG },
-    );
+    await sentImagesShown(2);
     assert.deepEqual(await thumbs.evaluateAll((is) => is.map((i) => (i as HTMLImageElement).alt)), ['first.png', 'pasted.png']);
     assert.equal(await sent.locator('p').textContent(), 'What is in these pictures?');
 
@@ -164,14 +169,7 @@ describe('images in the chat', { timeout: 10 * 60_000 }, () => {
       { timeout: LONG },
     );
     const edited = u.log().getByRole('article', { name: 'You', exact: true }).last();
-    await page.waitForFunction(
-      () => {
-        const imgs = Array.from(document.querySelectorAll<HTMLImageElement>('[role=log] article[aria-label=You] .message-images img'));
-        return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
-      },
-      null,
-      { timeout: LONG },
-    );
+    await sentImagesShown(2);
     assert.deepEqual(await edited.locator('.message-images img').evaluateAll((is) => is.map((i) => (i as HTMLImageElement).alt)), [
       'kept.png',
       'added.png',
