@@ -83,8 +83,8 @@ class proposer_ngram : public proposer {
     }
 
     // The draft length. The i-th proposal saves a round only if the first i are accepted, and
-    // its verify row costs about a fifth of a one-row round on a CPU (Gemma 3 270M: 5-6 ms a row,
-    // 22-25 ms a round). That survival is estimated from this request's own drafts (Kaplan-Meier:
+    // its verify row costs about a fifth of a one-row round on a CPU (Gemma 3 270M on 2 cores: 4-6
+    // ms a row, 19-25 ms a round). That survival is estimated from this request's own drafts (Kaplan-Meier:
     // at each length, the drafts that reached it and the ones rejected there, with one
     // pseudo-draft at even odds so that the first rounds draft a little), and the draft stops
     // where it falls under the row's share. Where two occurrences agree further, the draft goes

@@ -7,7 +7,6 @@ import { useShallow } from 'zustand/react/shallow';
 
 import { chainLabel } from '../logic/chain.js';
 import { AttachButton, filesOf, PendingImages, useImageAttachments } from './ImageAttachments.js';
-import { rememberImageUrl } from './ImageThumb.js';
 import { checkSampling, SAMPLING_LABELS, samplingProblem, type SamplingField } from '../logic/sampling.js';
 import { profileToRun } from '../logic/send-gate.js';
 import { Popover } from './Popover.js';
@@ -130,7 +129,6 @@ export function Composer() {
     const sent = images;
     setText('');
     setImages([]);
-    for (const { image, src } of sent) if (src) rememberImageUrl(image.sha256, src);
     if (
       !(await send(
         content,

@@ -7,7 +7,7 @@ import { useShallow } from 'zustand/react/shallow';
 
 import type { ChatImage } from '../api-types.js';
 import { imageBlocker } from '../logic/images.js';
-import { ImageThumb } from './ImageThumb.js';
+import { ImageThumb, rememberImageUrl } from './ImageThumb.js';
 import { usePower } from './store-context.js';
 
 /** An image of the message being written: `src` is the page's own copy of one attached here. */
@@ -42,6 +42,8 @@ export function useImageAttachments(initial: readonly ChatImage[] = []): ImageAt
     for (const file of files) {
       const attached = await attachImage(file, count.current);
       if (!attached) return;
+      // the page holds the image already: its message's thumbnail need not read it back
+      rememberImageUrl(attached.image.sha256, attached.src);
       count.current++;
       setImages((now) => [...now, attached]);
     }
