@@ -202,6 +202,11 @@ describe('issue 19: the ten defects stay fixed', { timeout: 15 * 60_000 }, () =>
     await u.replyEnded(1);
     assert.match((await verdict.locator('.verdict').textContent())!, /^(\d+\.\d× (faster|slower)|as fast \([\d.]+×\)) · Digests match$/);
     assert.match((await verdict.textContent())!, /[\d.]+ tok\/s vs [\d.]+ tok\/s autoregressive/, 'both rates');
+    assert.match(
+      (await verdict.textContent())!,
+      /(request-wide (\d+\.\d× (faster|slower)|as fast \([\d.]+×\)|speed unknown) \(prefills alike|no request-wide speedup: the prefills differ \([^;]+); time to first token [\d.]+ (µs|ms|s) vs [\d.]+ (µs|ms|s)\)/,
+      'a request-wide speedup only where both sides prefilled alike, with both times to first token',
+    );
     assert.ok(await verdict.isVisible(), 'the verdict is on screen');
     const box = (await verdict.boundingBox())!;
     assert.ok(box.y >= 0 && box.y + box.height <= 900, `in the viewport: ${JSON.stringify(box)}`);

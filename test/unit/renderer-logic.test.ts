@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { compareAb, type AbSide } from '../../renderer/src/logic/ab.js';
+import { abVerdict, compareAb, PREFILL_RATE_BAND, type AbSide } from '../../renderer/src/logic/ab.js';
 import { describeError } from '../../renderer/src/logic/advice.js';
 import { checkCustomProfile, customProfileName } from '../../renderer/src/logic/custom-profile.js';
 import { draftFileOptions, draftMethodOptions, settleChoice } from '../../renderer/src/logic/draft-options.js';
@@ -374,6 +374,64 @@ describe('A/B and the report', () => {
     assert.equal(r.digestsMatch, true);
     assert.equal(compareAb(side({}), side({ digest: 'sha256:bb' })).digestsMatch, false);
     assert.equal(compareAb(side({}), side({ stats: null })).decodeSpeedup, null);
+  });
+
+  // issue 55: ngram K7 on the real model, the control on a cold session, the speculative reply on a warm one
+  const cold = stats({ ttftMs: 2484, promptTokens: 2048, evaluatedPromptTokens: 2048, reusedPromptTokens: 0, prefillTokensPerSecond: 824 });
+  const warm = stats({ ttftMs: 631, promptTokens: 2048, evaluatedPromptTokens: 2048, reusedPromptTokens: 0, prefillTokensPerSecond: 3245 });
+
+  test('a cold prefill against a warm one makes no request-wide speedup claim: the verdict says why, with both times to first token', () => {
+    const r = compareAb(
+      side({ strategy: 'ngram', stats: { ...warm, decodeTokensPerSecondMedian: 120, requestTokensPerSecond: 30 } as ReplyStats }),
+      side({ strategy: 'none', stats: { ...cold, decodeTokensPerSecondMedian: 100, requestTokensPerSecond: 8.4 } as ReplyStats }),
+    );
+    assert.equal(r.decodeSpeedup, 1.2);
+    assert.equal(r.requestSpeedup, null, 'the 3.57× of the two prefills is no speculation figure');
+    assert.equal(r.prefill.alike, false);
+    const v = abVerdict(r);
+    assert.equal(v.speed, '1.2× faster');
+    assert.equal(
+      v.request,
+      'no request-wide speedup: the prefills differ (prefill at 3245 tok/s vs 824 tok/s, 2048 prompt tokens each; ' +
+        'time to first token 631 ms vs 2.48 s), and a ratio over the whole request would measure them, not the speculation',
+    );
+    assert.doesNotMatch(v.request, /faster|slower/);
+  });
+
+  test('prompt tokens kept on one side only: no request-wide speedup, the counts say why', () => {
+    const kept = stats({
+      ttftMs: 90,
+      promptTokens: 2048,
+      evaluatedPromptTokens: 48,
+      reusedPromptTokens: 2000,
+      prefillTokensPerSecond: 800,
+    });
+    const r = compareAb(side({ stats: kept }), side({ strategy: 'none', stats: { ...warm, prefillTokensPerSecond: 800 } as ReplyStats }));
+    assert.equal(r.requestSpeedup, null);
+    assert.equal(r.prefill.why, '48 vs 2048 prompt tokens evaluated, 2000 vs 0 kept from the previous request');
+    // a reply saved before the counts were recorded: unknown is not alike
+    const unrecorded = compareAb(side({ stats: stats({ evaluatedPromptTokens: null }) }), side({ strategy: 'none' }));
+    assert.equal(unrecorded.requestSpeedup, null);
+    assert.match(
+      abVerdict(unrecorded).request,
+      /^no request-wide speedup: the prefills differ \(the prompt tokens each side evaluated are not recorded;/,
+    );
+  });
+
+  test(`alike prefills (same tokens, rates within ${PREFILL_RATE_BAND}×) keep the request-wide ratio, with both times to first token`, () => {
+    const r = compareAb(
+      side({ stats: stats({ decodeTokensPerSecondMedian: 150, requestTokensPerSecond: 120, prefillTokensPerSecond: 520, ttftMs: 20 }) }),
+      side({
+        strategy: 'none',
+        stats: stats({ decodeTokensPerSecondMedian: 100, requestTokensPerSecond: 100, prefillTokensPerSecond: 480, ttftMs: 21 }),
+      }),
+    );
+    assert.equal(r.requestSpeedup, 1.2);
+    assert.deepEqual(r.prefill, { alike: true, why: null });
+    assert.equal(abVerdict(r).request, 'request-wide 1.2× faster (prefills alike; time to first token 20 ms vs 21 ms)');
+    // nothing evaluated on either side (the whole prompt kept): no prefill to differ
+    const none = stats({ evaluatedPromptTokens: 0, reusedPromptTokens: 10, prefillTokensPerSecond: null });
+    assert.equal(compareAb(side({ stats: none }), side({ strategy: 'none', stats: none })).prefill.alike, true);
   });
 });
 

@@ -1,6 +1,8 @@
-// The A/B verdict in words, first: "1.8× faster · Digests match", then the two rates.
-import { abVerdict, speedWords, type AbPair, type AbResult } from '../logic/ab.js';
-import { fixed, shortDigest } from '../logic/format.js';
+// The A/B verdict in words, first: "1.8× faster · Digests match", then the two rates and the
+// request-wide figure (only where both sides prefilled alike; otherwise why not, with each side's
+// time to first token).
+import { abVerdict, type AbPair, type AbResult } from '../logic/ab.js';
+import { shortDigest } from '../logic/format.js';
 
 function ks(side: AbResult['speculative']): string {
   return side.k === null ? '' : ` K${side.k}${side.s === null ? '' : `/S${side.s}`}`;
@@ -16,9 +18,7 @@ export function AbVerdictText({ run }: { run: AbResult }) {
       </p>
       <p className="verdict-detail">
         {run.speculative.strategy}
-        {ks(run.speculative)} {v.rates} autoregressive (steady decode); request-wide speedup{' '}
-        {run.requestSpeedup === null ? '—' : `${fixed(run.requestSpeedup)}×`}
-        {run.requestSpeedup !== null && ` (${speedWords(run.requestSpeedup)})`}.{' '}
+        {ks(run.speculative)} {v.rates} autoregressive (steady decode); {v.request}.{' '}
         {run.digestsMatch === true && `Same tokens as the target alone (${shortDigest(run.speculative.digest)}).`}
         {run.digestsMatch === false &&
           `${shortDigest(run.speculative.digest)} vs ${shortDigest(run.control.digest)}: run \`power audit\` to see where.`}

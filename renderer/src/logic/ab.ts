@@ -1,9 +1,11 @@
 // A/B: the last prompt re-run on the autoregressive control. The speculative reply is exact when
 // both emitted the same tokens (same digest); the speedup compares steady decode rates measured
-// on the same machine moments apart (request-wide rates too, which include prefill).
+// on the same machine moments apart. A request-wide ratio includes each side's prefill, which
+// speculation does not speed up: it is a speculation figure only when both sides prefilled alike
+// (a cold session against a warm one once read as "3.6× faster" beside a 1.2× decode speedup).
 import type { AssistantMessage, Chat, ReplyStats } from '../api-types.js';
 import { chainLabel } from './chain.js';
-import { decodeRate, tokensPerSecond } from './format.js';
+import { decodeRate, duration, tokensPerSecond } from './format.js';
 
 export interface AbSide {
   messageId: string;
@@ -22,9 +24,44 @@ export interface AbResult {
   control: AbSide;
   /** speculative steady decode tok/s ÷ the control's (null when either is unknown) */
   decodeSpeedup: number | null;
-  /** the same for request-wide tok/s */
+  /** the same for request-wide tok/s: null unless both sides prefilled alike (`prefill`) */
   requestSpeedup: number | null;
+  prefill: PrefillComparison;
   digestsMatch: boolean | null;
+}
+
+/**
+ * How far apart (the faster over the slower) two prefill rates of the same prompt tokens may be
+ * and still count as alike: run-to-run spread on a busy machine stays inside it, a cold session
+ * against a warm one (about 4× in issue 55) does not.
+ */
+export const PREFILL_RATE_BAND = 1.25;
+
+export interface PrefillComparison {
+  /** both sides evaluated and kept the same prompt tokens, at prefill rates within PREFILL_RATE_BAND */
+  alike: boolean;
+  /** why not, speculative side first ("prefill at 3245 tok/s vs 824 tok/s, 2048 prompt tokens each"); null when alike */
+  why: string | null;
+}
+
+/** Whether the two replies' prefills are alike enough for a request-wide ratio to measure the speculation. */
+export function comparePrefill(speculative: ReplyStats | null, control: ReplyStats | null): PrefillComparison {
+  const not = (why: string): PrefillComparison => ({ alike: false, why });
+  if (!speculative || !control) return not('a reply has no figures');
+  const [se, ce] = [speculative.evaluatedPromptTokens, control.evaluatedPromptTokens];
+  const [sr, cr] = [speculative.reusedPromptTokens, control.reusedPromptTokens];
+  if (se === null || ce === null || sr === null || cr === null) return not('the prompt tokens each side evaluated are not recorded');
+  if (se !== ce || sr !== cr) {
+    return not(`${se} vs ${ce} prompt tokens evaluated, ${sr} vs ${cr} kept from the previous request`);
+  }
+  // nothing evaluated on either side: no prefill to differ
+  if (se === 0) return { alike: true, why: null };
+  const [sp, cp] = [speculative.prefillTokensPerSecond, control.prefillTokensPerSecond];
+  if (sp === null || cp === null || !(sp > 0) || !(cp > 0)) return not('the prefill rates are not recorded');
+  if (Math.max(sp, cp) / Math.min(sp, cp) > PREFILL_RATE_BAND) {
+    return not(`prefill at ${tokensPerSecond(sp)} vs ${tokensPerSecond(cp)}, ${se} prompt tokens each`);
+  }
+  return { alike: true, why: null };
 }
 
 function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
@@ -33,11 +70,13 @@ function ratio(a: number | null | undefined, b: number | null | undefined): numb
 }
 
 export function compareAb(speculative: AbSide, control: AbSide): AbResult {
+  const prefill = comparePrefill(speculative.stats, control.stats);
   return {
     speculative,
     control,
     decodeSpeedup: ratio(decodeRate(speculative.stats), decodeRate(control.stats)),
-    requestSpeedup: ratio(speculative.stats?.requestTokensPerSecond, control.stats?.requestTokensPerSecond),
+    requestSpeedup: prefill.alike ? ratio(speculative.stats?.requestTokensPerSecond, control.stats?.requestTokensPerSecond) : null,
+    prefill,
     digestsMatch: speculative.digest && control.digest ? speculative.digest === control.digest : null,
   };
 }
@@ -57,6 +96,19 @@ export interface AbVerdict {
   digests: string;
   /** "120 tok/s vs 66.4 tok/s" */
   rates: string;
+  /**
+   * The request-wide figure with each side's time to first token: "request-wide 1.1× faster
+   * (prefills alike; time to first token 640 ms vs 655 ms)", or why there is none
+   */
+  request: string;
+}
+
+function requestWords(run: AbResult): string {
+  const ttft = `time to first token ${duration(run.speculative.stats?.ttftMs)} vs ${duration(run.control.stats?.ttftMs)}`;
+  if (!run.prefill.alike) {
+    return `no request-wide speedup: the prefills differ (${run.prefill.why}; ${ttft}), and a ratio over the whole request would measure them, not the speculation`;
+  }
+  return `request-wide ${speedWords(run.requestSpeedup) ?? 'speed unknown'} (prefills alike; ${ttft})`;
 }
 
 export function abVerdict(run: AbResult): AbVerdict {
@@ -64,6 +116,7 @@ export function abVerdict(run: AbResult): AbVerdict {
     speed: speedWords(run.decodeSpeedup) ?? 'speed unknown',
     digests: run.digestsMatch === null ? 'Digests unknown' : run.digestsMatch ? 'Digests match' : 'Digests differ',
     rates: `${tokensPerSecond(decodeRate(run.speculative.stats))} vs ${tokensPerSecond(decodeRate(run.control.stats))}`,
+    request: requestWords(run),
   };
 }
 
