@@ -122,7 +122,8 @@ export function reportCharts(report: Report): GroupedBarChart[] {
   return [
     {
       id: 'tokens-per-second',
-      title: 'Decode speed per profile (median; whisker p10-p90)',
+      // rates, not ratios: the request-wide bar includes the prefill, and the title says so
+      title: 'Speed per profile: steady decode, and request-wide with its prefill (median; whisker p10-p90)',
       yLabel: 'tokens per second',
       series: ['steady decode', 'request-wide'],
       groups: report.profiles.map((p) => ({

@@ -1,6 +1,7 @@
 // The report's tables as plain rows of text: the Markdown and the HTML renderings both print
 // these, so they cannot disagree with each other.
 import { bytes, fixed, ks, median, percent, profileSettings, ratio, shortDigest, yesNo } from './format.js';
+import { requestSpeedupCell } from './prefill.js';
 import type { ProfileSummary, Report, RequestRecord } from '../contract/report/schema.js';
 import { strategyLabel } from '../contract/strategies.js';
 
@@ -148,7 +149,8 @@ function profileColumns(report: Report): Column<ProfileSummary>[] {
     ['speedup (ratio of medians)', (p) => (p.speedup ? ratio(p.speedup.steadyDecode.ratioOfMedians) : 'control')],
     ['speedup (median of task ratios)', (p) => (p.speedup ? ratio(p.speedup.steadyDecode.medianOfTaskRatios) : 'control')],
     ['request tok/s', (p) => median(p.requestTokensPerSecond, 1)],
-    ['request speedup', (p) => (p.speedup ? ratio(p.speedup.request.medianOfTaskRatios) : 'control')],
+    // over the pairs that prefilled alike only: the JSON's speedup.request counts every pair
+    ['request speedup', (p) => requestSpeedupCell(report, p)],
     ['TTFT ms', (p) => median(p.ttftMs, 1)],
     ['prefill tok/s', (p) => median(p.prefillTokensPerSecond, 1)],
     ['acceptance', (p) => (p.proposed > 0 ? percent(p.accepted / p.proposed) : '-')],

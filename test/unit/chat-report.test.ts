@@ -16,7 +16,7 @@ import { createPowerService } from '../../app/service/index.js';
 import { writeDocument } from '../../app/service/storage/document.js';
 import type { PowerService } from '../../app/service/types.js';
 import { reply, sampleChat } from '../fixtures/chats.js';
-import { assertCsvAgrees, assertMarkdownAgrees } from '../fixtures/report-agreement.js';
+import { assertCsvAgrees, assertMarkdownAgrees, markdownRows } from '../fixtures/report-agreement.js';
 
 const MACHINE: Machine = {
   os: { platform: 'linux', release: '6.1', arch: 'x64' },
@@ -136,6 +136,30 @@ describe('the chat report', () => {
     });
     return other;
   };
+
+  test('an A/B whose control prefilled cold claims no request speedup: the profiles table says the prefill differed, the steady one stays', () => {
+    const balancedRow = (rep: Report) => markdownRows(renderReport(rep, 'md'), 'Profiles').find((c) => c[0] === 'Balanced')!;
+    const [steady, requestSpeedup] = [7, 9];
+    // both sides prefilled alike in the fixture: the ratio is printed
+    assert.match(balancedRow(r)[requestSpeedup]!, /^\d+\.\d\dx$/);
+    const cold = structuredClone(chat);
+    const control = cold.messages[1]!;
+    assert.ok(control.role === 'assistant' && control.strategy === 'none' && control.stats);
+    // issue 55's A/B: the control's session was cold, its prefill four times slower
+    control.stats = {
+      ...control.stats,
+      ttftMs: control.stats.ttftMs! * 4,
+      prefillTokensPerSecond: control.stats.prefillTokensPerSecond! / 4,
+      requestTokensPerSecond: control.stats.requestTokensPerSecond! / 3,
+    };
+    const rep = report(cold);
+    const balanced = rep.profiles.find((p) => p.name === 'Balanced')!;
+    assert.ok(balanced.speedup!.request.medianOfTaskRatios! > 2, 'the JSON keeps the raw ratio of the two requests');
+    assert.equal(balancedRow(rep)[requestSpeedup], '- (prefill differed in 1 of 1 pairs)');
+    assert.equal(balancedRow(rep)[steady], balancedRow(r)[steady]);
+    assert.match(renderReport(rep, 'md'), /The request speedup counts only the pairs that prefilled alike/);
+    assertMarkdownAgrees(renderReport(rep, 'md'), rep);
+  });
 
   test('a reply whose tokens differ from its control does not match', async () => {
     const other = await withReplaced([5, 9, 12, 7, 3, 3, 8, 1, 4, 6, 2, 11, 10, 99]);

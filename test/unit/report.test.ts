@@ -12,6 +12,8 @@ import { CSV_COLUMNS, reportToCsv } from '../../app/report/csv.js';
 import type { Report, RequestRecord, RoundSample } from '../../app/contract/report/schema.js';
 import { quantile, spread, steadyDecodeTokensPerSecond } from '../../app/contract/report/stats.js';
 import { parseTasks, TaskFileError } from '../../app/report/tasks.js';
+import { prefillsAlike, requestSpeedup } from '../../app/report/prefill.js';
+import { profilesTable } from '../../app/report/tables.js';
 import { chromiumCandidates, ChromiumError, findChromium } from '../../app/report/pdf.js';
 import { progressLine } from '../../app/bench/progress.js';
 import { loadTaskSet, TASKS_DIR } from '../../app/bench/tasks.js';
@@ -145,6 +147,52 @@ describe('comparison with the control and aggregates', () => {
   test('acceptance per position is pooled over every verify round', () => {
     // rounds: accepted 4 of 4, 1 of 4, 0 of 4 -> position 1: 2/3, positions 2-4: 1/3
     assert.deepEqual(pooledAcceptancePerPosition(requests as RequestRecord[]), [2 / 3, 1 / 3, 1 / 3, 1 / 3]);
+  });
+});
+
+describe('the request speedup', () => {
+  const profiles = [
+    { name: 'control', strategy: 'none' as const, k: null, s: null },
+    { name: 'k7', strategy: 'ngram' as const, k: 7, s: null },
+  ];
+  const built = (records: Omit<RequestRecord, 'matchesControl'>[]): Report => {
+    const requests = compareWithControl(records) as RequestRecord[];
+    return { kind: 'power-bench-report', profiles: summarizeProfiles(profiles, requests), requests } as unknown as Report;
+  };
+  const cell = (report: Report) => profilesTable(report).rows[1]![profilesTable(report).headers.indexOf('request speedup')];
+  // issue 55: ngram K7, 1.2x in steady decode; the control prefilled on a cold session, 2484 ms to its first token against 631
+  const cold = { ttftMs: 2484, prefillTokensPerSecond: 824, steadyDecodeTokensPerSecond: 100, requestTokensPerSecond: 8.4 };
+  const warm = { ttftMs: 631, prefillTokensPerSecond: 3245, steadyDecodeTokensPerSecond: 120, requestTokensPerSecond: 30 };
+
+  test('a cold prefill against a warm one is no request-wide speedup: the table says the prefill differed, the steady speedup stays', () => {
+    const report = built([record({ task: 't1', profile: 'control', ...cold }), record({ task: 't1', profile: 'k7', ...warm })]);
+    const table = profilesTable(report);
+    assert.equal(table.rows[1]![table.headers.indexOf('speedup (median of task ratios)')], '1.20x');
+    assert.equal(cell(report), '- (prefill differed in 1 of 1 pairs)');
+    assert.deepEqual(requestSpeedup(report, 'k7'), { medianOfTaskRatios: null, alike: 0, pairs: 1 });
+  });
+
+  test('only the pairs that prefilled alike count, and the cell says how many', () => {
+    const report = built([
+      record({ task: 't1', profile: 'control', ...cold }),
+      record({ task: 't1', profile: 'k7', ...warm }),
+      record({ task: 't2', profile: 'control', ttftMs: 600, prefillTokensPerSecond: 3300, requestTokensPerSecond: 25 }),
+      record({ task: 't2', profile: 'k7', ttftMs: 640, prefillTokensPerSecond: 3100, requestTokensPerSecond: 28 }),
+    ]);
+    assert.equal(cell(report), '1.12x (1 of 2 pairs; 1 prefilled unlike)');
+    // all alike: the plain ratio
+    assert.equal(cell(built(report.requests.filter((r) => r.task === 't2'))), '1.12x');
+  });
+
+  test('alike: times to first token and prefill rates within the band; no prefill on either side is alike', () => {
+    const base = { ...record({ task: 't', profile: 'control' }), matchesControl: null };
+    assert.equal(prefillsAlike(base, { ...base, ttftMs: 6, prefillTokensPerSecond: 1700 }), true);
+    assert.equal(prefillsAlike(base, { ...base, ttftMs: 20 }), false, 'a later first token: more evaluated, or slower');
+    assert.equal(prefillsAlike(base, { ...base, prefillTokensPerSecond: 500 }), false);
+    assert.equal(prefillsAlike(base, { ...base, ttftMs: null }), false, 'unknown is not alike');
+    const kept = { ...base, prefillTokensPerSecond: null };
+    assert.equal(prefillsAlike(kept, kept), true);
+    assert.equal(prefillsAlike(kept, base), false);
   });
 });
 
