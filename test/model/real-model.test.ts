@@ -6,7 +6,7 @@
 // draft-model), and `power audit` past its window. Skipped, with
 // the reason, where the model could not be installed.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -18,15 +18,14 @@ import { EngineClient } from '../../app/engine/client.js';
 import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import { writeEarlyExitDraft } from '../../tools/models/early-exit-draft.js';
 import { PROMPT_KINDS } from '../../bench/lib/text-prompts.js';
-import { MODELS_CACHE, ROOT } from '../../app/paths.js';
+import { MODELS_CACHE } from '../../app/paths.js';
 import { jsonOf, power } from '../fixtures/cli.js';
+import { assertDraftedSameAsControl } from '../fixtures/drafting.js';
 import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
+import { REAL_DRAFT, REAL_MODEL, realModelSkip } from '../fixtures/real-model.js';
 
-const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
-const unavailable = join(ROOT, '.cache', 'real', 'UNAVAILABLE');
-const skip = existsSync(MODEL)
-  ? false
-  : `the real model is not installed (${existsSync(unavailable) ? readFileSync(unavailable, 'utf8').trim() : 'run node scripts/install-real-model.mjs'})`;
+const MODEL = REAL_MODEL;
+const skip = realModelSkip();
 
 const PROMPTS = [
   'The capital of France is Paris. The capital of Germany is',
@@ -42,7 +41,7 @@ const TOKENS = 64;
 const SEEDED: SamplingOptions = { ...GREEDY, temperature: 0.8, seed: 11 };
 // an early-exit draft: the model's first 12 of 18 blocks with its embeddings and head (~21 %
 // acceptance on these prompts), written by tools/models/early-exit-draft.ts into the same folder
-const DRAFT = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m-first12.gguf');
+const DRAFT = REAL_DRAFT;
 const CONFIGS: { strategy: Strategy; k: number }[] = [
   { strategy: 'draft-model', k: 1 },
   { strategy: 'draft-model', k: 3 },
@@ -134,10 +133,8 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
         if (!controls.has(mode)) controls.set(mode, await runAll('none', 0, sampling));
         const want = controls.get(mode)!;
         const runs = await runAll(c.strategy, c.k, sampling);
-        for (const [i, run] of runs.entries()) {
-          const at = run.tokens.findIndex((t, j) => t !== want[i]!.tokens[j]);
-          assert.equal(run.digest, want[i]!.digest, `prompt ${i}: diverges from the control at token ${at}`);
-        }
+        // the early-exit draft agrees on about a fifth of its proposals; the lookups on what the text repeats
+        assertDraftedSameAsControl(runs, want, { label: `${c.strategy} K${c.k} ${mode}`, accepted: c.strategy === 'draft-model' });
       });
     }
   }

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { ROOT } from '../../app/paths.js';
+import { requirePrerequisite } from '../fixtures/prerequisite.js';
 
 interface Manifest {
   release: string;
@@ -42,6 +43,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 const has = (rel: string) => existsSync(join(llama, rel));
 const hasCommand = (cmd: string) => spawnSync(cmd, ['--version'], { stdio: 'ignore' }).status === 0;
+// CI's machine has cmake (it builds llama.cpp): there a missing one fails
+const noCmake = requirePrerequisite(!hasCommand('cmake') && 'cmake is not installed');
 
 describe('the borrowed-machine GPU check pack', () => {
   test('with the working tree it stays well under the device limit', () => {
@@ -119,7 +122,7 @@ describe('the borrowed-machine GPU check pack', () => {
     assert.ok(checked > 0);
   });
 
-  test('the CUDA stubs stand in for exactly the instances dropped', () => {
+  test('the CUDA stubs stand in for exactly the instances dropped', (t) => {
     const all = join(dir, 'gpu-check', 'cuda-instances-all');
     const compiled = (f: string) =>
       !f.startsWith('fattn-vec-') || ['f16-f16', 'q4_0-q4_0', 'q8_0-q8_0', 'bf16-bf16'].some((x) => f === `fattn-vec-instance-${x}.cu`);
@@ -171,7 +174,8 @@ describe('the borrowed-machine GPU check pack', () => {
     assert.equal(families.find((f) => f.family === 'DECL_MMQ_CASE')?.kept, 0);
     assert.equal(families.find((f) => f.family === 'DECL_FATTN_TILE_CASE')?.kept, 2);
 
-    if (!hasCommand('g++')) return;
+    const noCompiler = requirePrerequisite(!hasCommand('g++') && 'g++ is not installed: the stubs were not compiled and linked');
+    if (noCompiler) return t.skip(noCompiler);
     // the stubs compile as C++ (nvcc's host side), and a call through the release's explicit
     // instantiation declaration links to them: the specialization has the instantiation's symbol
     const inc = ['-I', join(llama, 'ggml', 'include')];
@@ -213,7 +217,7 @@ describe('the borrowed-machine GPU check pack', () => {
     assert.equal(spawnSync(exe).status, 0);
   });
 
-  test('native/checker configures against the pack', { skip: !hasCommand('cmake') && 'cmake is not installed' }, () => {
+  test('native/checker configures against the pack', { skip: noCmake }, () => {
     const build = join(dir, 'build');
     // as test/gpu/native-check.sh configures it: the layer-input targets come with the pack
     const archs = readFileSync(join(dirname(llama), 'layer-input-archs.txt'), 'utf8');
