@@ -1,12 +1,14 @@
 // One policy for the options the native addon takes (native/src/js_options.h): an absent option
-// takes its default; a present one of the wrong type or out of range is refused with its name,
-// never dropped. The engine protocol checks the same options first, so this calls the addon
-// directly, as a host that skipped those checks would.
+// takes its default, the one the engine protocol gives (app/engine/protocol.ts); a present one of
+// the wrong type or out of range is refused with its name, never dropped. The engine protocol
+// checks the same options first, so this calls the addon directly, as a host that skipped those
+// checks would.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { K_MAX } from '../../app/contract/profile.js';
 import { loadBinding, type NativeBinding, type NativeModel } from '../../app/engine-host/binding.js';
+import { engineMethods } from '../../app/engine/protocol.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { syntheticModels } from '../fixtures/models.js';
 
@@ -44,9 +46,57 @@ describe('native options: wrong types and ranges are refused by name', () => {
     await assert.rejects(load({ onProgress: true }), { name: 'TypeError', message: 'onProgress must be a function' });
   });
 
-  test('absent, undefined and null options take their defaults', async () => {
-    const m = await binding.Model.load(models['target.gguf'], { gpuLayers: undefined, loadMtp: null, devices: undefined } as never);
-    await m.dispose();
+  // the three ways an option can be absent
+  const absentAs = (keys: readonly string[]) =>
+    [{}, Object.fromEntries(keys.map((k) => [k, undefined])), Object.fromEntries(keys.map((k) => [k, null]))] as Record<string, unknown>[];
+
+  test("Model.load: absent, undefined and null options take the engine protocol's defaults", async () => {
+    // the app's defaults (app/engine/protocol.ts) are what the addon applies: an mtp session
+    // needs the NextN weights, which loadMtp loads; gpuLayers and devices place layers on GPUs,
+    // which the CPU flavour has none of
+    const defaults = engineMethods.loadModel.input.parse({ path: models['hybrid-mtp.gguf'] });
+    const mtpSession = async (options: Record<string, unknown>) => {
+      const m = await binding.Model.load(models['hybrid-mtp.gguf'], options as never);
+      try {
+        const session = await binding.Session.create(m, { strategy: 'mtp', k: 3, s: 2, contextSize: 256 } as never);
+        await session.dispose();
+        return 'opened';
+      } catch (error) {
+        return (error as Error).message;
+      } finally {
+        await m.dispose();
+      }
+    };
+    const byDefault = await mtpSession({ loadMtp: defaults.loadMtp });
+    const otherwise = await mtpSession({ loadMtp: !defaults.loadMtp });
+    assert.notEqual(byDefault, otherwise, 'loadMtp shows in whether an mtp session opens');
+    assert.match(defaults.loadMtp ? otherwise : byDefault, /strategy 'mtp' needs the model loaded with loadMtp: true/);
+    for (const absent of absentAs(['gpuLayers', 'loadMtp', 'devices'])) {
+      assert.equal(await mtpSession(absent), byDefault, `loadMtp ${JSON.stringify(absent)} is loadMtp: ${defaults.loadMtp}`);
+    }
+  });
+
+  test("Session.create: absent, undefined and null options take the engine protocol's defaults", async () => {
+    const d = engineMethods.createSession.input.parse({ modelId: 'm', contextSize: 1024 });
+    const info = async (options: Record<string, unknown>) => {
+      const session = await binding.Session.create(model, { contextSize: 1024, ...options } as never);
+      try {
+        return session.info();
+      } finally {
+        await session.dispose();
+      }
+    };
+    const given = await info({ batchSize: d.batchSize, threads: d.threads, strategy: d.strategy, k: d.k, s: d.s, flashAttn: d.flashAttn });
+    // the protocol's values, as the session reports them (threads 0: the engine's own count)
+    assert.equal(given.batchSize, d.batchSize);
+    assert.equal(given.strategy, d.strategy);
+    assert.equal(given.k, d.k);
+    assert.ok(given.threads >= 1, `threads ${given.threads}`);
+    for (const absent of absentAs(['batchSize', 'threads', 'strategy', 'k', 's', 'flashAttn', 'pMin', 'adaptiveK', 'proposerSampling'])) {
+      assert.deepEqual(await info(absent), given, JSON.stringify(absent));
+    }
+    // and a value given is not the default: the check can tell them apart
+    assert.notDeepEqual(await info({ batchSize: d.batchSize / 2, threads: given.threads + 1, strategy: 'ngram', k: 3 }), given);
   });
 
   test('Session.create: strategy, Flash Attention and the proposer sampling path', async () => {
