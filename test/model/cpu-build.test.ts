@@ -55,7 +55,7 @@ describe('the cpu flavour keeps AMX out', { skip: x86Linux ? false : 'the compil
     }
   });
 
-  test('the same check finds AMX in the compile command without the patch flags (it can fail)', () => {
+  test('the same check finds AMX in a compile command that allows it: without the patch flags, or with AMX flags (it can fail)', () => {
     const entries = JSON.parse(readFileSync(join(buildDir, 'compile_commands.json'), 'utf8')) as {
       file: string;
       command?: string;
@@ -66,14 +66,27 @@ describe('the cpu flavour keeps AMX out', { skip: x86Linux ? false : 'the compil
       .filter((e) => /ggml-cpu[\\/]ggml-cpu\.c$/.test(e.file))
       .map((e) => ({ ...e, arguments: e.arguments ?? splitCommand(e.command!) }));
     const nativeOnes = native.filter((e) => e.arguments.includes('-march=native'));
-    if (nativeOnes.length === 0) return; // an all-variants build: its variant list has no AMX level (checked above)
-    const unpatched = nativeOnes.map(({ command: _command, ...e }) => ({
-      ...e,
-      arguments: e.arguments.filter((a) => !a.startsWith('-mno-amx')),
-    }));
+    let unpatched: typeof native;
+    if (nativeOnes.length > 0) {
+      unpatched = nativeOnes.map(({ command: _command, ...e }) => ({
+        ...e,
+        arguments: e.arguments.filter((a) => !a.startsWith('-mno-amx')),
+      }));
+    } else {
+      // an all-variants build: no -march=native for the patch flags to qualify, each variant
+      // names its level and none has AMX (checked above); the check still finds AMX in the
+      // zen4 level's command given the AMX flags of the sapphirerapids level it leaves out
+      const zen4 = native.find((e) => e.arguments.some((a) => /CMakeFiles[\\/]ggml-cpu-zen4\.dir/.test(a)));
+      assert.ok(zen4, `neither -march=native nor the zen4 level in ${native.length} ggml-cpu.c commands`);
+      const { command: _command, ...e } = zen4;
+      unpatched = [{ ...e, arguments: [...e.arguments, '-mamx-tile', '-mamx-int8'] }];
+    }
     writeFileSync(join(scratch, 'compile_commands.json'), JSON.stringify(unpatched));
     const [backend] = cpuBackendFeatures(scratch)!;
-    assert.ok(backend && putsWeightsInAmx(backend.onAmxXeon), `without -mno-amx-*, an AMX Xeon gets AMX: ${backend?.onAmxXeon.join(' ')}`);
+    assert.ok(
+      backend && putsWeightsInAmx(backend.onAmxXeon),
+      `with AMX allowed in the command, an AMX Xeon gets AMX: ${backend?.onAmxXeon.join(' ')}`,
+    );
   });
 
   test('the all-variants build (for packages) has no AMX level: an AMX Xeon loads zen4', () => {
