@@ -3,11 +3,29 @@
 // account for both tokens. And which sessions claim invariance: the flavour with the Flash
 // Attention setting that ran.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { auditVerdict, type Divergence } from '../../app/service/audit.js';
 import { batchInvariance, builtFlavours, claimsInvariance } from '../../app/engine/build-info.js';
 import { K_MAX } from '../../app/contract/profile.js';
+import { ROOT } from '../../app/paths.js';
+
+/** The row limit a GPU patch defines (the one place it is set), read out of the patch. */
+function patchRowLimit(patch: string, definition: RegExp): number {
+  const text = readFileSync(join(ROOT, 'scripts', 'native', 'patches', patch), 'utf8');
+  const m = definition.exec(text);
+  assert.ok(m, `${patch} defines its row limit (${definition.source})`);
+  return Number(m[1]);
+}
+const ROW_LIMITS: Record<string, number> = {
+  'cuda-src': patchRowLimit('ggml-cuda-verify-rows-as-decode.patch', /^\+#define GGML_CUDA_INVARIANT_MAX_ROWS (\d+)$/m),
+  vulkan: patchRowLimit('ggml-vulkan-verify-rows-as-decode.patch', /^\+static constexpr int64_t power_vk_invariant_max_rows = (\d+);$/m),
+};
+const { FLAVOURS } = (await import(join(ROOT, 'scripts', 'native', 'flavours.mjs'))) as {
+  FLAVOURS: Record<string, { invariantVerifyRows?: number }>;
+};
 
 const divergence = (rowsAccount: boolean): Divergence => ({
   index: 3,
@@ -74,13 +92,28 @@ describe('batch invariance of what ran', () => {
   });
 
   test("a GPU flavour vouches for verify passes up to its patch's row limit, the CPU for any K", () => {
-    const vulkan = { batchInvariant: true, flashAttnBatchInvariant: false, expertsBatchInvariant: false, invariantVerifyRows: 32 };
-    assert.equal(claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: 31 }), true, 'K31: 32 rows');
-    assert.equal(claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: 32 }), false, 'K32: 33 rows, past the patch');
+    const limit = ROW_LIMITS.vulkan!;
+    const vulkan = { batchInvariant: true, flashAttnBatchInvariant: false, expertsBatchInvariant: false, invariantVerifyRows: limit };
+    assert.equal(claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: limit - 1 }), true, `K${limit - 1}: ${limit} rows`);
+    assert.equal(
+      claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: limit }),
+      false,
+      `K${limit}: ${limit + 1} rows, past the patch`,
+    );
     assert.equal(claimsInvariance(vulkan, { flashAttn: 'off', experts: false, k: 0 }), true, 'no proposer: one-row passes');
     assert.equal(batchInvariance('cpu', { flashAttn: 'on', experts: false, k: K_MAX }), true);
-    for (const info of builtFlavours().filter((f) => f.gpu === 'vulkan' || f.flavour === 'cuda-src')) {
-      assert.equal(info.invariantVerifyRows, 32, `${info.flavour}: the build writes the patch's limit (rebuild a stale build-info.json)`);
+  });
+
+  test("each GPU patch's row limit is the one its flavour declares and its build wrote", () => {
+    for (const [flavour, limit] of Object.entries(ROW_LIMITS)) {
+      assert.equal(FLAVOURS[flavour]?.invariantVerifyRows, limit, `scripts/native/flavours.mjs: ${flavour} declares its patch's limit`);
+    }
+    for (const info of builtFlavours().filter((f) => f.flavour in ROW_LIMITS)) {
+      assert.equal(
+        info.invariantVerifyRows,
+        ROW_LIMITS[info.flavour],
+        `${info.flavour}: the build writes the patch's limit (rebuild a stale build-info.json)`,
+      );
     }
   });
 });
