@@ -4,12 +4,19 @@
 // to 16) and of 30 to 69 rows (prompt chunks), every output compared bit for bit with the same
 // row multiplied alone (a decode). ggml picks other kernels by the number of rows (repacked
 // gemm/gemv, llamafile's tinyBLAS/vec_dot, the IQ panel); a speculative verify row is exact only
-// if each of them sums a row as the one-row kernel does.
+// if each of them sums a row as the one-row kernel does. The same for a Mixture-of-Experts
+// layer's expert product (ggml_mul_mat_id: 8 experts, each row routed to 2 of them, the
+// activations shared by the two as in the gate and up products or one per expert as in the down
+// product): a batch's rows meet other rows at the same expert, a lone row meets none.
 //
-//   power-kernel-rows [--threads N] [--types f32,q4_K,...]
+//   power-kernel-rows [--threads N] [--types f32,q4_K,...] [--ops mul_mat,mul_mat_id]
 //
-// One line per weight type, buffer and matrix height: `TYPE BUFFER ROWSxCOLS: ok` or
-// `TYPE BUFFER ROWSxCOLS: differs at batch widths 4 8 ... (max abs diff D)`. Exit 0 when every
+// One line per weight type, buffer and matrix shape: `TYPE BUFFER ROWSxCOLS: ok` (mul_mat),
+// `TYPE BUFFER mul_mat_id EXPERTSxROWSxCOLS shared|per-expert: ok`, or `...: differs at batch
+// widths 4 8 ... (max abs diff D)`. Lines starting with `#` say what was checked with what: the
+// loaded CPU backend's compiled features, the kernel ggml's dispatch (as Power's patches leave
+// it) gives one row and a batch of each type and buffer on them, and whether the AVX-512 VNNI
+// paired tinyBLAS kernel (ggml-cpu-llamafile-q0-pairs.patch) was among them. Exit 0 when every
 // line is ok, 1 when any differs, 2 on a usage or setup error.
 #include <algorithm>
 #include <cmath>
@@ -17,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +37,11 @@
 namespace {
 
 constexpr int K = 2048; // the row length: 8 super-blocks of every K-quant
+
+// a Mixture-of-Experts layer of the shape llama.cpp builds for Qwen3-MoE and the synthetic MoE
+// target: each row (token) routed to EXPERTS_USED of EXPERTS expert matrices
+constexpr int EXPERTS      = 8;
+constexpr int EXPERTS_USED = 2;
 
 const std::vector<ggml_type> ALL_TYPES = {
     GGML_TYPE_F32,    GGML_TYPE_F16,    GGML_TYPE_BF16,  GGML_TYPE_Q8_0,    GGML_TYPE_Q4_0,  GGML_TYPE_Q5_0,
@@ -53,6 +66,10 @@ struct cpu_backend {
     ggml_backend_ptr backend;
     ggml_backend_buffer_type_t plain  = nullptr;
     ggml_backend_buffer_type_t repack = nullptr;
+    // what the loaded CPU backend was compiled for (ggml's feature names: AVX2, AVX512, ...)
+    std::set<std::string> features;
+
+    bool has(const char * feature) const { return features.count(feature) != 0; }
 };
 
 cpu_backend open_cpu(int threads) {
@@ -75,6 +92,10 @@ cpu_backend open_cpu(int threads) {
         if (std::strcmp(ggml_backend_buft_name(*b), "CPU_REPACK") == 0) {
             out.repack = *b;
         }
+    }
+    auto features = reinterpret_cast<ggml_backend_get_features_t>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features"));
+    for (ggml_backend_feature * f = features != nullptr ? features(reg) : nullptr; f != nullptr && f->name != nullptr; f++) {
+        out.features.insert(f->name);
     }
     return out;
 }
@@ -105,36 +126,82 @@ std::vector<float> multiply(const cpu_backend & cpu, ggml_backend_buffer_type_t 
     return y;
 }
 
-// one type, one buffer, one matrix height: the batch widths whose outputs differ from the lone rows
-bool check(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char * buft_name, ggml_type type, int rows, std::mt19937 & rng) {
+// W (EXPERTS matrices of rows x K, in `buft`) times the n rows of x, each row routed to the
+// EXPERTS_USED experts `ids` names for it: the n x EXPERTS_USED x rows outputs. `shared`: one
+// activation row per token for all its experts (the gate and up products); otherwise one per
+// token and expert (the down product). Empty when the buffer does not take this product.
+std::vector<float> multiply_id(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, ggml_type type, int rows,
+                               const std::vector<uint8_t> & w, const float * x, const int32_t * ids, int n, bool shared) {
+    ggml_init_params ip = {4 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true};
+    ggml_context_ptr wctx(ggml_init(ip));
+    ggml_tensor * W = ggml_new_tensor_3d(wctx.get(), type, K, rows, EXPERTS);
+    ggml_backend_buffer_ptr wbuf(ggml_backend_alloc_ctx_tensors_from_buft(wctx.get(), buft));
+    ggml_context_ptr ctx(ggml_init(ip));
+    const int per_token = shared ? 1 : EXPERTS_USED;
+    ggml_tensor * X     = ggml_new_tensor_3d(ctx.get(), GGML_TYPE_F32, K, per_token, n);
+    ggml_tensor * I     = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_I32, EXPERTS_USED, n);
+    ggml_tensor * Y     = ggml_mul_mat_id(ctx.get(), W, X, I);
+    if (!ggml_backend_dev_supports_op(cpu.dev, Y)) {
+        return {};
+    }
+    ggml_backend_tensor_set(W, w.data(), 0, w.size());
+    ggml_cgraph * g = ggml_new_graph(ctx.get());
+    ggml_build_forward_expand(g, Y);
+    ggml_backend_buffer_ptr xbuf(ggml_backend_alloc_ctx_tensors(ctx.get(), cpu.backend.get()));
+    ggml_backend_tensor_set(X, x, 0, sizeof(float) * K * per_token * n);
+    ggml_backend_tensor_set(I, ids, 0, sizeof(int32_t) * EXPERTS_USED * n);
+    ggml_backend_graph_compute(cpu.backend.get(), g);
+    std::vector<float> y(static_cast<size_t>(rows) * EXPERTS_USED * n);
+    ggml_backend_tensor_get(Y, y.data(), 0, y.size() * sizeof(float));
+    return y;
+}
+
+enum class outcome { not_taken, ok, differs };
+
+// a random weight matrix (`count` rows of K, as `type`) and random activations for nmax rows of
+// `per_row` vectors each, with a tie for the largest magnitude in a block, as real ones can have
+struct operands {
+    std::vector<uint8_t> w;
+    std::vector<float> x;
+};
+
+operands draw(ggml_type type, int count, int nmax, int per_row, std::mt19937 & rng) {
     std::normal_distribution<float> normal(0.f, 1.f);
-    std::vector<float> wf(static_cast<size_t>(K) * rows);
+    std::vector<float> wf(static_cast<size_t>(K) * count);
     for (float & v : wf) {
         v = normal(rng) * 0.05f;
     }
-    std::vector<uint8_t> w(ggml_row_size(type, K) * rows);
-    ggml_quantize_chunk(type, wf.data(), w.data(), 0, rows, K, nullptr);
-    const std::vector<int> widths = batch_widths();
-    const int nmax                = widths.back();
-    std::vector<float> x(static_cast<size_t>(K) * nmax);
-    for (float & v : x) {
+    operands out;
+    out.w.resize(ggml_row_size(type, K) * count);
+    ggml_quantize_chunk(type, wf.data(), out.w.data(), 0, count, K, nullptr);
+    out.x.resize(static_cast<size_t>(K) * per_row * nmax);
+    for (float & v : out.x) {
         v = normal(rng);
     }
-    // activations with a tie for the largest magnitude in a block, as real ones can have
-    x[5]  = -4.5f;
-    x[77] = 4.5f;
-    std::vector<float> alone(static_cast<size_t>(rows) * nmax);
+    out.x[5]  = -4.5f;
+    out.x[77] = 4.5f;
+    return out;
+}
+
+// the batch widths whose outputs differ from the lone rows': `run(x, ids, n)` multiplies n rows
+// (empty: the buffer does not take it), each row `out_per_row` outputs, `x_per_row` floats
+template <typename Run>
+outcome compare(const std::string & label, const std::vector<float> & x, const std::vector<int32_t> & ids, size_t x_per_row,
+                size_t out_per_row, Run run) {
+    const std::vector<int> widths = batch_widths();
+    const int nmax                = widths.back();
+    std::vector<float> alone(out_per_row * nmax);
     for (int r = 0; r < nmax; r++) {
-        std::vector<float> y = multiply(cpu, buft, type, rows, w, x.data() + static_cast<size_t>(r) * K, 1);
+        std::vector<float> y = run(x.data() + r * x_per_row, ids.data() + r * EXPERTS_USED, 1);
         if (y.empty()) {
-            return true; // not a layout this buffer takes: nothing to check
+            return outcome::not_taken; // not a layout this buffer takes: nothing to check
         }
-        std::copy(y.begin(), y.end(), alone.begin() + static_cast<size_t>(r) * rows);
+        std::copy(y.begin(), y.end(), alone.begin() + r * out_per_row);
     }
     std::vector<int> bad;
     double worst = 0;
     for (int n : widths) {
-        std::vector<float> y = multiply(cpu, buft, type, rows, w, x.data(), n);
+        std::vector<float> y = run(x.data(), ids.data(), n);
         bool differs         = false;
         for (size_t i = 0; i < y.size(); i++) {
             if (std::memcmp(&y[i], &alone[i], sizeof(float)) != 0) {
@@ -146,17 +213,100 @@ bool check(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char 
             bad.push_back(n);
         }
     }
-    std::printf("%s %s %dx%d: ", ggml_type_name(type), buft_name, rows, K);
+    std::printf("%s: ", label.c_str());
     if (bad.empty()) {
         std::printf("ok\n");
-    } else {
-        std::printf("differs at batch widths");
-        for (int n : bad) {
-            std::printf(" %d", n);
-        }
-        std::printf(" (max abs diff %g)\n", worst);
+        return outcome::ok;
     }
-    return bad.empty();
+    std::printf("differs at batch widths");
+    for (int n : bad) {
+        std::printf(" %d", n);
+    }
+    std::printf(" (max abs diff %g)\n", worst);
+    return outcome::differs;
+}
+
+// mul_mat, one type, one buffer, one matrix height
+outcome check(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char * buft_name, ggml_type type, int rows,
+              std::mt19937 & rng) {
+    const int nmax     = batch_widths().back();
+    const operands ops = draw(type, rows, nmax, 1, rng);
+    const std::vector<int32_t> no_ids(static_cast<size_t>(EXPERTS_USED) * nmax);
+    const std::string label = std::string(ggml_type_name(type)) + " " + buft_name + " " + std::to_string(rows) + "x" + std::to_string(K);
+    return compare(label, ops.x, no_ids, K, rows,
+                   [&](const float * x, const int32_t *, int n) { return multiply(cpu, buft, type, rows, ops.w, x, n); });
+}
+
+// mul_mat_id, one type, one buffer, one expert height, shared or per-expert activations: each row
+// to EXPERTS_USED distinct experts drawn at random, so the rows of a batch share experts in
+// changing groups (a verify pass's tokens mostly agree on their experts; a prompt's spread)
+outcome check_id(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char * buft_name, ggml_type type, int rows, bool shared,
+                 std::mt19937 & rng) {
+    const int nmax      = batch_widths().back();
+    const int per_token = shared ? 1 : EXPERTS_USED;
+    const operands ops  = draw(type, rows * EXPERTS, nmax, per_token, rng);
+    std::vector<int32_t> ids(static_cast<size_t>(EXPERTS_USED) * nmax);
+    std::uniform_int_distribution<int32_t> expert(0, EXPERTS - 1);
+    for (int t = 0; t < nmax; t++) {
+        int32_t * row = ids.data() + static_cast<size_t>(t) * EXPERTS_USED;
+        for (int u = 0; u < EXPERTS_USED; u++) {
+            do {
+                row[u] = expert(rng);
+            } while (std::find(row, row + u, row[u]) != row + u);
+        }
+    }
+    const std::string label = std::string(ggml_type_name(type)) + " " + buft_name + " mul_mat_id " + std::to_string(EXPERTS) + "x" +
+                              std::to_string(rows) + "x" + std::to_string(K) + (shared ? " shared" : " per-expert");
+    return compare(label, ops.x, ids, static_cast<size_t>(K) * per_token, static_cast<size_t>(rows) * EXPERTS_USED,
+                   [&](const float * x, const int32_t * id, int n) { return multiply_id(cpu, buft, type, rows, ops.w, x, id, n, shared); });
+}
+
+bool is_x86() {
+#if defined(__x86_64__) || defined(_M_X64)
+    return true;
+#else
+    return false;
+#endif
+}
+
+// the AVX-512 kernel of ggml-cpu-llamafile-q0-pairs.patch is compiled where the backend has
+// AVX-512 F, VNNI, BW and DQ; ggml names only the first two (every CPU with VNNI has the others)
+bool paired_compiled(const cpu_backend & cpu) {
+    return is_x86() && cpu.has("LLAMAFILE") && cpu.has("AVX512") && cpu.has("AVX512_VNNI");
+}
+
+// the kernels ggml's CPU dispatch (with Power's patches: llamafile-every-row, q0-pairs,
+// no-iq-panel, repack-one-order) gives a product of `type` in a buffer on this backend's compiled
+// features: what a lone row and what a batch of rows runs through
+std::string kernels(const cpu_backend & cpu, ggml_type type, bool repacked, bool id) {
+    if (repacked) {
+        return id ? "every row: repack gemv" : "1 row: repack gemv; 2+ rows: repack gemm (4 rows a tile), gemv for the rest";
+    }
+    if (id) {
+        return "every row: vec_dot";
+    }
+    if (!is_x86()) {
+        return "not described on this architecture";
+    }
+    const bool llamafile = cpu.has("LLAMAFILE");
+    const bool avx       = cpu.has("AVX") || cpu.has("AVX2") || cpu.has("AVX512");
+    const char * q0      = paired_compiled(cpu) ? "tinyBLAS paired (AVX-512 VNNI)" : "tinyBLAS";
+    switch (type) {
+    case GGML_TYPE_F32:
+        return llamafile && avx ? "every row: tinyBLAS" : "every row: vec_dot";
+    case GGML_TYPE_F16:
+        return llamafile && (cpu.has("AVX512") || (avx && cpu.has("F16C"))) ? "every row: tinyBLAS" : "every row: vec_dot";
+    case GGML_TYPE_BF16:
+        return llamafile && (cpu.has("AVX512") || cpu.has("AVX2")) ? "every row: tinyBLAS" : "every row: vec_dot";
+    case GGML_TYPE_Q8_0:
+    case GGML_TYPE_Q4_0:
+    case GGML_TYPE_Q5_0:
+        return llamafile && avx ? std::string("1 row: vec_dot; 2+ rows: ") + q0 : "every row: vec_dot";
+    case GGML_TYPE_IQ4_NL:
+        return llamafile && avx ? std::string("every row: ") + q0 : "every row: vec_dot";
+    default:
+        return "every row: vec_dot";
+    }
 }
 
 } // namespace
@@ -164,6 +314,7 @@ bool check(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char 
 int main(int argc, char ** argv) {
     int threads                  = 2;
     std::vector<ggml_type> types = ALL_TYPES;
+    bool op_mul_mat = true, op_mul_mat_id = true;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         if (a == "--threads" && i + 1 < argc) {
@@ -179,8 +330,21 @@ int main(int argc, char ** argv) {
                 }
                 types.push_back(*t);
             }
+        } else if (a == "--ops" && i + 1 < argc) {
+            op_mul_mat = op_mul_mat_id = false;
+            std::stringstream ss(argv[++i]);
+            for (std::string name; std::getline(ss, name, ',');) {
+                if (name == "mul_mat") {
+                    op_mul_mat = true;
+                } else if (name == "mul_mat_id") {
+                    op_mul_mat_id = true;
+                } else {
+                    std::fprintf(stderr, "power-kernel-rows: unknown op %s (mul_mat, mul_mat_id)\n", name.c_str());
+                    return 2;
+                }
+            }
         } else {
-            std::fprintf(stderr, "usage: power-kernel-rows [--threads N] [--types f32,q4_K,...]\n");
+            std::fprintf(stderr, "usage: power-kernel-rows [--threads N] [--types f32,q4_K,...] [--ops mul_mat,mul_mat_id]\n");
             return 2;
         }
     }
@@ -197,16 +361,69 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "power-kernel-rows: no CPU backend\n");
         return 2;
     }
+    std::printf("# cpu backend:");
+    for (const std::string & f : cpu.features) {
+        std::printf(" %s", f.c_str());
+    }
+    std::printf("\n");
     std::mt19937 rng(42);
     bool all_ok = true;
+    std::vector<std::string> ran;    // the kernel lines, printed after the checks
+    std::vector<std::string> paired; // the types a batch of which ran the paired kernel
     for (ggml_type type : types) {
-        // heights: a multiple of 16 (every tile), of 4 only, and of neither (the fallbacks)
-        for (int rows : {640, 100, 262}) {
-            all_ok = check(cpu, cpu.plain, "plain", type, rows, rng) && all_ok;
-            if (cpu.repack != nullptr) {
-                all_ok = check(cpu, cpu.repack, "repacked", type, rows, rng) && all_ok;
+        const std::string name = ggml_type_name(type);
+        for (int id = 0; id < 2; id++) {
+            if (id ? !op_mul_mat_id : !op_mul_mat) {
+                continue;
+            }
+            bool took[2] = {false, false}; // plain, repacked
+            // mul_mat heights: a multiple of 16 (every tile), of 4 only, and of neither (the
+            // fallbacks); an expert's: a multiple of 8 (the repacked layouts) and of neither
+            const std::vector<int> heights = id ? std::vector<int>{128, 100} : std::vector<int>{640, 100, 262};
+            for (int rows : heights) {
+                for (int r = 0; r < 2; r++) {
+                    ggml_backend_buffer_type_t buft = r ? cpu.repack : cpu.plain;
+                    if (buft == nullptr) {
+                        continue;
+                    }
+                    const char * buft_name = r ? "repacked" : "plain";
+                    for (int form = 0; form < (id ? 2 : 1); form++) {
+                        const outcome o =
+                            id ? check_id(cpu, buft, buft_name, type, rows, form == 0, rng) : check(cpu, buft, buft_name, type, rows, rng);
+                        took[r] = took[r] || o != outcome::not_taken;
+                        all_ok  = all_ok && o != outcome::differs;
+                    }
+                }
+            }
+            for (int r = 0; r < 2; r++) {
+                if (!took[r]) {
+                    continue;
+                }
+                const std::string k = kernels(cpu, type, r == 1, id == 1);
+                ran.push_back("# kernels " + name + (r ? " repacked " : " plain ") + (id ? "mul_mat_id" : "mul_mat") + ": " + k);
+                if (k.find("paired") != std::string::npos) {
+                    paired.push_back(name);
+                }
             }
         }
+    }
+    // derived, not traced: ggml does not say which kernel it took
+    std::printf("# kernels below: ggml's CPU dispatch as Power's patches leave it, on the features above\n");
+    for (const std::string & line : ran) {
+        std::printf("%s\n", line.c_str());
+    }
+    if (!paired.empty()) {
+        std::printf("# tinyBLAS paired (AVX-512 VNNI): exercised by");
+        for (const std::string & name : paired) {
+            std::printf(" %s", name.c_str());
+        }
+        std::printf("\n");
+    } else {
+        std::printf("# tinyBLAS paired (AVX-512 VNNI): not exercised (%s)\n",
+                    !is_x86()               ? "not an x86 CPU"
+                    : !cpu.has("LLAMAFILE") ? "the CPU backend was built without llamafile"
+                    : !paired_compiled(cpu) ? "the CPU backend was built without AVX-512 VNNI"
+                                            : "no Q8_0, Q4_0, Q5_0 or IQ4_NL matrix in a plain buffer among the types checked");
     }
     return all_ok ? 0 : 1;
 }
