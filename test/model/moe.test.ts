@@ -1,5 +1,7 @@
 // The synthetic Mixture-of-Experts target (qwen3moe, 8 experts, 2 per token) and its draft:
-// speculative decoding on it is exact (draft-model and ngram, greedy and seeded), and keeping
+// speculative decoding on it is exact (draft-model and ngram, greedy and seeded), on the F32 pair
+// and on the quantized one (Q4_0 gate and up experts, repacked on x86; Q8_0 down experts on
+// vec_dot), where the verify rows run the CPU's quantized expert kernels; and keeping
 // its expert tensors in host memory (--cpu-moe, --n-cpu-moe, llama.cpp's tensor buffer
 // overrides) gives the same tokens, on the CPU and with the rest of the model on a `power rpc`
 // server; the memory estimate puts the experts in host memory.
@@ -25,6 +27,9 @@ const PROMPTS = [
   [1, 42],
 ];
 const MAX_TOKENS = 64;
+// the quantized pair: replies past 256 positions, K4 and K7 (verify passes of 5 and 8 rows)
+const Q_MAX_TOKENS = 300;
+const Q_KS = [4, 7];
 
 /** The control and `strategy` on each prompt, greedy and seeded, on one opened target. */
 function runAll(models: MoeModelSet, strategy: Strategy, split?: SplitRequest, gpuLayers = -1): Promise<TargetRuns> {
@@ -81,6 +86,102 @@ describe('the synthetic MoE target (qwen3moe)', () => {
       assert.ok(accepted > 0, 'the proposer was accepted at all (the speculative path ran)');
     });
   }
+
+  for (const strategy of ['draft-model', 'ngram'] as const) {
+    test(`${strategy} on the quantized MoE target (Q4_0 and Q8_0 experts), K4 and K7, emits exactly the control's ${Q_MAX_TOKENS} tokens, greedy and seeded`, async (t) => {
+      for (const k of Q_KS) {
+        const { runs, target } = await runControlAndStrategy(
+          {
+            path: models['moe-target-q4.gguf'],
+            device: 'cpu',
+            gpuLayers: -1,
+            strategy,
+            ...(strategy === 'draft-model' ? { draftPath: models['moe-draft-close-q4.gguf'] } : {}),
+            s: 4,
+            contextSize: 512,
+          },
+          { k, seeded: SEEDED, prompts: PROMPTS, maxTokens: Q_MAX_TOKENS },
+        );
+        // the experts are the quantized ones the claim is about
+        const typeOf = (kind: string): string[] => [
+          ...new Set(target.gguf.tensors.filter((x) => x.name.endsWith(`ffn_${kind}_exps.weight`)).map((x) => x.typeName)),
+        ];
+        assert.deepEqual([typeOf('gate'), typeOf('up'), typeOf('down')], [['Q4_0'], ['Q4_0'], ['Q8_0']]);
+        assert.equal(target.experts, true, 'the expert tensors are seen');
+        for (const flashAttn of ['on', 'off'] as const) {
+          assert.equal(
+            batchInvariance(target.placement.flavour, { flashAttn, experts: true, k }),
+            true,
+            `claimed, flash attention ${flashAttn}`,
+          );
+        }
+        for (const mode of ['greedy', 'seeded']) {
+          let proposed = 0;
+          let accepted = 0;
+          for (const i of PROMPTS.keys()) {
+            const control = runs.get(`none ${mode} prompt ${i}`)!;
+            const spec = runs.get(`${strategy} ${mode} prompt ${i}`)!;
+            assert.equal(control.tokens.length, Q_MAX_TOKENS, `K${k} ${mode} prompt ${i}`);
+            assert.deepEqual(spec.tokens, control.tokens, `${strategy} K${k} ${mode} prompt ${i}`);
+            proposed += spec.stats.proposed;
+            accepted += spec.stats.accepted;
+          }
+          t.diagnostic(`${strategy} K${k} ${mode}: ${accepted} of ${proposed} proposals accepted`);
+          // the verify passes ran, with rows kept: a batch of more than one row was compared
+          assert.ok(proposed > 0, `${strategy} K${k} ${mode}: proposals`);
+          assert.ok(accepted > 0, `${strategy} K${k} ${mode}: accepted`);
+        }
+      }
+    });
+  }
+
+  test('power audit of the quantized MoE target on two threads, K7: identical and claimed batch-invariant; llama.cpp repacks its Q4_0 experts', () => {
+    const common = [
+      '--json',
+      '--threads',
+      '2',
+      '--device',
+      'cpu',
+      '--model',
+      models['moe-target-q4.gguf'],
+      '--prompt-tokens',
+      '1,263,400,500',
+    ];
+    for (const sampling of [[], ['--temperature', '0.9', '--seed', '99']]) {
+      const audit = power([
+        'audit',
+        ...common,
+        '--draft',
+        models['moe-draft-close-q4.gguf'],
+        '--strategy',
+        'draft-model',
+        '--k',
+        '7',
+        '--max-tokens',
+        '300',
+        ...sampling,
+      ]);
+      assert.equal(audit.code, 0, audit.stderr);
+      const verdict = jsonOf<{ identical: boolean; verdict: string; batchInvariant: boolean; tokens: number }>(audit);
+      assert.deepEqual(
+        { identical: verdict.identical, verdict: verdict.verdict, batchInvariant: verdict.batchInvariant, tokens: verdict.tokens },
+        { identical: true, verdict: 'identical', batchInvariant: true, tokens: 300 },
+        sampling.join(' ') || 'greedy',
+      );
+    }
+    // where the CPU has a repacked Q4_0 layout (x86 AVX2) the gate and up experts take it, so the
+    // expert products above ran the repacked kernel; the Q8_0 down experts have none (vec_dot)
+    const gen = power(['generate', ...common, '--verbose', '--max-tokens', '4']);
+    assert.equal(gen.code, 0, gen.stderr);
+    const repacked = gen.stderr.match(/repack tensor blk\.\d+\.ffn_\w+_exps\.weight with \w+/g) ?? [];
+    if (process.arch === 'x64') {
+      assert.deepEqual([...new Set(repacked.map((l) => l.replace(/blk\.\d+\./, 'blk.N.')))].sort(), [
+        'repack tensor blk.N.ffn_gate_exps.weight with q4_0_8x8',
+        'repack tensor blk.N.ffn_up_exps.weight with q4_0_8x8',
+      ]);
+      assert.equal(repacked.length, 2 * 4);
+    }
+  });
 
   test('--cpu-moe and --n-cpu-moe give the same tokens on the CPU and with the model on a power rpc server, the experts in host memory', async () => {
     const plain = await runAll(models, 'draft-model');

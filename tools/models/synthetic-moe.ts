@@ -4,7 +4,10 @@
 // memory) and exact speculative decoding on a MoE target. Deterministic like the rest of the
 // synthetic set (each tensor drawn from the model seed and its own name); made on demand
 // (`moeModels`, `makeMoeModels`), cached by a manifest of its own next to the files, so the
-// files of SYNTHETIC_MODELS are never touched.
+// files of SYNTHETIC_MODELS are never touched. A quantized pair (Q4_0 gate and up experts, Q8_0
+// down experts and other matrices) puts the expert products on the CPU's quantized kernels: the
+// Q4_0 experts in ggml's repacked buffer where the CPU has a layout for them (x86 AVX2, ARM), the
+// Q8_0 ones on vec_dot.
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -12,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { gv, kv, type GgufEntry, type GgufModel, type GgufTensorSpec } from '../../app/gguf/types.js';
 import { makeVocab, TokenType, vocabMetadata } from '../../app/models/vocab.js';
 import { replaceFileAtomic, writeFileAtomic } from '../../app/service/storage/atomic-file.js';
+import type { QuantType } from '../gguf/quantize.js';
 import { writeGguf } from '../gguf/writer.js';
 import { addGaussian, f32Tensor, type F32Init } from './synthetic-random.js';
 
@@ -34,12 +38,21 @@ export interface Qwen3MoeParams {
   contextLength: number;
   /** Gaussian noise of `scale`·(tensor std) added to every random tensor (a draft of the same weights) */
   perturb?: { scale: number; seed: number };
+  /**
+   * quantized storage (absent: every tensor F32): the gate, up and down expert matrices, and the
+   * other matrices (attention, embedding, output); the router and the norms stay F32, as
+   * llama.cpp's quantizer leaves them
+   */
+  quant?: { gateExps: QuantType; upExps: QuantType; downExps: QuantType; matrices: QuantType };
 }
+
+// llama_ftype of the expert storage: MOSTLY_Q4_0 or MOSTLY_Q8_0 (ALL_F32 without `quant`)
+const FILE_TYPES: Record<QuantType, number> = { q4_0: 2, q8_0: 7 };
 
 // the synthetic set's DEFAULT_SCALES (tools/models/synthetic.ts): clear logit margins at E = 128
 const SCALES = { embedding: 1, output: 0.5, attentionQK: 0.1, attentionVO: 0.05, projection: 0.1, router: 1 };
 
-/** The GGUF of a qwen3moe model on the default synthetic vocabulary, every tensor F32. */
+/** The GGUF of a qwen3moe model on the default synthetic vocabulary, F32 or as `p.quant` says. */
 export function makeQwen3MoeSpec(p: Qwen3MoeParams): GgufModel {
   const vocab = makeVocab();
   const V = vocab.tokens.length;
@@ -50,7 +63,7 @@ export function makeQwen3MoeSpec(p: Qwen3MoeParams): GgufModel {
   const metadata: GgufEntry[] = [
     kv('general.architecture', gv.str('qwen3moe')),
     kv('general.name', gv.str(p.name)),
-    kv('general.file_type', gv.u32(0)),
+    kv('general.file_type', gv.u32(p.quant ? FILE_TYPES[p.quant.gateExps] : 0)),
     kv('general.alignment', gv.u32(32)),
     kv(`${pre}context_length`, gv.u32(p.contextLength)),
     kv(`${pre}embedding_length`, gv.u32(E)),
@@ -70,15 +83,22 @@ export function makeQwen3MoeSpec(p: Qwen3MoeParams): GgufModel {
     ...vocabMetadata(vocab),
   ];
   const tensors: GgufTensorSpec[] = [];
+  const storage = (name: string): GgufTensorSpec['type'] => {
+    const q = p.quant;
+    if (!q || name.endsWith('_norm.weight') || name.endsWith('ffn_gate_inp.weight')) return 'f32';
+    if (name.endsWith('ffn_gate_exps.weight')) return q.gateExps;
+    if (name.endsWith('ffn_up_exps.weight')) return q.upExps;
+    if (name.endsWith('ffn_down_exps.weight')) return q.downExps;
+    return q.matrices;
+  };
   const add = (name: string, shape: number[], init: F32Init, post?: (d: Float32Array) => void): void => {
-    tensors.push(
-      f32Tensor(name, shape, init, p.seed, (out) => {
-        if (!('value' in init) && p.perturb && p.perturb.scale > 0) {
-          addGaussian(out, p.perturb.scale * init.std, `perturb/${p.perturb.seed}/${name}`);
-        }
-        post?.(out);
-      }),
-    );
+    const tensor = f32Tensor(name, shape, init, p.seed, (out) => {
+      if (!('value' in init) && p.perturb && p.perturb.scale > 0) {
+        addGaussian(out, p.perturb.scale * init.std, `perturb/${p.perturb.seed}/${name}`);
+      }
+      post?.(out);
+    });
+    tensors.push({ ...tensor, type: storage(name) });
   };
   const one = { value: 1 };
   add('token_embd.weight', [E, V], { std: SCALES.embedding });
@@ -122,6 +142,10 @@ const MOE_TARGET: Qwen3MoeParams = {
   contextLength: 2048,
 };
 
+// the storage of a Q4_0 MoE release: the gate and up experts, most of the weights, in four bits;
+// the down experts in eight (llama.cpp's mixes give ffn_down more bits too), and the rest
+const MOE_QUANT: NonNullable<Qwen3MoeParams['quant']> = { gateExps: 'q4_0', upExps: 'q4_0', downExps: 'q8_0', matrices: 'q8_0' };
+
 export const MOE_MODELS = {
   'moe-target.gguf': {
     description: 'qwen3moe target: E=128, 4 blocks, 4/2 heads, 8 experts (2 per token) of F=64, F32',
@@ -130,6 +154,14 @@ export const MOE_MODELS = {
   'moe-draft-close.gguf': {
     description: 'the MoE target plus small noise: its agreeing draft (draft-model)',
     params: { ...MOE_TARGET, name: 'power-synthetic-moe-draft-close', perturb: { scale: 0.02, seed: 141 } },
+  },
+  'moe-target-q4.gguf': {
+    description: 'the MoE target quantized: Q4_0 gate and up experts, Q8_0 down experts, attention, embedding and output',
+    params: { ...MOE_TARGET, name: 'power-synthetic-moe-target-q4', quant: MOE_QUANT },
+  },
+  'moe-draft-close-q4.gguf': {
+    description: 'moe-draft-close quantized as moe-target-q4: its agreeing draft',
+    params: { ...MOE_TARGET, name: 'power-synthetic-moe-draft-close-q4', perturb: { scale: 0.02, seed: 141 }, quant: MOE_QUANT },
   },
 } satisfies Record<string, { description: string; params: Qwen3MoeParams }>;
 
