@@ -46,14 +46,12 @@ int64_t integer_option(const Napi::Object & opts, const char * key, int64_t fall
 }
 
 bool bool_option(const Napi::Object & opts, const char * key, bool fallback) {
-    std::optional<Napi::Value> v = present(
-        opts, key, [](const Napi::Value & x) { return x.IsBoolean(); }, "a boolean");
+    std::optional<Napi::Value> v = present(opts, key, [](const Napi::Value & x) { return x.IsBoolean(); }, "a boolean");
     return v ? v->As<Napi::Boolean>().Value() : fallback;
 }
 
 std::optional<std::string> string_option(const Napi::Object & opts, const char * key) {
-    std::optional<Napi::Value> v = present(
-        opts, key, [](const Napi::Value & x) { return x.IsString(); }, "a string");
+    std::optional<Napi::Value> v = present(opts, key, [](const Napi::Value & x) { return x.IsString(); }, "a string");
     return v ? std::optional<std::string>(v->As<Napi::String>().Utf8Value()) : std::nullopt;
 }
 
@@ -75,14 +73,12 @@ std::optional<std::string> choice_option(const Napi::Object & opts, const char *
 }
 
 std::optional<Napi::Array> array_option(const Napi::Object & opts, const char * key) {
-    std::optional<Napi::Value> v = present(
-        opts, key, [](const Napi::Value & x) { return x.IsArray(); }, "an array");
+    std::optional<Napi::Value> v = present(opts, key, [](const Napi::Value & x) { return x.IsArray(); }, "an array");
     return v ? std::optional<Napi::Array>(v->As<Napi::Array>()) : std::nullopt;
 }
 
 std::optional<Napi::Function> function_option(const Napi::Object & opts, const char * key) {
-    std::optional<Napi::Value> v = present(
-        opts, key, [](const Napi::Value & x) { return x.IsFunction(); }, "a function");
+    std::optional<Napi::Value> v = present(opts, key, [](const Napi::Value & x) { return x.IsFunction(); }, "a function");
     return v ? std::optional<Napi::Function>(v->As<Napi::Function>()) : std::nullopt;
 }
 

@@ -143,7 +143,7 @@ void Model::init(Napi::Env env, Napi::Object exports) {
                                               InstanceMethod<&Model::guarded<&Model::dispose>>("dispose"),
                                               InstanceMethod<&Model::guarded<&Model::sampling_order_check>>("samplingOrderCheckForTest"),
                                               InstanceAccessor<&Model::disposed>("disposed"),
-                                      });
+                                          });
     data_of(env).model_ctor = Napi::Persistent(ctor);
     exports.Set("Model", ctor);
 }
