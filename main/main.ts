@@ -64,7 +64,9 @@ if (!app.requestSingleInstanceLock()) {
     lockDownSession(session.defaultSession);
     setDefaultEngineLauncher(utilityProcessLauncher);
     serveAppScheme(RENDERER_DIR);
-    const api = await createPowerService({ dataDir });
+    // npm start names the real model here when it is installed (scripts/start.mjs)
+    const defaultModel = process.env.POWER_DEFAULT_MODEL;
+    const api = await createPowerService({ dataDir, ...(defaultModel ? { defaultModel: { path: defaultModel, log } } : {}) });
     service = api;
     // the IPC server checks every input: it serves the implementation, not the in-process API
     stopIpc = servePowerApiOverIpc(powerApi, api.implementation, log);

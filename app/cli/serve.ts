@@ -14,12 +14,13 @@ import { int, parseFlags, str } from './args.js';
 import type { Io } from './generate.js';
 import { UsageError } from './errors.js';
 
-export const SERVE_USAGE = `power serve [--host 127.0.0.1] [--port N] [--data-dir DIR] [--models-dir DIR]... [--token T]
-  [--ui-dir DIR] [--verbose]
+export const SERVE_USAGE = `power serve [--host 127.0.0.1] [--port N] [--data-dir DIR] [--models-dir DIR]... [--default-model FILE]
+  [--token T] [--ui-dir DIR] [--verbose]
   Serves Power on one HTTP port: the app at /, the whole PowerApi over WebSocket at /ws, and the
   OpenAI-compatible API at /v1 (models, chat/completions, completions). Every request needs the
   token (random unless given). Prints one line, "Power is ready at http://HOST:PORT/?token=TOKEN",
-  when it accepts requests; runs until Ctrl-C or SIGTERM.`;
+  when it accepts requests; runs until Ctrl-C or SIGTERM. --default-model adds FILE to the library
+  and loads it before that line unless the data folder's last load was another model.`;
 
 export const DEFAULT_PORT = 7433;
 
@@ -28,6 +29,7 @@ const FLAGS = {
   port: { type: 'string' },
   'data-dir': { type: 'string' },
   'models-dir': { type: 'string', multiple: true },
+  'default-model': { type: 'string' },
   token: { type: 'string' },
   'ui-dir': { type: 'string' },
   verbose: { type: 'boolean' },
@@ -52,11 +54,17 @@ export async function serveCommand(argv: string[], io: ServeIo): Promise<number>
   const dataDir = resolve(str(values, 'data-dir') ?? defaultDataDir());
   const modelsDirs = ((values['models-dir'] as unknown as string[] | undefined) ?? []).map((d) => resolve(d));
   for (const dir of modelsDirs) if (!existsSync(dir)) throw new UsageError(`--models-dir ${dir} does not exist`);
+  const defaultModel = str(values, 'default-model');
+  if (defaultModel !== undefined && !existsSync(defaultModel)) throw new UsageError(`--default-model ${defaultModel} does not exist`);
   const uiDir = str(values, 'ui-dir');
   if (uiDir !== undefined && !existsSync(join(uiDir, 'index.html'))) throw new UsageError(`--ui-dir ${uiDir} has no index.html`);
   const log = (line: string): void => io.err(`power serve: ${line}\n`);
 
-  const service = await createPowerService({ dataDir, engine: { verbose: values.verbose === true } });
+  const service = await createPowerService({
+    dataDir,
+    engine: { verbose: values.verbose === true },
+    ...(defaultModel !== undefined ? { defaultModel: { path: resolve(defaultModel), log } } : {}),
+  });
   let server;
   try {
     // a file that is not a usable model is skipped with its reason; it never stops the server

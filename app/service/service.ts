@@ -19,6 +19,7 @@ import { ChatReplies } from './chat-replies.js';
 import { exportChatReport } from './chat-report.js';
 import { ChatStore } from './chat-store.js';
 import { createCompletions } from './completions.js';
+import { offerDefaultModel } from './default-model.js';
 import { EngineSupervisor } from './engine-supervisor.js';
 import { ServiceEvents } from './events.js';
 import { ModelLibrary } from './library.js';
@@ -63,6 +64,14 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
     },
     generation: generationApi(replies, events),
   };
+
+  if (options.defaultModel) {
+    const { path, log } = options.defaultModel;
+    // a default that cannot be offered leaves the service as it would be without one
+    await offerDefaultModel(path, { library, settings, engine: implementation.engine }).then(log, (error: unknown) =>
+      log(`default model ${path} not offered: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
 
   return {
     ...inProcess(powerApi, implementation),

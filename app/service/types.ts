@@ -10,6 +10,8 @@ export interface ServiceOptions {
   dataDir: string;
   /** every *.gguf in these folders is added to the library at start */
   modelsDirs?: string[];
+  /** a GGUF file added to the library at start and loaded when nothing else was chosen (default-model.ts); `log` hears what happened */
+  defaultModel?: { path: string; log: (line: string) => void };
   /** how the engine host starts: flavour, verbose (llama.cpp's log), testHooks */
   engine?: EngineOptions;
 }
