@@ -1,8 +1,9 @@
 // Where the Electron binary is, or why it is not there: the `electron` npm package records
-// the executable's path in path.txt once its postinstall download succeeded. On the build
-// machines here that download is impossible (ELECTRON_SKIP_BINARY_DOWNLOAD=1): the package is
-// installed for its type definitions only. POWER_ELECTRON_DIR points at another copy of the
-// package (tests use it to check both answers without launching anything).
+// the executable's path in path.txt once its install.js downloaded the binary, which npm ci
+// never runs (the package has no install script; docs/setup.md). On the build machines here
+// that download is impossible: the package is installed for its type definitions only.
+// POWER_ELECTRON_DIR points at another copy of the package (tests use it to check both answers
+// without launching anything).
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
