@@ -56,6 +56,8 @@ export interface NativeSession {
     flashAttn: 'on' | 'off' | 'unknown';
   };
   injectFailureForTest(round: number): void;
+  /** the next request holds after that many rounds until cancelled (0: off) */
+  holdForTest(round: number): void;
   captureRow(position: number, otherRow?: Float32Array): void;
   capturedRow(): CapturedRow | null;
   perturbRowForTest(position: number, hidden: boolean): void;

@@ -60,6 +60,8 @@ const sessions = new Map<string, NativeSession>();
 const modelOnGpu = new Map<string, boolean>();
 const sessionPlace = new Map<string, SamplingPlace>();
 let nextId = 1;
+/** the holdReplies test hook: every request holds after this many rounds until cancelled (0: off) */
+let holdAfterRound = 0;
 const rounds = emitter<RoundsEvent>();
 const progress = emitter<{ requestId: string; progress: number }>();
 
@@ -301,6 +303,7 @@ const host: Host = {
     const place = sessionPlace.get(p.sessionId) ?? { onGpu: false, k: 0 };
     const resolved = resolveSamplingPath(p.sampling.path, p.sampling, place);
     if (resolved.problem !== undefined) throw new PowerError('bad-input', resolved.problem);
+    if (process.env.POWER_TEST_HOOKS === '1') native.holdForTest(holdAfterRound);
     // the addon hands rounds over in coalesced batches (native/src/round_stream.h); they are
     // forwarded as they are, one IPC message per batch, and expanded by the receiver
     const result = await native.generate(p.media ?? p.prompt, { maxTokens: p.maxTokens, ...p.sampling, path: resolved.path }, (batch) =>
@@ -335,6 +338,12 @@ const host: Host = {
   injectFailure: (p) => {
     testHooksOn();
     session(p.sessionId).injectFailureForTest(p.round);
+    return null;
+  },
+
+  holdReplies: (p) => {
+    testHooksOn();
+    holdAfterRound = p.afterRound ?? 0;
     return null;
   },
 

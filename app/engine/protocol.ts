@@ -417,6 +417,11 @@ export const engineMethods = {
   },
   /** test hook (engine started with POWER_TEST_HOOKS=1): fail the verify of that round of the next request */
   injectFailure: { input: z.object({ sessionId: Id, round: z.number().int().min(1) }), output: z.null() },
+  /**
+   * test hook: every later request of this engine, once it has emitted `afterRound` rounds, waits
+   * for its cancel instead of going on (a test that acts on a reply in flight never races its end); null: off
+   */
+  holdReplies: { input: z.object({ afterRound: z.number().int().min(1).nullable() }), output: z.null() },
   /** test hook: the step-4 sampling rule vs plain autoregressive sampling on the same logit rows */
   samplingOrderCheck: {
     input: z.object({

@@ -61,6 +61,7 @@ export class EngineSupervisor {
   private reloadPending = false;
   private lastCrash: EngineState['lastCrash'] = null;
   private restarts = 0;
+  private holdAfterRound: number | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   /** bumped at every load/unload/crash: a session handed out before is stale after it */
   private generation = 0;
@@ -122,6 +123,12 @@ export class EngineSupervisor {
 
   pid(): number | null {
     return this.target?.engine.pid ?? null;
+  }
+
+  /** the engine host's holdReplies test hook, kept for the hosts that later loads start */
+  async holdRepliesForTest(afterRound: number | null): Promise<void> {
+    this.holdAfterRound = afterRound;
+    await this.target?.engine.call('holdReplies', { afterRound });
   }
 
   setStatus(status: EngineState['status']): void {
@@ -226,6 +233,7 @@ export class EngineSupervisor {
         onProgress: (role, progress) => this.loadProgress.emit({ modelId: role === 'target' ? entry.id : draft!.id, role, progress }),
         ...splitOf(options),
       });
+      if (this.holdAfterRound !== null) await target.engine.call('holdReplies', { afterRound: this.holdAfterRound });
       const generation = ++this.generation;
       target.engine.onHostExit((error) => {
         if (this.generation === generation) this.crashed(error.message);

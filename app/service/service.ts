@@ -77,6 +77,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
     ...inProcess(powerApi, implementation),
     implementation,
     enginePid: () => supervisor.pid(),
+    holdRepliesForTest: (afterRound) => supervisor.holdRepliesForTest(afterRound),
     // stateless completions (the OpenAI API of power serve) wait their turn for the reply slot
     completions: createCompletions({ supervisor, library, profiles, slot, metrics }),
     metrics,

@@ -31,4 +31,9 @@ export type PowerService = PowerApi & {
   metrics: ServiceMetrics;
   /** test and diagnostics: the process id of the current engine host (null when none runs) */
   enginePid(): number | null;
+  /**
+   * test hook (engine started with testHooks): every later reply, once it has streamed
+   * `afterRound` rounds, waits for its cancel instead of going on; null: off
+   */
+  holdRepliesForTest(afterRound: number | null): Promise<void>;
 };

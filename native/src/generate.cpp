@@ -1,7 +1,9 @@
 #include "generate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "transaction.h"
 
@@ -30,6 +32,20 @@ void rollback_to(session_core & core, size_t keep) {
         return;
     }
     core.committed.resize(keep);
+}
+
+// The test hook of session_core::hold_after_round: the round just emitted is the one it names,
+// so the request hands its rounds over (the test waits to see them) and waits for a cancel,
+// which the loop then reports as "cancelled".
+void hold_if_asked(session_core & core, int32_t rounds_emitted, round_sink & sink) {
+    if (core.hold_after_round <= 0 || rounds_emitted < core.hold_after_round) {
+        return;
+    }
+    core.hold_after_round = 0;
+    sink.flush();
+    while (!core.cancel.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 std::string decode_failure(int32_t rc) {
@@ -236,11 +252,13 @@ generate_result run_generation(session_core & core, const generate_request & req
             result.stop_reason = "eos";
             break;
         }
+        hold_if_asked(core, st.round_no, sink);
     }
-    result.replays     = st.replays;
-    result.grammar_cut = st.grammar_cut;
-    result.clamp       = st.clamp;
-    result.total_us    = llama_time_us() - t0;
+    core.hold_after_round = 0; // the hook holds one request, whether or not it got that far
+    result.replays        = st.replays;
+    result.grammar_cut    = st.grammar_cut;
+    result.clamp          = st.clamp;
+    result.total_us       = llama_time_us() - t0;
     return result;
 }
 

@@ -65,6 +65,8 @@ class round_sink {
     virtual round_batch & open() = 0;
     // the round was recorded; `first`: it carries the reply's first token
     virtual void close(bool first) = 0;
+    // hands over the rounds recorded so far (a sink that delivers each round at close has none)
+    virtual void flush() {}
 };
 
 struct generate_result {

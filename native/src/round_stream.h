@@ -45,7 +45,7 @@ class round_stream : public round_sink {
     void close(bool first) override;
 
     // hands over whatever is pending (the end of a request, or its failure)
-    void flush();
+    void flush() override;
 
   private:
     std::shared_ptr<round_batch_pool> pool_;

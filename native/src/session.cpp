@@ -205,6 +205,7 @@ void Session::init(Napi::Env env, Napi::Object exports) {
                                                 InstanceMethod<&Session::guarded<&Session::dispose>>("dispose"),
                                                 InstanceMethod<&Session::guarded<&Session::info>>("info"),
                                                 InstanceMethod<&Session::guarded<&Session::inject_failure>>("injectFailureForTest"),
+                                                InstanceMethod<&Session::guarded<&Session::hold>>("holdForTest"),
                                                 InstanceMethod<&Session::guarded<&Session::capture_row>>("captureRow"),
                                                 InstanceMethod<&Session::guarded<&Session::captured_row>>("capturedRow"),
                                                 InstanceMethod<&Session::guarded<&Session::perturb_row>>("perturbRowForTest"),
@@ -441,6 +442,15 @@ Napi::Value Session::inject_failure(const Napi::CallbackInfo & info) {
     Napi::Env env       = info.Env();
     session_core & core = live_core(env);
     core.fail_at_round  = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
+    return env.Undefined();
+}
+
+// holdForTest(round): the next request, once it has emitted that many rounds (1-based), holds
+// until cancel() or dispose() instead of going on; 0 clears it. For tests only.
+Napi::Value Session::hold(const Napi::CallbackInfo & info) {
+    Napi::Env env         = info.Env();
+    session_core & core   = live_core(env);
+    core.hold_after_round = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
     return env.Undefined();
 }
 

@@ -28,6 +28,7 @@ class Session : public Napi::ObjectWrap<Session> {
     Napi::Value dispose(const Napi::CallbackInfo & info);
     Napi::Value info(const Napi::CallbackInfo & info);
     Napi::Value inject_failure(const Napi::CallbackInfo & info);
+    Napi::Value hold(const Napi::CallbackInfo & info);
     // session_capture.cpp: `power audit`'s row capture
     Napi::Value capture_row(const Napi::CallbackInfo & info);
     Napi::Value captured_row(const Napi::CallbackInfo & info);

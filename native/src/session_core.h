@@ -70,6 +70,9 @@ struct session_core {
 
     // test hook: fail the verify decode of this round (1-based) of the next request; 0: off
     int32_t fail_at_round = 0;
+    // test hook: the next request, once it has emitted this many rounds (1-based), waits for a
+    // cancel instead of going on, so a test acting on a reply in flight never races its end; 0: off
+    int32_t hold_after_round = 0;
 
     // `power audit`: the row one position's token is sampled from (row_capture.h)
     row_capture capture;

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { EngineClient, EngineCrashedError } from '../../app/engine/client.js';
 import type { EngineHostProcess } from '../../app/engine/launcher.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
-import { GREEDY, generateStreamed as generate } from '../fixtures/engine-generate.js';
+import { GREEDY, cancelledInFlight, generateStreamed as generate } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 async function settledHandles(engine: EngineClient) {
@@ -27,7 +27,7 @@ describe('engine host', () => {
 
   before(async () => {
     models = await syntheticModels();
-    engine = EngineClient.start();
+    engine = EngineClient.start({ testHooks: true });
   });
   after(() => engine.close());
 
@@ -36,16 +36,14 @@ describe('engine host', () => {
       const { modelId } = await engine.call('loadModel', { path: models[name], gpuLayers: 0 });
       const { sessionId } = await engine.call('createSession', { modelId, contextSize: 2048, threads: 1 });
       const prompt = [1, 300, 301, 302, 303];
-      const N = 1500; // long enough that the cancel lands well before the end
+      const N = 1500;
 
       const whole = await generate(engine, sessionId, prompt, N);
       assert.equal(whole.stopReason, 'max-tokens');
       assert.equal(whole.tokens.length, N);
 
       // a fresh conversation, cancelled from the stream after 10 rounds
-      const cancelled = await generate(engine, sessionId, prompt, N, (_round, rounds) => {
-        if (rounds.length === 10) void engine.call('cancel', { sessionId });
-      });
+      const cancelled = await cancelledInFlight(engine, sessionId, prompt, N, 10);
       assert.equal(cancelled.stopReason, 'cancelled');
       assert.ok(cancelled.tokens.length >= 10 && cancelled.tokens.length < N, `${cancelled.tokens.length} tokens`);
       assert.deepEqual(cancelled.tokens, whole.tokens.slice(0, cancelled.tokens.length));
@@ -132,11 +130,8 @@ describe('engine host', () => {
   test('disposing a session during a request cancels it and frees the context', async () => {
     const { modelId } = await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 });
     const { sessionId } = await engine.call('createSession', { modelId, contextSize: 2048, threads: 1 });
-    let disposed: Promise<null> | undefined;
-    const run = await generate(engine, sessionId, [1, 300], 2000, (_r, rounds) => {
-      if (rounds.length === 5) disposed = engine.call('disposeSession', { sessionId });
-    });
-    await disposed;
+    const run = await cancelledInFlight(engine, sessionId, [1, 300], 2000, 5, () => engine.call('disposeSession', { sessionId }));
+    await run.cancelled;
     assert.equal(run.stopReason, 'cancelled');
     await assert.rejects(
       engine.call('generate', {
@@ -246,9 +241,7 @@ describe('speculative requests: cancel and failure inside a round', () => {
       assert.deepEqual([...before, ...rest.tokens], whole.tokens);
 
       // a cancel in the middle of speculative rounds: same continuation
-      const cancelled = await generate(engine, sessionId, prompt, 1500, (_r, rounds) => {
-        if (rounds.length === 8) void engine.call('cancel', { sessionId });
-      });
+      const cancelled = await cancelledInFlight(engine, sessionId, prompt, 1500, 8);
       assert.equal(cancelled.stopReason, 'cancelled');
       const full = await generate(engine, sessionId, prompt, cancelled.tokens.length + 40);
       const resumed = await generate(engine, sessionId, [...prompt, ...cancelled.tokens], 40);

@@ -131,13 +131,15 @@ describe('strategy mtp (hybrid-mtp.gguf)', () => {
     const prompt = PROMPTS[2]!;
     const whole = control[2]!.tokens;
 
+    // held after 7 verify rounds (8 streamed with the prompt's token): the cancel lands in flight
     let cancelSent = false;
+    await engine.call('holdReplies', { afterRound: 7 });
     const cancelled = await generate(sessionId, prompt, N, (n) => {
       if (n >= 8 && !cancelSent) {
         cancelSent = true;
         void engine.call('cancel', { sessionId });
       }
-    });
+    }).finally(() => engine.call('holdReplies', { afterRound: null }));
     assert.equal(cancelled.stopReason, 'cancelled');
     assert.ok(cancelled.tokens.length < N);
     assert.deepEqual(cancelled.tokens, whole.slice(0, cancelled.tokens.length));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { Report } from '../../app/contract/report/schema.js';
-import { ask, startedReply, startService, type ServiceFixture } from '../fixtures/service.js';
+import { ask, startedReply, startService, type ReplyEnd, type ServiceFixture } from '../fixtures/service.js';
 
 describe('service chats', () => {
   let f: ServiceFixture;
@@ -236,19 +236,29 @@ describe('service chats', () => {
     const { service, models } = f;
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
     const chat = await service.chats.create({});
-    let stopping: Promise<unknown> | undefined;
-    const { end } = await startedReply(
-      service,
-      service.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 1500 } }),
-      (_t, n) => {
-        if (n === 20) stopping = service.chats.stop({ chatId: chat.id });
-      },
-    );
-    await assert.rejects(service.chats.send({ chatId: chat.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
-    const other = await service.chats.create({});
-    await assert.rejects(service.chats.send({ chatId: other.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
-    const stopped = await end;
-    assert.deepEqual(await stopping, { stopped: true });
+    // the reply holds after 20 rounds (one token each on the control) until it is stopped: the
+    // messages sent meanwhile find it busy and the stop lands in flight however fast the engine is
+    await service.holdRepliesForTest(20);
+    let stopped: ReplyEnd;
+    let stopping: unknown;
+    try {
+      let held!: () => void;
+      const twenty = new Promise<void>((resolve) => (held = resolve));
+      const { end } = await startedReply(
+        service,
+        service.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 1500 } }),
+        (_t, n) => n === 20 && held(),
+      );
+      await twenty;
+      await assert.rejects(service.chats.send({ chatId: chat.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
+      const other = await service.chats.create({});
+      await assert.rejects(service.chats.send({ chatId: other.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
+      stopping = await service.chats.stop({ chatId: chat.id });
+      stopped = await end;
+    } finally {
+      await service.holdRepliesForTest(null);
+    }
+    assert.deepEqual(stopping, { stopped: true });
     assert.equal(stopped.stopReason, 'cancelled');
     const saved = (await service.chats.get({ chatId: chat.id })).messages.at(-1)!;
     assert.ok(saved.role === 'assistant');
@@ -311,10 +321,25 @@ describe('service chats', () => {
     const { service, models } = f;
     await service.engine.load({ modelId: models['target.gguf']!.id, device: 'cpu', threads: 1, contextSize: 2048 });
     const chat = await service.chats.create({});
-    const { end } = await startedReply(service, service.chats.send({ chatId: chat.id, content: 'long', sampling: { maxTokens: 1500 } }));
-    await new Promise((r) => setTimeout(r, 200));
-    await service.chats.delete({ chatId: chat.id });
-    assert.equal((await end).stopReason, 'cancelled');
+    // the reply holds after its second round until it is cancelled: the delete lands in flight
+    // however fast the engine is
+    await service.holdRepliesForTest(2);
+    try {
+      let streaming!: () => void;
+      const firstTokens = new Promise<void>((resolve) => (streaming = resolve));
+      const { end } = await startedReply(
+        service,
+        service.chats.send({ chatId: chat.id, content: 'long', sampling: { maxTokens: 1500 } }),
+        (_t, n) => n === 1 && streaming(),
+      );
+      await firstTokens;
+      await service.chats.delete({ chatId: chat.id });
+      const ended = await end;
+      assert.equal(ended.stopReason, 'cancelled');
+      assert.ok(ended.tokens.length >= 1 && ended.tokens.length < 1500, `${ended.tokens.length} tokens`);
+    } finally {
+      await service.holdRepliesForTest(null);
+    }
     await assert.rejects(service.chats.get({ chatId: chat.id }), (e: { code: string }) => e.code === 'not-found');
     assert.ok(!(await service.chats.list({})).chats.some((c) => c.id === chat.id));
   });
