@@ -6,8 +6,10 @@
 // renderer in Debian's Chromium over a real `power serve`). Extra arguments
 // narrow the files; `--unit` (npm run test:unit) is the fast path: lint, build and test/unit.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
+import { skipSummary } from './skip-report.mjs';
 
 // test/electron runs the desktop app in Electron where its binary is installed (skipped, with
 // the reason, where it is not)
@@ -38,15 +40,25 @@ const files = SUITES.flatMap((dir) =>
     .map((f) => join(dir, f)),
 ).filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)));
 
-// the spec reporter, then every skip with its reason in one list (scripts/skip-report.mjs)
-run(process.execPath, [
-  '--import',
-  'tsx',
-  '--test',
-  '--test-concurrency=1',
-  '--test-reporter=spec',
-  '--test-reporter-destination=stdout',
-  '--test-reporter=./scripts/skip-report.mjs',
-  '--test-reporter-destination=stdout',
-  ...files,
-]);
+// the spec reporter, and every skip with its reason and the counts into a file of their own
+// (scripts/skip-report.mjs), printed after the run: the list, then the counts as the last line
+mkdirSync(join('.cache', 'test'), { recursive: true });
+const skipFile = join('.cache', 'test', 'skips.json');
+rmSync(skipFile, { force: true });
+const r = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=1',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/skip-report.mjs',
+    `--test-reporter-destination=${skipFile}`,
+    ...files,
+  ],
+  { stdio: 'inherit' },
+);
+if (existsSync(skipFile)) console.log(skipSummary(readFileSync(skipFile, 'utf8')));
+process.exit(r.status ?? 1);

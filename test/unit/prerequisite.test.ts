@@ -3,13 +3,14 @@
 // the end (scripts/skip-report.mjs); in CI (CI=true) the suite fails with the same reason.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, describe, test } from 'node:test';
 
 import { ROOT } from '../../app/paths.js';
+import { skipSummary } from '../../scripts/skip-report.mjs';
 import { MissingPrerequisiteError, requirePrerequisite } from '../fixtures/prerequisite.js';
 
 const REASON = 'the frobnicator is not installed (test)';
@@ -55,6 +56,7 @@ describe('a missing prerequisite', () => {
     const dir = mkdtempSync(join(tmpdir(), 'power-prerequisite-'));
     after(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, 'needs-frobnicator.test.ts');
+    const skips = join(dir, 'skips.json');
     writeFileSync(
       file,
       [
@@ -84,12 +86,12 @@ describe('a missing prerequisite', () => {
           '--test-reporter=spec',
           '--test-reporter-destination=stdout',
           `--test-reporter=${join(ROOT, 'scripts', 'skip-report.mjs')}`,
-          '--test-reporter-destination=stdout',
+          `--test-reporter-destination=${skips}`,
           file,
         ],
         { cwd: ROOT, env, encoding: 'utf8' },
       );
-      return { status: r.status, output: r.stdout + r.stderr };
+      return { status: r.status, output: r.stdout + r.stderr + skipSummary(readFileSync(skips, 'utf8')) };
     };
 
     test('outside CI: it passes, and the reasons show where the skips happen and in the list at the end', () => {
@@ -100,6 +102,11 @@ describe('a missing prerequisite', () => {
       assert.ok(list.length < output.length, output);
       assert.ok(list.includes(`needs the frobnicator: ${REASON}`), list);
       assert.ok(list.includes(`another test of the file: ${REASON}, inside a test`), list);
+      assert.match(
+        output.trimEnd().split('\n').at(-1)!,
+        /^tests: 0 passed, 0 failed, 1 skipped$/,
+        'the counts (of tests: the skipped suite is listed) close the run',
+      );
     });
 
     test('in CI: the file fails, and its output gives the reason', () => {
