@@ -12,6 +12,7 @@ import { GenerationResult } from '../../app/contract/generation-result.js';
 import { addonDir } from '../../app/engine/build-info.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { jsonOf, power } from '../fixtures/cli.js';
+import { assertDraftedSameAsControl } from '../fixtures/drafting.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 function generate(args: string[]): GenerationResult {
@@ -157,7 +158,7 @@ describe('power generate (autoregressive)', () => {
     const hybrid = ['--model', models['hybrid-mtp.gguf'], '--prompt-tokens', '1,500,501,500,501', '--max-tokens', '60'];
     const guarded = generate([...hybrid, '--profile', profile]);
     assert.deepEqual([guarded.strategy, guarded.k, guarded.s], ['ngram', 7, 6]);
-    assert.equal(guarded.digest, generate(hybrid).digest);
+    assertDraftedSameAsControl(guarded, generate(hybrid), { label: 'the profile: hybrid-mtp ngram K7/S6' });
     assert.ok(guarded.stats.replays <= 1);
     const overridden = generate([...hybrid, '--profile', profile, '--k', '3', '--s', '3']);
     assert.deepEqual([overridden.k, overridden.s], [3, 3]);
@@ -179,7 +180,9 @@ describe('power generate (autoregressive)', () => {
     const base = ['--model', models['target.gguf'], '--prompt', 'hello', '--max-tokens', '40', '--raw'];
     const words = generate([...base, '--grammar', grammar]);
     assert.match(words.text, /^[a-z ]+\.?$/);
-    assert.equal(generate([...base, '--grammar', grammar, '--strategy', 'ngram', '--k', '4']).digest, words.digest);
+    assertDraftedSameAsControl(generate([...base, '--grammar', grammar, '--strategy', 'ngram', '--k', '4']), words, {
+      label: 'ngram K4 under --grammar',
+    });
     const tags = generate([...base, '--json-schema', schema]);
     assert.match(tags.text, /^\[/);
     if (tags.stopReason === 'eos') assert.ok(Array.isArray(JSON.parse(tags.text)));

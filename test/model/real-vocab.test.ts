@@ -26,7 +26,8 @@ import {
   type BundledVocab,
 } from '../../tools/models/real-vocab.js';
 import type { REAL_VOCAB_MODELS } from '../../tools/models/synthetic.js';
-import { assertSameAsControl, cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
+import { cachedControl, configLabel, counterTotals, type ContractConfig } from '../fixtures/contract.js';
+import { assertDraftedSameAsControl } from '../fixtures/drafting.js';
 import { GREEDY } from '../fixtures/engine-generate.js';
 import { realVocabModels } from '../fixtures/models.js';
 
@@ -45,7 +46,11 @@ const TEXTS = {
   nonLatin: 'Москва — столица России. 東京は日本の首都です。北京是中国的首都。 مرحبا بالعالم  नमस्ते दुनिया  Việt Nam',
   emoji: 'Launch 🚀 done ✅, family 👨‍👩‍👧‍👦, flags 🇫🇷🇯🇵, fog 😶‍🌫️ and skin tones 👋🏽👍🏿',
 };
-const PROMPTS = [TEXTS.english, TEXTS.code, `${TEXTS.nonLatin} ${TEXTS.emoji}`];
+// The first prompt ends with a name whose piece "amus" (token 55355) is the seeded reply's first
+// token: prompt lookup has a match from its first round. Seeded replies over 151,936 tokens
+// almost never repeat one (299 distinct in 300 on this target), so without it prompt lookup
+// would propose only by chance, a few times or not at all depending on the CPU's rounding.
+const PROMPTS = [TEXTS.english.replace('late?', 'late, Seamus Heaney?'), TEXTS.code, `${TEXTS.nonLatin} ${TEXTS.emoji}`];
 /** prompt (20–70 tokens) plus reply: every request runs past 256 positions */
 const TOKENS = 300;
 const SEEDED: SamplingOptions = { ...GREEDY, temperature: 0.8, topK: 40, topP: 0.95, seed: 7 };
@@ -205,8 +210,10 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
       test(`${configLabel(c)} ${mode}: every ${TOKENS}-token reply emits the control's tokens`, async () => {
         const want = await control(c.target, mode, sampling);
         const runs = await runAll(c, sampling);
+        // every configuration proposes, prompt lookup on the seeded replies too (the first
+        // prompt's name); the draft and the MTP head agree often enough that some is accepted
+        assertDraftedSameAsControl(runs, want, { label: `${configLabel(c)} ${mode}`, accepted: c.strategy !== 'ngram' });
         for (const [i, run] of runs.entries()) {
-          assertSameAsControl(run, want[i]!, `prompt ${i}`);
           assert.equal(run.tokens.length, TOKENS, `prompt ${i}: the reply runs to its length, past 256 positions`);
           assert.equal(run.text, want[i]!.text, `prompt ${i}: the same text`);
           for (const r of run.rounds) {
@@ -214,16 +221,17 @@ describe('real vocabulary: the qwen35 BPE tokenizer (151,936 tokens) on syntheti
           }
         }
         const { proposed, accepted, replays } = counterTotals(runs);
-        // seeded replies over 151,936 tokens almost never repeat one (299 distinct in 300 on this
-        // target), so prompt lookup proposes by chance there, a few times or not at all depending
-        // on the CPU's rounding; its greedy replies, and every draft-model reply, always propose
-        if (c.strategy !== 'ngram' || mode === 'greedy') assert.ok(proposed > 0, 'the proposer proposed');
+        if (c.strategy === 'ngram' && mode === 'seeded')
+          assert.ok(
+            runs[0]!.rounds.slice(0, 3).some((r) => r.proposed > 0),
+            "prompt lookup matches the first prompt's name at once",
+          );
         if (c.s < c.k) assert.ok(replays > 0, 'S < K replays somewhere');
         // the draft agrees often enough that the accepted and bonus paths run (K1 greedy: ~80 %)
         if (c.strategy === 'draft-model' && mode === 'greedy')
           assert.ok(accepted / proposed > 0.2, `the draft agrees (${accepted}/${proposed})`);
         summary.push(
-          `  ${configLabel(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}  acceptance ${proposed > 0 ? (accepted / proposed).toFixed(3) : '- (no proposal)'}  replays ${replays}`,
+          `  ${configLabel(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}  acceptance ${(accepted / proposed).toFixed(3)}  replays ${replays}`,
         );
       });
     }

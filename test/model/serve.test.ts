@@ -15,6 +15,7 @@ import { streamedTokens, type StreamedToken } from '../fixtures/service.js';
 import { createApiClient } from '../../app/contract/transport/ws-client.js';
 import { powerApi } from '../../app/contract/api/index.js';
 import { jsonOf, power } from '../fixtures/cli.js';
+import { assertDraftedSameAsControl } from '../fixtures/drafting.js';
 import { http, sseData, statusForDeclaredBody } from '../fixtures/http-client.js';
 import { startFileServer } from '../fixtures/file-server.js';
 import { pngImage } from '../fixtures/images.js';
@@ -178,17 +179,18 @@ describe('power serve', () => {
   });
 
   test('raw completions under speculation emit exactly the autoregressive tokens; strategy, K and S are reported', async () => {
-    const ar = await completion('/v1/completions', { model: 'hybrid-mtp', prompt: 'the cat sat on the mat and the cat', max_tokens: 16 });
+    // long enough that prompt lookup finds the reply's tokens earlier and drafts (16 tokens never do)
+    const ar = await completion('/v1/completions', { model: 'hybrid-mtp', prompt: 'the cat sat on the mat and the cat', max_tokens: 64 });
     const spec = await completion('/v1/completions', {
       model: 'hybrid-mtp',
       prompt: 'the cat sat on the mat and the cat',
-      max_tokens: 16,
+      max_tokens: 64,
       strategy: 'ngram',
       k: 3,
       s: 2,
     });
     assert.deepEqual([spec.power.strategy, spec.power.k, spec.power.s], ['ngram', 3, 2]);
-    assert.equal(spec.power.digest, ar.power.digest);
+    assertDraftedSameAsControl(spec, ar, { label: 'hybrid-mtp ngram K3/S2' });
     assert.equal(spec.choices[0]!.text, ar.choices[0]!.text);
     const draft = await completion('/v1/completions', {
       model: 'target',
@@ -199,7 +201,7 @@ describe('power serve', () => {
     });
     const plain = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 12, strategy: 'none' });
     assert.deepEqual([draft.power.strategy, draft.power.k, draft.power.s], ['draft-model', 4, null]);
-    assert.equal(draft.power.digest, plain.power.digest);
+    assertDraftedSameAsControl(draft, plain, { label: 'target draft-model(draft-close) K4', accepted: true });
   });
 
   test('a chain with FR, p-min and adaptive K past 256 positions emits the autoregressive tokens, greedy and seeded, and says how it drafted', async () => {
@@ -312,7 +314,7 @@ describe('power serve', () => {
     assert.equal((await completion('/v1/chat/completions', chat('Describe it, twice.'))).power.digest, text.power.digest);
   });
 
-  test('logprobs: five tokens, five entries from the target rows, the same under speculation (greedy and seeded), streamed too', async () => {
+  test('logprobs: one entry per token from the target rows, the same under speculation that drafts and accepts (greedy and seeded), streamed too', async () => {
     interface Entry {
       token: string;
       logprob: number;
@@ -320,20 +322,22 @@ describe('power serve', () => {
       top_logprobs: { token: string; logprob: number; bytes: number[] }[];
     }
     type WithLogprobs = Completion & { choices: { logprobs: { content: Entry[] } }[] };
-    const ask = (extra: object) =>
-      completion('/v1/chat/completions', {
-        model: 'target',
-        messages: [{ role: 'user', content: 'one two three four' }],
-        max_tokens: 5,
-        logprobs: true,
-        top_logprobs: 3,
-        ...extra,
-      }) as Promise<WithLogprobs>;
+    // long enough that both proposers draft and have drafts accepted, greedy and seeded, on this
+    // prompt (5 tokens never drafted): entries of accepted proposals come from verify rows
+    const TOKENS = 96;
+    const request = {
+      model: 'target',
+      messages: [{ role: 'user', content: 'one two three four' }],
+      max_tokens: TOKENS,
+      logprobs: true,
+      top_logprobs: 3,
+    };
+    const ask = (extra: object) => completion('/v1/chat/completions', { ...request, ...extra }) as Promise<WithLogprobs>;
     for (const sampling of [{ temperature: 0 }, { temperature: 0.9, seed: 7 }]) {
       const ar = await ask({ ...sampling, strategy: 'none' });
       const entries = ar.choices[0]!.logprobs.content;
-      assert.equal(ar.usage.completion_tokens, 5);
-      assert.equal(entries.length, 5, 'one entry per token');
+      assert.equal(ar.usage.completion_tokens, TOKENS);
+      assert.equal(entries.length, TOKENS, 'one entry per token');
       assert.equal(entries.map((e) => e.token).join(''), ar.choices[0]!.message!.content);
       for (const e of entries) {
         assert.ok(e.logprob <= 0 && Number.isFinite(e.logprob));
@@ -347,28 +351,22 @@ describe('power serve', () => {
         { strategy: 'ngram', k: 4 },
         { draft: 'draft-close', k: 4 },
       ]) {
+        const label = `${JSON.stringify(speculative)} ${JSON.stringify(sampling)}`;
         const spec = await ask({ ...sampling, ...speculative });
-        assert.equal(spec.power.digest, ar.power.digest);
-        assert.deepEqual(spec.choices[0]!.logprobs, ar.choices[0]!.logprobs, `${JSON.stringify(speculative)} ${JSON.stringify(sampling)}`);
+        assertDraftedSameAsControl(spec, ar, { label, accepted: true });
+        assert.deepEqual(spec.choices[0]!.logprobs, ar.choices[0]!.logprobs, label);
       }
-      const streamed = await post('/v1/chat/completions', {
-        model: 'target',
-        messages: [{ role: 'user', content: 'one two three four' }],
-        max_tokens: 5,
-        logprobs: true,
-        top_logprobs: 3,
-        stream: true,
-        ...sampling,
-        strategy: 'ngram',
-        k: 4,
-      });
+      const streamed = await post('/v1/chat/completions', { ...request, stream: true, ...sampling, strategy: 'ngram', k: 4 });
       const chunks = sseData(streamed.body)
         .slice(0, -1)
-        .map((e) => JSON.parse(e) as { choices: { logprobs: { content: Entry[] } | null }[] });
+        .map((e) => JSON.parse(e) as { choices: { logprobs: { content: Entry[] } | null }[]; power?: Completion['power'] });
       assert.deepEqual(
         chunks.flatMap((c) => c.choices[0]?.logprobs?.content ?? []),
         entries,
       );
+      const last = chunks.at(-1)!;
+      assert.ok(last.power, 'the last chunk carries the evidence');
+      assertDraftedSameAsControl({ power: last.power }, ar, { label: `streamed ngram ${JSON.stringify(sampling)}`, accepted: true });
     }
     const legacy = (await completion('/v1/completions', {
       model: 'target',
@@ -393,7 +391,7 @@ describe('power serve', () => {
     assert.match(backend.body, /log-probabilities are read from rows of logits on the CPU only/);
   });
 
-  test('GET /metrics: Prometheus text under llama-server names that counts a speculative reply', async () => {
+  test('GET /metrics: Prometheus text under llama-server names that counts what a speculative reply drafted, accepted and saved', async () => {
     /** the exposition format, line by line (a malformed line fails), as name{labels} -> value */
     const scrape = async () => {
       const r = await http(serve.origin, '/metrics', { headers: serve.auth });
@@ -414,22 +412,65 @@ describe('power serve', () => {
       }
       return values;
     };
+    const counter = (values: Map<string, number>, name: string) => values.get(`llamacpp:${name}`) ?? 0;
+    const perPosition = (values: Map<string, number>) =>
+      [...values]
+        .filter(([key]) => key.startsWith('llamacpp:spec_decode_num_accepted_tokens_per_pos_total{'))
+        .map(([key, value]) => [Number(/position="(\d+)"/.exec(key)![1]), value] as const);
+    // a prompt whose greedy reply repeats itself: prompt lookup drafts and has drafts accepted
+    const ask = { model: 'target', prompt: 'one two three', max_tokens: 32 };
+    const k = 4;
     const before = await scrape();
-    const out = await completion('/v1/completions', { model: 'target', prompt: 'one two three', max_tokens: 24, strategy: 'ngram', k: 4 });
+    const control = await completion('/v1/completions', { ...ask, strategy: 'none' });
+    const between = await scrape();
+    const out = await completion('/v1/completions', { ...ask, strategy: 'ngram', k });
     const after = await scrape();
-    const delta = (name: string) => (after.get(`llamacpp:${name}`) ?? 0) - (before.get(`llamacpp:${name}`) ?? 0);
-    const stats = out.power.stats as { proposed: number; accepted: number; rounds: number; evaluatedPromptTokens: number };
-    assert.equal(delta('tokens_predicted_total'), out.usage.completion_tokens);
-    assert.equal(delta('prompt_tokens_total') + delta('prompt_tokens_cached_total'), out.usage.prompt_tokens);
-    assert.equal(delta('prompt_tokens_total'), stats.evaluatedPromptTokens);
-    assert.equal(delta('spec_decode_num_draft_tokens_total'), stats.proposed);
-    assert.equal(delta('spec_decode_num_accepted_tokens_total'), stats.accepted);
-    assert.equal(delta('spec_decode_num_drafts_total'), stats.rounds);
-    assert.ok(delta('tokens_predicted_seconds_total') > 0);
+    const delta = (from: Map<string, number>, to: Map<string, number>, name: string) => counter(to, name) - counter(from, name);
+
+    // the control drafts nothing, and every token costs a target pass (the prompt's gives the first)
+    for (const name of ['spec_decode_num_drafts_total', 'spec_decode_num_draft_tokens_total', 'spec_decode_num_accepted_tokens_total'])
+      assert.equal(delta(before, between, name), 0, `the control adds nothing to ${name}`);
+    assert.equal(delta(before, between, 'tokens_predicted_total'), control.usage.completion_tokens);
+    assert.equal(delta(before, between, 'n_decode_total'), control.usage.completion_tokens, 'one target pass per token');
+
+    // the speculative reply: the control's tokens, drafted and partly accepted
+    const { proposed, accepted } = assertDraftedSameAsControl(out, control, { label: `target ngram K${k}`, accepted: true });
+    const drafts = delta(between, after, 'spec_decode_num_drafts_total');
+    const drafted = delta(between, after, 'spec_decode_num_draft_tokens_total');
+    const passes = delta(between, after, 'n_decode_total');
+    assert.ok(drafts > 0, 'the metrics count the verify passes of the drafts');
+    assert.deepEqual(
+      [drafted, delta(between, after, 'spec_decode_num_accepted_tokens_total'), drafts],
+      [proposed, accepted, (out.power.stats as { rounds: number }).rounds],
+      "the metrics count the reply's own proposals, acceptances and verify passes",
+    );
+    assert.ok(drafted <= k * drafts, `at most K proposals per verify pass: ${drafted} in ${drafts}`);
+    // every target pass emits its token and the proposals it accepted: the accepted ones are
+    // the passes the reply saved over the control's
+    assert.equal(delta(between, after, 'tokens_predicted_total'), out.usage.completion_tokens);
+    assert.equal(passes + accepted, out.usage.completion_tokens, `${passes} passes and ${accepted} accepted proposals`);
+    assert.ok(passes < delta(before, between, 'n_decode_total'), 'fewer target passes than the control');
+    const stats = out.power.stats as { evaluatedPromptTokens: number };
+    assert.equal(
+      delta(between, after, 'prompt_tokens_total') + delta(between, after, 'prompt_tokens_cached_total'),
+      out.usage.prompt_tokens,
+    );
+    assert.equal(delta(between, after, 'prompt_tokens_total'), stats.evaluatedPromptTokens);
+    assert.ok(delta(between, after, 'tokens_predicted_seconds_total') > 0);
     assert.equal(after.get('llamacpp:requests_processing'), 0);
-    let perPosition = 0;
-    for (const [key, value] of after) if (key.startsWith('llamacpp:spec_decode_num_accepted_tokens_per_pos_total{')) perPosition += value;
-    assert.ok(perPosition >= stats.accepted, 'the accepted tokens are counted per draft position');
+    // per draft position: they add up to the accepted proposals, and a position is accepted only
+    // after the ones before it
+    const was = new Map(perPosition(between));
+    const at = perPosition(after)
+      .sort(([a], [b]) => a - b)
+      .map(([i, n]) => n - (was.get(i) ?? 0));
+    assert.equal(
+      at.reduce((a, b) => a + b, 0),
+      accepted,
+      `accepted per position ${JSON.stringify(at)}`,
+    );
+    for (let i = 1; i < at.length; i++)
+      assert.ok(at[i]! <= at[i - 1]!, `position ${i} accepted no more often than ${i - 1}: ${JSON.stringify(at)}`);
   });
 
   test("llama-server's backend_sampling picks the sampling path; greedy is the same on both", async () => {

@@ -2,8 +2,8 @@
 // template renders tools (the real-vocabulary target with Qwen 2.5's template): the prompt equals
 // llama-server's token for token (llama.cpp's template application as llama-server calls it), the
 // template's parser reads a call whole and as it streams, and greedy and seeded speculative runs
-// (draft model, n-gram) equal their autoregressive controls under the tool grammar (lazy for
-// "auto"). An untrained model never opens a call there (llama.cpp's grammar lets text come first),
+// (draft model, n-gram) draft and equal their autoregressive controls under the tool grammar (lazy
+// for "auto"). An untrained model never opens a call there (llama.cpp's grammar lets text come first),
 // so the calls themselves come from the synthetic target, whose template has no tool syntax: its
 // generic JSON reply makes a required call, whole and streamed alike, exact under speculation.
 // The refusals a client meets are in words.
@@ -22,6 +22,7 @@ import { Conversation } from '../../app/service/conversation.js';
 import { planPrompt, planTools, replyDelta, type ReadReply, type ToolUse } from '../../app/service/tool-calls.js';
 import { ChatCompletionRequest, toolUse } from '../../app/serve/openai/api.js';
 import { referencePrompt } from '../fixtures/chat-template-reference.js';
+import { assertDraftedSameAsControl, type DraftingRun } from '../fixtures/drafting.js';
 import { syntheticModels, toolTemplateModels } from '../fixtures/models.js';
 import { startServeWithModels, type InProcessServe } from '../fixtures/serve-in-process.js';
 
@@ -61,6 +62,9 @@ const AFTER_CALL: ChatCompletionMessageParam[] = [
   { role: 'tool', tool_call_id: 'call_1', content: '{"temperature": 21, "sky": "clear"}' },
   { role: 'user', content: 'And in Rome?' },
 ];
+
+/** a reply's evidence (`power`: its digest and the proposal counters), as the drafting checks read it */
+const evidence = (r: OpenAI.Chat.Completions.ChatCompletion) => r as unknown as DraftingRun;
 
 /** the parts of a reply that must match between runs */
 function shape(r: OpenAI.Chat.Completions.ChatCompletion) {
@@ -154,12 +158,17 @@ describe('tool calls through /v1/chat/completions', () => {
     }
   });
 
-  test('greedy and seeded on the template path: a draft model and n-gram lookup give the autoregressive reply, before a call and after one', async () => {
+  test('greedy and seeded on the template path, under the tool grammar: a draft model and n-gram lookup draft and give the autoregressive reply, before a call and after one', async () => {
+    // the untrained model writes "解決" (one token) first whatever it is asked, greedy and seeded;
+    // a question that carries the word gives prompt lookup a match from the first round (it found
+    // none in these 32-token replies over 151,936 tokens)
+    const question = (messages: ChatCompletionMessageParam[]) =>
+      messages.map((m) => (m === ASK[1] ? { role: 'user' as const, content: 'What is the weather in Paris?\n解決してください。' } : m));
     const cases = [
-      [ASK, 'required', { temperature: 0 }],
-      [ASK, 'required', { temperature: 0.8, seed: 7 }],
-      [AFTER_CALL, 'auto', { temperature: 0 }],
-      [AFTER_CALL, 'auto', { temperature: 0.8, seed: 7 }],
+      [question(ASK), 'required', { temperature: 0 }],
+      [question(ASK), 'required', { temperature: 0.8, seed: 7 }],
+      [question(AFTER_CALL), 'auto', { temperature: 0 }],
+      [question(AFTER_CALL), 'auto', { temperature: 0.8, seed: 7 }],
     ] as const;
     const ask = ([messages, choice, sampling]: (typeof cases)[number]) =>
       ({
@@ -170,21 +179,29 @@ describe('tool calls through /v1/chat/completions', () => {
         max_tokens: 32,
         ...sampling,
       }) as ChatCompletionCreateParamsNonStreaming;
+    const format = (r: OpenAI.Chat.Completions.ChatCompletion) => (r as unknown as { power: { toolFormat?: string } }).power.toolFormat;
     // one method after the other: each loads its model set once
     const controls = [];
-    for (const c of cases) controls.push(shape(await client.chat.completions.create({ ...ask(c), ...({ strategy: 'none' } as object) })));
-    // an untrained model never opens a call: under "required" the grammar lets it write on, never end
-    assert.deepEqual(
-      controls.map((r) => r.finish),
-      ['length', 'length', 'length', 'length'],
-    );
+    for (const c of cases) {
+      const control = await client.chat.completions.create({ ...ask(c), ...({ strategy: 'none' } as object) });
+      // the template's own format (not the generic JSON of a template without tools) read the reply
+      assert.ok(format(control) !== undefined && format(control) !== 'generic JSON', `the template's format: ${format(control)}`);
+      // an untrained model never opens a call, and "required" lets text come first but never end
+      // before a call: the grammar holds the reply to its length
+      if (c[1] === 'required')
+        assert.deepEqual([control.choices[0]!.finish_reason, control.choices[0]!.message.tool_calls ?? []], ['length', []]);
+      controls.push(control);
+    }
     for (const method of [
       { draft: 'tools-draft', k: 4 },
       { strategy: 'ngram', k: 4 },
     ]) {
       for (const [i, c] of cases.entries()) {
-        const spec = shape(await client.chat.completions.create({ ...ask(c), ...(method as object) }));
-        assert.deepEqual(spec, controls[i], `${JSON.stringify(method)} ${JSON.stringify(c[2])} ${c[1]}`);
+        const label = `${JSON.stringify(method)} ${JSON.stringify(c[2])} ${c[1]}`;
+        const spec = await client.chat.completions.create({ ...ask(c), ...(method as object) });
+        assertDraftedSameAsControl(evidence(spec), evidence(controls[i]!), { label, accepted: 'draft' in method });
+        assert.deepEqual(shape(spec), shape(controls[i]!), label);
+        assert.equal(format(spec), format(controls[i]!), label);
       }
     }
   });
@@ -225,13 +242,16 @@ describe('tool calls through /v1/chat/completions', () => {
     assert.deepEqual(calls, [{ name: 'get_weather', arguments: call.function.arguments }]);
 
     for (const sampling of [{ temperature: 0 }, { temperature: 0.8, seed: 3 }]) {
-      const control = shape(await client.chat.completions.create({ ...ask, ...sampling }));
+      const control = await client.chat.completions.create({ ...ask, ...sampling, ...({ strategy: 'none' } as object) });
+      assert.equal(control.choices[0]!.finish_reason, 'tool_calls', JSON.stringify(sampling));
       for (const method of [
         { strategy: 'ngram', k: 4 },
         { draft: 'draft-close', k: 4 },
       ]) {
-        const spec = shape(await client.chat.completions.create({ ...ask, ...sampling, ...(method as object) }));
-        assert.deepEqual(spec, control, `${JSON.stringify(method)} ${JSON.stringify(sampling)}`);
+        const label = `${JSON.stringify(method)} ${JSON.stringify(sampling)}`;
+        const spec = await client.chat.completions.create({ ...ask, ...sampling, ...(method as object) });
+        assertDraftedSameAsControl(evidence(spec), evidence(control), { label, accepted: 'draft' in method });
+        assert.deepEqual(shape(spec), shape(control), label);
       }
     }
   });
