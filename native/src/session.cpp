@@ -210,7 +210,7 @@ void Session::init(Napi::Env env, Napi::Object exports) {
                                                 InstanceMethod<&Session::guarded<&Session::captured_row>>("capturedRow"),
                                                 InstanceMethod<&Session::guarded<&Session::perturb_row>>("perturbRowForTest"),
                                                 InstanceMethod<&Session::guarded<&Session::memory_cells>>("memoryCells"),
-                                      });
+                                            });
     data_of(env).session_ctor = Napi::Persistent(ctor);
     exports.Set("Session", ctor);
 }
