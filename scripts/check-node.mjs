@@ -6,7 +6,7 @@ const [major, minor] = process.versions.node.split('.').map(Number);
 if (!(major > 20 || (major === 20 && minor >= 19))) {
   console.error(
     `power: Node.js ${process.version} (${process.execPath}) is too old: Power needs Node.js >= 20.19. ` +
-      '`bash scripts/setup-system.sh` installs Node.js 22.20.0 (from PyPI) into /usr/local where node is missing or older; ' +
+      '`bash scripts/setup-system.sh` installs Node.js 22.20.0 (from the npm registry) into /usr/local where node is missing or older; ' +
       'or install a newer Node.js yourself, put it first in PATH, and run npm ci again.',
   );
   process.exit(1);

