@@ -14,7 +14,7 @@ import type { Strategy } from '../../app/contract/strategies.js';
 import { EngineClient } from '../../app/engine/client.js';
 import type { ModelSet } from '../../tools/models/synthetic.js';
 import { power, type CliRun } from '../fixtures/cli.js';
-import { GREEDY, generateStreamed as generate } from '../fixtures/engine-generate.js';
+import { GREEDY, cancelledInFlight, generateStreamed as generate } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { requirePrerequisite } from '../fixtures/prerequisite.js';
 import { runSpecReference, specReferenceTool } from '../fixtures/spec-reference.js';
@@ -171,9 +171,7 @@ describe("llama.cpp's proposers: cancel and failure inside a round", () => {
       assert.deepEqual(shape(resumed.rounds), shape(reference.rounds), 'the proposer came back to the last commit');
 
       // a cancel between rounds: the same
-      const cancelled = await generate(engine, sessionId, PROMPT, 1500, (_round, rounds) => {
-        if (rounds.length === 8) void engine.call('cancel', { sessionId });
-      });
+      const cancelled = await cancelledInFlight(engine, sessionId, PROMPT, 1500, 8);
       assert.equal(cancelled.stopReason, 'cancelled');
       const after = await generate(engine, sessionId, [...PROMPT, ...cancelled.tokens], 40);
       const reference2 = await generate(engine, fresh, [...PROMPT, ...cancelled.tokens], 40);
