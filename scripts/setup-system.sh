@@ -27,7 +27,8 @@ command -v glslc >/dev/null || need+=(glslc)
 [ -f /usr/include/vulkan/vulkan.hpp ] || need+=(libvulkan-dev)
 # ggml-vulkan's cmake asks for the SPIR-V headers' package configuration
 [ -f /usr/share/cmake/SPIRV-Headers/SPIRV-HeadersConfig.cmake ] || need+=(spirv-headers)
-ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
+# Debian 12's Mesa names it lvp_icd.x86_64.json, Debian 13's lvp_icd.json
+ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
 
 # the same test as scripts/check-node.mjs (npm install's first step)
 node_new_enough() {
