@@ -9,24 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { readsAsLanguage, REAL_MODEL, realModelSkip } from '../fixtures/real-model.js';
 import { startPowerServe, type PowerServe } from '../fixtures/serve.js';
-import { LONG, ui } from './ui-helpers.js';
+import { LONG, replyText, ui } from './ui-helpers.js';
 
 const MODEL = 'gemma-3-270m-q4_k_m';
 const skip = realModelSkip();
-
-/** a reply's own text: the article without its header and its stats */
-function replyText(reply: Locator): Promise<string> {
-  return reply.evaluate((el) => {
-    const copy = el.cloneNode(true) as HTMLElement;
-    copy.querySelectorAll('header, .reply-stats, .reply-error').forEach((n) => n.remove());
-    return (copy.textContent ?? '').trim();
-  });
-}
 
 describe('the app with the real model as the default', { skip, timeout: 10 * 60_000 }, () => {
   let dir = '';

@@ -7,26 +7,17 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 import { ROOT } from '../../app/paths.js';
 import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { readsAsLanguage, REAL_DIR, realModelSkip } from '../fixtures/real-model.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
-import { LONG, ui } from './ui-helpers.js';
+import { LONG, replyText, ui } from './ui-helpers.js';
 
 const RESULTS = join(ROOT, 'test-results');
 const MODEL = 'gemma-3-270m-q4_k_m';
 const skip = realModelSkip();
-
-/** a reply's own text: the article without its header and its stats */
-function replyText(reply: Locator): Promise<string> {
-  return reply.evaluate((el) => {
-    const copy = el.cloneNode(true) as HTMLElement;
-    copy.querySelectorAll('header, .reply-stats, .reply-error').forEach((n) => n.remove());
-    return (copy.textContent ?? '').trim();
-  });
-}
 
 describe('the UI in Chromium with the real model', { skip, timeout: 15 * 60_000 }, () => {
   let serve: ServeProcess | null = null;

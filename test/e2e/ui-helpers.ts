@@ -155,3 +155,12 @@ export function ui(page: Page) {
 export function panelFigure(panel: Locator, label: string): Locator {
   return panel.locator('dt', { hasText: label }).locator('xpath=following-sibling::dd[1]');
 }
+
+/** a reply's own text: the article without its header and its stats */
+export function replyText(reply: Locator): Promise<string> {
+  return reply.evaluate((el) => {
+    const copy = el.cloneNode(true) as HTMLElement;
+    copy.querySelectorAll('header, .reply-stats, .reply-error').forEach((n) => n.remove());
+    return (copy.textContent ?? '').trim();
+  });
+}
