@@ -36,6 +36,12 @@ const PROMPTS = [
   'Monday, Tuesday, Wednesday, Thursday,',
   'To make a cup of tea, first boil the water, then',
   'The mitochondria is the powerhouse of the cell. It produces',
+  // a passage and its first half again: the model copies on, seeded too, so llama.cpp's
+  // ngram-mod, which drafts only after a 24-token match, drafts (no seeded reply above repeats that much)
+  'The history of the lighthouse is a history of coasts, ships and the people who kept the lamps burning. ' +
+    'Before electric light, keepers climbed the tower several times a night to trim wicks, wind the clockwork ' +
+    'that turned the lens and polish the glass. The history of the lighthouse is a history of coasts, ships ' +
+    'and the people who kept the lamps burning. Before electric light, keepers climbed the tower',
 ];
 const TOKENS = 64;
 const SEEDED: SamplingOptions = { ...GREEDY, temperature: 0.8, seed: 11 };
