@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { Report } from '../../app/contract/report/schema.js';
 import { assertDraftedSameAsControl } from '../fixtures/drafting.js';
-import { ask, startedReply, startService, type ReplyEnd, type ServiceFixture } from '../fixtures/service.js';
+import { ask, startedReply, startService, streamingReply, type ReplyEnd, type ServiceFixture } from '../fixtures/service.js';
 
 describe('service chats', () => {
   let f: ServiceFixture;
@@ -250,14 +250,11 @@ describe('service chats', () => {
     let stopped: ReplyEnd;
     let stopping: unknown;
     try {
-      let held!: () => void;
-      const twenty = new Promise<void>((resolve) => (held = resolve));
-      const { end } = await startedReply(
+      const { end } = await streamingReply(
         service,
         service.chats.send({ chatId: chat.id, content: 'go on', sampling: { maxTokens: 1500 } }),
-        (_t, n) => n === 20 && held(),
+        20,
       );
-      await twenty;
       await assert.rejects(service.chats.send({ chatId: chat.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
       const other = await service.chats.create({});
       await assert.rejects(service.chats.send({ chatId: other.id, content: 'me too' }), (e: { code: string }) => e.code === 'busy');
@@ -333,14 +330,11 @@ describe('service chats', () => {
     // however fast the engine is
     await service.holdRepliesForTest(2);
     try {
-      let streaming!: () => void;
-      const firstTokens = new Promise<void>((resolve) => (streaming = resolve));
-      const { end } = await startedReply(
+      const { end } = await streamingReply(
         service,
         service.chats.send({ chatId: chat.id, content: 'long', sampling: { maxTokens: 1500 } }),
-        (_t, n) => n === 1 && streaming(),
+        1,
       );
-      await firstTokens;
       await service.chats.delete({ chatId: chat.id });
       const ended = await end;
       assert.equal(ended.stopReason, 'cancelled');
