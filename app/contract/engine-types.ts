@@ -46,6 +46,21 @@ export const SamplingOptions = z
       .optional(),
     /** tokens the grammar takes before the reply (the template's generation prompt, as llama-server feeds it) */
     grammarPrefill: z.array(z.number().int().min(0)).max(256).optional(),
+    /**
+     * llama.cpp's reasoning budget (common_reasoning_budget): once the thinking that `start`
+     * opens has taken `tokens` tokens, the sampler forces `message` and the first of `ends`.
+     * `prefill`: the generation prompt's tokens, which it reads first (a template whose
+     * generation prompt opens the thinking starts it counting)
+     */
+    reasoningBudget: z
+      .object({
+        tokens: z.number().int().min(0).max(1_000_000),
+        start: z.string().min(1).max(256),
+        ends: z.array(z.string().min(1).max(256)).min(1).max(8),
+        message: z.string().max(10_000).default(''),
+        prefill: z.array(z.number().int().min(0)).max(256).default([]),
+      })
+      .optional(),
   })
   .refine((s) => s.grammar !== undefined || (s.grammarLazy === undefined && s.grammarPrefill === undefined), {
     error: 'grammarLazy and grammarPrefill go with a grammar',

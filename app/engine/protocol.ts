@@ -27,6 +27,10 @@ export const SplitMode = z.enum(['layer', 'row', 'none']);
 export type SplitMode = z.infer<typeof SplitMode>;
 
 /** What llama.cpp's chat template application gives for a request with tools (native/src/model_chat.cpp). */
+/** llama-server's reasoning_format values */
+export const ReasoningFormat = z.enum(['none', 'deepseek', 'auto']);
+export type ReasoningFormat = z.infer<typeof ReasoningFormat>;
+
 export const ChatTemplateResult = z.object({
   prompt: z.string(),
   /** common_chat_format, as the parser takes it back */
@@ -46,6 +50,11 @@ export const ChatTemplateResult = z.object({
   additionalStops: z.array(z.string()),
   /** whether the template renders tool calls at all (llama.cpp's ChatML fallback does not) */
   templateToolCalls: z.boolean(),
+  /** the template reads enable_thinking (common_chat_templates_support_enable_thinking) */
+  supportsThinking: z.boolean(),
+  /** the thinking's tags as llama.cpp found them for this template ('' and [] when it has none) */
+  thinkingStartTag: z.string(),
+  thinkingEndTags: z.array(z.string()),
 });
 export type ChatTemplateResult = z.infer<typeof ChatTemplateResult>;
 
@@ -313,6 +322,12 @@ export const engineMethods = {
       tools: z.array(z.unknown()),
       toolChoice: z.enum(['auto', 'none', 'required']),
       parallelToolCalls: z.boolean().optional(),
+      /** the template's enable_thinking (absent: true, as llama.cpp renders templates) */
+      enableThinking: z.boolean().optional(),
+      /** more variables for the template, as llama-server's chat_template_kwargs */
+      chatTemplateKwargs: z.record(z.string(), z.unknown()).optional(),
+      /** how the reply's reasoning is told apart (llama-server's reasoning_format; absent: auto) */
+      reasoningFormat: ReasoningFormat.optional(),
     }),
     output: ChatTemplateResult,
   },
@@ -329,6 +344,8 @@ export const engineMethods = {
       stops: z.array(z.string()),
       /** the reply so far (a call may be unfinished) */
       partial: z.boolean(),
+      /** none: the reasoning stays in content; deepseek and auto: it goes to reasoningContent (absent: auto) */
+      reasoningFormat: ReasoningFormat.optional(),
     }),
     output: ParsedChatReply,
   },

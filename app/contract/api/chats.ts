@@ -8,7 +8,7 @@ import { ChatImage, ImageData, IMAGES_PER_MESSAGE, ImageType, Sha256Hex } from '
 import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
 import { ApiError } from './errors.js';
-import { ApiRound, ReplyStats } from './generation.js';
+import { ApiRound, ReplyStats, ReplyThinking } from './generation.js';
 import { DraftingPolicy, Fallbacks, Id, None, Ok, Time } from './common.js';
 
 /** whether `text` is JSON whose value is an object (what a JSON schema is) */
@@ -41,6 +41,10 @@ export const ChatSampling = z.object({
     .max(GRAMMAR_MAX_CHARS)
     .refine(isJsonObjectText, { error: 'the JSON schema must be a JSON object' })
     .optional(),
+  /** a thinking model thinks before it answers (the template's enable_thinking) */
+  thinking: z.boolean().default(true),
+  /** the most tokens the thinking may take before llama.cpp's reasoning budget ends it (null: no limit) */
+  thinkingBudget: z.number().int().min(0).max(1_000_000).nullable().default(null),
 });
 export type ChatSampling = z.infer<typeof ChatSampling>;
 
@@ -105,6 +109,8 @@ export const AssistantMessage = z.object({
   sampling: ChatSampling.extend({ seed: z.number().int().nullable() }),
   /** absent in replies saved before Power recorded it (chat documents of version 1 called it `runtime`) */
   environment: ReplyEnvironment.optional(),
+  /** a thinking model's reasoning; `content` is then the answer alone (absent: the reply did not think) */
+  thinking: ReplyThinking.optional(),
 });
 export type AssistantMessage = z.infer<typeof AssistantMessage>;
 

@@ -24,6 +24,25 @@ export const ReplyStats = GenerationStats.extend({
 });
 export type ReplyStats = z.infer<typeof ReplyStats>;
 
+/**
+ * A thinking model's reasoning in a reply, as llama.cpp's chat parser reads it (its
+ * reasoning_content). The reply's first `tokens` tokens are the thinking (its tags included),
+ * the rest the answer: the two parts' acceptance figures are told apart by that boundary.
+ */
+export const ReplyThinking = z.object({
+  /** the reasoning text, without its tags */
+  text: z.string(),
+  /** how many of the reply's tokens, from its first, belong to the thinking */
+  tokens: z.number().int().min(0),
+  /** the thinking has ended (its end tag came, or the budget forced it) */
+  done: z.boolean(),
+  /** milliseconds from the start of the reply to the end of the thinking (null while it thinks) */
+  ms: z.number().min(0).nullable(),
+  /** llama.cpp's reasoning budget ended the thinking */
+  forced: z.boolean(),
+});
+export type ReplyThinking = z.infer<typeof ReplyThinking>;
+
 /** One round of the transaction as the UI sees it (as stored in the message: the text is in its tokens). */
 export const ApiRound = z.object({
   /** 1-based, within the reply */
@@ -57,6 +76,8 @@ export const RoundsEvent = z.object({
   /** the text these rounds complete; with no rounds, the tail of a character the reply never finished (U+FFFD) */
   text: z.string(),
   stats: ReplyStats,
+  /** a thinking reply: its thinking after these rounds (absent: the reply does not think) */
+  thinking: ReplyThinking.optional(),
 });
 export type RoundsEvent = z.infer<typeof RoundsEvent>;
 
