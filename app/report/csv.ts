@@ -1,7 +1,9 @@
 // The CSV rendering: one row per request (RFC 4180: comma-separated, CRLF line ends, fields
 // quoted when they hold a comma, a quote or a line break). Numbers keep full precision; a
 // missing value is an empty field; acceptance per position is ';'-separated in one field, and so
-// is a chain's `members` column (strategy:rounds:proposed:accepted per member, from the samples).
+// is a chain's `members` column (strategy:rounds:proposed:accepted per member, from the samples);
+// a chat reply that thought fills the thinking and answer columns after it.
+import type { ReplyParts } from '../contract/report/parts.js';
 import type { ProfileRun, Report, RequestRecord } from '../contract/report/schema.js';
 import { memberStats } from '../contract/report/stats.js';
 
@@ -30,8 +32,31 @@ export const CSV_COLUMNS = [
   'matchesControl',
 ] as const satisfies readonly (keyof RequestRecord)[];
 
+/** A thinking reply's figures per part, after `members`: empty for a reply that did not think (and in a bench report). */
+export const CSV_PART_COLUMNS = [
+  'thinkingTokens',
+  'thinkingProposed',
+  'thinkingAccepted',
+  'thinkingAcceptanceRate',
+  'thinkingMs',
+  'thinkingTokensPerSecond',
+  'answerTokens',
+  'answerProposed',
+  'answerAccepted',
+  'answerAcceptanceRate',
+  'answerMs',
+  'answerTokensPerSecond',
+] as const;
+
 /** The columns after CSV_COLUMNS that are derived from a request rather than copied from it. */
-export const CSV_DERIVED_COLUMNS = ['members'] as const;
+export const CSV_DERIVED_COLUMNS = ['members', ...CSV_PART_COLUMNS] as const;
+
+const PART_FIGURES = ['tokens', 'proposed', 'accepted', 'acceptanceRate', 'ms', 'tokensPerSecond'] as const;
+
+/** The part columns of one request: its reply's parts in a chat report, else empty fields. */
+export function partFields(parts: ReplyParts | undefined): (number | null)[] {
+  return (['thinking', 'answer'] as const).flatMap((part) => PART_FIGURES.map((f) => (parts ? parts[part][f] : null)));
+}
 
 /** A chain's request: "ngram:12:40:30;mtp:3:21:15" (strategy:rounds:proposed:accepted); '' for one strategy. */
 export function membersField(r: RequestRecord, profile: ProfileRun | undefined): string {
@@ -50,8 +75,14 @@ function field(value: unknown): string {
 export function reportToCsv(report: Report): string {
   const lines = [[...CSV_COLUMNS, ...CSV_DERIVED_COLUMNS].join(',')];
   const profiles = new Map(report.run.profiles.map((p) => [p.name, p]));
-  for (const r of report.requests) {
-    lines.push([...CSV_COLUMNS.map((c) => field(r[c])), field(membersField(r, profiles.get(r.profile)))].join(','));
-  }
+  report.requests.forEach((r, i) => {
+    lines.push(
+      [
+        ...CSV_COLUMNS.map((c) => field(r[c])),
+        field(membersField(r, profiles.get(r.profile))),
+        ...partFields(report.chat?.replies[i]?.parts).map(field),
+      ].join(','),
+    );
+  });
   return lines.join('\r\n') + '\r\n';
 }

@@ -2,6 +2,7 @@
 // these, so they cannot disagree with each other.
 import { bytes, fixed, ks, median, percent, profileSettings, ratio, shortDigest, yesNo } from './format.js';
 import { requestSpeedupCell } from './prefill.js';
+import type { PartFigures } from '../contract/report/parts.js';
 import type { ProfileSummary, Report, RequestRecord } from '../contract/report/schema.js';
 import { strategyLabel } from '../contract/strategies.js';
 
@@ -199,6 +200,43 @@ export function membersTable(report: Report): Table {
   };
 }
 
+/** One part of a reply that thought, as a row of the thinking table. */
+interface PartRow {
+  request: RequestRecord;
+  part: string;
+  figures: PartFigures;
+}
+
+const PART_COLUMNS: readonly Column<PartRow>[] = [
+  ['task', (r) => r.request.task],
+  ['profile', (r) => r.request.profile],
+  ['part', (r) => r.part],
+  ['tokens', (r) => String(r.figures.tokens)],
+  ['rounds', (r) => String(r.figures.rounds)],
+  ['proposed', (r) => String(r.figures.proposed)],
+  ['accepted', (r) => String(r.figures.accepted)],
+  ['acceptance', (r) => percent(r.figures.acceptanceRate)],
+  ['tokens/round', (r) => fixed(r.figures.tokensPerRound, 2)],
+  ['time s', (r) => fixed(r.figures.ms === null ? null : r.figures.ms / 1000, 2)],
+  ['tok/s', (r) => fixed(r.figures.tokensPerSecond, 1)],
+];
+
+/**
+ * A chat's replies that thought, two rows each: the thinking (with "budget reached" where the
+ * budget ended it) and the answer. No rows (and so no table) when no reply thought.
+ */
+export function thinkingTable(report: Report): Table {
+  const rows: PartRow[] = [];
+  report.chat?.replies.forEach((reply, i) => {
+    const parts = reply.parts;
+    if (!parts) return;
+    const request = report.requests[i]!;
+    const thinking = parts.forced ? 'thinking (budget reached)' : parts.done ? 'thinking' : 'thinking (not ended)';
+    rows.push({ request, part: thinking, figures: parts.thinking }, { request, part: 'answer', figures: parts.answer });
+  });
+  return itemTable('thinking', 'Thinking vs answer (replies that thought)', PART_COLUMNS, rows);
+}
+
 const REQUEST_COLUMNS: readonly Column<RequestRecord>[] = [
   ['task', (r) => r.task],
   ['category', (r) => r.category],
@@ -232,6 +270,7 @@ export function allTables(report: Report): Table[] {
     profilesTable(report),
     acceptanceTable(report),
     membersTable(report),
+    thinkingTable(report),
     categoryTable(report),
     requestsTable(report),
   ];

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { compareWithControl, pooledAcceptancePerPosition, summarizeProfiles } from '../../app/contract/report/aggregate.js';
 import { parseProfileList, ProfileListError } from '../../app/report/bench-profiles.js';
 import { K_MAX } from '../../app/contract/profile.js';
-import { CSV_COLUMNS, reportToCsv } from '../../app/report/csv.js';
+import { CSV_COLUMNS, CSV_DERIVED_COLUMNS, reportToCsv } from '../../app/report/csv.js';
 import type { Report, RequestRecord, RoundSample } from '../../app/contract/report/schema.js';
 import { quantile, spread, steadyDecodeTokensPerSecond } from '../../app/contract/report/stats.js';
 import { parseTasks, TaskFileError } from '../../app/report/tasks.js';
@@ -263,10 +263,11 @@ describe('CSV', () => {
     const r = { ...record({ task: 't1', profile: 'k4', acceptancePerPosition: [0.5, 0.25] }), matchesControl: null, category: 'a,b "c"' };
     const csv = reportToCsv({ run: { profiles: [] }, requests: [r] } as unknown as Report);
     const [header, row] = csv.split('\r\n');
-    assert.equal(header, [...CSV_COLUMNS, 'members'].join(','));
+    assert.equal(header, [...CSV_COLUMNS, ...CSV_DERIVED_COLUMNS].join(','));
+    assert.deepEqual(CSV_DERIVED_COLUMNS.slice(0, 2), ['members', 'thinkingTokens']);
     assert.match(row!, /^t1,"a,b ""c""",k4,0,,10,/);
     assert.match(row!, /,0\.5;0\.25,/);
-    assert.ok(row!.endsWith(`,${DIGEST_A},,`), 'matchesControl and members empty');
+    assert.ok(row!.endsWith(`,${DIGEST_A},,${','.repeat(12)}`), 'matchesControl, members and the thinking parts empty');
   });
 });
 

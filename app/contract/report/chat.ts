@@ -8,6 +8,7 @@ import { WARMUP_ROUNDS } from '../generation-result.js';
 import { strategyLabel, type Strategy } from '../strategies.js';
 import { CONTROL } from './aggregate.js';
 import { buildReport } from './build.js';
+import { replyParts } from './parts.js';
 import { recordFromSamples, roundSample } from './request.js';
 import type { ChatReply, ChatSection, Environment, ModelFile, ProfileRun, Report, RequestRecord, RoundSample } from './schema.js';
 
@@ -228,6 +229,7 @@ export function chatReport(input: ChatReportInput): Report {
     appProfile: m.profile?.name ?? null,
     status: m.status as 'done' | 'stopped',
     sampling: { ...m.sampling },
+    ...(m.thinking ? { parts: replyParts(m)! } : {}),
   }));
   const env = recorded(list);
   const first = list[0]!.message;

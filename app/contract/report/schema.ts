@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 import { StopReason } from '../engine-types.js';
 import { STRATEGIES } from '../strategies.js';
+import { ReplyParts } from './parts.js';
 
 export const REPORT_SCHEMA_VERSION = 1;
 
@@ -231,6 +232,8 @@ export const ChatReply = z.object({
     repeatPenalty: z.number(),
     maxTokens: z.number().int(),
   }),
+  /** a reply that thought: its thinking's and its answer's figures (parts.ts; absent: the reply did not think) */
+  parts: ReplyParts.optional(),
 });
 export type ChatReply = z.infer<typeof ChatReply>;
 
