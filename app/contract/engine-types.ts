@@ -160,6 +160,14 @@ export const DeviceInfo = z.object({
    * used only when asked for by name of its backend (--device vulkan without a real GPU), never by auto
    */
   onCpu: z.boolean().optional(),
+  /**
+   * a CUDA device's compute capability as ggml's kernel choices see it ("8.6"; the cuda-src
+   * flavour's patch reports it): which kernels a one-row decode takes, and so the batch-invariance claim
+   */
+  computeCapability: z
+    .string()
+    .regex(/^\d+\.\d$/)
+    .optional(),
 });
 export type DeviceInfo = z.infer<typeof DeviceInfo>;
 

@@ -120,8 +120,21 @@ bool runs_on_cpu(ggml_backend_dev_t dev) {
     return is_cpu_type != nullptr && is_cpu_type(dev);
 }
 
+// A CUDA device's compute capability as ggml's kernel choices see it ("8.6"), through the proc
+// address our CUDA patch adds; empty for other devices and for a CUDA backend without the patch.
+std::string compute_capability(ggml_backend_dev_t dev) {
+    using cc_fn = int (*)(ggml_backend_dev_t);
+    auto cc     = reinterpret_cast<cc_fn>(
+        ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(dev), "ggml_backend_cuda_device_compute_capability"));
+    if (cc == nullptr) {
+        return "";
+    }
+    const int v = cc(dev); // ggml's number: 100*major + 10*minor
+    return std::to_string(v / 100) + "." + std::to_string((v % 100) / 10);
+}
+
 // devices() -> [{ name, description, type, backend, freeBytes, totalBytes, features,
-// extraBufferTypes, onCpu }]; a remote device (addRpcServer) reports the memory it had when it was added
+// extraBufferTypes, onCpu, computeCapability? }]; a remote device (addRpcServer) reports the memory it had when it was added
 Napi::Value devices(const Napi::CallbackInfo & info) {
     Napi::Env env   = info.Env();
     Napi::Array out = Napi::Array::New(env);
@@ -139,6 +152,9 @@ Napi::Value devices(const Napi::CallbackInfo & info) {
         d.Set("features", backend_features(env, ggml_backend_dev_backend_reg(dev)));
         d.Set("extraBufferTypes", extra_buffer_types(env, dev));
         d.Set("onCpu", runs_on_cpu(dev));
+        if (const std::string cc = compute_capability(dev); !cc.empty()) {
+            d.Set("computeCapability", cc);
+        }
         out.Set(static_cast<uint32_t>(i), d);
     }
     return out;
