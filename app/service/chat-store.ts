@@ -9,6 +9,7 @@ import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { Chat, type ChatSummary } from '../contract/api/chats.js';
+import { everyMessage } from '../contract/branches.js';
 import { PowerError } from '../contract/api/errors.js';
 import { imageType, type ChatImage } from '../contract/images.js';
 import { isTempFile } from './storage/atomic-file.js';
@@ -34,14 +35,33 @@ function environmentNamed(data: unknown): unknown {
 }
 
 /**
+ * Version 4 keeps every version of a conversation (`branches`); version 3 kept only the replies
+ * Regenerate and the A/B replaced (`superseded`, each with the user message it answered). Each
+ * becomes a version of its turn's reply, made before the one shown and in the order they were
+ * replaced, so the conversation shown, the A/B and the report stay what they were.
+ */
+function supersededAsVersions(data: unknown): unknown {
+  const { superseded, ...chat } = data as { superseded?: { replyTo?: unknown; message?: unknown }[] };
+  if (!Array.isArray(superseded) || superseded.length === 0) return chat;
+  const branches = new Map<unknown, { after: unknown; tails: unknown[][]; shown: number }>();
+  for (const s of superseded) {
+    const b = branches.get(s.replyTo) ?? { after: s.replyTo, tails: [], shown: 0 };
+    b.tails.push([s.message]);
+    b.shown = b.tails.length;
+    branches.set(s.replyTo, b);
+  }
+  return { ...chat, branches: [...branches.values()] };
+}
+
+/**
  * Version 3 adds a user message's images: a Power of version 2 would read such a chat and drop
  * them when it saved it, so it is refused the file instead (left as it is); nothing to migrate.
  */
 export const CHAT: DocumentKind<typeof Chat> = {
   format: 'chat',
-  version: 3,
+  version: 4,
   schema: Chat,
-  migrations: { 1: environmentNamed, 2: (data) => data },
+  migrations: { 1: environmentNamed, 2: (data) => data, 3: supersededAsVersions },
 };
 const ID = /^[0-9a-f-]{36}$/;
 
@@ -96,7 +116,7 @@ export class ChatStore {
       }
       if (!chat) continue;
       let interrupted = false;
-      for (const m of chat.messages) {
+      for (const m of everyMessage(chat)) {
         if (m.role === 'assistant' && m.status === 'streaming') {
           m.status = 'error';
           m.error = { code: 'internal', message: 'Power stopped while this reply was streaming; the tokens saved before are kept' };
@@ -232,10 +252,10 @@ export class ChatStore {
   }
 }
 
-/** The sha256 of the images a chat's user messages hold. */
+/** The sha256 of the images a chat's user messages hold, in every version. */
 export function imagesOf(chat: Chat): Set<string> {
   const out = new Set<string>();
-  for (const m of chat.messages) if (m.role === 'user') for (const i of m.images ?? []) out.add(i.sha256);
+  for (const m of everyMessage(chat)) if (m.role === 'user') for (const i of m.images ?? []) out.add(i.sha256);
   return out;
 }
 

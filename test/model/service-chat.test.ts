@@ -101,16 +101,12 @@ describe('service chats', () => {
       assert.equal(again.stats!.reusedPromptTokens, recurrent ? 0 : again.stats!.promptTokens - 1);
       assert.equal(again.stats!.evaluatedPromptTokens, recurrent ? again.stats!.promptTokens : 1);
 
-      // the replaced replies are kept for the chat's report, whose every speculative request
-      // matches the control it was regenerated from
+      // the replaced replies are kept as the other versions of the reply, for the chat's
+      // report, whose every speculative request matches the control it was regenerated from
       const kept = await service.chats.get({ chatId: chat.id });
       assert.deepEqual(
-        kept.superseded!.map((x) => [x.replyTo, x.message.profile?.id]),
-        [
-          [kept.messages[0]!.id, 'autoregressive'],
-          [kept.messages[0]!.id, 'balanced'],
-          [kept.messages[0]!.id, 'peak'],
-        ],
+        kept.branches!.map((b) => [b.after, b.shown, b.tails.map((t) => t.map((m) => (m.role === 'assistant' ? m.profile?.id : m.role)))]),
+        [[kept.messages[0]!.id, 3, [['autoregressive'], ['balanced'], ['peak']]]],
       );
       const last = kept.messages[1]!;
       assert.ok(last.role === 'assistant');
@@ -298,7 +294,7 @@ describe('service chats', () => {
     const firstUser = one.chat.messages[0]!;
     const regenerated = await startedReply(service, service.chats.regenerate({ chatId: chat.id, sampling: { maxTokens: 16 } }));
     assert.equal((await regenerated.end).kind, 'done');
-    assert.equal((await service.chats.get({ chatId: chat.id })).superseded?.length, 1, 'the replaced reply is kept');
+    assert.equal((await service.chats.get({ chatId: chat.id })).branches?.[0]?.tails.length, 1, 'the replaced reply is kept');
     const edited = await startedReply(
       service,
       service.chats.editAndContinue({
@@ -315,7 +311,14 @@ describe('service chats', () => {
       ['user', 'assistant'],
     );
     assert.equal(after.messages[0]!.content, 'a different question');
-    assert.deepEqual(after.superseded, [], 'a kept reply to a turn the edit dropped goes with it');
+    // the old question, with its two turns and the version of its second reply, is the other version
+    const atStart = after.branches!.find((b) => b.after === null)!;
+    assert.deepEqual(
+      atStart.tails.map((t) => t.map((m) => (m.role === 'user' ? m.content : m.role))),
+      [['first question', 'assistant', 'second question', 'assistant']],
+    );
+    assert.equal(atStart.tails[0]![0]!.id, firstUser.id, 'the old message keeps its id; the new version has its own');
+    assert.notEqual(after.messages[0]!.id, firstUser.id);
     await assert.rejects(
       service.chats.editAndContinue({ chatId: chat.id, messageId: after.messages[1]!.id, content: 'x' }),
       (e: { code: string }) => e.code === 'bad-input',

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import type { Chat } from '../../app/contract/api/chats.js';
+import type { AssistantMessage, Chat } from '../../app/contract/api/chats.js';
+import { everyMessage } from '../../app/contract/branches.js';
 import { chatReportFileName } from '../../app/report/chat-export.js';
 import { chatReport, ChatReportError, type Machine } from '../../app/contract/report/chat.js';
 import { renderReport } from '../../app/report/render.js';
@@ -91,7 +92,7 @@ describe('the chat report', () => {
   });
 
   test("each request carries the reply's evidence and its raw rounds", () => {
-    const s1 = chat.superseded![0]!.message;
+    const s1 = chat.branches![0]!.tails[0]![0]! as AssistantMessage;
     const q = r.requests[0]!;
     assert.equal(q.generatedTokens, s1.tokens.length);
     assert.equal(q.digest, s1.digest);
@@ -125,7 +126,7 @@ describe('the chat report', () => {
   /** The chat with its replaced Balanced reply (the A/B's speculative side) written again from these tokens. */
   const withReplaced = async (ids: number[], status?: 'stopped') => {
     const other = structuredClone(chat);
-    other.superseded![0]!.message = await reply({
+    other.branches![0]!.tails[0]![0] = await reply({
       id: 's1',
       profile: { id: 'balanced', name: 'Balanced' },
       strategy: 'draft-model',
@@ -198,7 +199,7 @@ describe('the chat report', () => {
     assert.deepEqual(r.environment.settings, { gpuLayers: null, flashAttn: 'off', contextSize: 4096, threads: 2, batchSize: 512 });
     assert.deepEqual(r.environment.models, MODELS);
     const old = structuredClone(chat);
-    for (const m of [...old.messages, ...old.superseded!.map((x) => x.message)]) if (m.role === 'assistant') delete m.environment;
+    for (const m of everyMessage(old)) if (m.role === 'assistant') delete m.environment;
     const unknown = report(old);
     assert.equal(unknown.environment.backend, null);
     assert.equal(unknown.environment.settings, null);
@@ -207,12 +208,12 @@ describe('the chat report', () => {
   });
 
   test('a chat without a completed reply has no report, and says why', async () => {
-    const empty = { ...chat, messages: chat.messages.slice(0, 1), superseded: [] };
+    const empty = { ...chat, messages: chat.messages.slice(0, 1), branches: [] };
     assert.throws(
       () => report(empty),
       (e: Error) => e instanceof ChatReportError && /no reply yet/.test(e.message),
     );
-    const failed = { ...chat, messages: chat.messages.slice(4), superseded: [] };
+    const failed = { ...chat, messages: chat.messages.slice(4), branches: [] };
     assert.throws(
       () => report(failed),
       (e: Error) => e instanceof ChatReportError && /no completed reply/.test(e.message),

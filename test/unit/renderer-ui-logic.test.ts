@@ -18,6 +18,7 @@ import { parseTheme, resolveTheme } from '../../renderer/src/logic/theme.js';
 import { PROFILE_PRESETS } from '../../app/contract/api/profiles.js';
 import { RECOMMENDED_PAIRS } from '../../app/contract/recommended-models.js';
 import type {
+  AssistantMessage,
   ChatSummary,
   DevicesReport,
   DownloadEntry,
@@ -311,7 +312,7 @@ describe('the A/B', () => {
     assert.match(v.rates, /^[\d.]+ tok\/s vs [\d.]+ tok\/s$/);
     // another sampling is not the same experiment; a running control has no verdict yet
     const other = structuredClone(chat);
-    other.superseded![0]!.message.sampling.maxTokens = 99;
+    (other.branches![0]!.tails[0]![0] as AssistantMessage).sampling.maxTokens = 99;
     assert.equal(abPairs(other).size, 0);
     const running = structuredClone(chat);
     const control = running.messages[1]!;

@@ -13,7 +13,7 @@ import { CHAT } from '../../app/service/chat-store.js';
 import { defaultDataDir } from '../../app/service/data-dir.js';
 import { SETTINGS } from '../../app/service/settings.js';
 import { decodeDocument, readDocument, writeDocument } from '../../app/service/storage/document.js';
-import { ENVIRONMENT, sampleChat } from '../fixtures/chats.js';
+import { asVersion3, ENVIRONMENT, sampleChat } from '../fixtures/chats.js';
 import { suiteTempDir } from '../fixtures/temp-dir.js';
 
 describe('storage', () => {
@@ -69,7 +69,7 @@ describe('storage', () => {
 
   test("a chat saved when a reply's environment was called `runtime` (version 1) loads with it as `environment`", async () => {
     const chat = await sampleChat();
-    const old = JSON.parse(JSON.stringify(chat)) as {
+    const old = JSON.parse(JSON.stringify(asVersion3(chat))) as {
       messages: Record<string, unknown>[];
       superseded?: { message: Record<string, unknown> }[];
     };

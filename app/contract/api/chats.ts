@@ -117,6 +117,23 @@ export type AssistantMessage = z.infer<typeof AssistantMessage>;
 export const ChatMessage = z.discriminatedUnion('role', [UserMessage, AssistantMessage]);
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
+/**
+ * The versions of a conversation after one of its messages (`after`; null: from the chat's
+ * start), made by Regenerate, the A/B and Edit: the shown one is in `Chat.messages`, the others
+ * are kept here whole (a version is everything that follows `after` in it). Versions deeper in
+ * a kept one keep their own entries, keyed by its messages' ids.
+ */
+export const ChatBranch = z
+  .object({
+    after: Id.nullable(),
+    /** the versions not shown, in the order they were made */
+    tails: z.array(z.array(ChatMessage).min(1)).min(1),
+    /** where the shown version stands among all of them, in the order they were made (0-based) */
+    shown: z.number().int().min(0),
+  })
+  .refine((b) => b.shown <= b.tails.length, { error: 'a branch shows one of its tails.length + 1 versions', path: ['shown'] });
+export type ChatBranch = z.infer<typeof ChatBranch>;
+
 /** The fields a chat and its summary in the chat list share, so that the two never drift apart. */
 const ChatHeader = {
   id: Id,
@@ -128,13 +145,10 @@ const ChatHeader = {
 export const Chat = z.object({
   ...ChatHeader,
   systemPrompt: z.string().nullable(),
+  /** the conversation shown: the versions on show at each branch (the prompt is built from it) */
   messages: z.array(ChatMessage),
-  /**
-   * replies that Regenerate (or the A/B, which regenerates on the control) replaced, each with
-   * the user message it answered: not part of the conversation any more, kept so the chat's
-   * report holds both sides of an A/B. An edit of that user message drops them.
-   */
-  superseded: z.array(z.object({ replyTo: Id, message: AssistantMessage })).optional(),
+  /** the other versions, one entry per point where the conversation branched (absent: none) */
+  branches: z.array(ChatBranch).optional(),
 });
 export type Chat = z.infer<typeof Chat>;
 
@@ -198,13 +212,26 @@ export const chats = concern({
     image: { input: z.object({ sha256: Sha256Hex }), output: z.object({ type: ImageType, data: z.string() }) },
     /** stops the chat's streaming reply (it keeps what was generated); false when none streams */
     stop: { input: ChatRef, output: z.object({ stopped: z.boolean() }) },
-    /** replaces the last assistant reply with a new one */
+    /** writes a new version of the last reply; the one it replaces is kept as another version (`Chat.branches`) */
     regenerate: { input: z.object({ chatId: Id, ...ReplyOptions }), output: Started },
-    /** edits a user message, drops everything after it, and replies to it; it keeps its images unless `images` replaces them */
+    /**
+     * a new version of a user message (a new id), replied to; the old one and everything after it
+     * are kept as another version. It keeps its images unless `images` replaces them
+     */
     editAndContinue: {
       input: z.object({ chatId: Id, messageId: Id, content: z.string().max(1_000_000), images: ImageRefs.optional(), ...ReplyOptions }),
       output: Started,
     },
+    /**
+     * shows version `to` (0-based, in the order they were made) of the conversation from
+     * `messageId` on, the first message of the version shown now; `busy` while the chat's reply streams
+     */
+    switchBranch: { input: z.object({ chatId: Id, messageId: Id, to: z.number().int().min(0) }), output: Chat },
+    /**
+     * a new chat holding a copy of the conversation shown up to and including `messageId` (new
+     * ids, the system prompt, the images shared), without the other versions
+     */
+    fork: { input: z.object({ chatId: Id, messageId: Id }), output: Chat },
   },
   events: {
     onChanged: z.object({ chatId: Id, change: z.enum(['created', 'updated', 'deleted']) }),

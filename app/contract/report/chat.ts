@@ -1,9 +1,10 @@
-// The report of a chat: one request per assistant reply (those Regenerate or the A/B replaced
+// The report of a chat: one request per assistant reply (every version of the conversation
 // included), in the bench report's schema, built with the bench's own builders. A reply pairs
 // with an autoregressive (control) reply to the same turn with the same sampling and model:
 // the A/B leaves exactly that pair in the chat. The machine's part of the environment comes
 // from the caller (the service); what ran each reply comes from the reply itself.
 import type { AssistantMessage, Chat, ReplyEnvironment } from '../api/chats.js';
+import { everyVersion } from '../branches.js';
 import { WARMUP_ROUNDS } from '../generation-result.js';
 import { strategyLabel, type Strategy } from '../strategies.js';
 import { CONTROL } from './aggregate.js';
@@ -37,36 +38,29 @@ export interface ChatReportInput {
 
 export interface ChatReplyRef {
   message: AssistantMessage;
-  /** 1-based: the N-th user message of the chat */
+  /** 1-based: the N-th user message of the chat, along the reply's own version */
   turn: number;
-  /** replaced by Regenerate or the A/B's control: kept for the report only */
+  /** another version than the one shown (Regenerate, the A/B's control or an Edit replaced it): not in the conversation */
   superseded: boolean;
+  /** the user message it answers (null: none before it): replies to the same one answered the same prompt */
+  replyTo: string | null;
 }
 
-/** Every reply in conversation order; a turn's replaced replies come before the one shown. */
+/** Every reply of every version in conversation order; at a branch, the versions not shown come first. */
 export function chatReplies(chat: Chat): ChatReplyRef[] {
-  const out: ChatReplyRef[] = [];
-  const superseded = chat.superseded ?? [];
-  let turn = 0;
-  for (const m of chat.messages) {
-    if (m.role === 'user') {
-      turn++;
-      for (const s of superseded) if (s.replyTo === m.id) out.push({ message: s.message, turn, superseded: true });
-    } else {
-      out.push({ message: m, turn, superseded: false });
-    }
-  }
-  return out;
+  return everyVersion(chat).flatMap(({ message, shown, turn, replyTo }) =>
+    message.role === 'assistant' ? [{ message, turn, superseded: !shown, replyTo }] : [],
+  );
 }
 
 /**
  * Replies that answer the same prompt identically configured: their outputs are comparable. A
  * reply the user stopped is cut short, so it compares with nothing.
  */
-function comparisonKey(m: AssistantMessage): string {
+function comparisonKey({ message: m, replyTo }: ChatReplyRef): string {
   const s = m.sampling;
   const stopped = m.stopReason === 'cancelled' ? m.id : null;
-  return JSON.stringify([m.model.id, s.temperature, s.seed, s.topK, s.topP, s.minP, s.repeatPenalty, s.maxTokens, stopped]);
+  return JSON.stringify([replyTo, m.model.id, s.temperature, s.seed, s.topK, s.topP, s.minP, s.repeatPenalty, s.maxTokens, stopped]);
 }
 
 /** "turn N", or "turn N (v)" for the v-th distinct sampling/model among the turn's replies. */
@@ -75,7 +69,7 @@ function taskNames(list: readonly ChatReplyRef[]): string[] {
   return list.map((r) => {
     const seen = variants.get(r.turn) ?? [];
     variants.set(r.turn, seen);
-    const key = comparisonKey(r.message);
+    const key = comparisonKey(r);
     let v = seen.indexOf(key);
     if (v < 0) v = seen.push(key) - 1;
     return v === 0 ? `turn ${r.turn}` : `turn ${r.turn} (${v + 1})`;

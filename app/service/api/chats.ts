@@ -1,9 +1,11 @@
-// The chats concern: chat editing (create, rename, delete) and the turns that start a reply
-// (send, regenerate, edit and continue), each a change of the chat that ChatReplies applies
-// only once nothing can refuse the reply.
+// The chats concern: chat editing (create, rename, delete, fork, the version shown) and the
+// turns that start a reply (send, regenerate, edit and continue), each a change of the chat that
+// ChatReplies applies only once nothing can refuse the reply. Regenerate and Edit keep what they
+// replace as another version (app/contract/branches.ts).
 import { randomUUID } from 'node:crypto';
 
-import { titleFromMessage, UNTITLED_CHAT, type AssistantMessage, type Chat } from '../../contract/api/chats.js';
+import { titleFromMessage, UNTITLED_CHAT, type Chat, type ChatMessage } from '../../contract/api/chats.js';
+import { keepVersion, switchVersion } from '../../contract/branches.js';
 import { PowerError } from '../../contract/api/errors.js';
 import { imageType, type ChatImage } from '../../contract/images.js';
 import type { ServiceImplementation } from '../types.js';
@@ -11,11 +13,17 @@ import { summary, type ChatStore } from '../chat-store.js';
 import { now, type ChatReplies, type ReplyOptions } from '../chat-replies.js';
 import type { ServiceEvents } from '../events.js';
 
-/** Removes the replies after the user message at `userIndex`, keeping them in `superseded` for the report. */
-function supersede(chat: Chat, userIndex: number): void {
-  const replyTo = chat.messages[userIndex]!.id;
-  const removed = chat.messages.splice(userIndex + 1).filter((m): m is AssistantMessage => m.role === 'assistant');
-  if (removed.length > 0) chat.superseded = [...(chat.superseded ?? []), ...removed.map((message) => ({ replyTo, message }))];
+/** The index of a message of the conversation shown; `not-found` when it has none by that id. */
+function messageIndex(chat: Chat, messageId: string): number {
+  const index = chat.messages.findIndex((m) => m.id === messageId);
+  if (index < 0) throw new PowerError('not-found', `no message ${messageId} in the conversation shown in chat ${chat.id}`);
+  return index;
+}
+
+/** "<title> (fork)", within the 200 characters a title may have. */
+function forkTitle(title: string): string {
+  const suffix = ' (fork)';
+  return title.length + suffix.length > 200 ? `${title.slice(0, 199 - suffix.length)}…${suffix}` : `${title}${suffix}`;
 }
 
 const replyOptions = (p: ReplyOptions): ReplyOptions => ({
@@ -94,7 +102,7 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
       let userIndex = chat.messages.length - 1;
       while (userIndex >= 0 && chat.messages[userIndex]!.role !== 'user') userIndex--;
       if (userIndex < 0) throw new PowerError('bad-input', 'the chat has no user message to reply to');
-      const assistantMessageId = await replies.start(chat, (c) => supersede(c, userIndex), replyOptions(p));
+      const assistantMessageId = await replies.start(chat, (c) => keepVersion(c, userIndex + 1), replyOptions(p));
       return { userMessageId: chat.messages[userIndex]!.id, assistantMessageId };
     },
     editAndContinue: async (p) => {
@@ -106,24 +114,63 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
       // absent: the message keeps its images
       const images = p.images ? await imagesNamed(p.images) : (message.images ?? []);
       if (p.content.trim() === '' && images.length === 0) throw new PowerError('bad-input', 'a message needs text or an image');
+      // a new version of the message: the old one and what followed it stay, under their own ids
+      const { images: _old, ...rest } = message;
+      const edited: ChatMessage = {
+        ...structuredClone(rest),
+        id: randomUUID(),
+        createdAt: now(),
+        content: p.content,
+        ...(images.length > 0 ? { images: structuredClone(images) } : {}),
+      };
       const assistantMessageId = await replies.start(
         chat,
         (c) => {
-          // replies kept for the report answered the old text (or a turn dropped now)
-          const gone = new Set(c.messages.slice(index).map((m) => m.id));
-          if (c.superseded) c.superseded = c.superseded.filter((x) => !gone.has(x.replyTo));
-          c.messages.splice(index + 1);
-          const { images: _old, ...rest } = message;
-          c.messages[index] = {
-            ...structuredClone(rest),
-            content: p.content,
-            ...(images.length > 0 ? { images: structuredClone(images) } : {}),
-          };
+          keepVersion(c, index);
+          c.messages.push(structuredClone(edited));
         },
         replyOptions(p),
       );
       store.imagesUsed(images);
-      return { userMessageId: p.messageId, assistantMessageId };
+      return { userMessageId: edited.id, assistantMessageId };
+    },
+    switchBranch: async (p) => {
+      const chat = store.get(p.chatId);
+      const index = messageIndex(chat, p.messageId);
+      // the streaming reply must stay in the conversation it is written into
+      if (replies.streamingChat() === chat.id)
+        throw new PowerError('busy', 'a reply is being written in this chat: wait for it, or stop it');
+      const before = structuredClone(chat);
+      const problem = switchVersion(chat, index, p.to);
+      if (problem) throw new PowerError('bad-input', problem);
+      chat.updatedAt = now();
+      try {
+        await store.save(chat);
+      } catch (error) {
+        Object.assign(chat, before);
+        throw error;
+      }
+      changed(chat.id, 'updated');
+      return structuredClone(chat);
+    },
+    fork: async (p) => {
+      const source = store.get(p.chatId);
+      const index = messageIndex(source, p.messageId);
+      const copied = source.messages.slice(0, index + 1);
+      if (copied.some((m) => m.role === 'assistant' && m.status === 'streaming'))
+        throw new PowerError('busy', 'the reply is still being written: fork from it once it has ended');
+      const t = now();
+      const chat: Chat = {
+        id: randomUUID(),
+        title: forkTitle(source.title),
+        createdAt: t,
+        updatedAt: t,
+        systemPrompt: source.systemPrompt,
+        messages: copied.map((m) => ({ ...structuredClone(m), id: randomUUID() })),
+      };
+      await store.add(chat);
+      changed(chat.id, 'created');
+      return structuredClone(chat);
     },
     addImage: async (p) => store.addImage(Buffer.from(p.data, 'base64'), p.name),
     image: async (p) => {

@@ -13,6 +13,7 @@ import {
   stopReasonLabel,
   type ReplyView,
 } from '../logic/reply.js';
+import { everyMessage } from '../../../app/contract/branches.js';
 import { noProposalsNote } from '../../../app/contract/strategies.js';
 import type { AssistantMessage } from '../api-types.js';
 import type { Store } from '../store/types.js';
@@ -27,7 +28,7 @@ function followed(s: Pick<Store, 'chat' | 'chatId' | 'streaming' | 'live' | 'sel
   const chat = s.chat;
   if (!chat || !s.chatId) return null;
   const messages = chat.messages.filter((m): m is AssistantMessage => m.role === 'assistant');
-  const all = [...messages, ...(chat.superseded ?? []).map((x) => x.message)];
+  const all = everyMessage(chat).filter((m): m is AssistantMessage => m.role === 'assistant');
   const view = (m: AssistantMessage): Followed => ({ reply: pickReply(s.chatId!, m, s.live[m.id]), message: m });
   const selected = s.selectedReplyId ? all.find((m) => m.id === s.selectedReplyId) : undefined;
   if (selected) return view(selected);

@@ -3,6 +3,7 @@
 // on the same machine moments apart. A request-wide ratio includes each side's prefill, which
 // speculation does not speed up: it is a speculation figure only when both sides prefilled alike
 // (a cold session against a warm one once read as "3.6× faster" beside a 1.2× decode speedup).
+import { branchAt } from '../../../app/contract/branches.js';
 import type { AssistantMessage, Chat, ReplyStats } from '../api-types.js';
 import { chainLabel } from './chain.js';
 import { decodeRate, duration, tokensPerSecond } from './format.js';
@@ -158,28 +159,26 @@ function comparable(a: AssistantMessage, b: AssistantMessage): boolean {
 }
 
 /**
- * The chat's A/B runs, by the control's message id: a reply on the autoregressive control that
- * replaced (Run A/B regenerates on the control) a speculative reply to the same prompt with the
- * same sampling. Read from the chat itself, so an A/B belongs to its chat and survives a reload.
+ * The chat's A/B runs, by the control's message id: a reply shown on the autoregressive control
+ * that is a later version (Run A/B regenerates on the control) of a speculative reply to the
+ * same prompt with the same sampling, the latest such before it. Read from the chat itself, so
+ * an A/B belongs to its chat and survives a reload.
  */
 export function abPairs(chat: Chat | null): Map<string, AbPair> {
   const pairs = new Map<string, AbPair>();
   if (!chat) return pairs;
-  const superseded = chat.superseded ?? [];
-  let replyTo: string | null = null;
-  for (const m of chat.messages) {
-    if (m.role === 'user') {
-      replyTo = m.id;
-      continue;
-    }
-    if (m.strategy !== 'none' || replyTo === null) continue;
-    const to = replyTo;
-    const speculative = superseded
-      .filter((s) => s.replyTo === to && s.message.strategy !== 'none' && s.message.status === 'done' && comparable(s.message, m))
-      .at(-1)?.message;
-    if (!speculative) continue;
+  chat.messages.forEach((m, i) => {
+    const replyTo = chat.messages[i - 1];
+    if (m.role !== 'assistant' || m.strategy !== 'none' || replyTo?.role !== 'user') return;
+    const branch = branchAt(chat, i);
+    const speculative = branch?.tails
+      .slice(0, branch.shown)
+      .map((tail) => tail[0]!)
+      .filter((s): s is AssistantMessage => s.role === 'assistant' && s.strategy !== 'none' && s.status === 'done' && comparable(s, m))
+      .at(-1);
+    if (!speculative) return;
     const result = m.status === 'done' ? compareAb(abSide(speculative), abSide(m)) : null;
-    pairs.set(m.id, { replyTo: to, speculative, control: m, result });
-  }
+    pairs.set(m.id, { replyTo: replyTo.id, speculative, control: m, result });
+  });
   return pairs;
 }
