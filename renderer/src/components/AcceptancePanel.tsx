@@ -14,6 +14,7 @@ import {
   type ReplyView,
 } from '../logic/reply.js';
 import { everyMessage } from '../../../app/contract/branches.js';
+import { replyParts, type PartFigures } from '../../../app/contract/report/parts.js';
 import { noProposalsNote } from '../../../app/contract/strategies.js';
 import type { AssistantMessage } from '../api-types.js';
 import type { Store } from '../store/types.js';
@@ -50,6 +51,12 @@ function Figure({ label, value, title }: { label: string; value: string; title?:
       <dd>{value}</dd>
     </>
   );
+}
+
+/** A thinking reply's part: "72.4% · 300 / 217 · 842 tokens · 31.0 tok/s" (the control: tokens and tok/s). */
+function partFigure(part: PartFigures, control: boolean): string {
+  const rate = control ? [] : [percent(part.acceptanceRate), `${part.proposed} / ${part.accepted}`];
+  return [...rate, `${part.tokens} tokens`, tokensPerSecond(part.tokensPerSecond)].join(' · ');
 }
 
 function Headline({ reply, message }: Followed) {
@@ -101,6 +108,9 @@ export function AcceptancePanel() {
   // a chain: which member drafted how many rounds, and their acceptance
   const chain = message && reply ? chainFigures(reply.rounds, message.strategy, message.fallbacks) : null;
   const drafting = message ? draftingParts(message) : [];
+  // a thinking reply: the thinking and the answer draft differently, each has its own figures
+  const split = reply ? replyParts(reply) : null;
+  const control = message?.strategy === 'none';
 
   return (
     <section className="panel acceptance" aria-labelledby="acceptance-title">
@@ -118,6 +128,20 @@ export function AcceptancePanel() {
             <Figure label={`Rolling (this chat, ${message?.model.name ?? 'this model'})`} value={percent(rolling)} />
             <Figure label="Mean acceptance length" value={fixed(stats?.meanAcceptanceLength)} />
             <Figure label="Proposed / accepted" value={stats ? `${stats.proposed} / ${stats.accepted}` : '—'} />
+            {split && (
+              <>
+                <Figure
+                  label={split.forced ? 'Thinking (budget reached)' : 'Thinking'}
+                  title={control ? 'tokens · tok/s' : 'acceptance · proposed / accepted · tokens · tok/s'}
+                  value={partFigure(split.thinking, control)}
+                />
+                <Figure
+                  label="Answer"
+                  title={control ? 'tokens · tok/s' : 'acceptance · proposed / accepted · tokens · tok/s'}
+                  value={partFigure(split.answer, control)}
+                />
+              </>
+            )}
             <Figure label="Replays" value={String(stats?.replays ?? 0)} />
             <Figure label="Clamp" value={stats?.clampedTo == null ? 'none' : `K clamped to ${stats.clampedTo}`} />
             {drafting.length > 0 && <Figure label="Drafting" value={drafting.join(' · ')} />}

@@ -7,7 +7,7 @@ import { useShallow } from 'zustand/react/shallow';
 
 import { chainLabel } from '../logic/chain.js';
 import { AttachButton, filesOf, PendingImages, useImageAttachments } from './ImageAttachments.js';
-import { checkSampling, SAMPLING_LABELS, samplingProblem, type SamplingField } from '../logic/sampling.js';
+import { checkSampling, SAMPLING_GRID, SAMPLING_LABELS, samplingProblem } from '../logic/sampling.js';
 import { profileToRun } from '../logic/send-gate.js';
 import { Popover } from './Popover.js';
 import { useSendBlocker } from './use-send-gate.js';
@@ -21,7 +21,7 @@ function SamplingSettings() {
   return (
     <Popover summary="Sampling" className="sampling" align="up">
       <div className="sampling-grid">
-        {(Object.keys(SAMPLING_LABELS) as SamplingField[]).map((field) => (
+        {SAMPLING_GRID.map((field) => (
           <div className="field narrow" key={field}>
             <label htmlFor={`sampling-${field}`}>{SAMPLING_LABELS[field]}</label>
             <input
@@ -35,6 +35,35 @@ function SamplingSettings() {
             />
           </div>
         ))}
+      </div>
+      <div className="thinking-settings">
+        <label className="toggle">
+          <input
+            type="checkbox"
+            role="switch"
+            id="sampling-thinking"
+            checked={sampling.thinking !== 'off'}
+            onChange={(e) => setField('thinking', e.target.checked ? 'on' : 'off')}
+          />{' '}
+          Thinking
+        </label>
+        {sampling.thinking !== 'off' && (
+          <div className="field narrow">
+            <label htmlFor="sampling-thinkingBudget">{SAMPLING_LABELS.thinkingBudget}</label>
+            <input
+              id="sampling-thinkingBudget"
+              inputMode="numeric"
+              value={sampling.thinkingBudget}
+              placeholder="no limit"
+              aria-invalid={errors.thinkingBudget !== undefined}
+              aria-describedby={errors.thinkingBudget ? 'sampling-errors' : 'sampling-thinking-hint'}
+              onChange={(e) => setField('thinkingBudget', e.target.value)}
+            />
+          </div>
+        )}
+        <small className="hint" id="sampling-thinking-hint">
+          A thinking model reasons before it answers; the budget ends its thinking after that many tokens (empty: no limit).
+        </small>
       </div>
       <div className="field">
         <label htmlFor="sampling-format">Reply format</label>

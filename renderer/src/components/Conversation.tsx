@@ -5,12 +5,13 @@ import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs, type AbPair } from '../logic/ab.js';
 import { chainLabel, draftingParts, roundMembers } from '../logic/chain.js';
-import { emptyReply, pickReply, prettyJsonReply, replyText } from '../logic/reply.js';
+import { emptyReply, pickReply, prettyJsonReply, shownText } from '../logic/reply.js';
 import type { AssistantMessage, UserMessage } from '../api-types.js';
 import { AbVerdictLine } from './AbVerdict.js';
 import { CopyButton } from './CopyButton.js';
 import { Markdown } from './Markdown.js';
 import { ReplyStats } from './ReplyStats.js';
+import { ThinkingBlock } from './ThinkingBlock.js';
 import { TokenOrigins } from './TokenOrigins.js';
 import { UserMessageView } from './UserMessageView.js';
 import { usePower } from './store-context.js';
@@ -43,7 +44,7 @@ function AssistantReply({
   const showOrigins = usePower((s) => s.showOrigins);
   const selected = usePower((s) => s.selectedReplyId === messageId);
   const reply = message ? pickReply(chatId, message, live) : (live ?? emptyReply(chatId, messageId));
-  const text = reply.tokens.length > 0 || reply.status === 'streaming' || !message ? replyText(reply) : message.content;
+  const text = shownText(reply, message);
   const pretty = reply.status === 'streaming' ? null : prettyJsonReply(message?.sampling, text);
   const members = useMemo(
     () => (message ? roundMembers(reply.rounds, message.strategy, message.fallbacks) : null),
@@ -64,6 +65,7 @@ function AssistantReply({
         </span>
         <span className="actions">{reply.status !== 'streaming' && <CopyButton text={text} />}</span>
       </header>
+      {reply.thinking && !showOrigins && <ThinkingBlock thinking={reply.thinking} status={reply.status} />}
       {showOrigins ? (
         <TokenOrigins tokens={reply.tokens} members={members} />
       ) : pretty !== null ? (

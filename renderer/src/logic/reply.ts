@@ -1,6 +1,8 @@
 // One assistant reply as the screen shows it, whether it is still streaming (built from the
 // generation events) or stored (the chat's message): tokens with their origins and rounds,
 // round records, the latest stats snapshot.
+import type { ReplyThinking } from '../../../app/contract/api/generation.js';
+import type { PartFigures } from '../../../app/contract/report/parts.js';
 import type { ApiError, ApiRound, AssistantMessage, ReplyStats, Token } from '../api-types.js';
 import { decodeRate, duration, fixed, percent, tokensPerSecond } from './format.js';
 
@@ -17,10 +19,23 @@ export interface ReplyView {
   /** known as soon as the reply ends (before the chat is read back) */
   stopReason: AssistantMessage['stopReason'];
   error: ApiError | null;
+  /** a thinking reply's thinking so far (null: the reply does not think) */
+  thinking: ReplyThinking | null;
 }
 
 export function emptyReply(chatId: string, messageId: string): ReplyView {
-  return { chatId, messageId, tokens: [], rounds: [], stats: null, status: 'streaming', digest: null, stopReason: null, error: null };
+  return {
+    chatId,
+    messageId,
+    tokens: [],
+    rounds: [],
+    stats: null,
+    status: 'streaming',
+    digest: null,
+    stopReason: null,
+    error: null,
+    thinking: null,
+  };
 }
 
 export function replyFromMessage(chatId: string, message: AssistantMessage): ReplyView {
@@ -34,6 +49,7 @@ export function replyFromMessage(chatId: string, message: AssistantMessage): Rep
     digest: message.digest,
     stopReason: message.stopReason,
     error: message.error,
+    thinking: message.thinking ?? null,
   };
 }
 
@@ -52,8 +68,42 @@ export function pickReply(chatId: string, message: AssistantMessage, live: Reply
   if (!live) return stored;
   if (live.status === 'streaming' && message.status !== 'streaming') return stored;
   return live.tokens.length >= stored.tokens.length
-    ? live
-    : { ...live, tokens: stored.tokens, rounds: stored.rounds.length > live.rounds.length ? stored.rounds : live.rounds };
+    ? { ...live, thinking: live.thinking ?? stored.thinking }
+    : {
+        ...live,
+        tokens: stored.tokens,
+        rounds: stored.rounds.length > live.rounds.length ? stored.rounds : live.rounds,
+        thinking: stored.thinking ?? live.thinking,
+      };
+}
+
+/**
+ * The text the message shows: for a reply that thinks, the answer alone (nothing while it
+ * thinks; the tokens after the thinking while it streams; the stored answer once it ended).
+ */
+export function shownText(reply: ReplyView, message: AssistantMessage | null): string {
+  const thinking = reply.thinking;
+  if (!thinking) return reply.tokens.length > 0 || reply.status === 'streaming' || !message ? replyText(reply) : message.content;
+  if (message?.thinking && message.status !== 'streaming') return message.content;
+  if (!thinking.done) return '';
+  return replyText({ tokens: reply.tokens.slice(thinking.tokens) }).trimStart();
+}
+
+/** "Thought for 12.3 s · 842 tokens", "Thinking… 312 tokens", with "(budget reached)" when the budget ended it. */
+export function thinkingHeader(thinking: ReplyThinking, status: ReplyStatus): string {
+  const tokens = `${thinking.tokens} token${thinking.tokens === 1 ? '' : 's'}`;
+  const forced = thinking.forced ? ' (budget reached)' : '';
+  if (thinking.done) return `Thought for ${thinking.ms === null ? '—' : `${(thinking.ms / 1000).toFixed(1)} s`} · ${tokens}${forced}`;
+  if (status === 'streaming') return `Thinking… ${tokens}`;
+  return `Thinking ${status === 'error' ? 'failed' : 'stopped'} · ${tokens}`;
+}
+
+/** One part in the reply's stats: "thinking 842 tokens, 72.4% accepted, 31.0 tok/s" (no acceptance for the control). */
+export function partStatsPart(name: string, part: PartFigures, strategy: string | null): string {
+  const figures = [`${part.tokens} tokens`];
+  if (strategy !== 'none') figures.push(`${percent(part.acceptanceRate)} accepted`);
+  figures.push(tokensPerSecond(part.tokensPerSecond));
+  return `${name} ${figures.join(', ')}`;
 }
 
 /** Decode tok/s per round (tokens emitted / time since the previous round ended), in order. */

@@ -3,10 +3,12 @@
 // here with the field's name, before anything is sent.
 import { ChatSampling, isJsonObjectText } from '../../../app/contract/api/chats.js';
 
-export type SamplingField = 'temperature' | 'topK' | 'topP' | 'minP' | 'repeatPenalty' | 'seed' | 'maxTokens';
+export type SamplingField = 'temperature' | 'topK' | 'topP' | 'minP' | 'repeatPenalty' | 'seed' | 'maxTokens' | 'thinkingBudget';
 /** the reply's format: 'text' or 'json', and the JSON schema text (empty: any object) */
 export type FormatField = 'format' | 'jsonSchema';
-export type SamplingForm = Record<SamplingField | FormatField, string>;
+/** a thinking model thinks before it answers: 'on' or 'off' (its budget is a SamplingField: empty, no limit) */
+export type ThinkingField = 'thinking';
+export type SamplingForm = Record<SamplingField | FormatField | ThinkingField, string>;
 /** a field whose value can be refused */
 type CheckedField = SamplingField | 'jsonSchema';
 
@@ -18,7 +20,11 @@ export const SAMPLING_LABELS: Record<SamplingField, string> = {
   repeatPenalty: 'Repeat penalty',
   seed: 'Seed',
   maxTokens: 'Max tokens',
+  thinkingBudget: 'Thinking budget',
 };
+
+/** The numeric fields of the sampling grid; the thinking budget sits with the thinking switch. */
+export const SAMPLING_GRID: readonly SamplingField[] = ['temperature', 'topK', 'topP', 'minP', 'repeatPenalty', 'seed', 'maxTokens'];
 
 const DEFAULTS = ChatSampling.parse({});
 
@@ -33,6 +39,8 @@ export const DEFAULT_SAMPLING_FORM: SamplingForm = {
   maxTokens: String(DEFAULTS.maxTokens),
   format: DEFAULTS.format,
   jsonSchema: '',
+  thinking: DEFAULTS.thinking ? 'on' : 'off',
+  thinkingBudget: '',
 };
 
 export type SamplingCheck = { ok: true; sampling: Partial<ChatSampling> } | { ok: false; errors: Partial<Record<CheckedField, string>> };
@@ -48,15 +56,19 @@ export const SAMPLING_RANGES: Record<SamplingField, string> = {
   repeatPenalty: 'a number above 0, at most 100 (1: off)',
   seed: 'a whole number from 0 to 4294967295, or empty for a random one',
   maxTokens: 'a whole number from 1 to 1000000',
+  thinkingBudget: 'a whole number of tokens from 0 to 1000000, or empty for no limit',
 };
 
 export function checkSampling(form: SamplingForm): SamplingCheck {
-  const values: Record<string, number | string> = {};
+  const values: Record<string, number | string | boolean> = {};
   const errors: Partial<Record<CheckedField, string>> = {};
   const bad = (field: SamplingField): string => `${SAMPLING_LABELS[field]} must be ${SAMPLING_RANGES[field]}.`;
+  const thinking = form.thinking !== 'off';
+  values.thinking = thinking;
   for (const field of Object.keys(SAMPLING_LABELS) as SamplingField[]) {
     const text = form[field].trim();
-    if (text === '') continue;
+    // a budget for a reply that does not think means nothing: neither checked nor sent
+    if (text === '' || (field === 'thinkingBudget' && !thinking)) continue;
     const value = Number(text);
     if (!Number.isFinite(value)) errors[field] = bad(field);
     else values[field] = value;

@@ -3,7 +3,7 @@
 import { titleFromMessage } from '../../../app/contract/api/chats.js';
 import { emptyReply, type ReplyView } from '../logic/reply.js';
 import { chatAfterDelete, reusableChat } from '../logic/chat-list.js';
-import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingField, type FormatField } from '../logic/sampling.js';
+import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingForm } from '../logic/sampling.js';
 import { attachProblem, fileImageType, imageRefs, toBase64 } from '../logic/images.js';
 import type { ChatSampling } from '../api-types.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
@@ -29,7 +29,7 @@ export function applyLiveEvents(live: Record<string, ReplyView>, events: readonl
       const last = tokens.at(-1);
       if (last) tokens[tokens.length - 1] = { ...last, text: last.text + event.text };
     }
-    reply = { ...reply, stats: event.stats };
+    reply = { ...reply, stats: event.stats, ...(event.thinking ? { thinking: event.thinking } : {}) };
     next[event.messageId] = reply;
   }
   return next;
@@ -72,7 +72,7 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
     systemPrompt: '',
     sampling: { ...DEFAULT_SAMPLING_FORM },
 
-    setSamplingField(field: SamplingField | FormatField, value: string) {
+    setSamplingField(field: keyof SamplingForm, value: string) {
       set({ sampling: { ...get().sampling, [field]: value } });
     },
 

@@ -23,7 +23,7 @@ import type { AbSide } from '../logic/ab.js';
 import type { Notice } from '../logic/advice.js';
 import type { DeviceChoice } from '../logic/devices.js';
 import type { ReplyView } from '../logic/reply.js';
-import type { FormatField, SamplingField, SamplingForm } from '../logic/sampling.js';
+import type { SamplingForm } from '../logic/sampling.js';
 import type { ThemeChoice } from '../logic/theme.js';
 
 export interface UiSlice {
@@ -147,7 +147,7 @@ export interface ChatsSlice {
   selectedReplyId: string | null;
   systemPrompt: string;
   sampling: SamplingForm;
-  setSamplingField(field: SamplingField | FormatField, value: string): void;
+  setSamplingField(field: keyof SamplingForm, value: string): void;
   setSystemPrompt(text: string): void;
   selectReply(id: string | null): void;
   refreshChats(): Promise<void>;
