@@ -92,23 +92,59 @@ std::vector<std::string> strings(const common_json & o, const char * key) {
     return out;
 }
 
+// llama-server's reasoning_format (absent: auto); the parser applyChat builds extracts the
+// reasoning unless it is none
+common_reasoning_format reasoning_format(const common_json & o) {
+    const std::string name = o.value("reasoningFormat", std::string("auto"));
+    if (name != "none" && name != "deepseek" && name != "auto") {
+        throw std::invalid_argument("reasoningFormat must be 'none', 'deepseek' or 'auto' (got '" + name + "')");
+    }
+    return common_reasoning_format_from_name(name);
+}
+
 } // namespace
 
-// applyChat(requestJson) -> JSON text. requestJson: {messages, tools, toolChoice, parallelToolCalls}
-// in OpenAI's forms. The answer: the prompt and what sampling and parsing the reply need.
+// applyChat(requestJson) -> JSON text. requestJson: {messages, tools, toolChoice, parallelToolCalls,
+// enableThinking, chatTemplateKwargs, reasoningFormat, chatTemplate} in OpenAI's and
+// llama-server's forms; chatTemplate (absent: the model's own) stands in for the model's template
+// as llama-server's --chat-template-file does. The answer: the prompt and what sampling and
+// parsing the reply need.
 Napi::Value Model::apply_chat(const Napi::CallbackInfo & info) {
-    Napi::Env env               = info.Env();
-    const llama_model & model   = live_model(env);
-    const llama_vocab * vocab   = llama_model_get_vocab(&model);
-    const common_json request   = json_arg(info, 0, "applyChat(requestJson): requestJson must be JSON text");
-    common_chat_templates_ptr t = common_chat_templates_init(&model, "");
+    Napi::Env env             = info.Env();
+    const llama_model & model = live_model(env);
+    const llama_vocab * vocab = llama_model_get_vocab(&model);
+    const common_json request = json_arg(info, 0, "applyChat(requestJson): requestJson must be JSON text");
+    common_chat_templates_ptr t;
+    try {
+        t = common_chat_templates_init(&model, request.value("chatTemplate", std::string()));
+    } catch (const std::exception & e) {
+        throw Napi::Error::New(env, std::string("llama.cpp cannot read the chat template: ") + e.what());
+    }
 
     common_chat_templates_inputs inputs;
     std::map<std::string, bool> caps = common_chat_templates_get_caps(t.get());
     try {
-        inputs.messages    = common_chat_msgs_parse_oaicompat(request.at("messages"));
-        inputs.tools       = common_chat_tools_parse_oaicompat(request.value("tools", common_json::array()));
-        inputs.tool_choice = common_chat_tool_choice_parse_oaicompat(request.value("toolChoice", std::string("auto")));
+        inputs.messages         = common_chat_msgs_parse_oaicompat(request.at("messages"));
+        inputs.tools            = common_chat_tools_parse_oaicompat(request.value("tools", common_json::array()));
+        inputs.tool_choice      = common_chat_tool_choice_parse_oaicompat(request.value("toolChoice", std::string("auto")));
+        inputs.reasoning_format = reasoning_format(request);
+        // as llama-server: the switch first, then the template's variables, each JSON-dumped (the
+        // template reads them back as JSON), an enable_thinking among them deciding the switch
+        inputs.enable_thinking   = request.value("enableThinking", true);
+        const common_json kwargs = request.value("chatTemplateKwargs", common_json::object());
+        for (const auto & item : kwargs.items()) {
+            inputs.chat_template_kwargs[item.key()] = item.value().dump();
+        }
+        const auto kwarg = inputs.chat_template_kwargs.find("enable_thinking");
+        if (kwarg != inputs.chat_template_kwargs.end()) {
+            if (kwarg->second == "true") {
+                inputs.enable_thinking = true;
+            } else if (kwarg->second == "false") {
+                inputs.enable_thinking = false;
+            } else {
+                throw std::invalid_argument("chat_template_kwargs.enable_thinking must be a boolean (got " + kwarg->second + ")");
+            }
+        }
     } catch (const std::exception & e) {
         throw Napi::Error::New(env, std::string("the chat request does not read as llama-server reads it: ") + e.what());
     }
@@ -118,8 +154,10 @@ Napi::Value Model::apply_chat(const Napi::CallbackInfo & info) {
     inputs.parallel_tool_calls =
         request.contains("parallelToolCalls") ? request.at("parallelToolCalls").get<bool>() : caps["supports_parallel_tool_calls"];
     common_chat_params params;
+    bool supports_thinking = false;
     try {
-        params = common_chat_templates_apply(t.get(), inputs);
+        params            = common_chat_templates_apply(t.get(), inputs);
+        supports_thinking = common_chat_templates_support_enable_thinking(t.get());
     } catch (const std::exception & e) {
         throw Napi::Error::New(env, std::string("llama.cpp cannot apply the model's chat template with these tools: ") + e.what());
     }
@@ -137,13 +175,18 @@ Napi::Value Model::apply_chat(const Napi::CallbackInfo & info) {
     out["grammarPrefill"] =
         params.grammar.empty() || params.grammar_lazy ? common_json::array() : prefill_tokens(vocab, params.generation_prompt);
     out["templateToolCalls"] = caps["supports_tool_calls"];
+    out["supportsThinking"]  = supports_thinking;
+    out["thinkingStartTag"]  = params.thinking_start_tag;
+    out["thinkingEndTags"]   = params.thinking_end_tags;
     add_triggers(params.grammar_triggers, out);
     return Napi::String::New(env, out.dump_safe());
 }
 
 // parseChat(optionsJson, tokens: Int32Array) -> JSON text. optionsJson: {format, parser,
-// generationPrompt, preservedTokens, stops, partial}. The reply's tokens are turned into text as
-// llama-server does (special tokens only where the template preserves them), then parsed.
+// generationPrompt, preservedTokens, stops, partial, reasoningFormat}, the first three as applyChat
+// gave them: its parser takes the reasoning apart where applyChat's reasoningFormat built it to.
+// The reply's tokens are turned into text as llama-server does (special tokens only where the
+// template preserves them), then parsed.
 // The answer: {content, reasoningContent, toolCalls: [{name, arguments, id}]}.
 Napi::Value Model::parse_chat(const Napi::CallbackInfo & info) {
     Napi::Env env             = info.Env();
@@ -179,13 +222,17 @@ Napi::Value Model::parse_chat(const Napi::CallbackInfo & info) {
         text.resize(cut);
     }
 
+    // as llama-server builds it from the applyChat answer (common_chat_parser_params(chat_params))
+    // and the request's reasoning_format; reasoning_in_content is for its legacy streaming only
     common_chat_parser_params syntax;
-    syntax.format            = static_cast<common_chat_format>(o.value("format", 0));
-    syntax.generation_prompt = o.value("generationPrompt", std::string());
-    syntax.parse_tool_calls  = true;
-    const std::string parser = o.value("parser", std::string());
+    syntax.format               = static_cast<common_chat_format>(o.value("format", 0));
+    syntax.generation_prompt    = o.value("generationPrompt", std::string());
+    syntax.parse_tool_calls     = true;
+    syntax.reasoning_in_content = false;
+    const std::string parser    = o.value("parser", std::string());
     common_chat_msg msg;
     try {
+        syntax.reasoning_format = reasoning_format(o);
         if (!parser.empty()) {
             syntax.parser.load(parser);
         }
