@@ -5,6 +5,8 @@
 //   spec_p_min = 0.75                (greedy drafters stop under this top-1 probability)
 //   spec_adaptive_k = true           (shorter drafts after rejections)
 //   spec_mtp_fr_vocab_size = 8192    (FR: the MTP head drafts among the first N tokens)
+//   thinking = false                 (a thinking model's chat replies do not think; default true)
+//   thinking_budget = 1024           (the thinking's token budget in the app's chat; default none)
 // Unknown keys and out-of-range values are errors.
 import { z } from 'zod';
 
@@ -27,6 +29,10 @@ export const Profile = z
     spec_mtp_fr_vocab_size: z.number().int().positive().optional(),
     spec_p_min: z.number().min(0).max(1).optional(),
     spec_adaptive_k: z.boolean().optional(),
+    /** the app's chat: a thinking model's replies think (power generate does not read it) */
+    thinking: z.boolean().optional(),
+    /** the app's chat: the thinking's token budget, ended by llama.cpp's reasoning budget */
+    thinking_budget: z.number().int().min(0).max(1_000_000).optional(),
   })
   .strict()
   .refine(

@@ -1,7 +1,10 @@
 // The life of a chat reply: it takes the reply slot, checks everything that can refuse on a
 // copy of the chat, creates the assistant message, runs the request (app/service/request.ts)
 // with a sink that fills the message and streams its rounds, and saves how it ended. A reply
-// that fails keeps every token committed before the failure.
+// that fails keeps every token committed before the failure. A thinking model's reply (a
+// template with thinking tags) is read with llama.cpp's parser as it streams: the message's
+// content is the answer alone, its thinking apart (app/service/thinking.ts), and each batch of
+// rounds goes out with the thinking after it.
 import { randomUUID } from 'node:crypto';
 
 import type { z } from 'zod';
@@ -11,9 +14,10 @@ import { PowerError, toApiError } from '../contract/api/errors.js';
 import type { ProfileEntry } from '../contract/api/profiles.js';
 import { tokenDigest } from '../contract/generation-result.js';
 import { EngineCrashedError } from '../engine/client.js';
-import type { MediaPrompt } from '../engine/protocol.js';
-import { asPowerError, claimsBatchInvariance, type OpenedTarget } from '../runtime/target.js';
+import type { ChatTemplateResult, MediaPrompt } from '../engine/protocol.js';
+import { asPowerError, invarianceEvidence, type OpenedTarget } from '../runtime/target.js';
 import type { ChatStore } from './chat-store.js';
+import type { ChatToolPlan, ChatTools } from './chat-tools.js';
 import { Conversation, promptImages, promptMessages } from './conversation.js';
 import type { EngineSupervisor, ActiveSession } from './engine-supervisor.js';
 import type { ServiceEvents } from './events.js';
@@ -31,6 +35,7 @@ import {
 import type { ServiceMetrics } from './metrics.js';
 import type { ReplySlot, SlotLease } from './reply-slot.js';
 import { runRequest, type RoundsBatch } from './request.js';
+import { reasoningBudget, replyParser, thinkingSeqs, thinks, ThinkingReply, ThinkingTracker, type ThinkingSeqs } from './thinking.js';
 
 export interface ReplyOptions {
   sampling?: Partial<z.input<typeof ChatSampling>>;
@@ -46,6 +51,8 @@ export interface ChatReplyDeps {
   events: ServiceEvents;
   /** every reply's outcome counts for GET /metrics */
   metrics: ServiceMetrics;
+  /** MCP tools in the chat and their calls (absent: no tools) */
+  tools?: ChatTools;
 }
 
 export const now = (): string => new Date().toISOString();
@@ -58,7 +65,7 @@ function replyEnvironment(supervisor: EngineSupervisor, target: OpenedTarget, se
     backend: {
       ...backend,
       flashAttn: session.flashAttn,
-      batchInvariant: claimsBatchInvariance(target, session),
+      ...invarianceEvidence(target, session),
     },
     contextSize: target.contextSize,
     threads: session.threads,
@@ -70,8 +77,30 @@ function replyEnvironment(supervisor: EngineSupervisor, target: OpenedTarget, se
   };
 }
 
-/** Appends what a batch of rounds adds to the stored message. */
-function appendRounds(message: AssistantMessage, batch: RoundsBatch): void {
+/**
+ * The thinking switch and budget of a reply: the request's, else the chat's, else the profile's,
+ * else on with no budget.
+ */
+export function thinkingSettings(
+  asked: ReplyOptions['sampling'],
+  chat: Pick<Chat, 'thinking'>,
+  profile: Pick<ProfileEntry, 'thinking' | 'thinkingBudget'>,
+): { enabled: boolean; budget: number | null } {
+  return {
+    enabled: asked?.thinking ?? chat.thinking?.enabled ?? profile.thinking ?? true,
+    budget:
+      asked?.thinkingBudget !== undefined ? asked.thinkingBudget : chat.thinking ? chat.thinking.budget : (profile.thinkingBudget ?? null),
+  };
+}
+
+/** Batches of rounds handed on together (a thinking reply's parse took longer than the next batch): one event. */
+function mergeBatches(batches: readonly RoundsBatch[]): RoundsBatch {
+  if (batches.length === 1) return batches[0]!;
+  return { rounds: batches.flatMap((b) => b.rounds), text: batches.map((b) => b.text).join(''), stats: batches.at(-1)!.stats };
+}
+
+/** Appends what a batch of rounds adds to the stored message (its content too, unless a thinking reply's parser says what it is). */
+function appendRounds(message: AssistantMessage, batch: RoundsBatch, content = true): void {
   for (const { texts, ...round } of batch.rounds) {
     round.tokenIds.forEach((id, i) => message.tokens.push({ id, text: texts[i]!, origin: round.origins[i]!, round: round.index }));
     message.rounds.push(round);
@@ -81,7 +110,7 @@ function appendRounds(message: AssistantMessage, batch: RoundsBatch): void {
     const last = message.tokens.at(-1);
     if (last) last.text += batch.text;
   }
-  message.content += batch.text;
+  if (content) message.content += batch.text;
 }
 
 export class ChatReplies {
@@ -131,6 +160,7 @@ export class ChatReplies {
       const staged = structuredClone(chat);
       change(staged);
       const messages = promptMessages(staged, staged.messages.length);
+      const thinkingAsked = thinkingSettings(opts.sampling, chat, profile);
       const images = promptImages(staged, staged.messages.length);
       // a conversation with images the loaded model cannot read is answered with the reason, as
       // the reply's error: the user's message and its images stay, for a model that can
@@ -163,12 +193,21 @@ export class ChatReplies {
       let prompt: { text: string; tokens: number[] } = { text: '', tokens: [] };
       // a prompt with images is tokenized in the engine, which checks that it fits
       let media: MediaPrompt | undefined;
+      // what llama.cpp's application of the model's template says the reply needs (null: ChatML here)
+      let template: ChatTemplateResult | null = null;
+      const templateOptions = { enableThinking: thinkingAsked.enabled };
+      // a chat with MCP tools on (or calls in it): the prompt, grammar and reader of app/service/chat-tools.ts
+      const tools = refusal || !this.deps.tools ? null : await this.deps.tools.plan(staged, conv, templateOptions);
       if (refusal) {
         // nothing to render
       } else if (images.length > 0) {
-        media = await conv.mediaPrompt(messages, await Promise.all(images.map(async (i) => new Uint8Array(await store.image(i.sha256)))));
+        ({ media, template } = await conv.mediaPrompt(
+          messages,
+          await Promise.all(images.map(async (i) => new Uint8Array(await store.image(i.sha256)))),
+          templateOptions,
+        ));
       } else {
-        prompt = await conv.prompt(messages);
+        ({ template, ...prompt } = tools ? { ...tools.prompt, template: null } : await conv.prompt(messages, templateOptions));
         checkPromptFits(
           prompt.tokens.length,
           target.contextSize,
@@ -177,11 +216,15 @@ export class ChatReplies {
         );
       }
       // a model without a chat template: the fallback's end of turn, where the model has no token for it
-      const stops = await conv.stops();
+      const stops = [...(await conv.stops()), ...(template?.additionalStops ?? []), ...(tools?.stops ?? [])];
+      // a thinking template: its tags in ids and the generation prompt's tokens (the budget and the tracker read them)
+      const seqs = thinks(template) ? await thinkingSeqs(target.engine, target.modelId, template) : null;
       change(chat);
       applied = true;
+      // the chat remembers the thinking switch and budget a reply was asked with
+      if (opts.sampling?.thinking !== undefined || opts.sampling?.thinkingBudget !== undefined) chat.thinking = thinkingAsked;
 
-      const sampling = ChatSampling.parse(opts.sampling ?? {});
+      const sampling = ChatSampling.parse({ ...opts.sampling, thinking: thinkingAsked.enabled, thinkingBudget: thinkingAsked.budget });
       const seed = drawSeed(sampling.seed, sampling.temperature);
       const entry = library.get(loadedOptions.modelId);
       const draftEntry = loadedOptions.draftMethod.draftId ? library.get(loadedOptions.draftMethod.draftId) : null;
@@ -230,12 +273,21 @@ export class ChatReplies {
             repeatPenalty: sampling.repeatPenalty,
             path: sampling.path,
             ...formatConstraint(sampling.format, sampling.jsonSchema),
+            ...tools?.sampling,
+            // llama.cpp's reasoning budget ends the thinking: only where the template has its tags and the reply thinks
+            ...(seqs && sampling.thinking && sampling.thinkingBudget !== null
+              ? { reasoningBudget: reasoningBudget(template!, seqs, sampling.thinkingBudget) }
+              : {}),
           },
           seed,
         ),
         stops,
       };
-      void this.run(lease, chat, message, conv, media || refusal ? null : prompt, request, target, refusal);
+      const reading =
+        seqs && template
+          ? { template, seqs, stops, budget: sampling.thinking && sampling.thinkingBudget !== null ? sampling.thinkingBudget : null }
+          : null;
+      void this.run(lease, chat, message, conv, media || refusal || tools ? null : prompt, request, target, refusal, reading, tools);
       return message.id;
     } catch (error) {
       if (applied) {
@@ -258,9 +310,42 @@ export class ChatReplies {
     target: OpenedTarget,
     /** why the reply cannot be given (it ends with that error at once) */
     refusal: unknown,
+    /** a thinking template: how the reply is read (null: its text is the answer) */
+    reading: { template: ChatTemplateResult; seqs: ThinkingSeqs; stops: string[]; budget: number | null } | null,
+    /** a reply with MCP tools: read at the end for its calls */
+    tools: ChatToolPlan | null = null,
   ): Promise<void> {
     const { supervisor, store, events } = this.deps;
     const ids = { chatId: chat.id, messageId: message.id };
+    const thinking = reading
+      ? new ThinkingReply(
+          replyParser(target.engine, target.modelId, reading.template, reading.stops),
+          new ThinkingTracker(reading.template, reading.seqs, reading.budget, Date.now()),
+        )
+      : null;
+    // a thinking reply's batches wait for the parser's read of the reply so far; batches that
+    // come meanwhile go out together after the next read
+    let waiting: RoundsBatch[] = [];
+    let reads: Promise<void> | null = null;
+    const readAndEmit = async (): Promise<void> => {
+      while (waiting.length > 0) {
+        const batch = mergeBatches(waiting);
+        waiting = [];
+        const read = await thinking!.read(false);
+        message.content = read.content;
+        if (read.thinking) message.thinking = read.thinking;
+        events.rounds.emit({ ...ids, ...batch, ...(read.thinking ? { thinking: read.thinking } : {}) });
+      }
+      reads = null;
+    };
+    /** the reply read whole: its answer and thinking as stored */
+    const finishReading = async (): Promise<void> => {
+      if (!thinking) return;
+      await reads;
+      const read = await thinking.read(true);
+      message.content = read.content;
+      if (read.thinking) message.thinking = read.thinking;
+    };
     try {
       if (refusal) throw refusal;
       const outcome = await whileGenerating(supervisor, () =>
@@ -268,11 +353,19 @@ export class ChatReplies {
           lease,
           keepRounds: false,
           sink: (batch) => {
-            appendRounds(message, batch);
-            events.rounds.emit({ ...ids, ...batch });
+            appendRounds(message, batch, !thinking);
+            if (!thinking) {
+              events.rounds.emit({ ...ids, ...batch });
+              return;
+            }
+            for (const round of batch.rounds) thinking.push(round.tokenIds, round.texts);
+            waiting.push(batch);
+            reads ??= readAndEmit();
           },
         }),
       );
+      await finishReading();
+      if (tools) await tools.finish(message, outcome);
       this.deps.metrics.record(outcome);
       message.digest = outcome.digest;
       message.stats = outcome.replyStats;
@@ -284,6 +377,8 @@ export class ChatReplies {
       await store.save(chat);
       events.done.emit({ ...ids, stopReason: outcome.stopReason, digest: outcome.digest, stats: outcome.replyStats });
     } catch (error) {
+      // what the reply thought before it failed stays with it
+      await finishReading().catch(() => {});
       const apiError = toApiError(
         error instanceof EngineCrashedError ? crashDuringReply(supervisor, error, message.tokens.length, true) : asPowerError(error),
       );
@@ -296,6 +391,8 @@ export class ChatReplies {
       events.error.emit({ ...ids, error: apiError });
     } finally {
       lease.release();
+      // calls always allowed run now, and the reply goes on
+      if (tools && message.status === 'done') this.deps.tools?.afterReply(chat.id, message.id);
       events.chatChanged.emit({ chatId: chat.id, change: 'updated' });
     }
   }

@@ -3,13 +3,15 @@
 // engine. A request names a library model: when another model set is loaded it is loaded in its
 // place (one model set at a time); while a chat reply or another completion runs, it waits its
 // turn. Strategy, K and S come from the request, else from the profile (the request's or the
-// active one), with the same refusals as every other front door.
+// active one), with the same refusals as every other front door. A chat on a model's own template
+// is prompted by llama.cpp's application of it, as llama-server's is; a thinking template's reply
+// is read by its parser, the reasoning apart from the answer (unless the request's
+// reasoning_format is 'none'), and a budget ends the thinking with llama.cpp's reasoning budget.
 import { LoadOptions } from '../contract/api/engine.js';
 import { PowerError } from '../contract/api/errors.js';
 import type { ReplyStats } from '../contract/api/generation.js';
 import type { SamplingPath, StopReason, TokenLogprobs } from '../contract/engine-types.js';
 import { strategyLabel, type Strategy } from '../contract/strategies.js';
-import type { ChatMessage } from '../chat/template.js';
 import { EngineCrashedError } from '../engine/client.js';
 import { Conversation } from './conversation.js';
 import type { EngineSupervisor } from './engine-supervisor.js';
@@ -23,12 +25,15 @@ import type { ReplySlot } from './reply-slot.js';
 import { runRequest } from './request.js';
 import { asPowerError } from '../runtime/target.js';
 import { draftKind } from '../models/draft-compat.js';
-import type { MediaPrompt } from '../engine/protocol.js';
+import type { ChatTemplateResult, MediaPrompt, ReasoningFormat } from '../engine/protocol.js';
+import type { PromptMessage } from './conversation.js';
+import { reasoningBudget, thinkingSeqs, thinks } from './thinking.js';
 import {
   checkRequired,
   planPrompt,
   planTools,
   replyDelta,
+  templatePlan,
   type ReadReply,
   type ToolCallDelta,
   type ToolPlan,
@@ -40,7 +45,7 @@ export interface CompletionRequest {
   model: string;
   /** a chat's messages; a chat with tools (given, or calls and results in its conversation); or a raw prompt */
   prompt:
-    | { kind: 'chat'; messages: ChatMessage[]; images?: MediaPrompt['images'] }
+    | { kind: 'chat'; messages: PromptMessage[]; images?: MediaPrompt['images'] }
     | { kind: 'tools'; use: ToolUse }
     | { kind: 'text'; text: string };
   maxTokens: number;
@@ -72,6 +77,22 @@ export interface CompletionRequest {
   jsonSchema?: string;
   /** log-probabilities per token: its own and those of the N most likely tokens */
   logprobs?: number;
+  /** a chat on a model's own template: its thinking (llama-server's fields) */
+  thinking?: ChatThinking;
+}
+
+/** What a chat request asks of a thinking template, as llama-server's fields do. */
+export interface ChatThinking {
+  /** the template's enable_thinking (absent: true) */
+  enableThinking?: boolean;
+  /** chat_template_kwargs: more variables for the template */
+  chatTemplateKwargs?: Record<string, unknown>;
+  /** reasoning_format: 'none' leaves the reasoning in the content (absent: auto) */
+  reasoningFormat?: ReasoningFormat;
+  /** thinking_budget_tokens: the most tokens the thinking may take (absent: no limit) */
+  budget?: number;
+  /** thinking_budget_message: written before the end tag the budget forces */
+  budgetMessage?: string;
 }
 
 export interface CompletionResult {
@@ -82,6 +103,8 @@ export interface CompletionResult {
   text: string;
   /** with tools: the reply read as the template's format gives it (its text, its calls) */
   toolReply?: ReadReply & { format: string };
+  /** a reply read for its reasoning (a thinking template): the reasoning; `text` is then the answer alone */
+  reasoning?: string;
   stopReason: StopReason;
   digest: string;
   stats: ReplyStats;
@@ -113,6 +136,8 @@ export interface CompletionProgress {
   logprobs?: TokenLogprobs[];
   /** with tools: what is new in the reply's calls (the text is then the reply's content, calls left out) */
   toolCalls?: ToolCallDelta[];
+  /** a thinking reply: what is new in its reasoning (the text is then the answer's) */
+  reasoning?: string;
 }
 
 export interface Completions {
@@ -240,21 +265,40 @@ export function createCompletions(deps: CompletionDeps): Completions {
       // the request's stop sequences, and for a chat the template's end of turn where the model has no token for it
       const stops = [...(request.stop ?? [])];
       let plan: ToolPlan | null = null;
+      // how the reply is read: with tools, its calls; on a thinking template, its reasoning apart
+      let readPlan: ToolPlan | null = null;
+      // what llama.cpp's application of the model's template says the reply needs (null: none, or ChatML here)
+      let template: ChatTemplateResult | null = null;
+      const thinking = request.thinking ?? {};
+      const templateOptions = {
+        ...(thinking.enableThinking !== undefined ? { enableThinking: thinking.enableThinking } : {}),
+        ...(thinking.chatTemplateKwargs !== undefined ? { chatTemplateKwargs: thinking.chatTemplateKwargs } : {}),
+        ...(thinking.reasoningFormat !== undefined ? { reasoningFormat: thinking.reasoningFormat } : {}),
+      };
       if (request.prompt.kind === 'tools') {
         const use = request.prompt.use;
         if ((request.grammar !== undefined || request.jsonSchema !== undefined) && use.tools.length > 0 && use.toolChoice !== 'none') {
           throw new PowerError('bad-input', 'a grammar or a JSON schema cannot go with tools (the tools bring their own grammar)');
         }
-        plan = await planTools(target.engine, target.modelId, use, stops);
+        plan = await planTools(conv, use, stops, templateOptions);
+        readPlan = plan;
+        template = plan.template ?? null;
         const planned = await planPrompt(target.engine, target.modelId, conv, plan);
         prompt = planned.tokens;
         stops.push(...planned.stops);
       } else if (request.prompt.kind === 'chat') {
         if (images.length > 0) {
-          media = await conv.mediaPrompt(request.prompt.messages, images);
+          ({ media, template } = await conv.mediaPrompt(request.prompt.messages, images, templateOptions));
           prompt = [];
-        } else prompt = (await conv.prompt(request.prompt.messages)).tokens;
-        stops.push(...(await conv.stops()));
+        } else {
+          const asked = await conv.prompt(request.prompt.messages, templateOptions);
+          prompt = asked.tokens;
+          template = asked.template;
+        }
+        stops.push(...(await conv.stops()), ...(template?.additionalStops ?? []));
+        if (thinks(template) && thinking.reasoningFormat !== 'none') {
+          readPlan = templatePlan(target.engine, target.modelId, template, [...stops], thinking.reasoningFormat);
+        }
       } else {
         if (request.prompt.text === '') throw new PowerError('bad-input', 'the prompt is empty');
         prompt = Array.from(
@@ -273,8 +317,13 @@ export function createCompletions(deps: CompletionDeps): Completions {
       // a chain's rounds by the member that drafted them (the answer's power.members)
       const chained = speculative && resolved.fallbacks.length > 0;
       const drafted: MemberRound[] = [];
-      // with tools: the reply is read again after each batch and only what changed is handed on
-      const reading = plan ? streamedToolReply(plan, onText) : null;
+      // llama.cpp's reasoning budget, where the template has thinking tags and the reply thinks
+      const budget =
+        thinking.budget !== undefined && thinks(template) && thinking.enableThinking !== false
+          ? reasoningBudget(template, await thinkingSeqs(target.engine, target.modelId, template), thinking.budget, thinking.budgetMessage)
+          : undefined;
+      // with tools or a thinking template: the reply is read again after each batch and only what changed is handed on
+      const reading = readPlan ? streamedToolReply(readPlan, onText) : null;
       const outcome = await whileGenerating(supervisor, () =>
         runRequest(
           target.engine,
@@ -293,6 +342,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
                 jsonSchema: request.jsonSchema,
                 logprobs: request.logprobs,
                 ...plan?.sampling,
+                ...(budget ? { reasoningBudget: budget } : {}),
               },
               seed,
             ),
@@ -307,15 +357,19 @@ export function createCompletions(deps: CompletionDeps): Completions {
                 if (chained) drafted.push({ member: round.member, proposed: round.proposed, accepted: round.accepted });
               }
               rounds += batch.rounds.length;
-              if (reading) reading.add(batch, { tokens: streamed, rounds });
-              else if (batch.text || batch.logprobs)
+              if (reading) {
+                // the parsed reply's text comes after its reads; the tokens' log-probabilities at once
+                if (batch.logprobs) onText('', { tokens: streamed, rounds, logprobs: batch.logprobs });
+                reading.add(batch, { tokens: streamed, rounds });
+              } else if (batch.text || batch.logprobs)
                 onText(batch.text, { tokens: streamed, rounds, ...(batch.logprobs ? { logprobs: batch.logprobs } : {}) });
             },
           },
         ),
       );
       deps.metrics.record(outcome);
-      const toolReply = reading ? await reading.finish(outcome.tokens, outcome.text, { tokens: streamed, rounds }) : undefined;
+      const read = reading ? await reading.finish(outcome.tokens, outcome.text, { tokens: streamed, rounds }) : undefined;
+      const toolReply = plan ? read : undefined;
       if (toolReply && request.prompt.kind === 'tools') checkRequired(request.prompt.use, toolReply, outcome.text, outcome.stopReason);
       return {
         model: modelName,
@@ -323,8 +377,10 @@ export function createCompletions(deps: CompletionDeps): Completions {
         promptTokens: media ? outcome.replyStats.promptTokens : prompt.length,
         completionTokens: outcome.tokens.length,
         tokens: outcome.tokens,
-        text: outcome.text,
+        // a thinking reply read apart: the answer alone
+        text: read && !plan ? read.content : outcome.text,
         ...(toolReply ? { toolReply: { ...toolReply, format: plan!.format } } : {}),
+        ...(read && readPlan?.template && thinks(readPlan.template) ? { reasoning: read.reasoning ?? '' } : {}),
         stopReason: outcome.stopReason,
         digest: outcome.digest,
         stats: outcome.replyStats,
@@ -364,8 +420,12 @@ function streamedToolReply(plan: ToolPlan, onText: (text: string, progress: Comp
   const show = (now: ReadReply, progress: CompletionProgress): void => {
     const delta = replyDelta(shown, now);
     shown = now;
-    if (delta.content !== '' || delta.toolCalls.length > 0)
-      onText(delta.content, { ...progress, ...(delta.toolCalls.length > 0 ? { toolCalls: delta.toolCalls } : {}) });
+    if (delta.content !== '' || delta.toolCalls.length > 0 || delta.reasoning !== undefined)
+      onText(delta.content, {
+        ...progress,
+        ...(delta.toolCalls.length > 0 ? { toolCalls: delta.toolCalls } : {}),
+        ...(delta.reasoning !== undefined ? { reasoning: delta.reasoning } : {}),
+      });
   };
   return {
     add(batch: { rounds: readonly { tokenIds: readonly number[] }[]; text: string }, progress: CompletionProgress): void {

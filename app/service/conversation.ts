@@ -1,7 +1,12 @@
-// A chat as the token ids the model sees. The model's own chat template (Jinja from the GGUF,
-// rendered by @huggingface/jinja as `power generate` does) wraps the messages; a model without
-// one gets ChatML, what llama.cpp's server falls back to (the same text; docs/app.md "Chat
-// templates"). ChatML's end-of-turn marker `<|im_end|>` is then, for
+// A chat as the token ids the model sees. A model with its own chat template (Jinja from the GGUF)
+// is prompted as llama-server prompts it: llama.cpp's template application (the engine's
+// applyChat: common_chat_templates_apply, enable_thinking true unless a reply turns thinking
+// off), which also says what the reply needs: its format and parser, its generation prompt, its
+// thinking tags. The template is code from the model file: before llama.cpp renders it, it is
+// rendered here by @huggingface/jinja in a child process with a time, heap and output budget
+// (app/chat/template-budget.ts), the guard that refuses a template that loops or explodes
+// before it can hang the engine. A model without one gets ChatML, what llama.cpp's server falls
+// back to (the same text; docs/app.md "Chat templates"). ChatML's end-of-turn marker `<|im_end|>` is then, for
 // most such models (Gemma 3 270M base), no token of theirs: the model can only write it as text
 // and never ends its turn with an end-of-generation token, so the reply stops where its text
 // reaches the marker (`stops()`: a stop string of runRequest), the marker not shown. Across
@@ -11,7 +16,7 @@
 import { PowerError } from '../contract/api/errors.js';
 import type { Chat } from '../contract/api/chats.js';
 import type { ChatImage } from '../contract/images.js';
-import { MEDIA_MARKER, type MediaPrompt, type NativeModelInfo } from '../engine/protocol.js';
+import { MEDIA_MARKER, type ChatTemplateResult, type MediaPrompt, type NativeModelInfo, type ReasoningFormat } from '../engine/protocol.js';
 import { ChatTemplateError, renderChat, type ChatMessage } from '../chat/template.js';
 import { renderChatBounded } from '../chat/template-budget.js';
 import type { EngineClient } from '../engine/client.js';
@@ -25,6 +30,27 @@ export const CHATML_TEMPLATE =
   "' + '\\n' }}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
+/** A message of a prompt: an earlier assistant reply may carry its thinking back (llama.cpp's reasoning_content). */
+export type PromptMessage = ChatMessage & { reasoning_content?: string };
+
+/** What a template is applied with beyond the messages (llama-server's request fields). */
+export interface TemplateOptions {
+  /** the template's enable_thinking (absent: true) */
+  enableThinking?: boolean;
+  /** more variables for the template (chat_template_kwargs) */
+  chatTemplateKwargs?: Record<string, unknown>;
+  /** how the reply's reasoning is told apart (absent: auto) */
+  reasoningFormat?: ReasoningFormat;
+}
+
+/** A model's chat template applied by llama.cpp to OpenAI-form messages, with tools or none. */
+export interface TemplateRequest extends TemplateOptions {
+  messages: readonly unknown[];
+  tools?: readonly unknown[];
+  toolChoice?: 'auto' | 'none' | 'required';
+  parallelToolCalls?: boolean;
+}
+
 /** Text already tokenized: a rendered prefix and its ids. */
 export interface TokenMemo {
   text: string;
@@ -34,15 +60,18 @@ export interface TokenMemo {
 /**
  * The messages a reply answers: the system prompt, then every message before `upTo`. A user
  * message's images are the media marker each, before its text, one part a line (as /v1 joins an
- * image_url part and a text part); promptImages gives their images in the same order.
+ * image_url part and a text part); promptImages gives their images in the same order. An
+ * assistant reply that thought carries its thinking as reasoning_content: the template keeps or
+ * drops it as it was written to.
  */
-export function promptMessages(chat: Chat, upTo: number): ChatMessage[] {
-  const out: ChatMessage[] = [];
+export function promptMessages(chat: Chat, upTo: number): PromptMessage[] {
+  const out: PromptMessage[] = [];
   if (chat.systemPrompt) out.push({ role: 'system', content: chat.systemPrompt });
   for (const m of chat.messages.slice(0, upTo)) {
     const images = m.role === 'user' ? (m.images ?? []) : [];
     const content = images.length > 0 ? [...images.map(() => MEDIA_MARKER), ...(m.content ? [m.content] : [])].join('\n') : m.content;
-    out.push({ role: m.role, content });
+    const thinking = m.role === 'assistant' ? m.thinking?.text : undefined;
+    out.push({ role: m.role, content, ...(thinking ? { reasoning_content: thinking } : {}) });
   }
   return out;
 }
@@ -58,39 +87,98 @@ export class Conversation {
   private stopStrings: Promise<string[]> | null = null;
 
   constructor(
-    private readonly engine: EngineClient,
-    private readonly modelId: string,
+    readonly engine: EngineClient,
+    readonly modelId: string,
     private readonly info: NativeModelInfo,
   ) {}
 
-  async render(messages: ChatMessage[]): Promise<string> {
-    const special = async (id: number): Promise<string> =>
-      id < 0 ? '' : this.engine.call('detokenize', { modelId: this.modelId, tokens: Int32Array.of(id), renderSpecial: true });
-    const tokens = { bos: await special(this.info.bos), eos: await special(this.info.eos) };
-    try {
-      // the model's template is code from the model file: rendered with a time, heap and output
-      // budget in a child process, like power generate's; our ChatML fallback runs in place
-      if (this.info.chatTemplate === null) return renderChat(CHATML_TEMPLATE, messages, tokens);
-      return await renderChatBounded(this.info.chatTemplate, messages, tokens);
-    } catch (error) {
-      if (error instanceof ChatTemplateError) throw new PowerError('unsupported', error.message);
-      throw error;
-    }
+  /** The prompt's text (what `prompt` tokenizes). */
+  async render(messages: readonly PromptMessage[], options: TemplateOptions = {}): Promise<string> {
+    return (await this.apply(messages, options)).text;
   }
 
   /**
-   * The prompt of a reply to `messages`: the rendered text and its ids. The one way chat replies
-   * and /v1/chat/completions turn messages into tokens.
+   * The prompt's text and, for a model with its own template, what llama.cpp's application of it
+   * says the reply needs (null: the ChatML fallback, rendered here).
    */
-  async prompt(messages: ChatMessage[]): Promise<TokenMemo> {
-    const text = await this.render(messages);
-    return { text, tokens: await this.tokens(text) };
+  async apply(
+    messages: readonly PromptMessage[],
+    options: TemplateOptions = {},
+  ): Promise<{ text: string; template: ChatTemplateResult | null }> {
+    if (this.info.chatTemplate === null) {
+      try {
+        return { text: renderChat(CHATML_TEMPLATE, messages, await this.specialTokens()), template: null };
+      } catch (error) {
+        if (error instanceof ChatTemplateError) throw new PowerError('unsupported', error.message);
+        throw error;
+      }
+    }
+    const template = await this.applyTemplate({ messages, ...options });
+    return { text: template.prompt, template };
+  }
+
+  /**
+   * llama.cpp's application of the model's template (tools given or none), after the bounded
+   * rendering here has shown that the template finishes within its budget. The one way chat
+   * replies and /v1 (with tools or without) apply a model's template.
+   */
+  async applyTemplate(request: TemplateRequest): Promise<ChatTemplateResult> {
+    if (this.info.chatTemplate !== null) await this.guard(request.messages);
+    return this.engine.call('applyChat', {
+      modelId: this.modelId,
+      messages: [...request.messages],
+      tools: [...(request.tools ?? [])],
+      toolChoice: request.toolChoice ?? 'auto',
+      ...(request.parallelToolCalls !== undefined ? { parallelToolCalls: request.parallelToolCalls } : {}),
+      // as llama.cpp renders templates: a template that reads enable_thinking never sees it undefined
+      enableThinking: request.enableThinking ?? true,
+      ...(request.chatTemplateKwargs !== undefined ? { chatTemplateKwargs: request.chatTemplateKwargs } : {}),
+      ...(request.reasoningFormat !== undefined ? { reasoningFormat: request.reasoningFormat } : {}),
+    });
+  }
+
+  /**
+   * The template rendered here with its budget: one that loops, explodes or builds too much is
+   * refused with the reason. One that fails in a way of its own (a raise_exception, a filter
+   * @huggingface/jinja lacks) is llama.cpp's to judge: it renders it next, and says why not.
+   */
+  private async guard(messages: readonly unknown[]): Promise<void> {
+    const plain = messages.map((m) => {
+      const message = m as { content?: unknown };
+      return { ...message, content: contentText(message.content) } as ChatMessage;
+    });
+    try {
+      await renderChatBounded(this.info.chatTemplate!, plain, await this.specialTokens());
+    } catch (error) {
+      if (!(error instanceof ChatTemplateError)) throw error;
+      if (/^the model's chat template (does not parse|failed to render):/.test(error.message)) return;
+      throw new PowerError('unsupported', error.message);
+    }
+  }
+
+  private async specialTokens(): Promise<{ bos: string; eos: string }> {
+    const special = async (id: number): Promise<string> =>
+      id < 0 ? '' : this.engine.call('detokenize', { modelId: this.modelId, tokens: Int32Array.of(id), renderSpecial: true });
+    return { bos: await special(this.info.bos), eos: await special(this.info.eos) };
+  }
+
+  /**
+   * The prompt of a reply to `messages`: the rendered text, its ids, and what the template says
+   * the reply needs. The one way chat replies and /v1/chat/completions turn messages into tokens.
+   */
+  async prompt(
+    messages: readonly PromptMessage[],
+    options: TemplateOptions = {},
+  ): Promise<TokenMemo & { template: ChatTemplateResult | null }> {
+    const { text, template } = await this.apply(messages, options);
+    return { text, tokens: await this.tokens(text), template };
   }
 
   /**
    * The stop strings a reply needs: under the ChatML fallback its end-of-turn marker, unless the
    * model has it as its own end-of-generation token (then the engine stops there); none when
-   * the model has a template of its own.
+   * the model has a template of its own (llama.cpp's application of it may add some: its
+   * additionalStops).
    */
   stops(): Promise<string[]> {
     if (this.stopStrings) return this.stopStrings;
@@ -123,9 +211,13 @@ export class Conversation {
    * The prompt of a reply to `messages` that hold images (one MEDIA_MARKER each in their text):
    * the rendered text with the same BOS rule as `tokens`, tokenized in the engine with the images.
    */
-  async mediaPrompt(messages: ChatMessage[], images: MediaPrompt['images']): Promise<MediaPrompt> {
-    const text = await this.render(messages);
-    return { text, images: [...images], addSpecial: await this.addsBos(text) };
+  async mediaPrompt(
+    messages: readonly PromptMessage[],
+    images: MediaPrompt['images'],
+    options: TemplateOptions = {},
+  ): Promise<{ media: MediaPrompt; template: ChatTemplateResult | null }> {
+    const { text, template } = await this.apply(messages, options);
+    return { media: { text, images: [...images], addSpecial: await this.addsBos(text) }, template };
   }
 
   /** Whether tokenizing `text` adds the model's BOS: a template that writes the BOS text itself must not get a second one. */
@@ -149,4 +241,11 @@ export class Conversation {
   private async tokenize(text: string, addSpecial: boolean): Promise<number[]> {
     return Array.from(await this.engine.call('tokenize', { modelId: this.modelId, text, addSpecial, parseSpecial: true }));
   }
+}
+
+/** a message's content as text: OpenAI's text parts joined (the guard's rendering takes text) */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join('\n');
 }

@@ -101,6 +101,10 @@ export interface NewProfile {
   frVocab?: number;
   pMin?: number;
   adaptiveK?: boolean;
+  /** chat replies think (absent: they do) */
+  thinking?: boolean;
+  /** the thinking's token budget (absent or null: none) */
+  thinkingBudget?: number | null;
 }
 
 export class ProfileStore {
@@ -154,6 +158,8 @@ export class ProfileStore {
       ...(!control && p.frVocab !== undefined ? { frVocab: p.frVocab } : {}),
       ...(!control && p.pMin ? { pMin: p.pMin } : {}),
       ...(!control && p.adaptiveK ? { adaptiveK: true } : {}),
+      ...(p.thinking !== undefined ? { thinking: p.thinking } : {}),
+      ...(p.thinkingBudget != null ? { thinkingBudget: p.thinkingBudget } : {}),
       note: 'custom',
     };
     this.settings.data.profiles.push(entry);
@@ -192,6 +198,8 @@ export class ProfileStore {
         ...(p.spec_mtp_fr_vocab_size !== undefined ? { frVocab: p.spec_mtp_fr_vocab_size } : {}),
         ...(p.spec_p_min !== undefined ? { pMin: p.spec_p_min } : {}),
         ...(p.spec_adaptive_k !== undefined ? { adaptiveK: p.spec_adaptive_k } : {}),
+        ...(p.thinking !== undefined ? { thinking: p.thinking } : {}),
+        ...(p.thinking_budget !== undefined ? { thinkingBudget: p.thinking_budget } : {}),
       },
       target,
     );
@@ -213,6 +221,8 @@ export class ProfileStore {
       if (entry.pMin !== undefined) doc.spec_p_min = entry.pMin;
       if (entry.adaptiveK) doc.spec_adaptive_k = true;
     }
+    if (entry.thinking !== undefined) doc.thinking = entry.thinking;
+    if (entry.thinkingBudget != null) doc.thinking_budget = entry.thinkingBudget;
     return `# Power profile: ${entry.name.replace(/\n/g, ' ')}\n${stringify(doc)}\n`;
   }
 

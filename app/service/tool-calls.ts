@@ -4,15 +4,18 @@
 // Where it does not (llama.cpp's ChatML fallback, or a template without tools), llama-server
 // would drop the tools without a word; Power answers in JSON instead: the tools are described in
 // a system message and a JSON schema makes the reply either a call or a response (llama.cpp's
-// former "generic" format).
+// former "generic" format). The template is applied the one way every prompt of a model's own
+// template is (Conversation.applyTemplate), and a reply is read by the template's parser with
+// its reasoning told apart (app/service/thinking.ts).
 import { randomUUID } from 'node:crypto';
 
 import { PowerError } from '../contract/api/errors.js';
 import type { StopReason } from '../contract/engine-types.js';
-import type { ChatTemplateResult } from '../engine/protocol.js';
+import type { ChatTemplateResult, ReasoningFormat } from '../engine/protocol.js';
 import type { EngineClient } from '../engine/client.js';
 import type { ChatMessage } from '../chat/template.js';
-import type { Conversation } from './conversation.js';
+import type { Conversation, TemplateOptions } from './conversation.js';
+import { replyParser } from './thinking.js';
 
 /** what a chat request asks about tools, in OpenAI's forms */
 export interface ToolUse {
@@ -28,6 +31,8 @@ interface OpenAiLikeMessage {
   content?: string | readonly { type: 'text'; text: string }[] | null;
   tool_calls?: readonly { id?: string; function: { name: string; arguments: string } }[] | null;
   tool_call_id?: string;
+  /** an earlier reply's thinking, given back (llama-server's reasoning_content) */
+  reasoning_content?: string | null;
 }
 
 export interface ToolCall {
@@ -37,10 +42,11 @@ export interface ToolCall {
   arguments: string;
 }
 
-/** a reply as the client sees it: its text and its calls */
+/** a reply as the client sees it: its text and its calls, and its reasoning where the template's parser tells it apart */
 export interface ReadReply {
   content: string;
   toolCalls: ToolCall[];
+  reasoning?: string;
 }
 
 /** how far a streamed reply moved: new text, and per call what is new (name on first sight) */
@@ -61,6 +67,8 @@ export interface ToolPlan {
   read(tokens: readonly number[], text: string, partial: boolean): Promise<ReadReply>;
   /** what the evidence calls the format: llama.cpp's format name, or 'generic JSON' */
   format: string;
+  /** llama.cpp's application of the model's template, where the plan is its (the thinking's tags, the generation prompt) */
+  template?: ChatTemplateResult;
 }
 
 function text(content: OpenAiLikeMessage['content']): string {
@@ -77,17 +85,22 @@ function withIds(calls: readonly { name: string; arguments: string; id: string }
   });
 }
 
-/** The plan for a request with tools on a loaded model. */
-export async function planTools(engine: EngineClient, modelId: string, use: ToolUse, stops: readonly string[]): Promise<ToolPlan> {
-  const chat = await engine.call('applyChat', {
-    modelId,
-    messages: [...use.messages],
-    tools: [...use.tools],
+/** The plan for a request with tools on a loaded model (`options`: the template's thinking switch and kwargs, the reasoning format). */
+export async function planTools(
+  conv: Conversation,
+  use: ToolUse,
+  stops: readonly string[],
+  options: TemplateOptions = {},
+): Promise<ToolPlan> {
+  const chat = await conv.applyTemplate({
+    messages: use.messages,
+    tools: use.tools,
     toolChoice: use.toolChoice,
     ...(use.parallelToolCalls !== undefined ? { parallelToolCalls: use.parallelToolCalls } : {}),
+    ...options,
   });
   if (chat.templateToolCalls || use.tools.length === 0 || use.toolChoice === 'none')
-    return templatePlan(engine, modelId, chat, [...stops, ...chat.additionalStops]);
+    return templatePlan(conv.engine, conv.modelId, chat, [...stops, ...chat.additionalStops], options.reasoningFormat);
   return genericPlan(use);
 }
 
@@ -106,8 +119,20 @@ export async function planPrompt(
   return { tokens: Array.from(tokens), stops: plan.stops };
 }
 
-function templatePlan(engine: EngineClient, modelId: string, chat: ChatTemplateResult, stops: readonly string[]): ToolPlan {
+/**
+ * The plan of a reply on the model's own template as llama.cpp applied it: its prompt, grammar
+ * (for tools) and parser. A chat without tools takes it too where the reply's reasoning is to be
+ * told apart from its answer.
+ */
+export function templatePlan(
+  engine: EngineClient,
+  modelId: string,
+  chat: ChatTemplateResult,
+  stops: readonly string[],
+  reasoningFormat?: ReasoningFormat,
+): ToolPlan {
   const ids: string[] = [];
+  const parse = replyParser(engine, modelId, chat, stops, reasoningFormat);
   return {
     prompt: { kind: 'text', text: chat.prompt },
     stops: chat.additionalStops,
@@ -120,18 +145,14 @@ function templatePlan(engine: EngineClient, modelId: string, chat: ChatTemplateR
             ...(chat.grammarPrefill.length > 0 ? { grammarPrefill: chat.grammarPrefill } : {}),
           },
     format: chat.formatName,
+    template: chat,
     read: async (tokens, _text, partial) => {
-      const parsed = await engine.call('parseChat', {
-        modelId,
-        tokens: Int32Array.from(tokens),
-        format: chat.format,
-        parser: chat.parser,
-        generationPrompt: chat.generationPrompt,
-        preservedTokens: chat.preservedTokens,
-        stops: [...stops],
-        partial,
-      });
-      return { content: parsed.content, toolCalls: withIds(parsed.toolCalls, ids) };
+      const parsed = await parse(tokens, partial);
+      return {
+        content: parsed.content,
+        toolCalls: withIds(parsed.toolCalls, ids),
+        ...(parsed.reasoningContent !== '' ? { reasoning: parsed.reasoningContent } : {}),
+      };
     },
   };
 }
@@ -231,9 +252,12 @@ export function readGeneric(reply: string, ids: string[] = []): ReadReply {
   return read.length > 0 ? { content: '', toolCalls: withIds(read, ids) } : { content: reply, toolCalls: [] };
 }
 
-/** what changed between two reads of a streamed reply: the text appended, and per call its new part */
-export function replyDelta(before: ReadReply, now: ReadReply): { content: string; toolCalls: ToolCallDelta[] } {
+/** what changed between two reads of a streamed reply: the text appended, the reasoning appended (only when some was), and per call its new part */
+export function replyDelta(before: ReadReply, now: ReadReply): { content: string; toolCalls: ToolCallDelta[]; reasoning?: string } {
   const content = now.content.startsWith(before.content) ? now.content.slice(before.content.length) : '';
+  const was = before.reasoning ?? '';
+  const is = now.reasoning ?? '';
+  const reasoning = is.startsWith(was) ? is.slice(was.length) : '';
   const toolCalls: ToolCallDelta[] = [];
   now.toolCalls.forEach((call, index) => {
     const old = before.toolCalls[index];
@@ -243,7 +267,7 @@ export function replyDelta(before: ReadReply, now: ReadReply): { content: string
       toolCalls.push({ index, arguments: call.arguments.slice(old.arguments.length) });
     }
   });
-  return { content, toolCalls };
+  return { content, toolCalls, ...(reasoning !== '' ? { reasoning } : {}) };
 }
 
 /** a check the plan's reply must pass before it is sent: a required call that did not come is an error, not a reply */

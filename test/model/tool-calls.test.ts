@@ -105,9 +105,10 @@ describe('tool calls through /v1/chat/completions', () => {
         'tools offered, none wanted': { messages: ASK, tools: [WEATHER], tool_choice: 'none' },
       })) {
         const use = toolUse(ChatCompletionRequest.parse({ model: 'm', ...body })) as ToolUse;
-        const plan = await planTools(engine, modelId, use, []);
+        const conv = new Conversation(engine, modelId, info);
+        const plan = await planTools(conv, use, []);
         assert.equal(plan.prompt.kind, 'text', `${name}: the template renders tools`);
-        const ours = await planPrompt(engine, modelId, new Conversation(engine, modelId, info), plan);
+        const ours = await planPrompt(engine, modelId, conv, plan);
         const theirs = referencePrompt(tools.target, body);
         assert.match(theirs.prompt, /get_weather/, `${name}: the tools are in llama.cpp's prompt`);
         assert.deepEqual(ours.tokens, theirs.tokens, `${name}: the tokens differ`);
@@ -120,9 +121,9 @@ describe('tool calls through /v1/chat/completions', () => {
   test("the template's parser reads a call from the reply's tokens, whole and as it streams", async () => {
     const engine = EngineClient.start();
     try {
-      const { modelId } = await engine.call('loadModel', { path: tools.target, gpuLayers: 0 });
+      const { modelId, info } = await engine.call('loadModel', { path: tools.target, gpuLayers: 0 });
       const use = toolUse(ChatCompletionRequest.parse({ model: 'm', messages: ASK, tools: [WEATHER, TIME] })) as ToolUse;
-      const plan = await planTools(engine, modelId, use, []);
+      const plan = await planTools(new Conversation(engine, modelId, info), use, []);
       assert.ok(plan.sampling.grammarLazy, 'auto: the grammar waits for the opening of a call');
       const reply = 'Let me look.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
       const tokens = Array.from(await engine.call('tokenize', { modelId, text: reply, addSpecial: false, parseSpecial: true }));

@@ -145,6 +145,8 @@ const ChatHeader = {
 export const Chat = z.object({
   ...ChatHeader,
   systemPrompt: z.string().nullable(),
+  /** the thinking switch and budget its replies were last asked for (absent: never asked; the profile's, else on, no budget) */
+  thinking: z.object({ enabled: z.boolean(), budget: z.number().int().min(0).max(1_000_000).nullable() }).optional(),
   /** the conversation shown: the versions on show at each branch (the prompt is built from it) */
   messages: z.array(ChatMessage),
   /** the other versions, one entry per point where the conversation branched (absent: none) */

@@ -21,6 +21,10 @@ export const ProfileEntry = z.object({
   /** spec_mtp_fr_vocab_size (FR, strategy mtp): the head drafts among the first N tokens; absent: all */
   frVocab: z.number().int().min(1).optional(),
   ...DraftingPolicy,
+  /** a thinking model's replies think (the TOML's `thinking`); absent: they do, unless a chat or its reply says otherwise */
+  thinking: z.boolean().optional(),
+  /** the thinking's token budget (the TOML's `thinking_budget`); absent or null: none */
+  thinkingBudget: z.number().int().min(0).max(1_000_000).nullable().optional(),
   note: z.string(),
 });
 export type ProfileEntry = z.infer<typeof ProfileEntry>;

@@ -4,6 +4,9 @@
 // would change the answer and cannot be honoured (n > 1) are refused. Tools: OpenAI's `tools`,
 // `tool_choice` and `parallel_tool_calls`, tool results as `role: "tool"` messages.
 // Structured output: OpenAI's `response_format` and llama-server's `json_schema` and `grammar`.
+// Thinking models, as llama-server: `reasoning_format`, `chat_template_kwargs` (enable_thinking),
+// `thinking_budget_tokens` (or `reasoning_budget_tokens`) and `thinking_budget_message` (or
+// `reasoning_budget_message`), and an assistant turn's `reasoning_content` given back.
 import { z } from 'zod';
 
 import { PowerError } from '../../contract/api/errors.js';
@@ -13,6 +16,8 @@ import { JSON_OBJECT_SCHEMA } from '../../service/reply-steps.js';
 import { strategyList, strategyListProblem } from '../../contract/strategies.js';
 import type { ChatMessage } from '../../chat/template.js';
 import type { ToolUse } from '../../service/tool-calls.js';
+import type { ChatThinking } from '../../service/completions.js';
+import type { PromptMessage } from '../../service/conversation.js';
 import { imageBytes, ImagePart, MEDIA_MARKER } from './images.js';
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
@@ -43,6 +48,8 @@ export const OpenAiMessage = z.object({
   /** a tool message: the call it answers */
   tool_call_id: z.string().optional(),
   name: z.string().optional(),
+  /** an assistant's thinking, given back as llama-server returned it (the template keeps or drops it) */
+  reasoning_content: z.string().nullable().optional(),
 });
 export type OpenAiMessage = z.infer<typeof OpenAiMessage>;
 
@@ -131,6 +138,15 @@ const common = {
   profile: z.string().min(1).optional(),
 };
 
+const BudgetTokens = z
+  .number({ error: 'a thinking budget is a whole number of tokens (-1: no limit)' })
+  .int({ error: 'a thinking budget is a whole number of tokens (-1: no limit)' })
+  .min(-1, { error: 'a thinking budget is a whole number of tokens (-1: no limit)' })
+  .max(1_000_000)
+  .nullable()
+  .optional();
+const BudgetMessage = z.string().max(10_000).nullable().optional();
+
 export const ChatCompletionRequest = z.object({
   ...common,
   messages: z.array(OpenAiMessage).min(1),
@@ -143,6 +159,29 @@ export const ChatCompletionRequest = z.object({
   logprobs: z.boolean().nullable().optional(),
   /** with logprobs: the row's N most likely tokens too */
   top_logprobs: z.number().int().min(0).max(LOGPROBS_MAX).nullable().optional(),
+  /** llama-server's: 'none' leaves a thinking model's reasoning in the content; 'deepseek' and 'auto' (the default) give it as reasoning_content */
+  reasoning_format: z
+    .enum(['none', 'deepseek', 'auto'], { error: 'reasoning_format must be "none", "deepseek" or "auto"' })
+    .nullable()
+    .optional(),
+  /** llama-server's: more variables for the chat template (enable_thinking a boolean) */
+  chat_template_kwargs: z
+    .record(z.string(), z.unknown(), { error: 'chat_template_kwargs must be an object' })
+    .superRefine((kwargs, ctx) => {
+      if (kwargs.enable_thinking !== undefined && typeof kwargs.enable_thinking !== 'boolean') {
+        ctx.addIssue({ code: 'custom', message: 'enable_thinking must be a boolean', path: ['enable_thinking'] });
+      }
+    })
+    .nullable()
+    .optional(),
+  /** llama-server's: the most tokens the thinking may take before the budget ends it (-1: no limit) */
+  thinking_budget_tokens: BudgetTokens,
+  /** llama-server's other name for thinking_budget_tokens */
+  reasoning_budget_tokens: BudgetTokens,
+  /** llama-server's: text written before the end of the thinking that the budget forces */
+  thinking_budget_message: BudgetMessage,
+  /** llama-server's other name for thinking_budget_message */
+  reasoning_budget_message: BudgetMessage,
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
@@ -209,12 +248,42 @@ export function messageImages(messages: readonly OpenAiMessage[]): Uint8Array<Ar
   return images;
 }
 
-/** A request's messages as the chat template takes them ('developer' is OpenAI's newer name for the system role). */
-export function chatMessages(messages: readonly OpenAiMessage[]): ChatMessage[] {
+/**
+ * A request's messages as the chat template takes them ('developer' is OpenAI's newer name for
+ * the system role); an assistant's reasoning_content goes back with it.
+ */
+export function chatMessages(messages: readonly OpenAiMessage[]): PromptMessage[] {
   return messages.map((m) => {
     if (m.role === 'tool') throw new PowerError('bad-input', 'a tool message goes through the tool-aware template (toolUse)');
-    return { role: m.role === 'developer' ? 'system' : m.role, content: messageText(m) };
+    const message: ChatMessage = { role: m.role === 'developer' ? 'system' : m.role, content: messageText(m) };
+    return m.role === 'assistant' && m.reasoning_content ? { ...message, reasoning_content: m.reasoning_content } : message;
   });
+}
+
+/**
+ * What the request asks of a thinking template, as llama-server reads the same fields:
+ * enable_thinking from chat_template_kwargs (true when absent), the budget (-1: none) under
+ * either name (both given must agree), its message.
+ */
+export function chatThinking(r: ChatCompletionRequest): ChatThinking {
+  const kwargs = r.chat_template_kwargs ?? undefined;
+  const budgets = [r.thinking_budget_tokens, r.reasoning_budget_tokens].filter((b) => b != null);
+  if (budgets.length === 2 && budgets[0] !== budgets[1]) {
+    throw new PowerError('bad-input', 'thinking_budget_tokens and reasoning_budget_tokens name the same budget: give one');
+  }
+  const messages = [r.thinking_budget_message, r.reasoning_budget_message].filter((m) => m != null);
+  if (messages.length === 2 && messages[0] !== messages[1]) {
+    throw new PowerError('bad-input', 'thinking_budget_message and reasoning_budget_message name the same message: give one');
+  }
+  const budget = budgets[0];
+  const enable = kwargs?.enable_thinking;
+  return {
+    ...(typeof enable === 'boolean' ? { enableThinking: enable } : {}),
+    ...(kwargs ? { chatTemplateKwargs: kwargs } : {}),
+    ...(r.reasoning_format != null ? { reasoningFormat: r.reasoning_format } : {}),
+    ...(budget !== undefined && budget >= 0 ? { budget } : {}),
+    ...(messages[0] !== undefined ? { budgetMessage: messages[0] } : {}),
+  };
 }
 
 /**

@@ -25,6 +25,10 @@ export interface CompletionOutput {
   seed: number | null;
   /** with tools: the reply's text and calls as the template's format reads them, and the format's name */
   toolReply?: ReadReply & { format: string };
+  /** a thinking reply read apart (llama-server's reasoning_content; '' when it did not think): `text` is then the answer alone */
+  reasoning?: string;
+  /** the reply's text (the answer alone where `reasoning` is given) */
+  text?: string;
 }
 
 export interface LibraryModel {

@@ -7,7 +7,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { SAMPLING_DEFAULTS, type TokenLogprobs } from '../../contract/engine-types.js';
 import { PowerError, toApiError, type ApiErrorCode } from '../../contract/api/errors.js';
-import { ChatCompletionRequest, chatMessages, CompletionRequest, logprobsAsked, messageImages, outputConstraint, toolUse } from './api.js';
+import {
+  ChatCompletionRequest,
+  chatMessages,
+  chatThinking,
+  CompletionRequest,
+  logprobsAsked,
+  messageImages,
+  outputConstraint,
+  toolUse,
+} from './api.js';
 import type { ToolCallDelta } from '../../service/tool-calls.js';
 import { chatLogprobs, textLogprobs } from './logprobs.js';
 import { describeIssues } from '../../contract/channel/index.js';
@@ -43,9 +52,11 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
   const stop = r.stop ?? [];
   const maxTokens = ('max_completion_tokens' in r ? r.max_completion_tokens : null) ?? r.max_tokens ?? 512;
   let prompt: CompletionInput['prompt'];
+  let thinking: CompletionInput['thinking'];
   if ('messages' in r) {
     const use = toolUse(r);
     prompt = use ? { kind: 'tools', use } : { kind: 'chat', messages: chatMessages(r.messages), images: messageImages(r.messages) };
+    thinking = chatThinking(r);
   } else {
     prompt = { kind: 'text', text: typeof r.prompt === 'string' ? r.prompt : r.prompt[0]! };
   }
@@ -68,6 +79,7 @@ function completionInput(kind: Kind, body: unknown): { input: CompletionInput; s
     ...(r.k !== undefined ? { k: r.k } : {}),
     ...(r.s !== undefined ? { s: r.s } : {}),
     ...(r.profile !== undefined ? { profile: r.profile } : {}),
+    ...(thinking ? { thinking } : {}),
   };
   const logprobs = logprobsAsked(r);
   if (logprobs !== undefined) {
@@ -100,14 +112,16 @@ function toolCallsJson(calls: readonly ToolCallDelta[]) {
   }));
 }
 
-/** the assistant message of a whole chat reply: its text, and its calls when it made any */
+/** the assistant message of a whole chat reply: its text, its reasoning (llama-server's reasoning_content) when it thought, and its calls when it made any */
 function chatMessage(out: CompletionOutput, text: string) {
   const reply = out.toolReply;
-  if (!reply) return { role: 'assistant', content: text };
+  const reasoning = out.reasoning ? { reasoning_content: out.reasoning } : {};
+  if (!reply) return { role: 'assistant', content: out.reasoning !== undefined ? out.text : text, ...reasoning };
   const calls = reply.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   return {
     role: 'assistant',
     content: calls.length > 0 && reply.content === '' ? null : reply.content,
+    ...reasoning,
     ...(calls.length > 0 ? { tool_calls: calls } : {}),
   };
 }
@@ -213,12 +227,18 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
     extra: object = {},
     entries: readonly TokenLogprobs[] = [],
     calls: readonly ToolCallDelta[] = [],
+    reasoning = '',
   ): void => {
     const logprobs = entries.length > 0 ? logprobsOf(entries, written) : null;
     written += text.length;
+    // as llama-server: a thinking reply's deltas carry reasoning_content while it thinks, content after
     const content =
-      calls.length > 0
-        ? { ...(text !== '' ? { content: text } : {}), tool_calls: toolCallsJson(calls) }
+      calls.length > 0 || reasoning !== ''
+        ? {
+            ...(reasoning !== '' ? { reasoning_content: reasoning } : {}),
+            ...(text !== '' ? { content: text } : {}),
+            ...(calls.length > 0 ? { tool_calls: toolCallsJson(calls) } : {}),
+          }
         : text === '' && entries.length === 0
           ? { role: 'assistant', content: '' }
           : { content: text };
@@ -241,7 +261,7 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
       (text, progress) => {
         // Power's own field, as on the last chunk: how far the reply has come (llama-server adds
         // fields of its own too; OpenAI clients ignore what they do not know)
-        if (text || progress.logprobs || progress.toolCalls)
+        if (text || progress.logprobs || progress.toolCalls || progress.reasoning)
           delta(
             text,
             null,
@@ -249,6 +269,7 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
             { power: { tokens: progress.tokens, rounds: progress.rounds } },
             progress.logprobs,
             progress.toolCalls,
+            progress.reasoning,
           );
       },
       abort.signal,

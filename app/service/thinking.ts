@@ -1,0 +1,234 @@
+// A thinking model's reply as llama.cpp reads it. llama.cpp's template application names the
+// thinking's tags for the template (thinkingStartTag, thinkingEndTags); its parser
+// (common_chat_parse, the engine's parseChat) tells the reasoning from the answer. Around them:
+// where in the reply's tokens the thinking ends (the token that completes an end tag, found as
+// llama.cpp's reasoning budget finds it: by token ids, and by text for a tag the model wrote in
+// pieces), how long it took, whether the budget ended it, and the reasoning budget itself as the
+// engine's sampling takes it (llama-server's reasoning_budget_* fields).
+import type { ReplyThinking } from '../contract/api/generation.js';
+import type { SamplingOptions } from '../contract/engine-types.js';
+import type { EngineClient } from '../engine/client.js';
+import type { ChatTemplateResult, ParsedChatReply, ReasoningFormat } from '../engine/protocol.js';
+
+/** Whether llama.cpp found thinking tags in the template: only then is a reply read for its thinking. */
+export function thinks(template: ChatTemplateResult | null): template is ChatTemplateResult {
+  return template !== null && template.thinkingStartTag !== '' && template.thinkingEndTags.length > 0;
+}
+
+/** Whether the generation prompt leaves the thinking open (the reply starts inside it), and the text after its start tag. */
+function openedBy(template: ChatTemplateResult): { open: boolean; after: string } {
+  const gp = template.generationPrompt;
+  const at = gp.lastIndexOf(template.thinkingStartTag);
+  if (at < 0) return { open: false, after: '' };
+  const after = gp.slice(at + template.thinkingStartTag.length);
+  return { open: !template.thinkingEndTags.some((end) => after.includes(end)), after };
+}
+
+/** The tags as token ids, the generation prompt's tokens as the sampler reads them first, and how many of those come after the start tag. */
+export interface ThinkingSeqs {
+  start: number[];
+  ends: number[][];
+  prefill: number[];
+  /** tokens of the prefill after its start tag: llama.cpp's budget counts them (0 where the prompt does not open the thinking) */
+  prefillAfterStart: number;
+}
+
+async function tokenize(engine: EngineClient, modelId: string, text: string): Promise<number[]> {
+  return Array.from(await engine.call('tokenize', { modelId, text, addSpecial: false, parseSpecial: true }));
+}
+
+/**
+ * The template's thinking tags in token ids, and the generation prompt's tokens as
+ * common_sampler_init feeds them to the reasoning budget: a leading space token the tokenizer
+ * adds before a special token is left out, as there.
+ */
+export async function thinkingSeqs(engine: EngineClient, modelId: string, template: ChatTemplateResult): Promise<ThinkingSeqs> {
+  const start = await tokenize(engine, modelId, template.thinkingStartTag);
+  const ends = await Promise.all(template.thinkingEndTags.map((t) => tokenize(engine, modelId, t)));
+  const gp = template.generationPrompt;
+  let prefill = gp === '' ? [] : await tokenize(engine, modelId, gp);
+  if (prefill.length > 0 && !/^\s/.test(gp)) {
+    const first = await engine.call('detokenize', { modelId, tokens: Int32Array.of(prefill[0]!), renderSpecial: true });
+    if (/^\s/.test(first)) prefill = prefill.slice(1);
+  }
+  let prefillAfterStart = 0;
+  if (openedBy(template).open) {
+    // after the last place the start tag's ids end in the prefill
+    for (let i = prefill.length - start.length; i >= 0; i--) {
+      if (start.every((id, j) => prefill[i + j] === id)) {
+        prefillAfterStart = prefill.length - i - start.length;
+        break;
+      }
+    }
+  }
+  return { start, ends, prefill, prefillAfterStart };
+}
+
+/**
+ * The engine's reasoning budget for a reply: after `tokens` tokens of thinking the sampler
+ * forces `message` and the template's first end tag (llama-server's reasoning_budget_tokens,
+ * its message empty by default).
+ */
+export function reasoningBudget(
+  template: ChatTemplateResult,
+  seqs: ThinkingSeqs,
+  tokens: number,
+  message = '',
+): NonNullable<SamplingOptions['reasoningBudget']> {
+  return { tokens, start: template.thinkingStartTag, ends: [...template.thinkingEndTags], message, prefill: seqs.prefill.slice(0, 256) };
+}
+
+/** Reads a reply's tokens with the template's parser (partial: the reply so far). */
+export type ReplyParser = (tokens: readonly number[], partial: boolean) => Promise<ParsedChatReply>;
+
+export function replyParser(
+  engine: EngineClient,
+  modelId: string,
+  template: ChatTemplateResult,
+  stops: readonly string[],
+  reasoningFormat?: ReasoningFormat,
+): ReplyParser {
+  return (tokens, partial) =>
+    engine.call('parseChat', {
+      modelId,
+      tokens: Int32Array.from(tokens),
+      format: template.format,
+      parser: template.parser,
+      generationPrompt: template.generationPrompt,
+      preservedTokens: template.preservedTokens,
+      stops: [...stops],
+      partial,
+      ...(reasoningFormat !== undefined ? { reasoningFormat } : {}),
+    });
+}
+
+/**
+ * Where the thinking of a reply ends, token by token as the reply comes: at the token that
+ * completes one of the end tags after the thinking began (opened by the generation prompt, or by
+ * the reply writing the start tag). Matched on the token ids (a tag that is one special token
+ * has no text) and on the text (a tag the model wrote in pieces).
+ */
+export class ThinkingTracker {
+  private readonly ids: number[] = [];
+  private inside: boolean;
+  /** reply tokens before the thinking's first counted token */
+  private startIndex = 0;
+  private text = '';
+  /** tokens from the reply's first through the end tag; null while it thinks */
+  private end: number | null = null;
+  private endMs: number | null = null;
+  private forcedEnd = false;
+
+  constructor(
+    private readonly template: ChatTemplateResult,
+    private readonly seqs: ThinkingSeqs,
+    /** the budget the sampler enforces (null: none) */
+    private readonly budget: number | null,
+    /** when the reply started (Date.now()) */
+    private readonly startedAt: number,
+  ) {
+    this.inside = openedBy(template).open;
+  }
+
+  /** whether the reply has begun to think */
+  get began(): boolean {
+    return this.inside || this.end !== null;
+  }
+
+  get done(): boolean {
+    return this.end !== null;
+  }
+
+  /** Reads the reply's next tokens (their ids and text). */
+  push(ids: readonly number[], texts: readonly string[], now = Date.now()): void {
+    ids.forEach((id, i) => {
+      this.ids.push(id);
+      if (this.end !== null) return;
+      const piece = texts[i] ?? '';
+      if (!this.inside) {
+        this.text += piece;
+        if (this.tailIs(this.seqs.start) || this.text.includes(this.template.thinkingStartTag)) {
+          this.inside = true;
+          this.startIndex = this.ids.length;
+          this.text = '';
+        }
+        return;
+      }
+      this.text += piece;
+      if (this.seqs.ends.some((seq) => this.tailIs(seq)) || this.template.thinkingEndTags.some((tag) => this.text.includes(tag))) {
+        this.end = this.ids.length;
+        this.endMs = Math.max(0, now - this.startedAt);
+        // llama.cpp's budget counts each thinking token before the one that ends it, the
+        // prefill's after the start tag included; a natural end comes while some remain
+        const counted = this.ids.length - 1 - this.startIndex + (this.startIndex === 0 ? this.seqs.prefillAfterStart : 0);
+        this.forcedEnd = this.budget !== null && counted >= this.budget;
+      }
+    });
+  }
+
+  private tailIs(seq: readonly number[]): boolean {
+    if (seq.length === 0 || seq.length > this.ids.length) return false;
+    const from = this.ids.length - seq.length;
+    return seq.every((id, j) => this.ids[from + j] === id);
+  }
+
+  /** The thinking as the reply stands, with the parser's reasoning text; undefined when the reply has not thought. */
+  thinking(reasoning: string): ReplyThinking | undefined {
+    if (!this.began && reasoning === '') return undefined;
+    return {
+      text: reasoning,
+      tokens: this.end ?? this.ids.length,
+      done: this.end !== null,
+      ms: this.endMs,
+      forced: this.forcedEnd,
+    };
+  }
+}
+
+/** A reply read as it streams: its answer and its thinking. */
+export interface ThinkingRead {
+  content: string;
+  thinking?: ReplyThinking;
+}
+
+/**
+ * A thinking reply as it comes: each batch's tokens go to the tracker at once; `read` parses the
+ * reply so far (or whole) and gives the answer (empty while it thinks) and the thinking.
+ */
+export class ThinkingReply {
+  private readonly tokens: number[] = [];
+  private last: ThinkingRead = { content: '' };
+
+  constructor(
+    private readonly parse: ReplyParser,
+    readonly tracker: ThinkingTracker,
+  ) {}
+
+  push(ids: readonly number[], texts: readonly string[]): void {
+    this.tokens.push(...ids);
+    this.tracker.push(ids, texts);
+  }
+
+  /**
+   * The reply so far (`final`: the whole reply). A reply that ended inside its thinking (stopped,
+   * cut by maxTokens) keeps its thinking and has no answer; a read the parser refuses (a reply cut
+   * inside a tag) keeps the previous one.
+   */
+  async read(final: boolean): Promise<ThinkingRead> {
+    const done = this.tracker.done;
+    let parsed: ParsedChatReply;
+    try {
+      parsed = await this.parse(this.tokens, !(final && done));
+    } catch (error) {
+      if (final && done) throw error;
+      return this.last;
+    }
+    const reasoning = parsed.reasoningContent !== '' || done || !this.tracker.began ? parsed.reasoningContent : parsed.content;
+    const thinking = this.tracker.thinking(reasoning);
+    this.last = {
+      content: thinking && !thinking.done ? '' : parsed.content,
+      ...(thinking ? { thinking } : {}),
+    };
+    return this.last;
+  }
+}
