@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 
 import { powerApi } from '../contract/api/index.js';
 import { ROOT } from '../paths.js';
+import { servedPageApi } from '../serve/page-api.js';
 import { startServer } from '../serve/server.js';
 import { newToken } from '../serve/security.js';
 import { serviceCompletions } from '../serve/openai/service-backend.js';
@@ -81,7 +82,7 @@ export async function serveCommand(argv: string[], io: ServeIo): Promise<number>
       token,
       description: powerApi,
       // /ws checks every input itself: it serves the implementation, not the in-process API
-      api: service.implementation,
+      api: servedPageApi(service.implementation),
       completions: serviceCompletions(service),
       staticDir: uiDir ? resolve(uiDir) : builtRenderer(),
       log,

@@ -27,6 +27,12 @@ import { ProfileStore } from './profiles.js';
 import { ReplySlot } from './reply-slot.js';
 import { ServiceMetrics } from './metrics.js';
 import { SettingsFile } from './settings.js';
+import { mcpApi, mcpEntries } from './api/mcp.js';
+import { ChatTools } from './chat-tools.js';
+import { McpConfigFile } from './mcp-config.js';
+import { Emitter } from './events.js';
+import { McpHub } from '../mcp/hub.js';
+import type { McpServerEntry } from '../contract/api/mcp.js';
 import type { PowerService, ServiceImplementation, ServiceOptions } from './types.js';
 
 export async function createPowerService(options: ServiceOptions): Promise<PowerService> {
@@ -40,7 +46,15 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
   const slot = new ReplySlot();
   const events = new ServiceEvents();
   const metrics = new ServiceMetrics(slot);
-  const replies = new ChatReplies({ supervisor, library, profiles, store, slot, events, metrics });
+  // MCP servers: their configuration, connections, and the tool-call loop of the chats
+  const log = (line: string): void => void process.stderr.write(`power: ${line}\n`);
+  const mcpConfig = await McpConfigFile.open(options.dataDir, log);
+  const mcpChanged = new Emitter<{ servers: McpServerEntry[] }>();
+  const hub = new McpHub({ onChange: () => mcpChanged.emit({ servers: mcpEntries(hub, mcpConfig) }) });
+  hub.configure(mcpConfig.data.servers);
+  let replies: ChatReplies | null = null;
+  const tools = new ChatTools({ hub, config: mcpConfig, store, events, replies: () => replies!, log });
+  replies = new ChatReplies({ supervisor, library, profiles, store, slot, events, metrics, tools });
   let closed = false;
 
   // a finished download joins the library like a file the user adds
@@ -63,6 +77,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
       exportChat: async (p) => exportChatReport(structuredClone(store.get(p.chatId)), library, p.format),
     },
     generation: generationApi(replies, events),
+    mcp: mcpApi({ hub, config: mcpConfig, store, tools, events, changed: mcpChanged }),
   };
 
   if (options.defaultModel) {
@@ -85,6 +100,8 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
       if (closed) return;
       closed = true;
       await downloads.close();
+      // every MCP server Power started ends with it
+      await hub.close();
       await slot.close();
       await supervisor.close();
       await library.close();

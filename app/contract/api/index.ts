@@ -6,11 +6,12 @@ import type { ApiOf } from './describe.js';
 import { downloads } from './downloads.js';
 import { engine } from './engine.js';
 import { generation } from './generation.js';
+import { mcp } from './mcp.js';
 import { models } from './models.js';
 import { profiles } from './profiles.js';
 import { reports } from './reports.js';
 
-export const powerApi = { models, engine, profiles, chats, generation, reports, downloads };
+export const powerApi = { models, engine, profiles, chats, generation, reports, downloads, mcp };
 export type PowerApiDescription = typeof powerApi;
 export type PowerApi = ApiOf<PowerApiDescription>;
 
