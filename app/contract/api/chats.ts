@@ -9,6 +9,7 @@ import { STRATEGIES } from '../strategies.js';
 import { concern } from './describe.js';
 import { ApiError } from './errors.js';
 import { ApiRound, ReplyStats, ReplyThinking } from './generation.js';
+import { ChatToolCall, McpServerName } from './mcp.js';
 import { DraftingPolicy, Fallbacks, Id, None, Ok, Time } from './common.js';
 
 /** whether `text` is JSON whose value is an object (what a JSON schema is) */
@@ -111,6 +112,8 @@ export const AssistantMessage = z.object({
   environment: ReplyEnvironment.optional(),
   /** a thinking model's reasoning; `content` is then the answer alone (absent: the reply did not think) */
   thinking: ReplyThinking.optional(),
+  /** the tools the reply called (MCP), each with its approval and result; the next reply goes on from their results (absent: none) */
+  toolCalls: z.array(ChatToolCall).optional(),
 });
 export type AssistantMessage = z.infer<typeof AssistantMessage>;
 
@@ -151,6 +154,8 @@ export const Chat = z.object({
   messages: z.array(ChatMessage),
   /** the other versions, one entry per point where the conversation branched (absent: none) */
   branches: z.array(ChatBranch).optional(),
+  /** the MCP servers whose tools this chat offers its model (absent: none) */
+  mcpServers: z.array(McpServerName).optional(),
 });
 export type Chat = z.infer<typeof Chat>;
 
