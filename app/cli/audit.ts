@@ -9,7 +9,7 @@ import { STRATEGIES, type Strategy } from '../contract/strategies.js';
 import { auditVerdict, compareSamplingPaths, runAudit, type PathComparison, type AuditVerdict, type Divergence } from '../service/audit.js';
 import { DEVICE_REQUESTS } from '../engine/device-select.js';
 import { buildPrompt } from '../runtime/prompt.js';
-import { claimsBatchInvariance, openTarget, sessionProblem } from '../runtime/target.js';
+import { batchInvarianceOf, openTarget, sessionProblem } from '../runtime/target.js';
 import { choice, int, parseFlags, str } from './args.js';
 import { cliError, UsageError } from './errors.js';
 import { DRAFTING_FLAGS, draftingFromFlags } from './drafting-flags.js';
@@ -60,6 +60,8 @@ export interface AuditReport {
   /** what ran: the flavour with the Flash Attention setting of these sessions */
   flashAttn: 'on' | 'off' | 'unknown';
   batchInvariant: boolean;
+  /** why batchInvariant is false (null when it is true) */
+  batchInvariantWhy: string | null;
   verdict: AuditVerdict;
   /** explained: the rows account for it and the engine does not claim batch invariance */
   firstDivergence: (Divergence & { explained: boolean }) | null;
@@ -70,7 +72,7 @@ function describe(report: AuditReport): string {
   const head = `${audited} against the control\ncontrol ${report.controlDigest}\nspec    ${report.specDigest}\n`;
   const engine =
     `engine: flavour ${report.flavour}, Flash Attention ${report.flashAttn}, ` +
-    (report.batchInvariant ? 'batch-invariant' : 'not batch-invariant');
+    (report.batchInvariant ? 'batch-invariant' : `not batch-invariant: ${report.batchInvariantWhy}`);
   const d = report.firstDivergence;
   if (!d) return `${head}identical: ${report.tokens} tokens (${engine})\n`;
   const lines = {
@@ -198,8 +200,8 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
       return explained(ar) && explained(spec) ? 0 : 1;
     }
     const outcome = await runAudit(engine, auditRequest);
-    const batchInvariant = claimsBatchInvariance(target, { flashAttn: outcome.flashAttn, k });
-    const verdict = auditVerdict(outcome, batchInvariant);
+    const claim = batchInvarianceOf(target, { flashAttn: outcome.flashAttn, k });
+    const verdict = auditVerdict(outcome, claim.claimed);
     const d = outcome.firstDivergence;
     const report: AuditReport = {
       strategy,
@@ -212,7 +214,8 @@ export async function auditCommand(argv: string[], io: Io): Promise<number> {
       tokens: outcome.control.tokens.length,
       flavour: placement.flavour,
       flashAttn: outcome.flashAttn,
-      batchInvariant,
+      batchInvariant: claim.claimed,
+      batchInvariantWhy: claim.why,
       verdict,
       firstDivergence: d ? { ...d, explained: verdict === 'explained' } : null,
     };

@@ -18,8 +18,8 @@ import { explainRemoteLoss } from '../runtime/remote.js';
 import {
   asPowerError,
   backendOf,
-  claimsBatchInvariance,
   createSession,
+  invarianceEvidence,
   openTarget,
   sessionProblem,
   type OpenedTarget,
@@ -171,6 +171,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       layers,
       placement: error.placement,
       batchInvariant: false,
+      batchInvariantWhy: 'the load was cancelled: nothing ran',
       flashAttn: 'unknown',
       memory: null,
     });
@@ -244,7 +245,7 @@ async function generate(argv: string[], io: Io, run: Run): Promise<number> {
       sampling,
       layers,
       placement,
-      batchInvariant: claimsBatchInvariance(target, session),
+      ...invarianceEvidence(target, session),
       flashAttn: session?.flashAttn ?? 'unknown',
       memory: target.memory?.estimate.total ?? null,
     });
@@ -267,8 +268,9 @@ interface ReportContext {
   sampling: SamplingOptions;
   layers: number;
   placement: OpenedTarget['placement'];
-  /** claimsBatchInvariance (false when the load was cancelled: nothing ran) */
+  /** invarianceEvidence (false when the load was cancelled: nothing ran) */
   batchInvariant: boolean;
+  batchInvariantWhy: string | null;
   flashAttn: 'on' | 'off' | 'unknown';
   memory: number | null;
 }
@@ -299,6 +301,7 @@ function report(io: Io, values: Record<string, string | boolean | undefined>, ou
     stats: outcome.stats,
     backend: backendOf(placement, {
       batchInvariant: c.batchInvariant,
+      batchInvariantWhy: c.batchInvariantWhy,
       gpuLayers: c.layers,
       flashAttn: c.flashAttn,
       memoryEstimateBytes: c.memory,

@@ -35,6 +35,12 @@ export const EngineEvidence = z.object({
    * the CPU flavours: true for cpu, false for cpu-prebuilt; false for CUDA until measured)
    */
   batchInvariant: z.boolean(),
+  /**
+   * why batchInvariant is false (the flavour, the Flash Attention setting, K, the CUDA device's
+   * architecture and the model's attention: docs/exactness.md); null when it is true; absent in
+   * what was recorded before it was reported
+   */
+  batchInvariantWhy: z.string().nullable().optional(),
   llamaCppRelease: z.string(),
   /** layers offloaded to the GPU ("all" or a count); null on the CPU */
   gpuLayers: z.union([z.literal('all'), z.number().int().min(0)]).nullable(),

@@ -4,7 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import type { DeviceInfo } from '../contract/engine-types.js';
 import { UNPACKED_ROOT } from '../paths.js';
+import { capabilityNumber, cudaFlashAttnWithheld, type AttentionHeads } from './cuda-invariance.js';
 
 /**
  * Every flavour scripts/build-native.mjs can build, in the order CPU work prefers them: cpu is
@@ -22,8 +24,11 @@ export interface BuildInfo {
   route?: string;
   /** with Flash Attention off, a verify pass computes each row exactly as a one-row decode */
   batchInvariant?: boolean;
-  /** the same with Flash Attention on (the patched CPU and CUDA kernels, docs/exactness.md) */
-  flashAttnBatchInvariant?: boolean;
+  /**
+   * the same with Flash Attention on (the patched CPU kernels, docs/exactness.md);
+   * 'by-compute-capability': on the CUDA devices and models app/engine/cuda-invariance.ts says (cuda-src)
+   */
+  flashAttnBatchInvariant?: boolean | 'by-compute-capability';
   /** the claims above hold for a Mixture-of-Experts model's expert products (mul_mat_id) too */
   expertsBatchInvariant?: boolean;
   /** the widest verify pass (K + 1 rows) the claims above hold for; absent: any (the GPU patches compute up to this many rows one by one) */
@@ -65,14 +70,20 @@ export function readBuildInfo(flavour?: string): BuildInfo {
 /**
  * Whether a session computes each verify row exactly as a one-row decode does: the flavour's
  * kernels for the Flash Attention setting llama.cpp settled on for that session ('unknown'
- * claims nothing), for a Mixture-of-Experts model (`experts`) its expert products too, and for
- * verify passes of K + 1 rows (`k`: the session's K). The two Flash Attention settings are
- * claimed apart: CUDA's patch covers attention with Flash Attention only. The
+ * claims nothing), for a Mixture-of-Experts model (`experts`) its expert products too, for
+ * verify passes of K + 1 rows (`k`: the session's K), and for cuda-src with Flash Attention on,
+ * the CUDA devices' compute capabilities and the model's attention. The two Flash Attention
+ * settings are claimed apart: CUDA's patch covers attention with Flash Attention only. The
  * cache layout is the same for every session (F16 K/V, one sequence, full-size sliding-window
  * cache: native/src/session.cpp), so it never takes the claim away.
  */
 export function batchInvariance(flavour: string, run: InvarianceQuestion): boolean {
-  return claimsInvariance(readBuildInfo(flavour), run);
+  return invarianceClaim(readBuildInfo(flavour), run).claimed;
+}
+
+/** batchInvariance with the reason when it is withheld. */
+export function batchInvarianceClaim(flavour: string, run: InvarianceQuestion): InvarianceClaim {
+  return invarianceClaim(readBuildInfo(flavour), run);
 }
 
 /** What a claim of batch invariance depends on besides the flavour. */
@@ -82,15 +93,73 @@ export interface InvarianceQuestion {
   experts: boolean;
   /** the session's K (0: no proposer, one-row passes only) */
   k: number;
+  /** the CUDA devices the model runs on (what the engine reported: their compute capability) */
+  cudaDevices?: readonly Pick<DeviceInfo, 'name' | 'description' | 'computeCapability'>[];
+  /** the model's attention blocks (attentionHeads) */
+  attention?: readonly AttentionHeads[];
 }
 
+/** A claim of batch invariance, or why it is withheld (what the front doors show). */
+export interface InvarianceClaim {
+  claimed: boolean;
+  /** null when claimed */
+  why: string | null;
+}
+
+type ClaimInfo = Pick<BuildInfo, 'batchInvariant' | 'flashAttnBatchInvariant' | 'expertsBatchInvariant' | 'invariantVerifyRows'> &
+  Partial<Pick<BuildInfo, 'flavour'>>;
+
 /** batchInvariance on a build info already read. */
-export function claimsInvariance(
-  info: Pick<BuildInfo, 'batchInvariant' | 'flashAttnBatchInvariant' | 'expertsBatchInvariant' | 'invariantVerifyRows'>,
-  { flashAttn, experts, k }: InvarianceQuestion,
-): boolean {
-  if (experts && info.expertsBatchInvariant !== true) return false;
-  if (info.invariantVerifyRows !== undefined && k + 1 > info.invariantVerifyRows) return false;
-  if (flashAttn === 'off') return info.batchInvariant === true;
-  return flashAttn === 'on' && info.flashAttnBatchInvariant === true;
+export function claimsInvariance(info: ClaimInfo, run: InvarianceQuestion): boolean {
+  return invarianceClaim(info, run).claimed;
+}
+
+const CLAIMED: InvarianceClaim = { claimed: true, why: null };
+const withheld = (why: string): InvarianceClaim => ({ claimed: false, why });
+
+/** Why the per-capability Flash Attention claim fails on one of the devices (null: it holds on all). */
+function cudaWithheld(run: InvarianceQuestion): string | null {
+  const devices = run.cudaDevices ?? [];
+  if (devices.length === 0) return 'no CUDA device was reported for the model';
+  for (const d of devices) {
+    const why = cudaFlashAttnWithheld(capabilityNumber(d.computeCapability), run.attention ?? []);
+    if (why) return `${d.name} (${d.description}), ${why}`;
+  }
+  return null;
+}
+
+/** claimsInvariance with the reason when it is withheld. */
+export function invarianceClaim(info: ClaimInfo, run: InvarianceQuestion): InvarianceClaim {
+  const flavour = `the ${info.flavour ?? 'engine'} flavour`;
+  const { flashAttn, experts, k } = run;
+  if (experts && info.expertsBatchInvariant !== true) {
+    return withheld(`${flavour} does not compute a Mixture-of-Experts model's expert products (mul_mat_id) row by row as a decode does`);
+  }
+  if (info.invariantVerifyRows !== undefined && k + 1 > info.invariantVerifyRows) {
+    const most = info.invariantVerifyRows - 1;
+    return withheld(
+      `K ${k}: ${flavour} computes verify passes as one-row decodes up to K ${most} (${info.invariantVerifyRows} rows); wider ones keep the released kernels`,
+    );
+  }
+  if (flashAttn === 'unknown') return withheld('llama.cpp did not say whether Flash Attention is on');
+  const onWithheld =
+    info.flashAttnBatchInvariant === true
+      ? null
+      : info.flashAttnBatchInvariant === 'by-compute-capability'
+        ? cudaWithheld(run)
+        : `${flavour}'s kernels are not batch-invariant with Flash Attention on`;
+  if (flashAttn === 'off') {
+    if (info.batchInvariant === true) return CLAIMED;
+    return withheld(
+      `${flavour}'s kernels are not batch-invariant with Flash Attention off` +
+        (onWithheld === null ? '; with --flash-attn on they are' : ''),
+    );
+  }
+  if (onWithheld === null) return CLAIMED;
+  if (info.batchInvariant === true) return withheld(`${onWithheld}; with --flash-attn off they are`);
+  return withheld(
+    info.flashAttnBatchInvariant === 'by-compute-capability'
+      ? `${onWithheld}; the claim is withheld with Flash Attention on, and ${flavour} claims nothing with it off: for exact speculation on this GPU run --device vulkan --flash-attn off, or --device cpu`
+      : onWithheld,
+  );
 }

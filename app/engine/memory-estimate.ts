@@ -102,7 +102,7 @@ function scalar(v: GgufValue | undefined, layer: number): number | undefined {
 }
 
 /** A per-architecture hyperparameter (per block when the file stores an array). */
-function hp(info: GgufInfo, key: string, layer = 0): number | undefined {
+export function hp(info: GgufInfo, key: string, layer = 0): number | undefined {
   const arch = info.metadata.get('general.architecture');
   if (!arch || arch.type !== 'string') return undefined;
   return scalar(info.metadata.get(`${arch.value}.${key}`), layer);

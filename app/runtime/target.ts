@@ -15,9 +15,10 @@ import { scheduleProblem } from './spec-schedule.js';
 import { DRAFT_STRATEGIES, strategyAvailability, strategyLabel, takesDraft, type Strategy } from '../contract/strategies.js';
 import { frProblem } from '../contract/profile.js';
 import type { EngineEvidence } from '../contract/generation-result.js';
-import { batchInvariance, readBuildInfo } from '../engine/build-info.js';
+import { batchInvarianceClaim, readBuildInfo, type InvarianceClaim } from '../engine/build-info.js';
 import { abortable, CancelledError } from '../engine/cancellation.js';
 import { EngineCallError, EngineCrashedError } from '../engine/client.js';
+import { attentionHeads } from '../engine/cuda-invariance.js';
 import { defaultFlashAttn, describeDevice, type DeviceRequest } from '../engine/device-select.js';
 import { attentionShape } from '../engine/memory-estimate.js';
 import type { SplitRequest } from '../engine/split.js';
@@ -237,20 +238,48 @@ export function asPowerError(error: unknown): unknown {
 /**
  * Whether a loaded model's verify pass computes each row exactly as a one-row decode does, in a
  * session (none yet: nothing is claimed) with the Flash Attention setting llama.cpp settled on
- * and its K: the flavour's claim for those and for the model's kind (app/engine/build-info.ts). What a remote machine runs is not known here, and
- * a row split sums each product across GPUs: neither is vouched for.
+ * and its K: the flavour's claim for those, for the model's kind and attention and for the CUDA
+ * devices it runs on (app/engine/build-info.ts), with the reason when it is withheld. What a
+ * remote machine runs is not known here, and a row split sums each product across GPUs: neither
+ * is vouched for.
  */
+export function batchInvarianceOf(
+  loaded: Pick<OpenedModel, 'placement' | 'experts' | 'split' | 'gguf' | 'loadDevices'>,
+  session: Pick<OpenedSession, 'flashAttn' | 'k'> | null | undefined,
+): InvarianceClaim {
+  const remote = loaded.placement.remote ?? [];
+  if (session == null) return { claimed: false, why: 'no session has run' };
+  if (remote.length > 0)
+    return { claimed: false, why: 'the model is split over remote machines (--rpc), and what they run is not known here' };
+  if (loaded.split.splitMode === 'row')
+    return { claimed: false, why: 'a row split (--split-mode row) sums each matrix product across GPUs' };
+  const { placement } = loaded;
+  const used = placement.devices.filter((d) => d.backend === 'CUDA' && loaded.loadDevices.includes(d.name));
+  const cudaDevices = used.length > 0 ? used : placement.device.backend === 'CUDA' ? [placement.device] : [];
+  return batchInvarianceClaim(placement.flavour, {
+    flashAttn: session.flashAttn,
+    experts: loaded.experts,
+    k: session.k,
+    cudaDevices,
+    attention: attentionHeads(loaded.gguf),
+  });
+}
+
+/** batchInvarianceOf, claimed or not. */
 export function claimsBatchInvariance(
-  loaded: Pick<OpenedModel, 'placement' | 'experts' | 'split'>,
+  loaded: Pick<OpenedModel, 'placement' | 'experts' | 'split' | 'gguf' | 'loadDevices'>,
   session: Pick<OpenedSession, 'flashAttn' | 'k'> | null | undefined,
 ): boolean {
-  const remote = loaded.placement.remote ?? [];
-  return (
-    session != null &&
-    remote.length === 0 &&
-    loaded.split.splitMode !== 'row' &&
-    batchInvariance(loaded.placement.flavour, { flashAttn: session.flashAttn, experts: loaded.experts, k: session.k })
-  );
+  return batchInvarianceOf(loaded, session).claimed;
+}
+
+/** batchInvarianceOf as the evidence of a request carries it (backendOf). */
+export function invarianceEvidence(
+  loaded: Pick<OpenedModel, 'placement' | 'experts' | 'split' | 'gguf' | 'loadDevices'>,
+  session: Pick<OpenedSession, 'flashAttn' | 'k'> | null | undefined,
+): { batchInvariant: boolean; batchInvariantWhy: string | null } {
+  const claim = batchInvarianceOf(loaded, session);
+  return { batchInvariant: claim.claimed, batchInvariantWhy: claim.why };
 }
 
 /**
@@ -261,8 +290,9 @@ export function claimsBatchInvariance(
 export function backendOf(
   placement: OpenedTarget['placement'],
   run: {
-    /** claimsBatchInvariance for this load and Flash Attention setting */
+    /** invarianceEvidence for this load and Flash Attention setting */
     batchInvariant: boolean;
+    batchInvariantWhy: string | null;
     gpuLayers: number;
     flashAttn: 'on' | 'off' | 'unknown';
     memoryEstimateBytes: number | null;
@@ -276,6 +306,7 @@ export function backendOf(
     kind: placement.kind,
     flavour: placement.flavour,
     batchInvariant: run.batchInvariant,
+    batchInvariantWhy: run.batchInvariant ? null : run.batchInvariantWhy,
     llamaCppRelease: placement.llamaCppRelease,
     gpuLayers: placement.kind === 'cpu' && remote.length === 0 ? null : run.gpuLayers < 0 ? 'all' : run.gpuLayers,
     flashAttn: run.flashAttn,

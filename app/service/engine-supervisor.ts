@@ -15,8 +15,8 @@ import { Emitter } from './events.js';
 import type { ModelLibrary } from './library.js';
 import {
   backendOf,
-  claimsBatchInvariance,
   createSession,
+  invarianceEvidence,
   openTarget,
   type OpenedSession,
   type OpenedTarget,
@@ -91,7 +91,7 @@ export class EngineSupervisor {
       contextSize: t ? t.contextSize : null,
       backend: t
         ? backendOf(t.placement, {
-            batchInvariant: claimsBatchInvariance(t, this.session),
+            ...invarianceEvidence(t, this.session),
             gpuLayers: this.options?.gpuLayers ?? -1,
             flashAttn: this.session?.flashAttn ?? 'unknown',
             memoryEstimateBytes: t.memory?.estimate.total ?? null,

@@ -35,14 +35,16 @@ export const FLAVOURS = {
     expertsBatchInvariant: false,
   },
   // ggml-cuda-verify-rows-as-decode.patch: with Flash Attention on (the CUDA default) every
-  // row is computed as its decode; without it, attention past 512 cells keeps the released
-  // batched path, and expert products (mul_mat_id) keep theirs
+  // row is computed as its decode where a one-row decode takes the vector attention kernel, which
+  // depends on the device's compute capability and the model's heads (app/engine/cuda-invariance.ts);
+  // without it, attention past 512 cells keeps the released batched path, and expert products
+  // (mul_mat_id) keep theirs
   'cuda-src': {
     route: 'source',
     libSuffix: '',
     gpu: 'cuda',
     batchInvariant: false,
-    flashAttnBatchInvariant: true,
+    flashAttnBatchInvariant: 'by-compute-capability',
     expertsBatchInvariant: false,
     // GGML_CUDA_INVARIANT_MAX_ROWS in the patch
     invariantVerifyRows: 32,

@@ -48,6 +48,7 @@ describe('power audit', () => {
     const report = jsonOf<Report>(run);
     assert.deepEqual(Object.keys(report).sort(), [
       'batchInvariant',
+      'batchInvariantWhy',
       'controlDigest',
       'firstDivergence',
       'flashAttn',

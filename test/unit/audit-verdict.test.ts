@@ -71,7 +71,8 @@ describe('batch invariance of what ran', () => {
   });
 
   test('Flash Attention on and off are claimed apart, and a Mixture-of-Experts model needs its own claim', () => {
-    // cuda-src's claims: its patch covers attention with Flash Attention, not expert products
+    // a patch that covers attention with Flash Attention, not expert products (cuda-src's, whose
+    // claim with Flash Attention on also depends on the device: test/unit/cuda-invariance.test.ts)
     const cudaSrc = { batchInvariant: false, flashAttnBatchInvariant: true, expertsBatchInvariant: false };
     assert.equal(claimsInvariance(cudaSrc, { flashAttn: 'on', experts: false, k: 7 }), true);
     assert.equal(claimsInvariance(cudaSrc, { flashAttn: 'off', experts: false, k: 7 }), false);
