@@ -168,7 +168,16 @@ export type ChatSummary = z.infer<typeof ChatSummary>;
 
 const ChatRef = z.object({ chatId: Id });
 const ReplyOptions = {
-  sampling: ChatSampling.partial().optional(),
+  /**
+   * the reply's settings over the defaults; thinking and thinkingBudget take no default here:
+   * absent, the chat's last ones apply, else the profile's (app/service/chat-replies.ts)
+   */
+  sampling: ChatSampling.extend({
+    thinking: z.boolean().optional(),
+    thinkingBudget: z.number().int().min(0).max(1_000_000).nullable().optional(),
+  })
+    .partial()
+    .optional(),
   /** absent: the active profile */
   profileId: Id.optional(),
 };
