@@ -9,7 +9,8 @@ import { UsageError } from './errors.js';
 
 export const DEVICES_USAGE = `power devices [--rpc HOST:PORT,...] [--json]
   Lists the devices each built flavour of the addon loads (name, description, type, memory;
-  for the CPU the extensions its llama.cpp was compiled for and the weight buffers it uses),
+  for the CPU the extensions its llama.cpp was compiled for and the weight buffers it uses; for a
+  CUDA GPU its compute capability and, on cuda-src, whether verify rows are batch-invariant there),
   why CUDA does not load when it does not, and what --device auto, cuda and vulkan would use
   (a Vulkan device that runs on the CPU, such as Mesa's lavapipe, is marked: only --device vulkan uses it).
   --rpc: also the devices of those remote machines (power rpc), with their memory.`;
@@ -33,6 +34,9 @@ function textReport(flavours: FlavourReport[], auto: string, cuda: string, vulka
         `  ${d.name.padEnd(8)}${d.type.padEnd(6)}${d.description.padEnd(32)}${(d.freeBytes / GIB).toFixed(1)} of ${(d.totalBytes / GIB).toFixed(1)} GiB free`,
       );
       if (d.onCpu) lines.push('          runs on the CPU (a software Vulkan device): only --device vulkan uses it');
+      if (d.computeCapability) lines.push(`          compute capability ${d.computeCapability}`);
+      const claim = f.batchInvariance?.find((c) => c.device === d.name);
+      if (claim) lines.push(`          ${claim.claim}`);
       if (d.type === 'cpu' && d.features) {
         lines.push(`          compiled for: ${d.features.length ? d.features.join(' ') : 'no optional extensions'}`);
         const extra = d.extraBufferTypes ?? [];

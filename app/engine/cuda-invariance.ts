@@ -109,3 +109,15 @@ export function cudaFlashAttnWithheld(cc: number | null, shapes: readonly Attent
   }
   return null;
 }
+
+/** What the per-capability claim is on a device, whatever the model (`power devices`). */
+export function cudaDeviceClaim(cc: number | null): string {
+  const heads = 'heads of 64, 128 or 256';
+  const grouped = cudaFlashAttnWithheld(cc, [{ keyHead: 128, valueHead: 128, grouped: true }]);
+  if (grouped === null) return `batch-invariant with Flash Attention on for models with ${heads} (not with it off)`;
+  const single = cudaFlashAttnWithheld(cc, [{ keyHead: 128, valueHead: 128, grouped: false }]);
+  if (single === null) {
+    return `batch-invariant with Flash Attention on only for models with ${heads} and no grouped-query attention (not with it off); ${grouped}`;
+  }
+  return `not batch-invariant: ${single}`;
+}

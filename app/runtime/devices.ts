@@ -3,7 +3,8 @@
 import type { DevicesReport } from '../contract/api/engine.js';
 import { PowerError } from '../contract/api/errors.js';
 import type { DeviceInfo } from '../contract/engine-types.js';
-import { addonDir } from '../engine/build-info.js';
+import { addonDir, readBuildInfo } from '../engine/build-info.js';
+import { capabilityNumber, cudaDeviceClaim } from '../engine/cuda-invariance.js';
 import { EngineClient } from '../engine/client.js';
 import { describeDevice, NO_CUDA_FLAVOUR, NO_VULKAN_FLAVOUR, pickCudaDevice, pickVulkanDevice } from '../engine/device-select.js';
 import { DeviceUnavailableError, selectionPlan } from '../engine/engine-on-device.js';
@@ -15,7 +16,11 @@ async function probeFlavour(flavour: string, gpu: string | null): Promise<Flavou
   const engine = EngineClient.start({ flavour });
   try {
     const hello = await engine.call('hello', {});
-    return { flavour, dir: addonDir(flavour), gpu, devices: hello.devices, cuda: hello.cuda };
+    const perDevice = readBuildInfo(flavour).flashAttnBatchInvariant === 'by-compute-capability';
+    const batchInvariance = hello.devices
+      .filter((d) => perDevice && d.backend === 'CUDA')
+      .map((d) => ({ device: d.name, claim: cudaDeviceClaim(capabilityNumber(d.computeCapability)) }));
+    return { flavour, dir: addonDir(flavour), gpu, devices: hello.devices, cuda: hello.cuda, ...(perDevice ? { batchInvariance } : {}) };
   } catch (error) {
     throw new PowerError('device', `the ${flavour} flavour of the addon does not start: ${(error as Error).message}`);
   } finally {

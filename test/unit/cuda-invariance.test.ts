@@ -12,6 +12,7 @@ import {
   attentionHeads,
   capabilityNumber,
   cudaArchitecture,
+  cudaDeviceClaim,
   cudaFlashAttnWithheld,
   type AttentionHeads,
 } from '../../app/engine/cuda-invariance.js';
@@ -110,6 +111,16 @@ describe('the cuda-src claim per compute capability (Flash Attention on, F16 KV 
       ]),
       null,
     );
+  });
+
+  test('power devices says per capability what is claimed there, whatever the model', () => {
+    assert.equal(cudaDeviceClaim(900), 'batch-invariant with Flash Attention on for models with heads of 64, 128 or 256 (not with it off)');
+    assert.match(
+      cudaDeviceClaim(860),
+      /^batch-invariant with Flash Attention on only for models with heads of 64, 128 or 256 and no grouped-query attention \(not with it off\); Ampere \(sm_86\): with grouped-query attention/,
+    );
+    assert.match(cudaDeviceClaim(610), /^not batch-invariant: Pascal \(sm_61\): the patch's Flash Attention choices below Turing/);
+    assert.match(cudaDeviceClaim(null), /^not batch-invariant: the engine did not report/);
   });
 
   test('a device whose capability was not reported claims nothing, and says how to get it', () => {

@@ -74,6 +74,11 @@ export const DevicesReport = z.object({
       gpu: z.string().nullable(),
       devices: z.array(DeviceInfo),
       cuda: CudaStatus.nullable(),
+      /**
+       * a flavour whose batch-invariance claim depends on the CUDA device (cuda-src): what it is
+       * on each of its CUDA devices, by compute capability (app/engine/cuda-invariance.ts)
+       */
+      batchInvariance: z.array(z.object({ device: z.string(), claim: z.string() })).optional(),
     }),
   ),
   /** what --device auto uses, with the reason when it is the CPU */
