@@ -1,7 +1,8 @@
 // The GPU check (test/gpu/check.sh runs it): on a machine with an NVIDIA GPU and no network,
 // in one go and under 8 minutes, it checks the link, writes larger synthetic models, runs the
 // exactness contract on CUDA (speculative digests equal the autoregressive ones), audits F16,
-// Q8_0 and Q4_0 verify rows against one-row decodes for K 1, 4, 7 (power audit), measures
+// Q8_0 and Q4_0 verify rows against one-row decodes for K 1, 4, 7 (power audit), audits as the
+// dispatch of Turing and Ampere would choose (POWER_CUDA_AS_CC: the claim per architecture), measures
 // AR vs K7/S7 vs K7/S6 decode speed, compares with the CPU, and writes OUT_DIR/summary.md
 // plus the raw JSON. With --device cpu it runs the same steps that do not need a GPU on
 // small models, and marks the GPU-only ones SKIPPED.
@@ -13,7 +14,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { GenerationResult } from '../../app/contract/generation-result.js';
-import { makeModelFiles } from '../../tools/models/synthetic.js';
+import { makeModelFiles, type LlamaModelParams } from '../../tools/models/synthetic.js';
 import { ROOT } from '../../app/paths.js';
 import { AUDIT_TYPES, auditPair, gpuModels, type Scale } from './models.js';
 import {
@@ -71,8 +72,12 @@ const started = Date.now();
 const steps: Step[] = [];
 mkdirSync(join(outDir, 'runs'), { recursive: true });
 
-function power(argv: string[]) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'power.js'), ...argv], { encoding: 'utf8', maxBuffer: 1 << 26 });
+function power(argv: string[], env?: Record<string, string>) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'power.js'), ...argv], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -116,8 +121,14 @@ let runNo = 0;
  * Runs power and keeps what it did as runs/NNN<suffix>.json; `result`: its JSON output when it
  * exited with one of `resultCodes` (else null); `stderrTail`: how much of stderr the record keeps.
  */
-function recordedRun(argv: string[], suffix: string, resultCodes: readonly number[] = [0], stderrTail?: number) {
-  const r = power(argv);
+function recordedRun(
+  argv: string[],
+  suffix: string,
+  resultCodes: readonly number[] = [0],
+  stderrTail?: number,
+  env?: Record<string, string>,
+) {
+  const r = power(argv, env);
   const result: unknown = r.code !== null && resultCodes.includes(r.code) ? JSON.parse(r.stdout) : null;
   const stderr = stderrTail === undefined ? r.stderr : r.stderr.slice(-stderrTail);
   const file = join(outDir, 'runs', `${String(++runNo).padStart(3, '0')}${suffix}.json`);
@@ -140,12 +151,24 @@ function generateWithLog(model: string, prompt: string, maxTokens: number, extra
   return { result: GenerationResult.parse(r.result), log: r.stderr };
 }
 
+/** What `power audit` said about the engine's claim (absent when the audit could not run). */
+interface AuditClaim {
+  batchInvariant?: boolean;
+  batchInvariantWhy?: string | null;
+  verdict?: string;
+}
+
 /**
  * One `power audit` run as a row of the audit table: exit 0 (identical) and 1 (a divergence)
  * carry a result; any other exit is an audit that could not run, its error in the row.
  */
-function auditRow(row: Pick<AuditRow, 'type' | 'k' | 'prompt'>, argv: string[], suffix: string): AuditRow {
-  const r = recordedRun(argv, suffix, [0, 1]);
+function auditRow(
+  row: Pick<AuditRow, 'type' | 'k' | 'prompt'>,
+  argv: string[],
+  suffix: string,
+  env?: Record<string, string>,
+): AuditRow & AuditClaim {
+  const r = recordedRun(argv, suffix, [0, 1], undefined, env);
   if (r.result === null) {
     return {
       ...row,
@@ -162,10 +185,13 @@ function auditRow(row: Pick<AuditRow, 'type' | 'k' | 'prompt'>, argv: string[], 
     identical: boolean;
     flavour: string;
     firstDivergence: null | { index: number; controlMargin: number; rowMaxAbsDiff: number; explained: boolean };
-  };
+  } & AuditClaim;
   const d = a.firstDivergence;
   return {
     ...row,
+    batchInvariant: a.batchInvariant,
+    batchInvariantWhy: a.batchInvariantWhy,
+    verdict: a.verdict,
     identical: a.identical,
     index: d?.index ?? null,
     margin: d?.controlMargin ?? null,
@@ -324,6 +350,57 @@ await step(`audit past 256/512/1024 positions on ${device} (Flash Attention on a
   const bad = crossingRows.filter((a) => a.error !== null || a.explained === false);
   if (bad.length) throw new Error(`${bad.length} crossing audits failed or found a divergence the engine cannot explain (see the table)`);
 });
+
+// 4d. older GPUs' dispatch on this one (POWER_CUDA_AS_CC, the CUDA patch's switch: Flash
+// Attention's kernel choice as on Turing and Ampere, the kernels themselves this GPU's): there a
+// one-row decode takes the vector kernel only without grouped-query attention, so the claim must
+// follow the pretended capability: withheld for the GQA pair, with the architecture in the reason
+// (a divergence there is a finding if the rows explain it), and claimed for a multi-head pair,
+// whose verify rows go through the vector kernel row by row and must equal the control
+const olderTokens = scale === 'full' ? 300 : 128;
+const olderRows: AuditRow[] = [];
+if (device === 'cuda') {
+  await step(
+    `older architectures' dispatch on cuda (POWER_CUDA_AS_CC 750, 860; GQA and multi-head pairs, FA on, K4, ${olderTokens} tokens)`,
+    async () => {
+      const base = gpuModels(scale);
+      const multiHead = (p: LlamaModelParams): LlamaModelParams => ({ ...p, name: `${p.name}-mha`, kvHeads: p.heads });
+      const mha = await makeModelFiles(join(ROOT, '.cache', 'gpu-models', `${scale}-mha`), {
+        'gpu-mha-target.gguf': { params: multiHead(base['gpu-target.gguf'].params as LlamaModelParams) },
+        'gpu-mha-draft.gguf': { params: multiHead(base['gpu-draft.gguf'].params as LlamaModelParams) },
+      });
+      const pairs = [
+        { label: 'GQA', target: models[auditPair('f16').target], draft: models[auditPair('f16').draft], claimed: false },
+        { label: 'multi-head', target: mha['gpu-mha-target.gguf'], draft: mha['gpu-mha-draft.gguf'], claimed: true },
+      ];
+      const problems: string[] = [];
+      for (const [cc, arch] of [
+        ['750', 'Turing (sm_75)'],
+        ['860', 'Ampere (sm_86)'],
+      ] as const) {
+        for (const pair of pairs) {
+          const extra = ['--ctx', '2048', '--flash-attn', 'on', '--draft', pair.draft, '--strategy', 'draft-model', '--k', '4'];
+          const argv = runArgv('audit', 'cuda', pair.target, PROMPTS[0]!, olderTokens, extra);
+          const row = auditRow({ type: `as ${arch}: ${pair.label} F16, FA on`, k: 4, prompt: 1 }, argv, '-audit-as-cc', {
+            POWER_CUDA_AS_CC: cc,
+          });
+          olderRows.push(row);
+          const what = `${arch}, ${pair.label}`;
+          if (row.error !== null) problems.push(`${what}: ${row.error}`);
+          else if (row.batchInvariant !== pair.claimed)
+            problems.push(`${what}: batchInvariant ${row.batchInvariant} (${row.batchInvariantWhy})`);
+          else if (!pair.claimed && !row.batchInvariantWhy?.includes(arch))
+            problems.push(`${what}: the reason does not name ${arch}: ${row.batchInvariantWhy}`);
+          else if (row.verdict !== 'identical' && row.verdict !== 'explained') problems.push(`${what}: verdict ${row.verdict}`);
+        }
+      }
+      audits.push(...olderRows);
+      if (problems.length) throw new Error(problems.join('; '));
+    },
+  );
+} else {
+  skip("older architectures' dispatch (POWER_CUDA_AS_CC)", 'needs a CUDA device');
+}
 
 /** one row of a speed table: medians over the runs of one configuration */
 function speedRow(model: string, config: string, runs: readonly ReturnType<typeof generate>[]): SpeedRow {
