@@ -132,6 +132,8 @@ export const NativeGenerateResult = z.object({
   grammarCut: z.number().int().min(0),
   /** a prompt with images: the image chunks run through the projector (those not kept from the session's last request); absent without images */
   imagesEncoded: z.number().int().min(0).optional(),
+  /** a request with a reasoning budget: the thinking blocks the budget ended (forced their end); absent without one */
+  reasoningForced: z.number().int().min(0).optional(),
 });
 export type NativeGenerateResult = z.infer<typeof NativeGenerateResult>;
 

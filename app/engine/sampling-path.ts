@@ -28,6 +28,8 @@ export function backendChainProblem(sampling: SamplingOptions, k: number): strin
   if (sampling.logprobs !== undefined) return 'log-probabilities are read from rows of logits on the CPU only';
   // llama.cpp's grammar sampler walks the grammar's stacks on the host
   if (sampling.grammar !== undefined || sampling.jsonSchema !== undefined) return 'a grammar (or JSON schema) is applied on the CPU only';
+  // llama.cpp's reasoning-budget sampler has no backend implementation (native/src/sampling.cpp says the same)
+  if (sampling.reasoningBudget !== undefined) return 'a reasoning budget is applied on the CPU only';
   const penalties =
     sampling.repeatLastN !== 0 && (sampling.repeatPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0);
   // llama.cpp's penalties keep one history per sequence: with K + 1 rows of a sequence in one

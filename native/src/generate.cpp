@@ -254,11 +254,12 @@ generate_result run_generation(session_core & core, const generate_request & req
         }
         hold_if_asked(core, st.round_no, sink);
     }
-    core.hold_after_round = 0; // the hook holds one request, whether or not it got that far
-    result.replays        = st.replays;
-    result.grammar_cut    = st.grammar_cut;
-    result.clamp          = st.clamp;
-    result.total_us       = llama_time_us() - t0;
+    core.hold_after_round   = 0; // the hook holds one request, whether or not it got that far
+    result.replays          = st.replays;
+    result.grammar_cut      = st.grammar_cut;
+    result.reasoning_forced = sampler.budget ? sampler.forced_ends : -1;
+    result.clamp            = st.clamp;
+    result.total_us         = llama_time_us() - t0;
     return result;
 }
 

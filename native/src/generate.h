@@ -70,16 +70,17 @@ class round_sink {
 };
 
 struct generate_result {
-    std::string stop_reason;     // "eos" | "max-tokens" | "cancelled" | "context-full"
-    int32_t prompt_tokens  = 0;  // tokens in the prompt
-    int32_t reused_tokens  = 0;  // prompt tokens whose state was already in the context
-    int64_t prefill_us     = 0;  // time to evaluate the rest of the prompt
-    int64_t total_us       = 0;  // whole request
-    int32_t generated      = 0;  // tokens emitted
-    int32_t replays        = 0;  // guarded replays (at most one per request)
-    int32_t clamp          = -1; // the clamp in force at the end (-1: none)
-    int32_t grammar_cut    = 0;  // proposals dropped before verification because the grammar refused them
-    int32_t images_encoded = -1; // image chunks run through the projector (not kept from the last request); -1: no images
+    std::string stop_reason;       // "eos" | "max-tokens" | "cancelled" | "context-full"
+    int32_t prompt_tokens    = 0;  // tokens in the prompt
+    int32_t reused_tokens    = 0;  // prompt tokens whose state was already in the context
+    int64_t prefill_us       = 0;  // time to evaluate the rest of the prompt
+    int64_t total_us         = 0;  // whole request
+    int32_t generated        = 0;  // tokens emitted
+    int32_t replays          = 0;  // guarded replays (at most one per request)
+    int32_t clamp            = -1; // the clamp in force at the end (-1: none)
+    int32_t grammar_cut      = 0;  // proposals dropped before verification because the grammar refused them
+    int32_t images_encoded   = -1; // image chunks run through the projector (not kept from the last request); -1: no images
+    int32_t reasoning_forced = -1; // thinking blocks the reasoning budget ended (its end forced); -1: no budget
 };
 
 // runs the request; throws std::runtime_error with a readable message on failure, after

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common.h"
+
 namespace power {
 namespace {
 
@@ -92,6 +94,57 @@ std::vector<std::string> string_list(const Napi::Array & array, const char * key
         out.push_back(v.As<Napi::String>().Utf8Value());
     }
     return out;
+}
+
+reasoning_budget_params reasoning_budget_option(const Napi::Object & opts, const char * key, const llama_vocab * vocab) {
+    reasoning_budget_params rb;
+    const std::string name       = key;
+    std::optional<Napi::Value> v = present(
+        opts, key, [](const Napi::Value & x) { return x.IsObject() && !x.IsArray(); }, "an object {tokens, start, ends, message, prefill}");
+    if (!v) {
+        return rb;
+    }
+    Napi::Env env  = opts.Env();
+    Napi::Object o = v->As<Napi::Object>();
+    rb.tokens      = static_cast<int32_t>(integer_option(o, "tokens", -1, 0, INT32_MAX));
+    if (rb.tokens < 0) {
+        throw Napi::TypeError::New(env, name + ".tokens must say how many tokens the thinking may take");
+    }
+    std::optional<std::string> start = string_option(o, "start");
+    if (!start || start->empty()) {
+        throw Napi::TypeError::New(env, name + ".start must be the tag that opens the thinking");
+    }
+    rb.start_text                   = *start;
+    std::optional<Napi::Array> ends = array_option(o, "ends");
+    if (ends) {
+        rb.end_texts = string_list(*ends, (name + ".ends").c_str());
+    }
+    if (rb.end_texts.empty()) {
+        throw Napi::TypeError::New(env, name + ".ends must hold the tags that close the thinking (the first is forced)");
+    }
+    const std::string message = string_option(o, "message").value_or("");
+    // llama-server's server-schema.cpp: the tags and the message tokenized with special tokens
+    // parsed; forced = the message's tokens, then the first end tag's
+    rb.start = common_tokenize(vocab, rb.start_text, false, true);
+    for (const std::string & tag : rb.end_texts) {
+        rb.ends.push_back(common_tokenize(vocab, tag, false, true));
+    }
+    if (!message.empty()) {
+        rb.forced = common_tokenize(vocab, message, false, true);
+    }
+    rb.forced.insert(rb.forced.end(), rb.ends.front().begin(), rb.ends.front().end());
+    if (std::optional<Napi::Array> prefill = array_option(o, "prefill")) {
+        const int32_t n_vocab = llama_vocab_n_tokens(vocab);
+        for (uint32_t i = 0; i < prefill->Length(); i++) {
+            Napi::Value t = prefill->Get(i);
+            if (!t.IsNumber() || t.As<Napi::Number>().DoubleValue() != static_cast<double>(t.As<Napi::Number>().Int32Value()) ||
+                t.As<Napi::Number>().Int32Value() < 0 || t.As<Napi::Number>().Int32Value() >= n_vocab) {
+                throw Napi::RangeError::New(env, name + ".prefill holds a token that is not in the vocabulary");
+            }
+            rb.prefill.push_back(t.As<Napi::Number>().Int32Value());
+        }
+    }
+    return rb;
 }
 
 } // namespace power

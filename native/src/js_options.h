@@ -9,6 +9,8 @@
 
 #include <napi.h>
 
+#include "sampling.h"
+
 namespace power {
 
 // a finite number, or the fallback when absent
@@ -23,5 +25,8 @@ std::optional<Napi::Array> array_option(const Napi::Object & opts, const char * 
 std::optional<Napi::Function> function_option(const Napi::Object & opts, const char * key);
 // the entries of an array option, each a string
 std::vector<std::string> string_list(const Napi::Array & array, const char * key);
+// sampling's reasoningBudget {tokens, start, ends, message, prefill}, tokenized on `vocab` as
+// llama-server does (off when absent); validate() says whether the tags tokenize
+reasoning_budget_params reasoning_budget_option(const Napi::Object & opts, const char * key, const llama_vocab * vocab);
 
 } // namespace power

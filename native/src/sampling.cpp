@@ -6,6 +6,7 @@
 
 #include "json-schema-to-grammar.h"
 #include "log_capture.h"
+#include "reasoning-budget.h"
 
 namespace power {
 
@@ -18,6 +19,19 @@ std::string validate(const sampling_params & p) {
     if (p.repeat_last_n < 0) return "repeat-last-n must be >= 0";
     if (!std::isfinite(p.presence_penalty) || !std::isfinite(p.frequency_penalty)) {
         return "presence and frequency penalties must be finite";
+    }
+    const reasoning_budget_params & rb = p.reasoning_budget;
+    if (rb.on()) {
+        if (rb.tokens < 0) return "the reasoning budget must be >= 0 tokens";
+        // the budget watches for the tags' tokens: a tag with none could never be seen
+        if (rb.start.empty()) return "the reasoning budget's start tag '" + rb.start_text + "' does not tokenize on this vocabulary";
+        if (rb.ends.empty()) return "the reasoning budget needs at least one end tag";
+        for (size_t i = 0; i < rb.ends.size(); i++) {
+            if (rb.ends[i].empty()) {
+                const std::string & tag = i < rb.end_texts.size() ? rb.end_texts[i] : std::string();
+                return "the reasoning budget's end tag '" + tag + "' does not tokenize on this vocabulary";
+            }
+        }
     }
     return {};
 }
@@ -83,6 +97,10 @@ std::string backend_chain_problem(const sampling_params & p, int32_t rows_per_se
     if (!p.grammar.empty()) {
         return "a grammar (or JSON schema) is applied on the CPU only";
     }
+    // llama.cpp's reasoning-budget sampler has no backend implementation
+    if (p.reasoning_budget.on()) {
+        return "a reasoning budget is applied on the CPU only";
+    }
     const bool penalties = p.repeat_last_n != 0 && (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f);
     // llama.cpp's penalties sampler keeps one token history per sequence: with several rows of a
     // sequence in one pass, row i would not see rows 0..i-1, so it refuses the backend there
@@ -110,15 +128,50 @@ backend_sampler_scope::~backend_sampler_scope() {
 target_sampler target_sampler::clone() const {
     target_sampler copy;
     copy.plain_greedy = plain_greedy;
+    copy.grammar_lazy = grammar_lazy;
+    copy.forced_ends  = forced_ends;
     copy.chain.reset(llama_sampler_clone(chain.get()));
     if (grammar) {
         copy.grammar.reset(llama_sampler_clone(grammar.get()));
     }
+    if (budget) {
+        copy.budget.reset(llama_sampler_clone(budget.get()));
+    }
     return copy;
 }
 
+bool target_sampler::grammar_applies() const {
+    if (!grammar) {
+        return false;
+    }
+    if (!budget || !grammar_lazy) {
+        return true;
+    }
+    const common_reasoning_budget_state state = common_reasoning_budget_get_state(budget.get());
+    return state == REASONING_BUDGET_IDLE || state == REASONING_BUDGET_DONE;
+}
+
+// common_sampler_accept's order: whether the grammar takes the token is decided before the budget
+// moves; a thinking block that ends hands its end sequence to the grammar it held off (the end
+// may hold a trigger, as Qwen 3.5's <tool_call> does)
 void target_sampler::accept(llama_token token) {
-    if (grammar) {
+    const bool to_grammar = grammar_applies();
+    if (budget) {
+        const common_reasoning_budget_state before = common_reasoning_budget_get_state(budget.get());
+        llama_sampler_accept(budget.get(), token);
+        const bool done = common_reasoning_budget_get_state(budget.get()) == REASONING_BUDGET_DONE;
+        if (done && before == REASONING_BUDGET_FORCING) {
+            forced_ends++;
+        }
+        if (grammar && !to_grammar && done) {
+            if (const llama_tokens * end = common_reasoning_budget_get_end_match(budget.get())) {
+                for (llama_token t : *end) {
+                    llama_sampler_accept(grammar.get(), t);
+                }
+            }
+        }
+    }
+    if (grammar && to_grammar) {
         llama_sampler_accept(grammar.get(), token);
     }
     llama_sampler_accept(chain.get(), token);
@@ -171,6 +224,15 @@ target_sampler make_sampler(const llama_vocab * vocab, const sampling_params & p
         for (llama_token t : p.grammar_prefill) {
             llama_sampler_accept(s.grammar.get(), t);
         }
+        s.grammar_lazy = p.grammar_lazy;
+    }
+    const reasoning_budget_params & rb = p.reasoning_budget;
+    if (rb.on()) {
+        s.budget.reset(common_reasoning_budget_init(vocab, {rb.start}, rb.ends, rb.forced, rb.tokens));
+        // the generation prompt's tokens: one that opens the thinking starts the count
+        for (llama_token t : rb.prefill) {
+            llama_sampler_accept(s.budget.get(), t);
+        }
     }
     return s;
 }
@@ -185,16 +247,20 @@ sampler_ptr make_greedy_chain() {
 
 namespace {
 
-// the row through `first` (the grammar, or nothing) and then the chain; the chain's pick
-llama_token draw_from_row(llama_sampler * first, llama_sampler * chain, const float * logits, int32_t n_vocab,
+// the row through the budget (or nothing), then `grammar` (or nothing), then the chain; the chain's
+// pick (common_sampler_sample's order)
+llama_token draw_from_row(llama_sampler * budget, llama_sampler * grammar, llama_sampler * chain, const float * logits, int32_t n_vocab,
                           std::vector<llama_token_data> & cur) {
     cur.resize(n_vocab);
     for (llama_token id = 0; id < n_vocab; id++) {
         cur[id] = llama_token_data{id, logits[id], 0.0f};
     }
     llama_token_data_array arr = {cur.data(), cur.size(), -1, false};
-    if (first) {
-        llama_sampler_apply(first, &arr);
+    if (budget) {
+        llama_sampler_apply(budget, &arr);
+    }
+    if (grammar) {
+        llama_sampler_apply(grammar, &arr);
     }
     llama_sampler_apply(chain, &arr);
     const llama_token token = arr.data[arr.selected].id;
@@ -243,6 +309,20 @@ size_t grammar_admitted_prefix(const target_sampler & sampler, const std::vector
     if (!sampler.grammar) {
         return proposals.size();
     }
+    if (sampler.budget) {
+        // the budget decides along the way whether the grammar checks a row: walk both
+        target_sampler walk = sampler.clone();
+        for (size_t i = 0; i < proposals.size(); i++) {
+            if (walk.grammar_applies() && !grammar_allows(walk.grammar.get(), proposals[i])) {
+                return i;
+            }
+            if (llama_vocab_is_eog(vocab, proposals[i])) {
+                return i + 1;
+            }
+            walk.accept(proposals[i]);
+        }
+        return proposals.size();
+    }
     sampler_ptr walk(llama_sampler_clone(sampler.grammar.get()));
     for (size_t i = 0; i < proposals.size(); i++) {
         if (!grammar_allows(walk.get(), proposals[i])) {
@@ -273,14 +353,17 @@ llama_token grammar_guided_pick(llama_sampler * walk, llama_token token, const f
 }
 
 llama_token sample_row(target_sampler & sampler, const float * logits, int32_t n_vocab, std::vector<llama_token_data> & cur) {
-    llama_token token = draw_from_row(nullptr, sampler.chain.get(), logits, n_vocab, cur);
+    llama_sampler * budget = sampler.budget.get();
+    llama_token token      = draw_from_row(budget, nullptr, sampler.chain.get(), logits, n_vocab, cur);
     // checking the one drawn token costs little; filtering the whole vocabulary (262,144 rows on
     // Gemma) is paid only when the grammar refuses it
-    if (sampler.grammar && !grammar_allows(sampler.grammar.get(), token)) {
-        // plain greedy: the best allowed token near the top is the whole filter's argmax
+    if (sampler.grammar_applies() && !grammar_allows(sampler.grammar.get(), token)) {
+        // plain greedy: the best allowed token near the top is the whole filter's argmax (not
+        // while the budget forces a token: the row is then that token alone)
+        const bool forcing = budget && common_reasoning_budget_get_state(budget) == REASONING_BUDGET_FORCING;
         const llama_token near =
-            sampler.plain_greedy ? best_allowed_near_top(sampler.grammar.get(), logits, n_vocab, cur) : LLAMA_TOKEN_NULL;
-        token = near != LLAMA_TOKEN_NULL ? near : draw_from_row(sampler.grammar.get(), sampler.chain.get(), logits, n_vocab, cur);
+            sampler.plain_greedy && !forcing ? best_allowed_near_top(sampler.grammar.get(), logits, n_vocab, cur) : LLAMA_TOKEN_NULL;
+        token = near != LLAMA_TOKEN_NULL ? near : draw_from_row(budget, sampler.grammar.get(), sampler.chain.get(), logits, n_vocab, cur);
         if (!grammar_allows(sampler.grammar.get(), token)) {
             // every token was refused (the grammar has no way on from here)
             throw std::runtime_error("the grammar allows no token after this point of the reply");

@@ -9,6 +9,21 @@
 
 namespace power {
 
+// The reasoning budget as llama-server gives it to common_sampler_init: the tags tokenized with
+// special tokens parsed, `forced` the budget message's tokens and the first end tag's, `prefill`
+// the generation prompt's tokens, which the budget reads before the reply (a generation prompt that
+// opens the thinking starts it counting). The texts are kept for the errors that name them.
+struct reasoning_budget_params {
+    int32_t tokens = 0;
+    std::string start_text;
+    std::vector<std::string> end_texts;
+    std::vector<llama_token> start;
+    std::vector<std::vector<llama_token>> ends;
+    std::vector<llama_token> forced;
+    std::vector<llama_token> prefill;
+    bool on() const { return !start_text.empty(); }
+};
+
 struct sampling_params {
     float temperature       = 0.0f;  // 0: greedy
     uint32_t seed           = 0;     // RNG seed for stochastic sampling
@@ -31,6 +46,8 @@ struct sampling_params {
     std::vector<llama_token> grammar_trigger_tokens;
     // tokens the grammar accepts before the reply (the template's generation prompt)
     std::vector<llama_token> grammar_prefill;
+    // llama.cpp's reasoning budget (common_reasoning_budget_init): none when `start` is empty
+    reasoning_budget_params reasoning_budget;
     // log-probabilities of each emitted token from the row it was drawn from: -1 off, else the
     // drawn token's and those of the row's n_probs most likely tokens (at most max_probs)
     int32_t n_probs = -1;
@@ -66,16 +83,28 @@ std::string validate(const sampling_params & p);
 // llama-server keeps it: the chain draws, the grammar checks only the drawn token, and only a
 // token it refuses makes the row drawn again with the grammar applied first. One rule per row
 // for every run, so a speculative row draws what the autoregressive one draws.
+//
+// The reasoning budget, when there is one, is held beside them as common_sampler holds it: applied
+// to every row first (while it forces, only the forced token is left), advanced for every emitted
+// token, and a lazy grammar is held off while it counts or forces (a tool-call trigger inside the
+// thinking does not start the grammar), the end sequence replayed into the grammar once the
+// thinking is done. It advances only for emitted tokens, like the rest, so the forced end falls
+// on the same token in a speculative run and its control.
 struct target_sampler {
     sampler_ptr chain;
-    sampler_ptr grammar;       // null: free text
-    bool plain_greedy = false; // the chain is argmax alone (no penalties)
+    sampler_ptr grammar;         // null: free text
+    sampler_ptr budget;          // null: no reasoning budget
+    bool grammar_lazy   = false; // the grammar waits for a trigger
+    bool plain_greedy   = false; // the chain is argmax alone (no penalties)
+    int32_t forced_ends = 0;     // thinking blocks the budget ended (forced its end sequence)
 
     // the chain is what backend sampling attaches to the graph (no grammar there)
     llama_sampler * chain_ptr() const { return chain.get(); }
-    // a copy in the same state (RNG, penalty history, grammar stacks)
+    // a copy in the same state (RNG, penalty history, grammar stacks, budget)
     target_sampler clone() const;
-    // advances the RNG history, the penalties and the grammar for an emitted token
+    // whether the grammar checks the next row (llama.cpp's grammar_should_apply)
+    bool grammar_applies() const;
+    // advances the budget, the RNG history, the penalties and the grammar for an emitted token
     void accept(llama_token token);
 };
 

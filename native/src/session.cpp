@@ -133,6 +133,11 @@ sampling_params read_sampling(Napi::Object opts, const llama_vocab * vocab) {
             throw Napi::Error::New(opts.Env(), problem);
         }
     }
+    s.reasoning_budget = reasoning_budget_option(opts, "reasoningBudget", vocab);
+    invalid            = validate(s);
+    if (!invalid.empty()) {
+        throw Napi::RangeError::New(opts.Env(), invalid);
+    }
     return s;
 }
 
@@ -174,6 +179,7 @@ Napi::Object result_to_js(Napi::Env env, const generate_result & r) {
     out.Set("generated", r.generated);
     out.Set("grammarCut", r.grammar_cut);
     if (r.images_encoded >= 0) out.Set("imagesEncoded", r.images_encoded);
+    if (r.reasoning_forced >= 0) out.Set("reasoningForced", r.reasoning_forced);
     return out;
 }
 

@@ -7,14 +7,18 @@
 // sampler: once the thinking has taken its tokens it forces the message and the end tag, on the
 // same token in a speculative run and its autoregressive control.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
+import { SAMPLING_DEFAULTS, type NativeGenerateResult, type SamplingOptions } from '../../app/contract/engine-types.js';
+import type { Strategy } from '../../app/contract/strategies.js';
 import { ROOT } from '../../app/paths.js';
 import { loadBinding, type NativeModel } from '../../app/engine-host/binding.js';
 import { EngineClient } from '../../app/engine/client.js';
 import type { ChatTemplateResult, ParsedChatReply, ReasoningFormat } from '../../app/engine/protocol.js';
+import { assertDraftedSameAsControl, type ReportedRun } from '../fixtures/drafting.js';
 import { thinkingModels, type ThinkingModels } from '../fixtures/models.js';
 
 const TEMPLATES = join(ROOT, 'build', 'llama.cpp', 'models', 'templates');
@@ -227,5 +231,185 @@ describe('thinking through the engine: the thinking models', () => {
 
   test('bad thinking inputs are refused in words', async () => {
     await assert.rejects(apply(ids.deepseekR1, { chatTemplateKwargs: { enable_thinking: 'no' } }), /enable_thinking must be a boolean/);
+  });
+});
+
+type Budget = NonNullable<SamplingOptions['reasoningBudget']>;
+
+interface BudgetRun extends ReportedRun {
+  tokens: number[];
+  stats: { proposed: number; accepted: number };
+  result: NativeGenerateResult;
+}
+
+const SEEDED = { temperature: 0.8, seed: 42 } as const;
+const MESSAGE = ' Time is up.';
+
+describe('the reasoning budget: the forced end falls on the same token under every proposer', () => {
+  let models: ThinkingModels;
+  let engine: EngineClient;
+  let target: string;
+  let draft: string;
+  let hybrid: string;
+  let qwen3: string;
+  before(async () => {
+    models = await thinkingModels();
+    engine = EngineClient.start();
+    target = (await engine.call('loadModel', { path: models.target, gpuLayers: 0 })).modelId;
+    draft = (await engine.call('loadModel', { path: models.draft, gpuLayers: 0 })).modelId;
+    hybrid = (await engine.call('loadModel', { path: models.hybrid, gpuLayers: 0, loadMtp: true })).modelId;
+    qwen3 = (await engine.call('loadModel', { path: models.qwen3, gpuLayers: 0 })).modelId;
+  });
+  after(() => engine.close());
+
+  const tokenize = (modelId: string, text: string) =>
+    engine.call('tokenize', { modelId, text, addSpecial: false, parseSpecial: true }).then((t) => [...t]);
+
+  /** the chat's prompt and the budget as the service builds them from applyChat (prefill: the generation prompt's tokens) */
+  async function chat(modelId: string, content: string, tokens: number, message = MESSAGE) {
+    const applied = await engine.call('applyChat', { modelId, messages: [{ role: 'user', content }], tools: [], toolChoice: 'auto' });
+    const budget: Budget = {
+      tokens,
+      start: applied.thinkingStartTag,
+      ends: applied.thinkingEndTags,
+      message,
+      prefill: await tokenize(modelId, applied.generationPrompt),
+    };
+    return { prompt: await tokenize(modelId, applied.prompt), budget, applied };
+  }
+
+  async function run(
+    modelId: string,
+    session: { strategy: Strategy; fallbacks?: readonly Strategy[]; k?: number; s?: number; draftModelId?: string },
+    prompt: number[],
+    sampling: Partial<SamplingOptions>,
+    maxTokens = 48,
+  ): Promise<BudgetRun> {
+    const { sessionId } = await engine.call('createSession', {
+      modelId,
+      contextSize: 1024,
+      threads: 1,
+      ...session,
+      fallbacks: [...(session.fallbacks ?? [])],
+    });
+    const requestId = randomUUID();
+    const tokens: number[] = [];
+    const stats = { proposed: 0, accepted: 0 };
+    const stop = engine.onRound(requestId, (r) => {
+      tokens.push(...r.tokens.map((t) => t.id));
+      stats.proposed += r.proposed;
+      stats.accepted += r.accepted;
+    });
+    try {
+      const result = await engine.call('generate', {
+        sessionId,
+        requestId,
+        prompt: Int32Array.from(prompt),
+        maxTokens,
+        sampling: { ...SAMPLING_DEFAULTS, ...sampling },
+      });
+      return { tokens, stats, result, digest: tokens.join(',') };
+    } finally {
+      stop();
+      await engine.call('disposeSession', { sessionId });
+    }
+  }
+
+  const indexOf = (tokens: number[], seq: number[]) => tokens.findIndex((_t, i) => seq.every((s, j) => tokens[i + j] === s));
+
+  for (const [label, sampling] of [
+    ['greedy', {}],
+    ['seeded', SEEDED],
+  ] as const) {
+    test(`${label}: a budget of N tokens forces the message and </think> as the reply's tokens N-1.., then the answer follows`, async () => {
+      const N = 8;
+      const { prompt, budget } = await chat(target, 'Why is the sky blue?', N);
+      // Qwen 3.5's generation prompt opens the thinking (<think>\n): its "\n" is the budget's first token
+      const afterStart = budget.prefill.length - 1 - budget.prefill.lastIndexOf((await tokenize(target, '<think>'))[0]!);
+      assert.equal(afterStart, 1);
+      const forced = [...(await tokenize(target, MESSAGE)), ...(await tokenize(target, '</think>'))];
+      assert.equal(forced.at(-1), 151668, '</think> is one token');
+      const free = await run(target, { strategy: 'none' }, prompt, sampling);
+      const budgeted = await run(target, { strategy: 'none' }, prompt, { ...sampling, reasoningBudget: budget });
+      assert.equal(indexOf(free.tokens, forced), -1, 'unbudgeted, the model never writes the forced end');
+      const at = N - afterStart;
+      assert.deepEqual(budgeted.tokens.slice(0, at), free.tokens.slice(0, at), 'the thinking up to the budget is the free run');
+      assert.deepEqual(budgeted.tokens.slice(at, at + forced.length), forced, 'the message and </think> at the budget');
+      assert.ok(budgeted.tokens.length > at + forced.length, 'the answer follows the forced end');
+      assert.equal(budgeted.result.reasoningForced, 1);
+      assert.equal(free.result.reasoningForced, undefined);
+      // the forced end parses as the thinking's end (the random answer after it is left out: it
+      // need not read as anything)
+      const applied = await engine.call('applyChat', {
+        modelId: target,
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [],
+        toolChoice: 'auto',
+      });
+      const parsed = await engine.call('parseChat', {
+        modelId: target,
+        tokens: Int32Array.from(budgeted.tokens.slice(0, at + forced.length)),
+        format: applied.format,
+        parser: applied.parser,
+        generationPrompt: applied.generationPrompt,
+        preservedTokens: applied.preservedTokens,
+        stops: [],
+        partial: false,
+      });
+      assert.ok(parsed.reasoningContent.endsWith(MESSAGE), JSON.stringify(parsed.reasoningContent.slice(-40)));
+      assert.equal(parsed.content, '');
+    });
+
+    test(`${label}: draft model, n-gram, MTP and a chain under a budget equal their autoregressive controls and draft`, async () => {
+      const N = 12;
+      const plain = await chat(target, 'Why is the sky blue?', N);
+      // the n-gram proposer finds the forced message in a prompt that repeats it
+      const repetitive = await chat(target, `Time is up.${MESSAGE}${MESSAGE}${MESSAGE} Think, then answer.`, N);
+      const mtp = await chat(hybrid, 'Why is the sky blue?', N);
+      const cases = [
+        ['draft-model K4', target, { strategy: 'draft-model', k: 4, draftModelId: draft }, plain],
+        ['ngram K4', target, { strategy: 'ngram', k: 4 }, repetitive],
+        ['mtp K3', hybrid, { strategy: 'mtp', k: 3, s: 3 }, mtp],
+        ['ngram then draft-model K4', target, { strategy: 'ngram', fallbacks: ['draft-model'], k: 4, draftModelId: draft }, repetitive],
+      ] as const;
+      for (const [name, modelId, session, { prompt, budget }] of cases) {
+        const s = { ...sampling, reasoningBudget: budget };
+        const control = await run(modelId, { strategy: 'none' }, prompt, s);
+        const spec = await run(modelId, session, prompt, s);
+        assert.equal(control.result.reasoningForced, 1, `${name}: the control's thinking was ended by the budget`);
+        assert.equal(spec.result.reasoningForced, 1, `${name}: and the speculative run's`);
+        assertDraftedSameAsControl(spec, control, { label: `${name}, ${label}, budget ${N}` });
+      }
+    });
+
+    test(`${label}: a grammar that opens and closes the thinking (Qwen 3), with a budget and without, equals its control`, async () => {
+      // the random-weight model thinks only where the grammar makes it: <think>, up to 64
+      // characters without '<', </think>, then the answer (the forced message must fit the grammar)
+      const grammar = 'root ::= <think> [^<]{1,64} </think> [^<]*';
+      for (const N of [2, 1000]) {
+        const { prompt, budget } = await chat(qwen3, 'Why is the sky blue?', N);
+        assert.deepEqual(budget.prefill.includes(151667), false, "Qwen 3's generation prompt leaves the thinking to the model");
+        const s = { ...sampling, grammar, reasoningBudget: budget };
+        const control = await run(qwen3, { strategy: 'none' }, prompt, s);
+        const spec = await run(qwen3, { strategy: 'draft-model', k: 4, draftModelId: draft }, prompt, s);
+        assert.equal(control.tokens[0], 151667, 'the reply opens its thinking');
+        assert.ok(control.tokens.includes(151668), 'and closes it');
+        assert.equal(control.result.reasoningForced, N === 2 ? 1 : 0, `budget ${N}: forced only when the thinking outgrows it`);
+        assertDraftedSameAsControl(spec, control, { label: `draft-model K4 with a grammar, ${label}, budget ${N}` });
+      }
+    });
+  }
+
+  test('bad budgets are refused in words: on the backend, and without tags', async () => {
+    const { prompt, budget } = await chat(target, 'Why is the sky blue?', 8);
+    await assert.rejects(
+      run(target, { strategy: 'none' }, prompt, { reasoningBudget: budget, path: 'backend' }),
+      /a reasoning budget is applied on the CPU only/,
+    );
+    await assert.rejects(
+      run(target, { strategy: 'none' }, prompt, { reasoningBudget: { ...budget, start: '' } }),
+      /reasoningBudget\.start/,
+    );
+    await assert.rejects(run(target, { strategy: 'none' }, prompt, { reasoningBudget: { ...budget, ends: [] } }), /reasoningBudget\.ends/);
   });
 });

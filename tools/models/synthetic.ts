@@ -56,6 +56,11 @@ interface CommonParams {
   scales?: WeightScales;
   /** the model's chat template in place of its vocabulary's (e.g. one that renders tools) */
   chatTemplate?: string;
+  /**
+   * vocabulary entries named anew by id: a bundled tokenizer's padding slots given back the added
+   * tokens the real model has there (Qwen 3.5's `<think>` is 151667)
+   */
+  namedTokens?: Record<number, string>;
 }
 
 type Init = { kind: 'normal'; std: number } | { kind: 'const'; value: number } | { kind: 'negexp'; std: number }; // -exp(N(0, std²)): strictly negative, like ssm_a
@@ -119,7 +124,7 @@ interface VocabSpec {
   entries: GgufEntry[];
 }
 
-function vocabSpec(name: VocabName, chatTemplate?: string): VocabSpec {
+function vocabSpec(name: VocabName, chatTemplate?: string, namedTokens?: Record<number, string>): VocabSpec {
   let spec: VocabSpec;
   if (name === 'default' || name === 'alt') {
     const vocab = name === 'alt' ? makeAltVocab() : makeVocab();
@@ -127,6 +132,15 @@ function vocabSpec(name: VocabName, chatTemplate?: string): VocabSpec {
   } else {
     const real = bundledVocab(name);
     spec = { size: real.size, tokenTypes: real.tokenTypes, entries: real.entries };
+  }
+  if (namedTokens !== undefined) {
+    const entries = spec.entries.map((e) => {
+      if (e.key !== 'tokenizer.ggml.tokens' || e.value.type !== 'array') return e;
+      const tokens = [...(e.value.value as string[])];
+      for (const [id, text] of Object.entries(namedTokens)) tokens[Number(id)] = text;
+      return kv(e.key, gv.strings(tokens));
+    });
+    spec = { ...spec, entries };
   }
   if (chatTemplate === undefined) return spec;
   const key = 'tokenizer.chat_template';
@@ -207,7 +221,7 @@ export interface LlamaModelParams extends TransformerParams {
 }
 
 export function makeLlamaModelSpec(p: LlamaModelParams): GgufModel {
-  const vocab = vocabSpec(p.vocab, p.chatTemplate);
+  const vocab = vocabSpec(p.vocab, p.chatTemplate, p.namedTokens);
   const s = p.scales ?? DEFAULT_SCALES;
   const E = p.embd;
   const V = vocab.size;
@@ -278,7 +292,7 @@ export interface Qwen35ModelParams extends CommonParams {
 }
 
 export function makeQwen35ModelSpec(p: Qwen35ModelParams): GgufModel {
-  const vocab = vocabSpec(p.vocab ?? 'default', p.chatTemplate);
+  const vocab = vocabSpec(p.vocab ?? 'default', p.chatTemplate, p.namedTokens);
   const s = p.scales ?? DEFAULT_SCALES;
   const E = p.embd;
   const V = vocab.size;
@@ -392,7 +406,7 @@ export interface Gemma3ModelParams extends TransformerParams {
  * cache).
  */
 export function makeGemma3ModelSpec(p: Gemma3ModelParams): GgufModel {
-  const vocab = vocabSpec(p.vocab, p.chatTemplate);
+  const vocab = vocabSpec(p.vocab, p.chatTemplate, p.namedTokens);
   const s = p.scales ?? DEFAULT_SCALES;
   const E = p.embd;
   const V = vocab.size;
