@@ -2,7 +2,11 @@
 // reply thought (a chat document in the data folder, built as the service builds replies) shows
 // its thinking folded above the answer with its time and tokens, unfolds and folds from the
 // keyboard, and gives the thinking's and the answer's figures under the reply and in the
-// Acceptance panel; the reply that did not think has none of it.
+// Acceptance panel; the reply that did not think has none of it. Then a thinking model (the
+// real-vocabulary target with Qwen 3.5's template, whose generation prompt opens the thinking)
+// replying live: the thinking streams open while the model thinks, folds once the answer starts
+// (the engine's holdReplies hook keeps each reply in flight at a chosen round), and the thinking
+// budget ends it.
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,12 +15,15 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 
 import type { AssistantMessage, Chat } from '../../app/contract/api/chats.js';
+import { ROOT } from '../../app/paths.js';
 import { CHAT } from '../../app/service/chat-store.js';
 import { writeDocument } from '../../app/service/storage/document.js';
 import { closeAppPage, openAppPage } from '../fixtures/browser.js';
 import { reply } from '../fixtures/chats.js';
+import { thinkingModels } from '../fixtures/models.js';
+import { startServeWithModels, type InProcessServe } from '../fixtures/serve-in-process.js';
 import { startServe, type ServeProcess } from '../fixtures/serve-process.js';
-import { panelFigure, replyText, ui } from './ui-helpers.js';
+import { LONG, panelFigure, replyText, ui } from './ui-helpers.js';
 
 const TITLE = 'Why is the sky blue?';
 const THOUGHT = 'The user asks about the sky. Sunlight scatters off air molecules, blue most.';
@@ -119,5 +126,95 @@ describe('the thinking in the chat', { timeout: 5 * 60_000 }, () => {
     // the other reply's figures have no parts
     await ui(page).replies().nth(1).getByRole('button', { name: 'Inspect', exact: true }).click();
     await panel.locator('dt', { hasText: 'Thinking' }).waitFor({ state: 'detached' });
+  });
+});
+
+describe('a thinking model replying in the chat', { timeout: 10 * 60_000 }, () => {
+  let live: InProcessServe | null = null;
+  let livePage: Page;
+  let liveBrowser: Browser | undefined;
+  let liveErrors: string[] = [];
+
+  before(async () => {
+    const models = await thinkingModels();
+    live = await startServeWithModels(
+      'power-thinking-ui-',
+      { 'thinking-target.gguf': models.target },
+      { staticDir: join(ROOT, 'dist', 'renderer'), testHooks: true },
+    );
+    ({ browser: liveBrowser, page: livePage, pageErrors: liveErrors } = await openAppPage({ width: 1400, height: 900 }));
+    await livePage.goto(`${live.origin}/?token=${live.token}`);
+    await ui(livePage).load('thinking-target', 'ngram');
+    await ui(livePage).setSampling('Max tokens', '64');
+    await ui(livePage).closePopovers();
+  });
+
+  after(async () => {
+    await liveBrowser?.close();
+    await live?.close();
+    assert.deepEqual(liveErrors, [], 'the page threw nothing');
+  });
+
+  /** Sends `text` with the thinking budget `budget`, the engine holding the reply after `rounds` rounds; returns the reply. */
+  async function sendHeld(text: string, budget: string, rounds: number) {
+    const u = ui(livePage);
+    await u.setSampling('Thinking budget', budget);
+    await u.closePopovers();
+    await live!.service.holdRepliesForTest(rounds);
+    const before = await u.replies().count();
+    await u.textbox('Message').fill(text);
+    await u.button('Send').click();
+    await u.replies().nth(before).waitFor({ timeout: LONG });
+    return u.replies().nth(before);
+  }
+
+  /** Stops the held reply and waits until it has ended. */
+  async function stopHeld(): Promise<void> {
+    await ui(livePage).button('Stop').click();
+    await livePage.waitForFunction(() => document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'false', null, {
+      timeout: LONG,
+    });
+    await live!.service.holdRepliesForTest(null);
+  }
+
+  test('the thinking streams open in its block while the model thinks, with its token count; the answer is empty meanwhile', async () => {
+    const reply = await sendHeld('Why is the sky blue?', '', 3);
+    const block = reply.getByRole('region', { name: 'Thinking', exact: true });
+    // held at round 3 with no budget: the model is still thinking
+    await block.locator('.thinking-header', { hasText: /^Thinking… [1-9]\d* tokens?$/ }).waitFor({ timeout: LONG });
+    assert.equal(await block.getByRole('button').getAttribute('aria-expanded'), 'true');
+    assert.equal(await block.locator('.thinking-body').isVisible(), true);
+    assert.equal(await replyText(reply), '', 'no answer while the model thinks');
+    await stopHeld();
+    await block.locator('.thinking-header', { hasText: /^Thinking stopped · [1-9]\d* tokens?$/ }).waitFor();
+  });
+
+  test('the budget ends the thinking: the block folds when the answer starts and says so, and the stats give each part', async () => {
+    // a budget of 4 ends the thinking within a few rounds; the reply is held at round 16, inside its answer
+    const reply = await sendHeld('Tell me about the sea.', '4', 16);
+    const block = reply.getByRole('region', { name: 'Thinking', exact: true });
+    const header = block.locator('.thinking-header', { hasText: /^Thought for \d+\.\d s · \d+ tokens \(budget reached\)$/ });
+    await header.waitFor({ timeout: LONG });
+    assert.equal(await reply.getAttribute('aria-busy'), 'true', 'the reply is still being written');
+    assert.equal(await block.getByRole('button').getAttribute('aria-expanded'), 'false', 'folded once the answer started');
+    assert.equal(await block.locator('.thinking-body').isVisible(), false);
+    await stopHeld();
+    const { chats } = await live!.service.chats.list({});
+    const chat = await live!.service.chats.get({ chatId: chats[0]!.id });
+    const message = chat.messages.at(-1)!;
+    assert.ok(message.role === 'assistant' && message.thinking, 'the stored reply thought');
+    assert.equal(message.thinking.forced, true);
+    assert.equal(
+      await header.textContent(),
+      `Thought for ${(message.thinking.ms! / 1000).toFixed(1)} s · ${message.thinking.tokens} tokens (budget reached)`,
+    );
+    assert.equal(await replyText(reply), message.content.trim());
+    const parts = await reply.locator('.stats-parts').textContent();
+    assert.match(
+      parts ?? '',
+      new RegExp(
+        `^thinking ${message.thinking.tokens} tokens, .+ accepted, .+ · answer ${message.tokens.length - message.thinking.tokens} tokens, .+ accepted, .+$`,
+      ),
+    );
   });
 });
