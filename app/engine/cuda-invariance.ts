@@ -5,9 +5,10 @@
 // is a vector kernel: for every 2D matrix product it is (mmvf, mmvq, or the one-column dispatch
 // column by column, on every architecture), but for Flash Attention ggml-cuda
 // (`ggml_cuda_get_best_fattn_kernel`) gives a one-row decode the vector kernel only for heads of
-// 64, 128 or 256 (K and V alike) and, below Ada Lovelace, only without grouped-query attention;
-// elsewhere the decode and the verify rows both take the tile or tensor-core kernels, whose
-// summation order changes with the number of rows. Pure: the table is unit-tested per capability.
+// 64, 128 or 256 (K and V alike), and the patch's choices were examined from Turing on (where it
+// also moves a one-row decode with grouped-query attention from the tensor-core kernel to the
+// vector one); elsewhere the decode and the verify rows both take the tile or tensor-core kernels,
+// whose summation order changes with the number of rows. Pure: the table is unit-tested per capability.
 import type { GgufInfo } from '../gguf/types.js';
 import { hp } from './memory-estimate.js';
 
@@ -15,8 +16,6 @@ import { hp } from './memory-estimate.js';
 export interface AttentionHeads {
   keyHead: number;
   valueHead: number;
-  /** query heads share KV heads (grouped-query attention: head_count / head_count_kv ≥ 2) */
-  grouped: boolean;
 }
 
 /** ggml's number for a capability (100 × major + 10 × minor) from "8.6"; null when absent or malformed. */
@@ -53,8 +52,6 @@ export function cudaArchitecture(cc: number): string {
 
 /** The head sizes the vector Flash Attention kernel has (K and V the same). */
 const VECTOR_HEADS = [64, 128, 256];
-/** From this capability on, a one-row decode takes the vector kernel with grouped-query attention too. */
-const ADA_LOVELACE = 890;
 /** Below it the patch's choices were not examined (no tensor-core Flash Attention: other branches). */
 const TURING = 750;
 
@@ -63,7 +60,7 @@ export function attentionHeads(info: GgufInfo): AttentionHeads[] {
   const blocks = hp(info, 'block_count') ?? 0;
   const embd = hp(info, 'embedding_length') ?? 0;
   const shapes = new Map<string, AttentionHeads>();
-  const add = (s: AttentionHeads) => shapes.set(`${s.keyHead}/${s.valueHead}/${s.grouped}`, s);
+  const add = (s: AttentionHeads) => shapes.set(`${s.keyHead}/${s.valueHead}`, s);
   const windowed = (hp(info, 'attention.sliding_window') ?? 0) > 0;
   for (let i = 0; i < blocks; i++) {
     const heads = hp(info, 'attention.head_count', i) ?? 0;
@@ -71,12 +68,11 @@ export function attentionHeads(info: GgufInfo): AttentionHeads[] {
     if (heads <= 0 || kvHeads <= 0) continue;
     const keyHead = hp(info, 'attention.key_length', i) ?? embd / heads;
     const valueHead = hp(info, 'attention.value_length', i) ?? keyHead;
-    const grouped = heads / kvHeads >= 2;
-    add({ keyHead, valueHead, grouped });
+    add({ keyHead, valueHead });
     // sliding-window blocks may have heads of their own size
     if (windowed) {
       const keySwa = hp(info, 'attention.key_length_swa', i);
-      if (keySwa !== undefined) add({ keyHead: keySwa, valueHead: hp(info, 'attention.value_length_swa', i) ?? keySwa, grouped });
+      if (keySwa !== undefined) add({ keyHead: keySwa, valueHead: hp(info, 'attention.value_length_swa', i) ?? keySwa });
     }
   }
   return [...shapes.values()];
@@ -101,23 +97,13 @@ export function cudaFlashAttnWithheld(cc: number | null, shapes: readonly Attent
       'and the verify rows take the tile or tensor-core kernels, which sum a row in another order as the number of rows changes'
     );
   }
-  if (cc < ADA_LOVELACE && shapes.some((s) => s.grouped)) {
-    return (
-      `${arch}: with grouped-query attention a one-row decode takes the tensor-core Flash Attention kernel below ` +
-      'Ada Lovelace (sm_89), so the verify rows take the batched tensor-core kernels, which sum a row in another order'
-    );
-  }
   return null;
 }
 
 /** What the per-capability claim is on a device, whatever the model (`power devices`). */
 export function cudaDeviceClaim(cc: number | null): string {
-  const heads = 'heads of 64, 128 or 256';
-  const grouped = cudaFlashAttnWithheld(cc, [{ keyHead: 128, valueHead: 128, grouped: true }]);
-  if (grouped === null) return `batch-invariant with Flash Attention on for models with ${heads} (not with it off)`;
-  const single = cudaFlashAttnWithheld(cc, [{ keyHead: 128, valueHead: 128, grouped: false }]);
-  if (single === null) {
-    return `batch-invariant with Flash Attention on only for models with ${heads} and no grouped-query attention (not with it off); ${grouped}`;
-  }
-  return `not batch-invariant: ${single}`;
+  const why = cudaFlashAttnWithheld(cc, [{ keyHead: 128, valueHead: 128 }]);
+  return why === null
+    ? 'batch-invariant with Flash Attention on for models with heads of 64, 128 or 256 (not with it off)'
+    : `not batch-invariant: ${why}`;
 }

@@ -24,24 +24,24 @@ const { FLAVOURS } = (await import(join(ROOT, 'scripts', 'native', 'flavours.mjs
   FLAVOURS: Record<string, { flashAttnBatchInvariant: boolean | string; batchInvariant: boolean; invariantVerifyRows?: number }>;
 };
 
-/** Llama-3.1-8B's attention: heads of 128, 32 query heads over 8 KV heads */
-const GQA_128: AttentionHeads[] = [{ keyHead: 128, valueHead: 128, grouped: true }];
-/** every query head its own KV head (multi-head attention) */
-const MHA_128: AttentionHeads[] = [{ keyHead: 128, valueHead: 128, grouped: false }];
+/** Llama-3.1-8B's attention: heads of 128 */
+const HEADS_128: AttentionHeads[] = [{ keyHead: 128, valueHead: 128 }];
+/** heads the vector Flash Attention kernel does not have */
+const HEADS_80: AttentionHeads[] = [{ keyHead: 80, valueHead: 80 }];
 
-/** The capabilities users have, with what the patched build claims with Flash Attention on for GQA and MHA models of heads of 128. */
-const TABLE: { cc: string; arch: string; gqa: boolean; mha: boolean }[] = [
-  { cc: '6.1', arch: 'Pascal (sm_61)', gqa: false, mha: false },
-  { cc: '7.0', arch: 'Volta (sm_70)', gqa: false, mha: false },
-  { cc: '7.5', arch: 'Turing (sm_75)', gqa: false, mha: true },
-  { cc: '8.0', arch: 'Ampere (sm_80)', gqa: false, mha: true },
-  { cc: '8.6', arch: 'Ampere (sm_86)', gqa: false, mha: true },
-  { cc: '8.7', arch: 'Ampere (sm_87)', gqa: false, mha: true },
-  { cc: '8.9', arch: 'Ada Lovelace (sm_89)', gqa: true, mha: true },
-  { cc: '9.0', arch: 'Hopper (sm_90)', gqa: true, mha: true },
-  { cc: '10.0', arch: 'Blackwell (sm_100)', gqa: true, mha: true },
-  { cc: '12.0', arch: 'Blackwell (sm_120)', gqa: true, mha: true },
-  { cc: '12.1', arch: 'Blackwell GB10 (sm_121)', gqa: true, mha: true },
+/** The capabilities users have, with what the patched build claims with Flash Attention on for heads of 128. */
+const TABLE: { cc: string; arch: string; claimed: boolean }[] = [
+  { cc: '6.1', arch: 'Pascal (sm_61)', claimed: false },
+  { cc: '7.0', arch: 'Volta (sm_70)', claimed: false },
+  { cc: '7.5', arch: 'Turing (sm_75)', claimed: true },
+  { cc: '8.0', arch: 'Ampere (sm_80)', claimed: true },
+  { cc: '8.6', arch: 'Ampere (sm_86)', claimed: true },
+  { cc: '8.7', arch: 'Ampere (sm_87)', claimed: true },
+  { cc: '8.9', arch: 'Ada Lovelace (sm_89)', claimed: true },
+  { cc: '9.0', arch: 'Hopper (sm_90)', claimed: true },
+  { cc: '10.0', arch: 'Blackwell (sm_100)', claimed: true },
+  { cc: '12.0', arch: 'Blackwell (sm_120)', claimed: true },
+  { cc: '12.1', arch: 'Blackwell GB10 (sm_121)', claimed: true },
 ];
 
 const CUDA_SRC = { flavour: 'cuda-src', ...FLAVOURS['cuda-src']! } as Parameters<typeof invarianceClaim>[0];
@@ -51,7 +51,7 @@ function gpu(cc: string | undefined, name = 'CUDA0'): Pick<DeviceInfo, 'name' | 
 }
 
 function question(over: Partial<InvarianceQuestion>): InvarianceQuestion {
-  return { flashAttn: 'on', experts: false, k: 7, cudaDevices: [gpu('9.0')], attention: GQA_128, ...over };
+  return { flashAttn: 'on', experts: false, k: 7, cudaDevices: [gpu('9.0')], attention: HEADS_128, ...over };
 }
 
 const num = (value: number): GgufValue => ({ type: 'u32', value });
@@ -70,33 +70,26 @@ describe('the cuda-src claim per compute capability (Flash Attention on, F16 KV 
     for (const row of TABLE) assert.equal(cudaArchitecture(capabilityNumber(row.cc)!), row.arch, row.cc);
   });
 
-  test('grouped-query attention is claimed from Ada Lovelace on, where a one-row decode takes the vector kernel', () => {
+  test('heads of 64, 128 and 256 are claimed from Turing on, below it nothing', () => {
     for (const row of TABLE) {
-      const why = cudaFlashAttnWithheld(capabilityNumber(row.cc), GQA_128);
-      assert.equal(why === null, row.gqa, `${row.arch}: ${why}`);
-      if (why !== null) assert.ok(why.startsWith(row.arch), why);
+      const why = cudaFlashAttnWithheld(capabilityNumber(row.cc), HEADS_128);
+      assert.equal(why === null, row.claimed, `${row.arch}: ${why}`);
+      if (why !== null)
+        assert.ok(why.startsWith(`${row.arch}: the patch's Flash Attention choices below Turing (sm_75) were not examined`), why);
     }
-    const ampere = cudaFlashAttnWithheld(860, GQA_128)!;
-    assert.match(ampere, /grouped-query attention a one-row decode takes the tensor-core Flash Attention kernel/);
-  });
-
-  test('multi-head attention is claimed from Turing on: a one-row decode takes the vector kernel there too', () => {
-    for (const row of TABLE) {
-      const why = cudaFlashAttnWithheld(capabilityNumber(row.cc), MHA_128);
-      assert.equal(why === null, row.mha, `${row.arch}: ${why}`);
-    }
-    assert.match(cudaFlashAttnWithheld(700, MHA_128)!, /below Turing \(sm_75\) were not examined/);
+    for (const heads of [64, 256])
+      assert.equal(cudaFlashAttnWithheld(860, [{ keyHead: heads, valueHead: heads }]), null, `heads of ${heads}`);
   });
 
   test('heads the vector kernel lacks are withheld on every capability', () => {
     for (const heads of [
-      { keyHead: 80, valueHead: 80, grouped: true },
-      { keyHead: 96, valueHead: 96, grouped: false },
-      { keyHead: 576, valueHead: 512, grouped: true },
-      { keyHead: 192, valueHead: 128, grouped: true },
+      { keyHead: 80, valueHead: 80 },
+      { keyHead: 96, valueHead: 96 },
+      { keyHead: 576, valueHead: 512 },
+      { keyHead: 192, valueHead: 128 },
     ]) {
-      for (const row of TABLE.filter((r) => r.mha)) {
-        const why = cudaFlashAttnWithheld(capabilityNumber(row.cc), [...MHA_128, heads]);
+      for (const row of TABLE.filter((r) => r.claimed)) {
+        const why = cudaFlashAttnWithheld(capabilityNumber(row.cc), [...HEADS_128, heads]);
         assert.match(
           why ?? 'claimed',
           /the vector Flash Attention kernel has no heads of/,
@@ -104,27 +97,21 @@ describe('the cuda-src claim per compute capability (Flash Attention on, F16 KV 
         );
       }
     }
-    assert.equal(
-      cudaFlashAttnWithheld(900, [
-        { keyHead: 64, valueHead: 64, grouped: true },
-        { keyHead: 256, valueHead: 256, grouped: true },
-      ]),
-      null,
-    );
   });
 
   test('power devices says per capability what is claimed there, whatever the model', () => {
-    assert.equal(cudaDeviceClaim(900), 'batch-invariant with Flash Attention on for models with heads of 64, 128 or 256 (not with it off)');
-    assert.match(
-      cudaDeviceClaim(860),
-      /^batch-invariant with Flash Attention on only for models with heads of 64, 128 or 256 and no grouped-query attention \(not with it off\); Ampere \(sm_86\): with grouped-query attention/,
-    );
+    for (const cc of [750, 860, 900]) {
+      assert.equal(
+        cudaDeviceClaim(cc),
+        'batch-invariant with Flash Attention on for models with heads of 64, 128 or 256 (not with it off)',
+      );
+    }
     assert.match(cudaDeviceClaim(610), /^not batch-invariant: Pascal \(sm_61\): the patch's Flash Attention choices below Turing/);
     assert.match(cudaDeviceClaim(null), /^not batch-invariant: the engine did not report/);
   });
 
   test('a device whose capability was not reported claims nothing, and says how to get it', () => {
-    assert.match(cudaFlashAttnWithheld(null, MHA_128)!, /did not report the CUDA device's compute capability.*npm run build:native/);
+    assert.match(cudaFlashAttnWithheld(null, HEADS_128)!, /did not report the CUDA device's compute capability.*npm run build:native/);
   });
 });
 
@@ -137,21 +124,22 @@ describe("the claim's reasons", () => {
       claimed: false,
       why: "the cuda-src flavour's kernels are not batch-invariant with Flash Attention off; with --flash-attn on they are",
     });
-    const ampere = invarianceClaim(CUDA_SRC, question({ cudaDevices: [gpu('8.6')] }));
-    assert.equal(ampere.claimed, false);
-    assert.match(ampere.why!, /^CUDA0 \(a GPU of 8\.6\), Ampere \(sm_86\): with grouped-query attention/);
-    assert.match(ampere.why!, /the claim is withheld with Flash Attention on.*--device vulkan --flash-attn off, or --device cpu$/);
-    const ampereOff = invarianceClaim(CUDA_SRC, question({ cudaDevices: [gpu('8.6')], flashAttn: 'off' }));
+    assert.deepEqual(invarianceClaim(CUDA_SRC, question({ cudaDevices: [gpu('8.6')] })), { claimed: true, why: null });
+    const heads80 = invarianceClaim(CUDA_SRC, question({ cudaDevices: [gpu('8.6')], attention: HEADS_80 }));
+    assert.equal(heads80.claimed, false);
+    assert.match(heads80.why!, /^CUDA0 \(a GPU of 8\.6\), Ampere \(sm_86\): the vector Flash Attention kernel has no heads of 80/);
+    assert.match(heads80.why!, /the claim is withheld with Flash Attention on.*--device vulkan --flash-attn off, or --device cpu$/);
+    const heads80Off = invarianceClaim(CUDA_SRC, question({ cudaDevices: [gpu('8.6')], attention: HEADS_80, flashAttn: 'off' }));
     assert.equal(
-      ampereOff.why,
+      heads80Off.why,
       "the cuda-src flavour's kernels are not batch-invariant with Flash Attention off",
       'no hint where on is withheld too',
     );
   });
 
   test('every GPU of a split must qualify: the first that does not is named', () => {
-    const split = invarianceClaim(CUDA_SRC, question({ cudaDevices: [gpu('9.0', 'CUDA0'), gpu('8.6', 'CUDA1')] }));
-    assert.match(split.why ?? 'claimed', /^CUDA1 \(a GPU of 8\.6\), Ampere \(sm_86\)/);
+    const split = invarianceClaim(CUDA_SRC, question({ cudaDevices: [gpu('9.0', 'CUDA0'), gpu('7.0', 'CUDA1')] }));
+    assert.match(split.why ?? 'claimed', /^CUDA1 \(a GPU of 7\.0\), Volta \(sm_70\)/);
     assert.match(invarianceClaim(CUDA_SRC, question({ cudaDevices: [] })).why ?? 'claimed', /no CUDA device was reported/);
     assert.match(invarianceClaim(CUDA_SRC, question({ cudaDevices: [gpu(undefined)] })).why ?? 'claimed', /rebuild it/);
   });
@@ -174,7 +162,7 @@ describe("the claim's reasons", () => {
 });
 
 describe("a model's attention as the dispatch sees it", () => {
-  test('per-block KV heads: grouped where query heads share them, recurrent blocks (no KV heads) left out', () => {
+  test('head sizes per attention block, recurrent blocks (no KV heads) left out', () => {
     const hybrid = gguf('qwen35', {
       block_count: num(4),
       embedding_length: num(2048),
@@ -183,9 +171,9 @@ describe("a model's attention as the dispatch sees it", () => {
       'attention.key_length': num(256),
       'attention.value_length': num(256),
     });
-    assert.deepEqual(attentionHeads(hybrid), [{ keyHead: 256, valueHead: 256, grouped: true }]);
+    assert.deepEqual(attentionHeads(hybrid), [{ keyHead: 256, valueHead: 256 }]);
     const mha = gguf('llama', { block_count: num(2), embedding_length: num(1024), 'attention.head_count': num(8) });
-    assert.deepEqual(attentionHeads(mha), [{ keyHead: 128, valueHead: 128, grouped: false }]);
+    assert.deepEqual(attentionHeads(mha), [{ keyHead: 128, valueHead: 128 }]);
     const mla = gguf('deepseek2', {
       block_count: num(1),
       embedding_length: num(2048),
