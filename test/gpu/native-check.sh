@@ -6,7 +6,7 @@
 # runs it: exactness, the audit's row comparison and decode speed, one JSON summary.
 #
 #   bash test/gpu/native-check.sh OUT_DIR [--device cuda|cpu] [--cuda-arch 90] [--jobs N]
-#        [--all-cuda-kernels] [--budget SECONDS] [--compare-released SECONDS]
+#        [--all-cuda-kernels] [--budget SECONDS] [--compare-released SECONDS] [--as-cc CC SECONDS]
 #        [checker options: --tokens N --scale small|full ...]
 #
 # OUT_DIR gets summary.json (also printed on stdout), build.log and check.log; the build and the
@@ -16,6 +16,9 @@
 # a second time, within S more seconds, with GGML_CUDA_BATCH_VARIANT=1 (the release's kernel
 # choices instead of the batch-invariant ones of ggml-cuda-verify-rows-as-decode.patch): its
 # summary, released.json and released.log, gives the released kernels' exactness and speed.
+# --as-cc CC S runs it once more, within S more seconds, with POWER_CUDA_AS_CC=CC (e.g. 860: Flash
+# Attention's kernel choice as on Ampere, docs/exactness.md "The claim per architecture"): as-cc.json
+# and as-cc.log.
 # Exit: the checker's (0 ok, 1 a case failed or was skipped, 2 the check could not run).
 set -uo pipefail
 
@@ -23,7 +26,7 @@ started=$(date +%s.%N)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${1:-}
 if [[ -z "$out" || "$out" == --* ]]; then
-  echo "usage: bash test/gpu/native-check.sh OUT_DIR [--device cuda|cpu] [--cuda-arch N] [--jobs N] [--all-cuda-kernels] [--budget S] [--compare-released S] [checker options]" >&2
+  echo "usage: bash test/gpu/native-check.sh OUT_DIR [--device cuda|cpu] [--cuda-arch N] [--jobs N] [--all-cuda-kernels] [--budget S] [--compare-released S] [--as-cc CC S] [checker options]" >&2
   exit 2
 fi
 shift
@@ -33,6 +36,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 all_kernels=0
 budget=480
 released=0
+as_cc=""
+as_cc_seconds=0
 checker_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -42,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --all-cuda-kernels) all_kernels=1; shift ;;
     --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
     --compare-released) released=${2:?--compare-released needs seconds}; shift 2 ;;
+    --as-cc) as_cc=${2:?--as-cc needs a capability}; as_cc_seconds=${3:?--as-cc needs seconds}; shift 3 ;;
     *) checker_args+=("$1"); shift ;;
   esac
 done
@@ -139,5 +145,11 @@ if [[ "$released" != 0 ]]; then
   GGML_CUDA_BATCH_VARIANT=1 "$build/power-gpu-check" --device "$device" --out "$out/released.json" --models "$work/models" \
     --build-seconds "$build_seconds" --deadline "$released" "${checker_args[@]}" 2>"$out/released.log"
   log "released kernels: exit $? in $(elapsed) s"
+fi
+if [[ -n "$as_cc" ]]; then
+  log "running power-gpu-check again as compute capability $as_cc (POWER_CUDA_AS_CC, deadline $as_cc_seconds s)"
+  POWER_CUDA_AS_CC="$as_cc" "$build/power-gpu-check" --device "$device" --out "$out/as-cc.json" --models "$work/models" \
+    --build-seconds "$build_seconds" --deadline "$as_cc_seconds" "${checker_args[@]}" 2>"$out/as-cc.log"
+  log "as compute capability $as_cc: exit $? in $(elapsed) s"
 fi
 exit $rc
