@@ -321,6 +321,7 @@ export class ChatReplies {
       ? new ThinkingReply(
           replyParser(target.engine, target.modelId, reading.template, reading.stops),
           new ThinkingTracker(reading.template, reading.seqs, reading.budget, Date.now()),
+          reading.template,
         )
       : null;
     // a thinking reply's batches wait for the parser's read of the reply so far; batches that
@@ -365,6 +366,8 @@ export class ChatReplies {
         }),
       );
       await finishReading();
+      // the engine says whether its budget ended the thinking
+      if (message.thinking && outcome.native.reasoningForced !== undefined) message.thinking.forced = outcome.native.reasoningForced > 0;
       if (tools) await tools.finish(message, outcome);
       this.deps.metrics.record(outcome);
       message.digest = outcome.digest;

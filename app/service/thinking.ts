@@ -197,38 +197,50 @@ export interface ThinkingRead {
  */
 export class ThinkingReply {
   private readonly tokens: number[] = [];
-  private last: ThinkingRead = { content: '' };
+  private readonly texts: string[] = [];
 
   constructor(
     private readonly parse: ReplyParser,
     readonly tracker: ThinkingTracker,
+    private readonly template: ChatTemplateResult,
   ) {}
 
   push(ids: readonly number[], texts: readonly string[]): void {
     this.tokens.push(...ids);
+    ids.forEach((_, i) => this.texts.push(texts[i] ?? ''));
     this.tracker.push(ids, texts);
   }
 
   /**
    * The reply so far (`final`: the whole reply). A reply that ended inside its thinking (stopped,
-   * cut by maxTokens) keeps its thinking and has no answer; a read the parser refuses (a reply cut
-   * inside a tag) keeps the previous one.
+   * cut by maxTokens) keeps its thinking and has no answer. Where the parser refuses the text (a
+   * character the reply never finished) the reply is split at the tracker's boundary instead.
    */
   async read(final: boolean): Promise<ThinkingRead> {
-    const done = this.tracker.done;
-    let parsed: ParsedChatReply;
+    const { began, done } = this.tracker;
+    let parsed: { content: string; reasoningContent: string };
     try {
-      parsed = await this.parse(this.tokens, !(final && done));
-    } catch (error) {
-      if (final && done) throw error;
-      return this.last;
+      parsed = await this.parse(this.tokens, !final || (began && !done));
+    } catch {
+      parsed = this.split();
     }
-    const reasoning = parsed.reasoningContent !== '' || done || !this.tracker.began ? parsed.reasoningContent : parsed.content;
+    const reasoning = parsed.reasoningContent !== '' || done || !began ? parsed.reasoningContent : parsed.content;
     const thinking = this.tracker.thinking(reasoning);
-    this.last = {
+    return {
       content: thinking && !thinking.done ? '' : parsed.content,
       ...(thinking ? { thinking } : {}),
     };
-    return this.last;
+  }
+
+  /** the reply's text split at the thinking's end, without its tags */
+  private split(): { content: string; reasoningContent: string } {
+    const { began, done } = this.tracker;
+    if (!began) return { content: this.texts.join(''), reasoningContent: '' };
+    const at = done ? this.tracker.thinking('')!.tokens : this.texts.length;
+    let thought = this.texts.slice(0, at).join('');
+    const start = thought.indexOf(this.template.thinkingStartTag);
+    if (start >= 0) thought = thought.slice(start + this.template.thinkingStartTag.length);
+    for (const end of this.template.thinkingEndTags) if (thought.endsWith(end)) thought = thought.slice(0, -end.length);
+    return { content: this.texts.slice(at).join('').trimStart(), reasoningContent: thought.trim() };
   }
 }
