@@ -27,7 +27,7 @@ import { asPowerError } from '../runtime/target.js';
 import { draftKind } from '../models/draft-compat.js';
 import type { ChatTemplateResult, MediaPrompt, ReasoningFormat } from '../engine/protocol.js';
 import type { PromptMessage } from './conversation.js';
-import { reasoningBudget, thinkingSeqs, thinks } from './thinking.js';
+import { reasoningBudget, splitAtTags, thinkingSeqs, thinks } from './thinking.js';
 import {
   checkRequired,
   planPrompt,
@@ -297,7 +297,7 @@ export function createCompletions(deps: CompletionDeps): Completions {
         }
         stops.push(...(await conv.stops()), ...(template?.additionalStops ?? []));
         if (thinks(template) && thinking.reasoningFormat !== 'none') {
-          readPlan = templatePlan(target.engine, target.modelId, template, [...stops], thinking.reasoningFormat);
+          readPlan = lenient(templatePlan(target.engine, target.modelId, template, [...stops], thinking.reasoningFormat), template);
         }
       } else {
         if (request.prompt.text === '') throw new PowerError('bad-input', 'the prompt is empty');
@@ -405,6 +405,30 @@ export function createCompletions(deps: CompletionDeps): Completions {
   }
 
   return { complete };
+}
+
+/**
+ * A chat reply read for its reasoning is a reply whatever the parser makes of it: one it cannot
+ * read whole (cut by max_tokens inside the thinking) is read as far as it goes, and one whose
+ * text it cannot read (a byte that ends no character stops its grammar) is split at the
+ * thinking's tags.
+ */
+function lenient(plan: ToolPlan, template: ChatTemplateResult): ToolPlan {
+  const byTags = (text: string): ReadReply => {
+    const split = splitAtTags(template, text);
+    return { content: split.content, toolCalls: [], ...(split.reasoningContent !== '' ? { reasoning: split.reasoningContent } : {}) };
+  };
+  const read = async (tokens: readonly number[], text: string, partial: boolean): Promise<ReadReply> => {
+    try {
+      const reply = await plan.read(tokens, text, partial);
+      const empty = reply.content === '' && !reply.reasoning && reply.toolCalls.length === 0;
+      return empty && text.trim() !== '' ? byTags(text) : reply;
+    } catch {
+      if (partial) return byTags(text);
+      return read(tokens, text, true);
+    }
+  };
+  return { ...plan, read };
 }
 
 /**

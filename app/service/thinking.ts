@@ -78,6 +78,27 @@ export function reasoningBudget(
   return { tokens, start: template.thinkingStartTag, ends: [...template.thinkingEndTags], message, prefill: seqs.prefill.slice(0, 256) };
 }
 
+/**
+ * A reply's text split at its thinking's tags: what llama.cpp's parser cannot read (a byte that
+ * ends no character inside the thinking stops its grammar) is still told apart this way.
+ */
+export function splitAtTags(template: ChatTemplateResult, text: string): { content: string; reasoningContent: string } {
+  let rest = text;
+  if (!openedBy(template).open) {
+    const at = text.indexOf(template.thinkingStartTag);
+    if (at < 0) return { content: text, reasoningContent: '' };
+    rest = text.slice(at + template.thinkingStartTag.length);
+  }
+  let end = -1;
+  let tag = '';
+  for (const t of template.thinkingEndTags) {
+    const at = rest.indexOf(t);
+    if (at >= 0 && (end < 0 || at < end)) [end, tag] = [at, t];
+  }
+  if (end < 0) return { content: '', reasoningContent: rest.trim() };
+  return { reasoningContent: rest.slice(0, end).trim(), content: rest.slice(end + tag.length).trimStart() };
+}
+
 /** Reads a reply's tokens with the template's parser (partial: the reply so far). */
 export type ReplyParser = (tokens: readonly number[], partial: boolean) => Promise<ParsedChatReply>;
 
@@ -221,6 +242,8 @@ export class ThinkingReply {
     let parsed: { content: string; reasoningContent: string };
     try {
       parsed = await this.parse(this.tokens, !final || (began && !done));
+      // a parser stopped by what it cannot read gives nothing of a reply that has text
+      if (parsed.content === '' && parsed.reasoningContent === '' && this.texts.join('').trim() !== '') parsed = this.split();
     } catch {
       parsed = this.split();
     }

@@ -261,16 +261,14 @@ export async function complete(req: IncomingMessage, res: ServerResponse, backen
       (text, progress) => {
         // Power's own field, as on the last chunk: how far the reply has come (llama-server adds
         // fields of its own too; OpenAI clients ignore what they do not know)
-        if (text || progress.logprobs || progress.toolCalls || progress.reasoning)
-          delta(
-            text,
-            null,
-            input.model,
-            { power: { tokens: progress.tokens, rounds: progress.rounds } },
-            progress.logprobs,
-            progress.toolCalls,
-            progress.reasoning,
-          );
+        const extra = { power: { tokens: progress.tokens, rounds: progress.rounds } };
+        // the end of the thinking and the start of the answer in one batch: two deltas, in order
+        if (progress.reasoning && (text || progress.toolCalls)) delta('', null, input.model, extra, [], [], progress.reasoning);
+        else if (progress.reasoning) {
+          delta('', null, input.model, extra, progress.logprobs, [], progress.reasoning);
+          return;
+        }
+        if (text || progress.logprobs || progress.toolCalls) delta(text, null, input.model, extra, progress.logprobs, progress.toolCalls);
       },
       abort.signal,
     );
