@@ -206,7 +206,7 @@ export class McpHub {
       throw await this.failure(name, conn, error, `while running ${tool}`, timeoutMs);
     }
     const text = resultText(result);
-    if (result.isError === true) throw new McpServerError(name, 'tool', `: ${tool} failed: ${text}`);
+    if (result.isError === true) throw new McpServerError(name, 'tool', `tool ${tool} failed: ${text}`);
     return text;
   }
 

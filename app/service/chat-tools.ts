@@ -52,8 +52,12 @@ function functionName(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
 }
 
-/** the conversation in OpenAI's form, each call followed by its result, refusal or error */
-function openAiMessages(chat: Chat): ToolUse['messages'] {
+/**
+ * The conversation in OpenAI's form, each call followed by its result, refusal or error. `inline`:
+ * for a template that knows no tool turns (no "tool" role), calls and results written as Power's
+ * generic JSON reply writes them, in assistant and user turns.
+ */
+function openAiMessages(chat: Chat, inline = false): ToolUse['messages'] {
   const out: ToolUse['messages'][number][] = [];
   if (chat.systemPrompt) out.push({ role: 'system', content: chat.systemPrompt });
   for (const m of chat.messages) {
@@ -62,14 +66,31 @@ function openAiMessages(chat: Chat): ToolUse['messages'] {
       continue;
     }
     const calls = m.toolCalls ?? [];
+    if (inline && calls.length > 0) {
+      const written = calls.map((c) => ({ name: c.name, arguments: parsedOr(c.arguments) }));
+      out.push({ role: 'assistant', content: JSON.stringify(written.length === 1 ? { tool_call: written[0] } : { tool_calls: written }) });
+      for (const c of calls)
+        out.push({ role: 'user', content: JSON.stringify({ tool_response: { tool_call_id: c.id, content: callOutcome(c) } }) });
+      continue;
+    }
     out.push({
       role: 'assistant',
       content: m.content,
-      ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, function: { name: c.name, arguments: c.arguments } })) } : {}),
+      ...(calls.length > 0
+        ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) }
+        : {}),
     });
     for (const c of calls) out.push({ role: 'tool', tool_call_id: c.id, content: callOutcome(c) });
   }
   return out;
+}
+
+function parsedOr(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
 }
 
 /** what the model reads for a call */
@@ -104,17 +125,19 @@ export class ChatTools {
    */
   async plan(chat: Chat, conv: Conversation, options: Parameters<typeof planTools>[3] = {}): Promise<ChatToolPlan | null> {
     const servers = (chat.mcpServers ?? []).filter((name) => this.deps.config.data.servers.some((s) => s.name === name));
-    const history = chat.messages.some((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0);
-    if (servers.length === 0 && !history) return null;
+    const hasCalls = chat.messages.some((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0);
+    if (servers.length === 0 && !hasCalls) return null;
     if (chat.messages.some((m) => m.role === 'user' && (m.images?.length ?? 0) > 0)) {
       if (servers.length > 0) throw new PowerError('unsupported', 'a chat with images cannot use MCP tools yet: turn its servers off');
       return null;
     }
     const listed: { server: string; tool: string; description?: string; schema: Record<string, unknown> }[] = [];
     for (const server of servers) {
+      const enabled = this.deps.config.data.servers.find((s) => s.name === server)?.enabledTools;
       try {
         for (const t of await this.deps.hub.tools(server))
-          listed.push({ server, tool: t.name, ...(t.description ? { description: t.description } : {}), schema: t.inputSchema });
+          if (!enabled || enabled.includes(t.name))
+            listed.push({ server, tool: t.name, ...(t.description ? { description: t.description } : {}), schema: t.inputSchema });
       } catch (error) {
         this.deps.log(`${(error as Error).message}: its tools are not offered`);
       }
@@ -129,7 +152,14 @@ export class ChatTools {
       return { type: 'function', function: { name, ...(l.description ? { description: l.description } : {}), parameters: l.schema } };
     });
     const toolChoice = tools.length === 0 || toolRounds(chat) >= MAX_TOOL_ROUNDS ? 'none' : 'auto';
-    const plan = await planTools(conv, { messages: openAiMessages(chat), tools, toolChoice }, [], options);
+    let plan: Awaited<ReturnType<typeof planTools>>;
+    try {
+      plan = await planTools(conv, { messages: openAiMessages(chat), tools, toolChoice }, [], options);
+    } catch (error) {
+      // a template without tool turns refuses the calls and results: they go as generic JSON turns
+      if (!hasCalls) throw error;
+      plan = await planTools(conv, { messages: openAiMessages(chat, true), tools, toolChoice }, [], options);
+    }
     const { tokens, stops } = await planPrompt(conv.engine, conv.modelId, conv, plan);
     const text = plan.prompt.kind === 'text' ? plan.prompt.text : '';
     const config = this.deps.config;

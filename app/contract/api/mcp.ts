@@ -60,6 +60,8 @@ export const McpServerConfig = z.object({
   transport: McpTransport,
   /** tools the user allowed for every call ("always for this tool") */
   alwaysAllow: z.array(z.string().min(1).max(256)).max(1000).default([]),
+  /** the tools a chat offers its model (absent: all the server lists); fewer tools, a shorter prompt */
+  enabledTools: z.array(z.string().min(1).max(256)).max(1000).optional(),
 });
 export type McpServerConfig = z.infer<typeof McpServerConfig>;
 
