@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { powerApi, PowerError, toApiError, ApiError } from '../../app/contract/api/index.js';
 
 test('every concern describes methods and onX events with zod schemas', () => {
-  assert.deepEqual(Object.keys(powerApi).sort(), ['chats', 'downloads', 'engine', 'generation', 'models', 'profiles', 'reports']);
+  assert.deepEqual(Object.keys(powerApi).sort(), ['chats', 'downloads', 'engine', 'generation', 'mcp', 'models', 'profiles', 'reports']);
   for (const [name, c] of Object.entries(powerApi)) {
     for (const [method, spec] of Object.entries(c.methods)) {
       assert.ok(spec.input instanceof z.ZodType, `${name}.${method} input`);
