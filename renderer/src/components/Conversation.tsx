@@ -14,6 +14,7 @@ import { ReplyStats } from './ReplyStats.js';
 import { ThinkingBlock } from './ThinkingBlock.js';
 import { TokenOrigins } from './TokenOrigins.js';
 import { UserMessageView } from './UserMessageView.js';
+import { BranchSwitcher, ForkButton } from './Versions.js';
 import { usePower } from './store-context.js';
 
 /** What ran it: "cpu (AMD EPYC) · ctx 2048 · 4 threads" */
@@ -34,11 +35,14 @@ function AssistantReply({
   messageId,
   message,
   label = 'Assistant',
+  versions = true,
 }: {
   chatId: string;
   messageId: string;
   message: AssistantMessage | null;
   label?: string;
+  /** its ‹ n/m › (false: shown elsewhere, as an A/B turn shows its control's) */
+  versions?: boolean;
 }) {
   const live = usePower((s) => s.live[messageId]);
   const showOrigins = usePower((s) => s.showOrigins);
@@ -63,7 +67,11 @@ function AssistantReply({
           {reply.status === 'streaming' && <span className="streaming"> · writing…</span>}
           {reply.status === 'stopped' && <span> · stopped</span>}
         </span>
-        <span className="actions">{reply.status !== 'streaming' && <CopyButton text={text} />}</span>
+        <span className="actions">
+          {versions && <BranchSwitcher messageId={messageId} />}
+          {reply.status !== 'streaming' && <CopyButton text={text} />}
+          <ForkButton messageId={messageId} streaming={reply.status === 'streaming'} />
+        </span>
       </header>
       {reply.thinking && !showOrigins && <ThinkingBlock thinking={reply.thinking} status={reply.status} />}
       {showOrigins ? (
@@ -85,11 +93,12 @@ function AssistantReply({
 function AbTurn({ chatId, pair }: { chatId: string; pair: AbPair }) {
   return (
     <div className="ab-turn">
+      <BranchSwitcher messageId={pair.control.id} />
       <AssistantReply chatId={chatId} messageId={pair.speculative.id} message={pair.speculative} />
       <AbVerdictLine pair={pair} />
       <details className="control-reply">
         <summary>Autoregressive control{pair.control.status === 'streaming' ? ' (running…)' : ''}</summary>
-        <AssistantReply chatId={chatId} messageId={pair.control.id} message={pair.control} label="Control" />
+        <AssistantReply chatId={chatId} messageId={pair.control.id} message={pair.control} label="Control" versions={false} />
       </details>
     </div>
   );

@@ -1,5 +1,6 @@
-// A user message with Copy and Edit; Edit replaces its text and images and continues from it
-// (the messages after it are dropped, as chats.editAndContinue does). The edit form shows the
+// A user message with Copy, Edit and Fork from here; Edit writes a new version of its text and
+// images and continues from it (the old one and what followed it stay as the other version, as
+// chats.editAndContinue keeps them: ‹ n/m › shows them). The edit form shows the
 // message's images with their remove buttons and attaches more as the composer does.
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
@@ -9,6 +10,7 @@ import { CopyButton } from './CopyButton.js';
 import { AttachButton, filesOf, PendingImages, useImageAttachments } from './ImageAttachments.js';
 import { ImageThumb } from './ImageThumb.js';
 import { useSendBlocker } from './use-send-gate.js';
+import { BranchSwitcher, ForkButton } from './Versions.js';
 import { usePower } from './store-context.js';
 
 function EditForm({ message, onDone }: { message: UserMessage; onDone: () => void }) {
@@ -45,7 +47,7 @@ function EditForm({ message, onDone }: { message: UserMessage; onDone: () => voi
           void attachments.attach(files);
         }}
       />
-      <p className="hint">The replies after this message are dropped and a new one is written.</p>
+      <p className="hint">A new version of the message is replied to; the old one and its replies stay (‹ › shows them).</p>
       <div className="buttons">
         <button type="submit" className="primary" disabled={blocker !== null || empty} title={blocker ?? undefined}>
           Save and continue
@@ -78,6 +80,7 @@ export function UserMessageView({ message }: { message: UserMessage }) {
           )}
           {message.content && <p>{message.content}</p>}
           <div className="actions">
+            <BranchSwitcher messageId={message.id} />
             <CopyButton text={message.content} />
             <button
               type="button"
@@ -88,6 +91,7 @@ export function UserMessageView({ message }: { message: UserMessage }) {
             >
               Edit
             </button>
+            <ForkButton messageId={message.id} />
           </div>
         </>
       )}

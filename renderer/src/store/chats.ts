@@ -276,6 +276,30 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
       }
     },
 
+    async switchBranch(messageId, to) {
+      const { api, chatId } = get();
+      if (!api || !chatId) return;
+      try {
+        const chat = await api.chats.switchBranch({ chatId, messageId, to });
+        if (get().chatId === chatId) set({ chat, selectedReplyId: null });
+        void get().refreshChats();
+      } catch (error) {
+        get().fail('Showing another version', error);
+      }
+    },
+
+    async forkChat(messageId) {
+      const { api, chatId } = get();
+      if (!api || !chatId) return;
+      try {
+        const chat = await api.chats.fork({ chatId, messageId });
+        set({ chatId: chat.id, chat, systemPrompt: chat.systemPrompt ?? '', selectedReplyId: null, notice: null });
+        await get().refreshChats();
+      } catch (error) {
+        get().fail('Forking the chat', error);
+      }
+    },
+
     applyLive(events) {
       if (events.length === 0) return;
       const last = events[events.length - 1]!;

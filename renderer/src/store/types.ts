@@ -162,8 +162,12 @@ export interface ChatsSlice {
   attachImage(file: File, pending: number): Promise<{ image: ChatImage; src: string } | null>;
   stop(): Promise<void>;
   regenerate(): Promise<void>;
-  /** replaces a user message's text and images, drops what came after it, and replies to it */
+  /** a new version of a user message (text and images), replied to; the old one stays as another version */
   editAndContinue(messageId: string, content: string, images: readonly ChatImage[]): Promise<boolean>;
+  /** shows version `to` (0-based) of the conversation from `messageId` (the first message of the version shown) on */
+  switchBranch(messageId: string, to: number): Promise<void>;
+  /** a new chat with the conversation up to and including `messageId`, opened */
+  forkChat(messageId: string): Promise<void>;
   /** a batch of generation events (one animation frame's worth) */
   applyLive(events: LiveEvent[]): void;
   finishReply(chatId: string, messageId: string, outcome: ReplyOutcome): Promise<void>;
