@@ -70,7 +70,13 @@ describe('versions and forks over power serve', { timeout: 5 * 60_000 }, () => {
     await users.first().getByRole('button', { name: 'Fork from here' }).click();
     await chats().getByRole('button', { name: 'A/B, peak & a failure (fork)', exact: true }).waitFor({ timeout: LONG });
     await page.waitForFunction(() => document.querySelectorAll('[role=log] article').length === 1, null, { timeout: LONG });
-    assert.equal(await users.first().textContent().then((t) => t?.includes('Tell me about speculative decoding.')), true);
+    assert.equal(
+      await users
+        .first()
+        .textContent()
+        .then((t) => t?.includes('Tell me about speculative decoding.')),
+      true,
+    );
     assert.equal(await versions.count(), 0, 'a fork holds the conversation shown, without the other versions');
     assert.equal(await button('New chat').count(), 1);
     await page.waitForFunction(() => document.querySelectorAll('nav[aria-label=Chats] li').length === 2);

@@ -10,7 +10,10 @@ import { usePower } from './store-context.js';
 function refocus(index: number, label: string): void {
   requestAnimationFrame(() => {
     const button = document.querySelector<HTMLButtonElement>(`[data-versions-at="${index}"] button[aria-label="${label}"]`);
-    (button && !button.disabled ? button : document.querySelector<HTMLElement>(`[data-versions-at="${index}"] button:not([disabled])`))?.focus();
+    (button && !button.disabled
+      ? button
+      : document.querySelector<HTMLElement>(`[data-versions-at="${index}"] button:not([disabled])`)
+    )?.focus();
   });
 }
 
