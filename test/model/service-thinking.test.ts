@@ -6,12 +6,16 @@
 // applyChat itself. A random-weight model never ends its thinking by itself: the budget or
 // maxTokens does. A budgeted reply with every proposer family equals its autoregressive control.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import type { AssistantMessage, Chat, ChatSampling } from '../../app/contract/api/chats.js';
 import type { RoundsEvent } from '../../app/contract/api/generation.js';
 import { EngineClient } from '../../app/engine/client.js';
 import { assertDraftedSameAsControl } from '../fixtures/drafting.js';
+import { makePoisonedModels } from '../fixtures/hostile-gguf.js';
 import { thinkingModels, type ThinkingModels } from '../fixtures/models.js';
 import { serviceForSuite, startedReply, type ReplyEnd } from '../fixtures/service.js';
 
@@ -210,6 +214,24 @@ describe('thinking in the chat', () => {
       off.message.stats!.promptTokens,
       (await applied('deepseekR1', [{ role: 'user', content: 'Why is the sky blue?' }], false)).promptTokens,
     );
+  });
+
+  test('a template that loops is refused by the bounded rendering before llama.cpp applies it; the engine goes on', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'power-loop-template-'));
+    try {
+      const { templateLoop } = await makePoisonedModels(dir);
+      const { added } = await f.service.models.add({ path: templateLoop });
+      await f.service.engine.load({ modelId: added[0]!.id, device: 'cpu', threads: 1, contextSize: 256 });
+      const chat = await f.service.chats.create({});
+      await assert.rejects(f.service.chats.send({ chatId: chat.id, content: 'hi', sampling: { maxTokens: 4 } }), (error: Error) => {
+        assert.match(error.message, /chat template (did not finish within 5 s|ran out of its 128 MB of memory)/);
+        return true;
+      });
+      assert.equal((await f.service.chats.get({ chatId: chat.id })).messages.length, 0, 'the refused reply left the chat as it was');
+      assert.equal((await f.service.engine.state({})).status, 'ready');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   const configs = [
