@@ -183,6 +183,7 @@ function buildAddon(flavour, libDir, src, extraInfo) {
     flashAttnBatchInvariant: f.flashAttnBatchInvariant,
     expertsBatchInvariant: f.expertsBatchInvariant,
     ...(f.invariantVerifyRows !== undefined ? { invariantVerifyRows: f.invariantVerifyRows } : {}),
+    ...(f.variantEnv !== undefined ? { variantEnv: f.variantEnv } : {}),
     ...(f.route === 'source' ? { llamaPatches: src.patches } : {}),
     llamaLibDir: libDir,
     cudaMajor: f.cudaMajor ?? null,

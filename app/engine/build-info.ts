@@ -33,6 +33,8 @@ export interface BuildInfo {
   expertsBatchInvariant?: boolean;
   /** the widest verify pass (K + 1 rows) the claims above hold for; absent: any (the GPU patches compute up to this many rows one by one) */
   invariantVerifyRows?: number;
+  /** an environment variable that, set, turns the flavour's batch-invariance patch off (the claims above then do not hold) */
+  variantEnv?: string;
   /** our patches applied to llama.cpp's source before a from-source build */
   llamaPatches?: string[];
   /** the GPU backend the flavour carries, null for CPU-only */
@@ -97,6 +99,8 @@ export interface InvarianceQuestion {
   cudaDevices?: readonly Pick<DeviceInfo, 'name' | 'description' | 'computeCapability'>[];
   /** the model's attention blocks (attentionHeads) */
   attention?: readonly AttentionHeads[];
+  /** the environment the engine runs in (absent: this process's), where the flavour's variantEnv may turn its patch off */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A claim of batch invariance, or why it is withheld (what the front doors show). */
@@ -107,7 +111,7 @@ export interface InvarianceClaim {
 }
 
 type ClaimInfo = Pick<BuildInfo, 'batchInvariant' | 'flashAttnBatchInvariant' | 'expertsBatchInvariant' | 'invariantVerifyRows'> &
-  Partial<Pick<BuildInfo, 'flavour'>>;
+  Partial<Pick<BuildInfo, 'flavour' | 'variantEnv'>>;
 
 /** batchInvariance on a build info already read. */
 export function claimsInvariance(info: ClaimInfo, run: InvarianceQuestion): boolean {
@@ -132,6 +136,11 @@ function cudaWithheld(run: InvarianceQuestion): string | null {
 export function invarianceClaim(info: ClaimInfo, run: InvarianceQuestion): InvarianceClaim {
   const flavour = `the ${info.flavour ?? 'engine'} flavour`;
   const { flashAttn, experts, k } = run;
+  if (info.variantEnv !== undefined && (run.env ?? process.env)[info.variantEnv] !== undefined) {
+    return withheld(
+      `${info.variantEnv} is set: ${flavour} runs the released kernels, whose verify passes are not computed as one-row decodes`,
+    );
+  }
   if (experts && info.expertsBatchInvariant !== true) {
     return withheld(`${flavour} does not compute a Mixture-of-Experts model's expert products (mul_mat_id) row by row as a decode does`);
   }

@@ -48,6 +48,8 @@ export const FLAVOURS = {
     expertsBatchInvariant: false,
     // GGML_CUDA_INVARIANT_MAX_ROWS in the patch
     invariantVerifyRows: 32,
+    // set in the environment, it turns the patch off (the released kernels, for measuring its cost)
+    variantEnv: 'GGML_CUDA_BATCH_VARIANT',
   },
   // llama.cpp from the bundle with GGML_VULKAN=ON (built by npm install where glslc and the
   // Vulkan headers are installed): NVIDIA without a CUDA toolkit, AMD and Intel GPUs, and
@@ -63,6 +65,7 @@ export const FLAVOURS = {
     expertsBatchInvariant: false,
     // power_vk_invariant_max_rows in the patch
     invariantVerifyRows: 32,
+    variantEnv: 'GGML_VK_BATCH_VARIANT',
   },
 };
 

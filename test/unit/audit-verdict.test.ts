@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { auditVerdict, type Divergence } from '../../app/service/audit.js';
-import { batchInvariance, builtFlavours, claimsInvariance } from '../../app/engine/build-info.js';
+import { batchInvariance, builtFlavours, claimsInvariance, invarianceClaim } from '../../app/engine/build-info.js';
 import { K_MAX } from '../../app/contract/profile.js';
 import { ROOT } from '../../app/paths.js';
 
@@ -24,7 +24,7 @@ const ROW_LIMITS: Record<string, number> = {
   vulkan: patchRowLimit('ggml-vulkan-verify-rows-as-decode.patch', /^\+static constexpr int64_t power_vk_invariant_max_rows = (\d+);$/m),
 };
 const { FLAVOURS } = (await import(join(ROOT, 'scripts', 'native', 'flavours.mjs'))) as {
-  FLAVOURS: Record<string, { invariantVerifyRows?: number }>;
+  FLAVOURS: Record<string, { invariantVerifyRows?: number; variantEnv?: string }>;
 };
 
 const divergence = (rowsAccount: boolean): Divergence => ({
@@ -90,6 +90,32 @@ describe('batch invariance of what ran', () => {
       false,
       'an older build info claims nothing for experts',
     );
+  });
+
+  test('a GPU flavour whose patch the environment turns off (GGML_*_BATCH_VARIANT) claims nothing, and says why', () => {
+    const vulkan = {
+      flavour: 'vulkan',
+      batchInvariant: true,
+      flashAttnBatchInvariant: false,
+      expertsBatchInvariant: false,
+      variantEnv: 'GGML_VK_BATCH_VARIANT',
+    };
+    const run = { flashAttn: 'off', experts: false, k: 7 } as const;
+    assert.equal(invarianceClaim(vulkan, { ...run, env: {} }).claimed, true);
+    const off = invarianceClaim(vulkan, { ...run, env: { GGML_VK_BATCH_VARIANT: '1' } });
+    assert.equal(off.claimed, false);
+    assert.match(off.why ?? '', /GGML_VK_BATCH_VARIANT is set/);
+    // the variable is the patch's own: an empty value turns it off too (getenv != nullptr)
+    assert.equal(invarianceClaim(vulkan, { ...run, env: { GGML_VK_BATCH_VARIANT: '' } }).claimed, false);
+    // the table names the variable each patch reads
+    for (const [flavour, patch] of [
+      ['cuda-src', 'ggml-cuda-verify-rows-as-decode.patch'],
+      ['vulkan', 'ggml-vulkan-verify-rows-as-decode.patch'],
+    ] as const) {
+      const name = FLAVOURS[flavour]?.variantEnv ?? '';
+      const text = readFileSync(join(ROOT, 'scripts', 'native', 'patches', patch), 'utf8');
+      assert.ok(name !== '' && text.includes(`getenv("${name}")`), `${flavour}: ${name || 'no variantEnv'} is the variable ${patch} reads`);
+    }
   });
 
   test("a GPU flavour vouches for verify passes up to its patch's row limit, the CPU for any K", () => {
