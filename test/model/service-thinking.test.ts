@@ -184,7 +184,7 @@ describe('thinking in the chat', () => {
     assert.equal(message.content, '');
   });
 
-  test('a profile’s thinking budget applies where the chat has none', async () => {
+  test('a profile’s thinking budget and switch apply where the chat has none', async () => {
     await load('target');
     const profile = await f.service.profiles.importToml({ name: 'short thoughts', toml: 'spec_mode = "none"\nthinking_budget = 3\n' });
     assert.equal(profile.thinkingBudget, 3);
@@ -194,6 +194,12 @@ describe('thinking in the chat', () => {
     const { prefillAfterStart, endTag } = await applied('target', [{ role: 'user', content: 'Why is the sky blue?' }], true);
     assertBudgeted(message, 3, prefillAfterStart, endTag);
     assert.equal(after.thinking, undefined, 'the chat was not asked: it keeps no setting');
+    // a profile made in the app may switch thinking off
+    const quiet = await f.service.profiles.create({ name: 'no thoughts', strategy: 'none', k: 1, thinking: false });
+    const other = await f.service.chats.create({});
+    const off = await reply(other.id, { content: 'Why is the sky blue?' }, {}, quiet.id);
+    assert.equal(off.message.thinking, undefined);
+    assert.equal(off.message.sampling.thinking, false);
   });
 
   test('a DeepSeek-R1-template chat thinks (its template reads enable_thinking) and the budget ends it', async () => {

@@ -83,6 +83,10 @@ export const profiles = concern({
           /** FR: strategy mtp (or a chain with it) only */
           frVocab: z.number().int().min(1).optional(),
           ...DraftingPolicy,
+          /** chat replies think (absent: they do) */
+          thinking: z.boolean().optional(),
+          /** the thinking's token budget (absent or null: none) */
+          thinkingBudget: z.number().int().min(0).max(1_000_000).nullable().optional(),
         })
         .superRefine(checkChain),
       output: ProfileEntry,
