@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import type { ReplyThinking, RoundsEvent } from '../../app/contract/api/generation.js';
 import { replyParts } from '../../app/contract/report/parts.js';
 import { replyFromMessage, partStatsPart, pickReply, shownText, thinkingHeader } from '../../renderer/src/logic/reply.js';
-import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem } from '../../renderer/src/logic/sampling.js';
+import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, thinkingFormOf } from '../../renderer/src/logic/sampling.js';
 import { applyLiveEvents } from '../../renderer/src/store/chats.js';
 import { reply } from '../fixtures/chats.js';
 
@@ -127,5 +127,17 @@ describe("the sampling form's thinking", () => {
     const r = checkSampling({ ...DEFAULT_SAMPLING_FORM, thinking: 'off', thinkingBudget: 'lots' });
     assert.ok(r.ok);
     assert.equal(r.ok && (r.sampling.thinkingBudget ?? null), null);
+  });
+
+  test("a chat opens with its own thinking setting, else the active profile's, else on with no limit", () => {
+    const profile = { thinking: false, thinkingBudget: 64 };
+    assert.deepEqual(thinkingFormOf({ thinking: { enabled: true, budget: 200 } }, profile), { thinking: 'on', thinkingBudget: '200' });
+    assert.deepEqual(thinkingFormOf({ thinking: { enabled: true, budget: null } }, profile), { thinking: 'on', thinkingBudget: '' });
+    assert.deepEqual(thinkingFormOf({}, profile), { thinking: 'off', thinkingBudget: '64' });
+    assert.deepEqual(thinkingFormOf(null, undefined), { thinking: 'on', thinkingBudget: '' });
+    // what the form then sends is what the chat asked for
+    const sent = checkSampling({ ...DEFAULT_SAMPLING_FORM, ...thinkingFormOf({ thinking: { enabled: true, budget: 200 } }, profile) });
+    assert.ok(sent.ok);
+    assert.equal(sent.sampling.thinkingBudget, 200);
   });
 });

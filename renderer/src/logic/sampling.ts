@@ -1,7 +1,8 @@
 // The sampling settings as typed in the form, turned into the contract's ChatSampling (only the
 // fields the user filled in; the service's defaults apply to the rest). Bad values are refused
 // here with the field's name, before anything is sent.
-import { ChatSampling, isJsonObjectText } from '../../../app/contract/api/chats.js';
+import { ChatSampling, isJsonObjectText, type Chat } from '../../../app/contract/api/chats.js';
+import type { ProfileEntry } from '../../../app/contract/api/profiles.js';
 
 export type SamplingField = 'temperature' | 'topK' | 'topP' | 'minP' | 'repeatPenalty' | 'seed' | 'maxTokens' | 'thinkingBudget';
 /** the reply's format: 'text' or 'json', and the JSON schema text (empty: any object) */
@@ -42,6 +43,19 @@ export const DEFAULT_SAMPLING_FORM: SamplingForm = {
   thinking: DEFAULTS.thinking ? 'on' : 'off',
   thinkingBudget: '',
 };
+
+/**
+ * The thinking fields as a chat opens: the chat's own setting (what its last reply asked), else
+ * the active profile's, else on with no limit, the order the service applies them in.
+ */
+export function thinkingFormOf(
+  chat: Pick<Chat, 'thinking'> | null,
+  profile: Pick<ProfileEntry, 'thinking' | 'thinkingBudget'> | undefined,
+): Pick<SamplingForm, 'thinking' | 'thinkingBudget'> {
+  const enabled = chat?.thinking?.enabled ?? profile?.thinking ?? DEFAULTS.thinking;
+  const budget = chat?.thinking ? chat.thinking.budget : (profile?.thinkingBudget ?? null);
+  return { thinking: enabled ? 'on' : 'off', thinkingBudget: budget === null ? '' : String(budget) };
+}
 
 export type SamplingCheck = { ok: true; sampling: Partial<ChatSampling> } | { ok: false; errors: Partial<Record<CheckedField, string>> };
 

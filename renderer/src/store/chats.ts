@@ -3,7 +3,7 @@
 import { titleFromMessage } from '../../../app/contract/api/chats.js';
 import { emptyReply, type ReplyView } from '../logic/reply.js';
 import { chatAfterDelete, reusableChat } from '../logic/chat-list.js';
-import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, type SamplingForm } from '../logic/sampling.js';
+import { checkSampling, DEFAULT_SAMPLING_FORM, samplingProblem, thinkingFormOf, type SamplingForm } from '../logic/sampling.js';
 import { attachProblem, fileImageType, imageRefs, toBase64 } from '../logic/images.js';
 import type { ChatSampling } from '../api-types.js';
 import type { ChatsSlice, LiveEvent, Slice } from './types.js';
@@ -97,13 +97,28 @@ export const createChatsSlice: Slice<ChatsSlice> = (set, get) => {
 
     async openChat(id) {
       const { api } = get();
+      // the thinking switch and budget show what the chat (else the active profile) asks for
+      const profile = get().profiles.find((p) => p.id === get().activeProfileId);
       if (!api || id === null) {
-        set({ chatId: null, chat: null, systemPrompt: '', selectedReplyId: null });
+        set({
+          chatId: null,
+          chat: null,
+          systemPrompt: '',
+          selectedReplyId: null,
+          sampling: { ...get().sampling, ...thinkingFormOf(null, profile) },
+        });
         return;
       }
       try {
         const chat = await api.chats.get({ chatId: id });
-        set({ chatId: id, chat, systemPrompt: chat.systemPrompt ?? '', selectedReplyId: null, drawer: null });
+        set({
+          chatId: id,
+          chat,
+          systemPrompt: chat.systemPrompt ?? '',
+          selectedReplyId: null,
+          drawer: null,
+          sampling: { ...get().sampling, ...thinkingFormOf(chat, profile) },
+        });
       } catch (error) {
         get().fail('Opening the chat', error);
       }
