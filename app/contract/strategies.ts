@@ -8,14 +8,14 @@ const ARTIFACT_STRATEGIES = ['dflash', 'eagle3', 'dspark'] as const;
 // own algorithm, none of them is our `ngram`
 const LLAMA_CPP_NGRAM_STRATEGIES = ['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const;
 
-export const STRATEGIES = ['none', 'ngram', 'draft-model', 'mtp', ...ARTIFACT_STRATEGIES, ...LLAMA_CPP_NGRAM_STRATEGIES] as const;
+export const STRATEGIES = ['none', 'ngram', 'suffix', 'draft-model', 'mtp', ...ARTIFACT_STRATEGIES, ...LLAMA_CPP_NGRAM_STRATEGIES] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
 /** Strategies whose proposer this engine build implements. */
 export const ENGINE_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(STRATEGIES);
 
-/** The strategies that propose from the token history alone (no model, no artifact). */
-export const NGRAM_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['ngram', ...LLAMA_CPP_NGRAM_STRATEGIES]);
+/** The strategies that propose from the token history alone (no model, no artifact); `suffix` also from the model's earlier replies. */
+export const NGRAM_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['ngram', 'suffix', ...LLAMA_CPP_NGRAM_STRATEGIES]);
 
 /** The strategies that need a draft file next to the target. */
 export const DRAFT_STRATEGIES: ReadonlySet<Strategy> = new Set<Strategy>(['draft-model', ...ARTIFACT_STRATEGIES]);

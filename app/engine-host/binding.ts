@@ -63,6 +63,8 @@ export interface NativeSession {
   perturbRowForTest(position: number, hidden: boolean): void;
   /** the target's KV cache (native/src/session_memory.cpp); refused while a request runs */
   memoryCells(): NativeMemoryCells;
+  /** the tokens the model's store of earlier replies holds (`suffix`; null: none), emptied first with `clear` */
+  suffixStore(clear: boolean): number | null;
 }
 
 /** a prompt with images for a session opened with a projector: the images' encoded files (PNG, JPEG, ...) */
@@ -149,6 +151,8 @@ export interface NativeBinding {
         frVocab?: number;
         /** the model's mmproj-*.gguf: the session's prompts may hold images */
         projector?: string;
+        /** `suffix`: the model's store of earlier replies, in tokens (0: off for this session) */
+        suffixStoreTokens?: number;
       },
     ): Promise<NativeSession>;
   };

@@ -286,6 +286,7 @@ const host: Host = {
       ...(p.frVocab !== undefined ? { frVocab: p.frVocab } : {}),
       ...(p.draftModelId ? { draft: model(p.draftModelId) } : {}),
       ...(p.projector ? { projector: p.projector } : {}),
+      ...(p.suffixStoreTokens !== undefined ? { suffixStoreTokens: p.suffixStoreTokens } : {}),
     });
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
@@ -352,6 +353,7 @@ const host: Host = {
   },
 
   memoryCells: (p) => session(p.sessionId).memoryCells(),
+  suffixStore: (p) => ({ tokens: session(p.sessionId).suffixStore(p.clear) }),
 
   disposeSession: async (p) => {
     await session(p.sessionId).dispose();

@@ -227,6 +227,9 @@ const Id = z.string().min(1);
 export type Tokens = Int32Array<ArrayBuffer>;
 
 /** One description per method: what goes in, what comes back. */
+/** the largest store of earlier replies a session may ask for (native/src/session.cpp; about 200 bytes a token) */
+export const SUFFIX_STORE_TOKENS_MAX = 1 << 22;
+
 export const engineMethods = {
   hello: {
     input: z.object({}),
@@ -377,6 +380,8 @@ export const engineMethods = {
       frVocab: z.number().int().min(1).optional(),
       /** the model's mmproj-*.gguf: the session's prompts may hold images (native/src/media.h) */
       projector: z.string().min(1).optional(),
+      /** `suffix`: the model's store of earlier replies, in tokens (0: off for this session); absent: the engine's 65,536 */
+      suffixStoreTokens: z.number().int().min(0).max(SUFFIX_STORE_TOKENS_MAX).optional(),
     }),
     output: z.object({
       sessionId: Id,
@@ -471,6 +476,11 @@ export const engineMethods = {
       base: CacheCells.nullable(),
       swa: CacheCells.nullable(),
     }),
+  },
+  /** the tokens the session's model keeps in its store of earlier replies (`suffix`; null: none), emptied first with `clear` */
+  suffixStore: {
+    input: z.object({ sessionId: Id, clear: z.boolean().default(false) }),
+    output: z.object({ tokens: z.number().int().min(0).nullable() }),
   },
   disposeSession: { input: z.object({ sessionId: Id }), output: z.null() },
   disposeModel: { input: z.object({ modelId: Id }), output: z.null() },

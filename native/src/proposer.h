@@ -77,6 +77,21 @@ std::unique_ptr<proposer> make_proposer_ngram(int n_min, int n_max_ngram);
 // member follows the committed sequence (proposer_chain.cpp)
 std::unique_ptr<proposer> make_proposer_chain(std::vector<std::unique_ptr<proposer>> members);
 
+// earlier replies on one model, bounded in tokens, shared by its sessions (proposer_suffix.cpp)
+struct suffix_store;
+
+// the model's store, made on first use and bounded to `limit` tokens from now on (the oldest
+// replies go first); nullptr when `limit` is 0 and there is none
+std::shared_ptr<suffix_store> model_suffix_store(const llama_model * model, size_t limit);
+// the model's store if it has one (nullptr: none)
+std::shared_ptr<suffix_store> find_suffix_store(const llama_model * model);
+size_t suffix_store_tokens(suffix_store & store);
+void suffix_store_clear(suffix_store & store);
+
+// the suffix drafter: suffix automata over the request and over `store` (nullptr: the store is
+// off for this session), the draft's length from the odds and this session's cost of a row
+std::unique_ptr<proposer> make_proposer_suffix(std::shared_ptr<suffix_store> store);
+
 } // namespace power
 
 namespace power {

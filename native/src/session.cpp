@@ -18,6 +18,9 @@
 namespace power {
 namespace {
 
+// the largest store of earlier replies a session may ask for (about 200 bytes a token)
+constexpr int64_t suffix_store_tokens_max = int64_t(1) << 22;
+
 session_params read_session_params(Napi::Object opts) {
     session_params p;
     double n_ctx   = number_option(opts, "contextSize", p.n_ctx);
@@ -56,6 +59,8 @@ session_params read_session_params(Napi::Object opts) {
         p.proposer_backend_sampling = *path == "backend";
     }
     p.fr_vocab = static_cast<int32_t>(integer_option(opts, "frVocab", 0, 0, INT32_MAX));
+    p.suffix_store_tokens =
+        static_cast<int32_t>(integer_option(opts, "suffixStoreTokens", p.suffix_store_tokens, 0, suffix_store_tokens_max));
     if (std::optional<std::string> projector = string_option(opts, "projector")) {
         if (projector->empty()) throw Napi::RangeError::New(opts.Env(), "projector must name a file");
         p.projector = *projector;
@@ -216,6 +221,7 @@ void Session::init(Napi::Env env, Napi::Object exports) {
                                                 InstanceMethod<&Session::guarded<&Session::captured_row>>("capturedRow"),
                                                 InstanceMethod<&Session::guarded<&Session::perturb_row>>("perturbRowForTest"),
                                                 InstanceMethod<&Session::guarded<&Session::memory_cells>>("memoryCells"),
+                                                InstanceMethod<&Session::guarded<&Session::suffix_store>>("suffixStore"),
                                             });
     data_of(env).session_ctor = Napi::Persistent(ctor);
     exports.Set("Session", ctor);
@@ -440,6 +446,22 @@ Napi::Value Session::info(const Napi::CallbackInfo & info) {
     out.Set("recurrent", core.spec.recurrent);
     out.Set("flashAttn", core.flash_attn_used);
     return out;
+}
+
+// suffixStore(clear): the tokens the model's store of earlier replies holds (`suffix`; null: the
+// model has none), emptied first when `clear` is true. The store is the model's: every session
+// on it shares it.
+Napi::Value Session::suffix_store(const Napi::CallbackInfo & info) {
+    Napi::Env env                                    = info.Env();
+    session_core & core                              = live_core(env);
+    const std::shared_ptr<power::suffix_store> store = find_suffix_store(core.model.get());
+    if (!store) {
+        return env.Null();
+    }
+    if (info.Length() > 0 && info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value()) {
+        suffix_store_clear(*store);
+    }
+    return Napi::Number::New(env, static_cast<double>(suffix_store_tokens(*store)));
 }
 
 // injectFailureForTest(round): the verify decode of that round (1-based) of the next request

@@ -35,6 +35,7 @@ class Session : public Napi::ObjectWrap<Session> {
     Napi::Value perturb_row(const Napi::CallbackInfo & info);
     // session_memory.cpp: the KV cache's used cells and positions
     Napi::Value memory_cells(const Napi::CallbackInfo & info);
+    Napi::Value suffix_store(const Napi::CallbackInfo & info);
 
     session_core & live_core(Napi::Env env);
     // live_core between requests: while one runs its thread owns the context, so a method that

@@ -41,6 +41,7 @@ struct session_params {
     int32_t fr_vocab                 = 0;      // FR: the MTP head drafts among the first N tokens (0: all)
     float p_min                      = 0.0f;   // greedy drafters stop under this top-1 probability (0: off)
     bool adaptive_k                  = false;  // the schedule shortens K after rejections (transaction.cpp)
+    int32_t suffix_store_tokens      = 65536;  // `suffix`: the model's store of earlier replies, in tokens (0: off)
     std::string projector;                     // the model's mmproj-*.gguf: prompts may hold images ("": text only)
 };
 

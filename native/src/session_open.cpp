@@ -58,7 +58,8 @@ bool is_mtp_sidecar(const llama_model * draft) {
 std::string check_member(const std::string & strategy, const session_core & core, const model_ref & draft, bool draft_given,
                          bool mtp_loaded) {
     const bool llama_cpp_proposer = common_type_of(strategy) != COMMON_SPECULATIVE_TYPE_COUNT;
-    if (strategy != "none" && strategy != "ngram" && strategy != "draft-model" && strategy != "mtp" && !llama_cpp_proposer) {
+    if (strategy != "none" && strategy != "ngram" && strategy != "suffix" && strategy != "draft-model" && strategy != "mtp" &&
+        !llama_cpp_proposer) {
         return "strategy '" + strategy + "' is not implemented by this engine";
     }
     if (strategy == "mtp" && draft_given) {
@@ -253,6 +254,9 @@ std::string open_session(session_core & core, const model_ref & draft) {
         try {
             if (strategy == "ngram") {
                 out = make_proposer_ngram(1, 4);
+            } else if (strategy == "suffix") {
+                const size_t limit = static_cast<size_t>(core.params.suffix_store_tokens);
+                out                = make_proposer_suffix(limit > 0 ? model_suffix_store(core.model.get(), limit) : nullptr);
             } else if (strategy == "draft-model") {
                 draft_context_params dp;
                 dp.n_ctx   = llama_n_ctx(raw);

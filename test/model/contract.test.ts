@@ -78,10 +78,12 @@ function grid(target: ModelName, hybrid: ModelName, drafts: ModelName[], ks: num
   const out: Config[] = [];
   for (const k of ks) {
     out.push({ target, strategy: 'ngram', k, s: k });
+    out.push({ target, strategy: 'suffix', k, s: k });
     for (const draft of drafts) out.push({ target, strategy: 'draft-model', draft, k, s: k });
     // recurrent target: S is the snapshot window; S = K - 1 exercises the guarded replay
     for (const s of [k, k - 1]) {
       out.push({ target: hybrid, strategy: 'ngram', k, s });
+      out.push({ target: hybrid, strategy: 'suffix', k, s });
       out.push({ target: hybrid, strategy: 'mtp', k, s });
     }
   }
@@ -213,7 +215,10 @@ describe('exactness contract', () => {
         if (c.draft === 'draft-same.gguf' && mode === 'greedy') assert.equal(accepted, proposed, 'the identical draft is always accepted');
         if (c.draft?.endsWith('-far.gguf') && mode === 'greedy')
           assert.ok(accepted / proposed < 0.05, 'the far draft is rejected on most rounds');
-        if (c.s < c.k && mode === 'greedy') assert.ok(replays > 0, 'S < K triggers the guarded replay somewhere');
+        // suffix drafts as deep as its odds and this session's measured row cost say, so whether
+        // a draft deeper than S is rejected whole varies with the machine's timings
+        if (c.s < c.k && mode === 'greedy' && c.strategy !== 'suffix')
+          assert.ok(replays > 0, 'S < K triggers the guarded replay somewhere');
         summary.push(
           `  ${label(c).padEnd(62)} ${mode.padEnd(7)} identical ${runs.length}/${runs.length}` +
             `  acceptance ${(accepted / Math.max(1, proposed)).toFixed(3)}  replays ${replays}`,

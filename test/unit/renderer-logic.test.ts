@@ -71,6 +71,7 @@ function round(index: number, endUs: number, tokens: number): ApiRound {
 const ALL_AVAILABLE: Strategies = {
   none: { available: true },
   ngram: { available: true },
+  suffix: { available: true },
   'draft-model': { available: false, reason: 'needs --draft' },
   mtp: { available: false, reason: 'the model has no NextN/MTP layers (nextn_predict_layers = 0)' },
   dflash: { available: false, reason: 'needs a dflash artifact' },
@@ -152,7 +153,7 @@ describe('draft method and draft model pickers', () => {
     const options = draftMethodOptions(ALL_AVAILABLE, []);
     assert.deepEqual(
       options.map((o) => o.value),
-      ['none', 'ngram', ...LLAMA_NGRAMS],
+      ['none', 'ngram', 'suffix', ...LLAMA_NGRAMS],
     );
     assert.ok(options.every((o) => !o.disabled));
   });
@@ -160,7 +161,7 @@ describe('draft method and draft model pickers', () => {
     const options = draftMethodOptions({ ...ALL_AVAILABLE, mtp: { available: true } }, []);
     assert.deepEqual(
       options.map((o) => o.value),
-      ['none', 'ngram', 'mtp', ...LLAMA_NGRAMS],
+      ['none', 'ngram', 'suffix', 'mtp', ...LLAMA_NGRAMS],
     );
   });
   test('draft-model appears with compatible drafts; incompatible drafts are disabled with their reason', () => {
@@ -170,7 +171,7 @@ describe('draft method and draft model pickers', () => {
     ];
     assert.deepEqual(
       draftMethodOptions(ALL_AVAILABLE, drafts).map((o) => o.value),
-      ['none', 'ngram', 'draft-model', ...LLAMA_NGRAMS],
+      ['none', 'ngram', 'suffix', 'draft-model', ...LLAMA_NGRAMS],
     );
     const files = draftFileOptions('draft-model', drafts, ALL_AVAILABLE);
     assert.deepEqual(files[0], { value: 'a', label: 'draft-close', disabled: false });

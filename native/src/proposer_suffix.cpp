@@ -1,0 +1,499 @@
+// The suffix drafter (docs/speculative-decoding.md "suffix"). Two suffix automata answer "what
+// followed the end of this text before, and how often":
+//   - the request's: every token the target holds (the chat's earlier turns are in the prompt,
+//     a reused prefix is in the history) plus the reply so far, extended as the reply grows and
+//     rebuilt when the sequence is cut below what it holds;
+//   - the model's store: earlier replies of every session on this model, bounded in tokens
+//     (the oldest go first), shared by the model's sessions and held in memory only.
+// Each round both give a candidate: the longest suffix of the sequence that occurred before, then
+// the most frequent continuation, one token at a time. A token's odds are how often it followed
+// (its count against the context's, with half a pseudo-occurrence of something else), scaled by how
+// well such odds came true for this proposer's earlier drafts from matches of that length. The
+// draft grows while the odds that every token so far is accepted pay for one more verify row:
+// that row's share of a round is fitted to this session's own rounds (time from proposing to the
+// accept, against the rows verified). The candidate with the larger expected gain is drafted:
+// one linear draft, verified as every other; the target still decides every token.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "proposer.h"
+
+namespace power {
+namespace {
+
+// An online suffix automaton (Blumer et al.; the textbook construction) with each state's number
+// of end positions. Transitions sit in one edge array (a state's edges form a list, walked to
+// rank continuations) with a hash index for lookups.
+class suffix_automaton {
+  public:
+    suffix_automaton() { clear(); }
+
+    void clear() {
+        states_.assign(1, state{});
+        edges_.clear();
+        index_.clear();
+        last_ = 0;
+        size_ = 0;
+    }
+
+    size_t size() const { return size_; }
+
+    void extend(llama_token c) {
+        const int32_t cur = add_state(states_[last_].len + 1, -1, 0);
+        int32_t p         = last_;
+        while (p != -1 && find(p, c) < 0) {
+            add_edge(p, c, cur);
+            p = states_[p].link;
+        }
+        if (p == -1) {
+            states_[cur].link = 0;
+        } else {
+            const int32_t q = edges_[find(p, c)].to;
+            if (states_[p].len + 1 == states_[q].len) {
+                states_[cur].link = q;
+            } else {
+                const int32_t clone = add_state(states_[p].len + 1, states_[q].link, states_[q].cnt);
+                for (int32_t e = states_[q].first_edge; e >= 0; e = edges_[e].next) {
+                    add_edge(clone, edges_[e].token, edges_[e].to);
+                }
+                while (p != -1) {
+                    const int32_t e = find(p, c);
+                    if (e < 0 || edges_[e].to != q) {
+                        break;
+                    }
+                    edges_[e].to = clone;
+                    p            = states_[p].link;
+                }
+                states_[q].link   = clone;
+                states_[cur].link = clone;
+            }
+        }
+        last_ = cur;
+        size_++;
+        // the new end position belongs to every suffix of the text: cur and its suffix links.
+        // A long run of one token makes that chain as long as the run; past max_chain the
+        // shortest contexts stop counting (their odds err low, never the output)
+        int32_t v = cur;
+        for (int steps = 0; v > 0 && steps < max_chain; steps++, v = states_[v].link) {
+            states_[v].cnt++;
+        }
+    }
+
+    // the state reached from `s` by `c` (-1: none)
+    int32_t next(int32_t s, llama_token c) const {
+        const int32_t e = find(s, c);
+        return e < 0 ? -1 : edges_[e].to;
+    }
+
+    int32_t last() const { return last_; }
+    int32_t len(int32_t s) const { return states_[s].len; }
+    int32_t link(int32_t s) const { return states_[s].link; }
+    int32_t count(int32_t s) const { return states_[s].cnt; }
+
+    // the most frequent continuation of state `s`: its token and state, and how many end
+    // positions of `s` were followed by something (a separator included); {-1, -1, 0}: none
+    struct continuation {
+        llama_token token = -1;
+        int32_t to        = -1;
+        int32_t total     = 0;
+    };
+    continuation best(int32_t s) const {
+        continuation out;
+        int32_t top = 0;
+        for (int32_t e = states_[s].first_edge; e >= 0; e = edges_[e].next) {
+            const int32_t n = states_[edges_[e].to].cnt;
+            out.total += n;
+            if (edges_[e].token >= 0 && n > top) {
+                top       = n;
+                out.token = edges_[e].token;
+                out.to    = edges_[e].to;
+            }
+        }
+        return out;
+    }
+
+    // the longest suffix of `tail` that occurs in the text: its state and length ({0, 0}: none)
+    std::pair<int32_t, int32_t> match(const llama_token * tail, size_t n) const {
+        int32_t s = 0, l = 0;
+        for (size_t i = 0; i < n; i++) {
+            while (s > 0 && find(s, tail[i]) < 0) {
+                s = states_[s].link;
+                l = states_[s].len;
+            }
+            const int32_t e = find(s, tail[i]);
+            if (e >= 0) {
+                s = edges_[e].to;
+                l++;
+            }
+        }
+        return {s, l};
+    }
+
+  private:
+    static constexpr int max_chain = 1024;
+
+    struct state {
+        int32_t len        = 0;
+        int32_t link       = -1;
+        int32_t cnt        = 0;
+        int32_t first_edge = -1;
+    };
+    struct edge {
+        llama_token token;
+        int32_t to;
+        int32_t next;
+    };
+
+    static uint64_t key(int32_t s, llama_token c) { return (static_cast<uint64_t>(static_cast<uint32_t>(s)) << 32) | static_cast<uint32_t>(c); }
+
+    int32_t find(int32_t s, llama_token c) const {
+        const auto it = index_.find(key(s, c));
+        return it == index_.end() ? -1 : it->second;
+    }
+
+    int32_t add_state(int32_t len, int32_t link, int32_t cnt) {
+        states_.push_back(state{len, link, cnt, -1});
+        return static_cast<int32_t>(states_.size()) - 1;
+    }
+
+    void add_edge(int32_t from, llama_token c, int32_t to) {
+        edges_.push_back(edge{c, to, states_[from].first_edge});
+        const int32_t e          = static_cast<int32_t>(edges_.size()) - 1;
+        states_[from].first_edge = e;
+        index_[key(from, c)]     = e;
+    }
+
+    std::vector<state> states_;
+    std::vector<edge> edges_;
+    std::unordered_map<uint64_t, int32_t> index_;
+    int32_t last_ = 0;
+    size_t size_  = 0;
+};
+
+// the separator between replies in the store: no sequence holds it, so no match crosses it
+constexpr llama_token separator = -1;
+
+} // namespace
+
+// Earlier replies on one model, oldest first, and the automaton over them (each reply followed
+// by a separator). Bounded in tokens: a reply that would pass the bound drops the oldest replies
+// down to three quarters of it, and the automaton is rebuilt over what is left (a suffix
+// automaton cannot forget), so rebuilds are rare. Shared by the model's sessions: every use
+// holds the lock.
+struct suffix_store {
+    explicit suffix_store(size_t limit) : limit(limit) {}
+
+    std::mutex lock;
+    size_t limit;
+    std::vector<std::vector<llama_token>> replies;
+    size_t tokens = 0; // in `replies`
+    suffix_automaton sam;
+
+    void add(const llama_token * reply, size_t n) {
+        if (limit == 0 || n == 0) {
+            return;
+        }
+        const size_t keep = std::max<size_t>(1, limit - limit / 4);
+        if (n > keep) {
+            reply += n - keep; // a reply larger than the store keeps its end
+            n = keep;
+        }
+        if (tokens + n > limit) {
+            size_t drop = 0;
+            while (drop < replies.size() && tokens + n > keep) {
+                tokens -= replies[drop++].size();
+            }
+            replies.erase(replies.begin(), replies.begin() + static_cast<std::ptrdiff_t>(drop));
+            replies.emplace_back(reply, reply + n);
+            tokens += n;
+            rebuild();
+            return;
+        }
+        replies.emplace_back(reply, reply + n);
+        tokens += n;
+        for (size_t i = 0; i < n; i++) {
+            sam.extend(reply[i]);
+        }
+        sam.extend(separator);
+    }
+
+    void set_limit(size_t n) {
+        limit = n;
+        size_t drop = 0;
+        while (drop < replies.size() && tokens > limit) {
+            tokens -= replies[drop++].size();
+        }
+        if (drop > 0) {
+            replies.erase(replies.begin(), replies.begin() + static_cast<std::ptrdiff_t>(drop));
+            rebuild();
+        }
+    }
+
+    void clear() {
+        replies.clear();
+        tokens = 0;
+        sam.clear();
+    }
+
+  private:
+    void rebuild() {
+        sam.clear();
+        for (const auto & r : replies) {
+            for (llama_token t : r) {
+                sam.extend(t);
+            }
+            sam.extend(separator);
+        }
+    }
+};
+
+namespace {
+
+class proposer_suffix : public proposer {
+  public:
+    explicit proposer_suffix(std::shared_ptr<suffix_store> store) : store_(std::move(store)) {}
+
+    ~proposer_suffix() override { save_reply(); }
+
+    const char * name() const override { return "suffix"; }
+
+    void begin(const std::vector<llama_token> & history) override {
+        // the previous request's reply goes to the store: `history` holds it whole, where the
+        // sequence still starts as it did
+        if (request_start_ >= 0 && history.size() > static_cast<size_t>(request_start_) &&
+            std::equal(seq_.begin(), seq_.begin() + std::min<size_t>(seq_.size(), request_start_), history.begin())) {
+            seq_.assign(history.begin(), history.end());
+        }
+        save_reply();
+        request_start_ = -1;
+        drafted_       = 0;
+    }
+
+    void propose(const std::vector<llama_token> & history, llama_token anchor, int n_max, std::vector<llama_token> & out) override {
+        out.clear();
+        drafted_ = 0;
+        if (request_start_ < 0) {
+            request_start_ = static_cast<int64_t>(history.size()); // the reply starts with the anchor
+        }
+        continued_sequence(history, anchor, seq_);
+        follow(seq_);
+        if (n_max <= 0) {
+            return;
+        }
+        const double share = row_share();
+
+        // this request: the longest suffix that also ends earlier
+        int32_t v = sam_.last();
+        while (v > 0 && sam_.count(v) < 2) {
+            v = sam_.link(v);
+        }
+        plan own;
+        if (v > 0) {
+            own = walk(sam_, v, sam_.len(v), n_max, share);
+        }
+        plan stored;
+        if (store_) {
+            std::lock_guard<std::mutex> hold(store_->lock);
+            if (store_->sam.size() > 0) {
+                const size_t n_tail        = std::min<size_t>(seq_.size(), match_window);
+                const auto [state, length] = store_->sam.match(seq_.data() + seq_.size() - n_tail, n_tail);
+                if (length > 0) {
+                    stored = walk(store_->sam, state, length, n_max, share);
+                }
+            }
+        }
+        const plan & pick = stored.gain > own.gain ? stored : own;
+        if (pick.tokens.empty()) {
+            return;
+        }
+        out          = pick.tokens;
+        drafted_     = static_cast<int>(out.size());
+        draft_bucket_ = bucket(pick.match);
+        draft_odds_  = pick.odds;
+        proposed_at_ = llama_time_us();
+    }
+
+    void accept(int n_accepted) override {
+        if (drafted_ > 0) {
+            calibrate(n_accepted);
+            learn_cost(1 + drafted_, static_cast<double>(llama_time_us() - proposed_at_));
+        }
+        drafted_ = 0;
+    }
+
+    void restore() override { drafted_ = 0; }
+
+  private:
+    // the tail matched against the store: longer matches than this change no odds
+    static constexpr size_t match_window = 64;
+    // one row's share of a one-row round until this session's rounds say otherwise (a CPU's:
+    // Gemma 3 270M on 2 cores, 4-6 ms a row in a 19-25 ms round)
+    static constexpr double prior_share = 0.2;
+    static constexpr double prior_weight = 16.0;
+    static constexpr int n_buckets      = 7;
+    // prompt tokens stored before each reply
+    static constexpr int64_t prompt_lead = 32;
+
+    struct plan {
+        std::vector<llama_token> tokens;
+        std::vector<double> odds; // each token's odds from its counts alone (before calibration)
+        int32_t match = 0;
+        double gain   = 0.0; // expected rounds saved, less the rows' cost, in rounds
+    };
+
+    // matches of 1, 2, 3-4, 5-8, 9-16, 17-32 and more tokens
+    static int bucket(int32_t match) {
+        int b = 0;
+        for (int32_t m = match - 1; m > 0 && b < n_buckets - 1; m >>= 1) {
+            b++;
+        }
+        return b;
+    }
+
+    // From state `s` (a context of `match` tokens), the most frequent continuation token by
+    // token, while the odds that all of them are accepted stay above one row's share.
+    plan walk(const suffix_automaton & sam, int32_t s, int32_t match, int n_max, double share) const {
+        plan p;
+        p.match          = match;
+        const int b      = bucket(match);
+        const double fit = (observed_[b] + 1.0) / (predicted_[b] + 1.0);
+        double survival  = 1.0;
+        for (int i = 0; i < n_max; i++) {
+            const suffix_automaton::continuation c = sam.best(s);
+            if (c.token < 0) {
+                break;
+            }
+            const double odds = static_cast<double>(sam.count(c.to)) / (c.total + 0.5);
+            survival *= std::min(0.99, odds * fit);
+            if (survival < share) {
+                break;
+            }
+            p.tokens.push_back(c.token);
+            p.odds.push_back(odds);
+            p.gain += survival - share;
+            s = c.to;
+        }
+        return p;
+    }
+
+    // keeps the request's automaton over exactly `seq`: extended when `seq` continues what it
+    // holds, rebuilt when the sequence was cut below it (a new prompt, a restored round)
+    void follow(const std::vector<llama_token> & seq) {
+        const bool continues = built_.size() <= seq.size() && std::equal(built_.begin(), built_.end(), seq.begin());
+        if (!continues) {
+            sam_.clear();
+            built_.clear();
+        }
+        for (size_t i = built_.size(); i < seq.size(); i++) {
+            sam_.extend(seq[i]);
+        }
+        built_.insert(built_.end(), seq.begin() + static_cast<std::ptrdiff_t>(built_.size()), seq.end());
+    }
+
+    // how often the counts' odds came true, by match length: the drafted tokens at risk (through
+    // the first rejected) against the accepted
+    void calibrate(int n_accepted) {
+        const int at_risk = std::min(drafted_, n_accepted + 1);
+        for (int i = 0; i < at_risk; i++) {
+            predicted_[draft_bucket_] += draft_odds_[i];
+        }
+        observed_[draft_bucket_] += std::min(n_accepted, drafted_);
+    }
+
+    // A round's time against its rows, least squares over this session's drafting rounds (older
+    // rounds fade): time = fixed + rows × per_row. One more row pays when the odds that it is
+    // accepted beat per_row / (fixed + per_row), the share of a one-row round it costs.
+    void learn_cost(int rows, double us) {
+        constexpr double fade = 0.98;
+        n_ = n_ * fade + 1.0;
+        sr_ = sr_ * fade + rows;
+        srr_ = srr_ * fade + static_cast<double>(rows) * rows;
+        st_ = st_ * fade + us;
+        srt_ = srt_ * fade + rows * us;
+    }
+
+    // the fitted share, shrunk towards the prior by prior_weight rounds' worth: a few noisy
+    // rounds (a machine busy with something else) move it a little, a session's worth of them
+    // most of the way
+    double row_share() const {
+        double learned = prior_share;
+        if (n_ >= 2.0) {
+            const double mean_r = sr_ / n_, mean_t = st_ / n_;
+            const double var = srr_ / n_ - mean_r * mean_r;
+            if (var >= 0.25) { // else too few draft lengths to tell a row's cost from a round's
+                const double per_row = std::max(0.0, (srt_ / n_ - mean_r * mean_t) / var);
+                const double fixed   = std::max(0.0, mean_t - per_row * mean_r);
+                if (fixed + per_row > 0.0) {
+                    learned = per_row / (fixed + per_row);
+                }
+            }
+        }
+        const double share = (n_ * learned + prior_weight * prior_share) / (n_ + prior_weight);
+        return std::clamp(share, 0.01, 0.6);
+    }
+
+    // the reply, led by the end of its prompt: the same request sent again matches it from its
+    // first token on
+    void save_reply() {
+        if (store_ && request_start_ >= 0 && seq_.size() > static_cast<size_t>(request_start_)) {
+            const size_t from = static_cast<size_t>(std::max<int64_t>(0, request_start_ - prompt_lead));
+            std::lock_guard<std::mutex> hold(store_->lock);
+            store_->add(seq_.data() + from, seq_.size() - from);
+        }
+        request_start_ = -1;
+    }
+
+    std::shared_ptr<suffix_store> store_; // null: the store is off for this session
+    suffix_automaton sam_;
+    std::vector<llama_token> built_; // what sam_ holds
+    std::vector<llama_token> seq_;   // history + anchor at the last propose (reused)
+    int64_t request_start_ = -1;     // where this request's reply starts in seq_ (-1: no round yet)
+
+    int drafted_      = 0; // this round's proposals (0: another member's round, or none)
+    int draft_bucket_ = 0;
+    std::vector<double> draft_odds_;
+    int64_t proposed_at_ = 0;
+
+    double predicted_[n_buckets] = {};
+    double observed_[n_buckets]  = {};
+    double n_ = 0, sr_ = 0, srr_ = 0, st_ = 0, srt_ = 0; // faded sums of rows and times
+};
+
+} // namespace
+
+std::shared_ptr<suffix_store> model_suffix_store(const llama_model * model, size_t limit) {
+    std::shared_ptr<void> held = model_attachment(model, "suffix-store", [&]() -> std::shared_ptr<void> {
+        return limit > 0 ? std::make_shared<suffix_store>(limit) : nullptr;
+    });
+    auto store = std::static_pointer_cast<suffix_store>(held);
+    if (store) {
+        std::lock_guard<std::mutex> hold(store->lock);
+        store->set_limit(limit);
+    }
+    return store;
+}
+
+std::shared_ptr<suffix_store> find_suffix_store(const llama_model * model) {
+    return std::static_pointer_cast<suffix_store>(model_attachment(model, "suffix-store", [] { return std::shared_ptr<void>(); }));
+}
+
+size_t suffix_store_tokens(suffix_store & store) {
+    std::lock_guard<std::mutex> hold(store.lock);
+    return store.tokens;
+}
+
+void suffix_store_clear(suffix_store & store) {
+    std::lock_guard<std::mutex> hold(store.lock);
+    store.clear();
+}
+
+std::unique_ptr<proposer> make_proposer_suffix(std::shared_ptr<suffix_store> store) {
+    return std::make_unique<proposer_suffix>(std::move(store));
+}
+
+} // namespace power
