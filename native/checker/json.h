@@ -74,6 +74,18 @@ class json {
     }
     size_t size() const { return kind_ == k_array ? items_.size() : members_.size(); }
 
+    // reading back what was written (the user-speed table): null when absent
+    const json * find(const std::string & key) const {
+        for (const auto & kv : members_) {
+            if (kv.first == key) return &kv.second;
+        }
+        return nullptr;
+    }
+    bool is_number() const { return kind_ == k_number; }
+    double number() const { return n_; }
+    const std::string & string() const { return s_; }
+    const std::vector<json> & items() const { return items_; }
+
     std::string dump(int indent = 2) const {
         std::string out;
         write(out, indent, 0);

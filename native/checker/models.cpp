@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -170,27 +171,132 @@ struct tensor_def {
     double value   = 0; // std (normal, negexp) or the constant
     std::function<void(std::vector<float> &)> post;
     ggml_type type = GGML_TYPE_F32;
+    // pooled tensors: rows left zero (post's job for a drawn tensor), and the rows' first
+    // live_blocks blocks drawn from seed_text (another model's tensor) instead of the own name
+    std::function<bool(int64_t)> zero_row;
+    std::string seed_text;
+    int64_t live_blocks = -1; // -1: every block
 };
+
+// splitmix64: the pooled tensors' block choice, one stream per row
+uint64_t splitmix64(uint64_t & x) {
+    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z          = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t hash64(const std::string & text) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+// runs fn(begin, end) over [0, n) in `threads` contiguous parts
+void parallel_for(int64_t n, int threads, const std::function<void(int64_t, int64_t)> & fn) {
+    threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n)));
+    if (threads == 1) {
+        fn(0, n);
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; t++) {
+        const int64_t b = n * t / threads, e = n * (t + 1) / threads;
+        pool.emplace_back([&fn, b, e] { fn(b, e); });
+    }
+    for (auto & th : pool)
+        th.join();
+}
+
+// where a quantized block keeps its scales (fp16): d, and dmin for the K-quants with minimums
+struct block_scales_at {
+    size_t d;
+    long dmin; // -1: none
+};
+block_scales_at scales_at(ggml_type t) {
+    switch (t) {
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K:
+        return {0, 2};
+    case GGML_TYPE_Q6_K:
+        return {208, -1}; // after ql[128], qh[64], scales[16]
+    case GGML_TYPE_Q8_0:
+        return {0, -1};
+    default:
+        throw std::runtime_error(std::string("no block pool for ") + ggml_type_name(t));
+    }
+}
+
+// 65,536 blocks of N(0, 1) weights quantized with ggml's reference quantizer: a pooled tensor's
+// rows are random picks of them, their scales multiplied by the tensor's std (the values scale
+// with d and dmin), so an 8B model costs a copy per block instead of a quantization
+struct block_pool {
+    ggml_type type;
+    size_t block_bytes;
+    int64_t n_blocks;
+    std::vector<uint8_t> bytes;
+};
+const block_pool & pool_for(ggml_type t, int threads) {
+    static std::mutex m;
+    static std::map<ggml_type, std::unique_ptr<block_pool>> pools;
+    std::lock_guard<std::mutex> lock(m);
+    auto & p = pools[t];
+    if (!p) {
+        p                     = std::make_unique<block_pool>();
+        p->type               = t;
+        p->block_bytes        = ggml_type_size(t);
+        p->n_blocks           = 65536;
+        const int64_t per_row = 4096, rows = p->n_blocks * ggml_blck_size(t) / per_row;
+        p->bytes.resize(static_cast<size_t>(p->n_blocks) * p->block_bytes);
+        parallel_for(rows, threads, [&](int64_t b, int64_t e) {
+            for (int64_t r = b; r < e; r++) {
+                std::vector<float> row(per_row, 0.0f);
+                add_gaussian(row, 1.0, std::string("pool/") + ggml_type_name(t) + "/" + std::to_string(r));
+                ggml_quantize_chunk(t, row.data(), p->bytes.data() + r * ggml_row_size(t, per_row), 0, 1, per_row, nullptr);
+            }
+        });
+    }
+    return *p;
+}
+
+int64_t layer_of(const std::string & name) {
+    int layer = -1;
+    return std::sscanf(name.c_str(), "blk.%d.", &layer) == 1 ? layer : -1;
+}
 
 class model_writer {
   public:
-    model_writer(uint32_t seed, dtype type) : seed_(seed), dtype_(type), gguf_(gguf_init_empty()) {}
+    model_writer(uint32_t seed, dtype type, bool pooled = false) :
+        seed_(seed), dtype_(type), pooled_(pooled && type != dtype::f16 && type != dtype::f32), gguf_(gguf_init_empty()) {}
     ~model_writer() { gguf_free(gguf_); }
+    model_writer(const model_writer &)             = delete;
+    model_writer & operator=(const model_writer &) = delete;
 
     gguf_context * kv() { return gguf_; }
 
-    void add(const std::string & name, std::vector<int64_t> shape, init_kind kind, double value,
-             std::function<void(std::vector<float> &)> post = nullptr) {
-        tensor_def t{name, std::move(shape), kind, value, std::move(post), GGML_TYPE_F32};
+    // Q4_K_M's use_more_bits counts: how many ffn_down and attn_v tensors the model has
+    void set_counts(int n_ffn_down, int n_attn_v) {
+        n_ffn_down_ = n_ffn_down;
+        n_attn_v_   = n_attn_v;
+    }
+
+    tensor_def & add(const std::string & name, std::vector<int64_t> shape, init_kind kind, double value,
+                     std::function<void(std::vector<float> &)> post = nullptr) {
+        tensor_def t{name, std::move(shape), kind, value, std::move(post), GGML_TYPE_F32, nullptr, "", -1};
         // as tools/models/synthetic.ts matrixType(): vectors and ssm_conv1d stay F32
         const bool matrix = t.shape.size() >= 2 && name.find("ssm_conv1d") == std::string::npos;
-        t.type            = matrix && dtype_ == dtype::f16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+        t.type            = matrix ? matrix_type(name, t.shape[0]) : GGML_TYPE_F32;
         defs_.push_back(std::move(t));
+        return defs_.back();
     }
-    void normal(const std::string & name, std::vector<int64_t> shape, double std_dev,
-                std::function<void(std::vector<float> &)> post = nullptr) {
-        add(name, std::move(shape), init_kind::normal, std_dev, std::move(post));
+    tensor_def & normal(const std::string & name, std::vector<int64_t> shape, double std_dev,
+                        std::function<void(std::vector<float> &)> post = nullptr) {
+        return add(name, std::move(shape), init_kind::normal, std_dev, std::move(post));
     }
+    bool pooled() const { return pooled_; }
     void ones(const std::string & name, std::vector<int64_t> shape) { add(name, std::move(shape), init_kind::constant, 1.0); }
 
     void write(const std::string & path, int threads) {
@@ -210,18 +316,24 @@ class model_writer {
         if (!f) {
             throw std::runtime_error("could not append to " + tmp);
         }
-        // draws `threads` tensors at a time, writes them in order
+        // draws `threads` tensors at a time, writes them in order; a pooled model draws one tensor
+        // at a time on every thread (its big tensors: the embedding and the head)
         const size_t align = gguf_get_alignment(gguf_);
         size_t written     = 0;
         std::vector<std::vector<uint8_t>> bytes(defs_.size());
-        for (size_t first = 0; first < defs_.size(); first += static_cast<size_t>(threads)) {
-            const size_t last = std::min(defs_.size(), first + static_cast<size_t>(threads));
-            std::vector<std::thread> pool;
-            for (size_t i = first; i < last; i++) {
-                pool.emplace_back([this, i, &bytes] { bytes[i] = draw(defs_[i]); });
+        const size_t step = pooled_ ? 1 : static_cast<size_t>(threads);
+        for (size_t first = 0; first < defs_.size(); first += step) {
+            const size_t last = std::min(defs_.size(), first + step);
+            if (pooled_) {
+                bytes[first] = draw(defs_[first], threads);
+            } else {
+                std::vector<std::thread> pool;
+                for (size_t i = first; i < last; i++) {
+                    pool.emplace_back([this, i, &bytes] { bytes[i] = draw(defs_[i], 1); });
+                }
+                for (auto & th : pool)
+                    th.join();
             }
-            for (auto & th : pool)
-                th.join();
             for (size_t i = first; i < last; i++) {
                 const size_t offset = gguf_get_tensor_offset(gguf_, static_cast<int64_t>(i));
                 if (offset < written) {
@@ -246,10 +358,83 @@ class model_writer {
     }
 
   private:
-    std::vector<uint8_t> draw(const tensor_def & d) const {
+    // the type of a matrix under dtype_ (models.h dtype)
+    ggml_type matrix_type(const std::string & name, int64_t ne0) {
+        ggml_type t = GGML_TYPE_F32;
+        switch (dtype_) {
+        case dtype::f32:
+            return GGML_TYPE_F32;
+        case dtype::f16:
+            return GGML_TYPE_F16;
+        case dtype::q8_0:
+            t = GGML_TYPE_Q8_0;
+            break;
+        case dtype::q6_k:
+            t = GGML_TYPE_Q6_K;
+            break;
+        case dtype::q4_k_m: {
+            // llama-quant.cpp llama_tensor_get_type for LLAMA_FTYPE_MOSTLY_Q4_K_M
+            const auto more_bits = [](int i, int n) {
+                return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+            };
+            t = GGML_TYPE_Q4_K;
+            if (name == "output.weight") {
+                t = GGML_TYPE_Q6_K;
+            } else if (name.find("attn_v.weight") != std::string::npos) {
+                if (more_bits(i_attn_v_++, n_attn_v_)) t = GGML_TYPE_Q6_K;
+            } else if (name.find("ffn_down.weight") != std::string::npos) {
+                if (more_bits(i_ffn_down_++, n_ffn_down_)) t = GGML_TYPE_Q6_K;
+            } else if (name.find("attn_qkv.weight") != std::string::npos) {
+                t = GGML_TYPE_Q5_K;
+            }
+            break;
+        }
+        }
+        if (ne0 % ggml_blck_size(t) != 0) t = ne0 % 32 == 0 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
+        return t;
+    }
+
+    // a quantized tensor from the block pool: each row's blocks picked by its own stream
+    std::vector<uint8_t> draw_pooled(const tensor_def & d, int64_t n, int threads) const {
+        const int64_t ne0 = d.shape[0], rows = n / ne0;
+        const int64_t per_row       = ne0 / ggml_blck_size(d.type);
+        const size_t row_bytes      = ggml_row_size(d.type, ne0);
+        const block_pool & pool     = pool_for(d.type, threads);
+        const block_scales_at at    = scales_at(d.type);
+        const std::string seed_text = d.seed_text.empty() ? std::to_string(seed_) + "/" + d.name : d.seed_text;
+        const uint64_t h            = hash64(seed_text);
+        const int64_t live          = d.live_blocks < 0 ? per_row : std::min(per_row, d.live_blocks);
+        const float scale           = static_cast<float>(d.value);
+        std::vector<uint8_t> out(static_cast<size_t>(rows) * row_bytes, 0);
+        parallel_for(rows, threads, [&](int64_t b, int64_t e) {
+            for (int64_t r = b; r < e; r++) {
+                if (d.zero_row && d.zero_row(r)) continue;
+                uint64_t state = h ^ (static_cast<uint64_t>(r) * 0xd1342543de82ef95ull);
+                uint8_t * row  = out.data() + r * row_bytes;
+                for (int64_t k = 0; k < live; k++) {
+                    const uint64_t pick = splitmix64(state) % static_cast<uint64_t>(pool.n_blocks);
+                    uint8_t * blk       = row + k * pool.block_bytes;
+                    std::memcpy(blk, pool.bytes.data() + pick * pool.block_bytes, pool.block_bytes);
+                    const auto rescale = [&](size_t off) {
+                        ggml_fp16_t h16;
+                        std::memcpy(&h16, blk + off, sizeof h16);
+                        h16 = ggml_fp32_to_fp16(ggml_fp16_to_fp32(h16) * scale);
+                        std::memcpy(blk + off, &h16, sizeof h16);
+                    };
+                    rescale(at.d);
+                    if (at.dmin >= 0) rescale(static_cast<size_t>(at.dmin));
+                }
+            }
+        });
+        return out;
+    }
+
+    std::vector<uint8_t> draw(const tensor_def & d, int threads) const {
         int64_t n = 1;
         for (int64_t x : d.shape)
             n *= x;
+        const bool quantized = d.type != GGML_TYPE_F32 && d.type != GGML_TYPE_F16;
+        if (pooled_ && quantized && d.kind == init_kind::normal && !d.post) return draw_pooled(d, n, threads);
         std::vector<float> data(static_cast<size_t>(n), 0.0f);
         if (d.kind == init_kind::constant) {
             std::fill(data.begin(), data.end(), static_cast<float>(d.value));
@@ -265,6 +450,13 @@ class model_writer {
         if (d.type == GGML_TYPE_F16) {
             out.resize(data.size() * sizeof(ggml_fp16_t));
             ggml_fp32_to_fp16_row(data.data(), reinterpret_cast<ggml_fp16_t *>(out.data()), n);
+        } else if (quantized) {
+            const int64_t ne0 = d.shape[0], rows = n / ne0;
+            const size_t row_bytes = ggml_row_size(d.type, ne0);
+            out.resize(static_cast<size_t>(rows) * row_bytes);
+            parallel_for(rows, threads, [&](int64_t b, int64_t e) {
+                ggml_quantize_chunk(d.type, data.data() + b * ne0, out.data() + b * row_bytes, 0, e - b, ne0, nullptr);
+            });
         } else {
             out.resize(data.size() * sizeof(float));
             std::memcpy(out.data(), data.data(), out.size());
@@ -274,19 +466,46 @@ class model_writer {
 
     uint32_t seed_;
     dtype dtype_;
+    bool pooled_;
     gguf_context * gguf_;
     std::vector<tensor_def> defs_;
+    int n_ffn_down_ = 0, n_attn_v_ = 0, i_ffn_down_ = 0, i_attn_v_ = 0;
 };
+
+// the synthetic vocabulary padded to n tokens with fillers no prompt's text can produce (a '['
+// never occurs in the check's prompts, and SentencePiece only merges into pieces of the text)
+const vocab & padded_vocab(int n) {
+    static std::mutex m;
+    static std::map<int, std::unique_ptr<vocab>> padded;
+    const vocab & base = default_vocab();
+    if (n <= static_cast<int>(base.tokens.size())) return base;
+    std::lock_guard<std::mutex> lock(m);
+    auto & v = padded[n];
+    if (!v) {
+        v = std::make_unique<vocab>(base);
+        for (int i = static_cast<int>(base.tokens.size()); i < n; i++) {
+            char buf[24];
+            std::snprintf(buf, sizeof buf, "[t%06d]", i);
+            v->tokens.emplace_back(buf);
+            v->scores.push_back(0.0f);
+            v->types.push_back(NORMAL);
+        }
+    }
+    return *v;
+}
 
 void general_metadata(gguf_context * kv, const char * arch, const std::string & name, dtype type) {
     gguf_set_val_str(kv, "general.architecture", arch);
     gguf_set_val_str(kv, "general.name", name.c_str());
-    gguf_set_val_u32(kv, "general.file_type", type == dtype::f16 ? 1 : 0); // MOSTLY_F16 | ALL_F32
+    // llama_ftype: ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q8_0 7, MOSTLY_Q4_K_M 15, MOSTLY_Q6_K 18
+    const uint32_t ftype = type == dtype::f16 ? 1 : type == dtype::q8_0 ? 7 : type == dtype::q4_k_m ? 15 : type == dtype::q6_k ? 18 : 0;
+    gguf_set_val_u32(kv, "general.file_type", ftype);
+    if (ftype > 1) gguf_set_val_u32(kv, "general.quantization_version", GGML_QNT_VERSION);
     gguf_set_val_u32(kv, "general.alignment", 32);
 }
 
-void vocab_metadata(gguf_context * kv) {
-    const vocab & v = default_vocab();
+void vocab_metadata(gguf_context * kv, int n_vocab = 0) {
+    const vocab & v = padded_vocab(n_vocab);
     std::vector<const char *> texts;
     for (const auto & t : v.tokens)
         texts.push_back(t.c_str());
@@ -322,7 +541,39 @@ std::string scales_text(const weight_scales & s) {
     return o.str();
 }
 
+// whether the output row of this token is zeroed (a special token of the synthetic vocabulary)
+bool special_row(int64_t id) {
+    const vocab & v = default_vocab();
+    return id < static_cast<int64_t>(v.types.size()) && v.types[static_cast<size_t>(id)] != NORMAL;
+}
+
 } // namespace
+
+const char * dtype_name(dtype t) {
+    switch (t) {
+    case dtype::f32:
+        return "f32";
+    case dtype::f16:
+        return "f16";
+    case dtype::q8_0:
+        return "q8_0";
+    case dtype::q6_k:
+        return "q6_k";
+    case dtype::q4_k_m:
+        return "q4_k_m";
+    }
+    return "?";
+}
+
+bool parse_dtype(const std::string & name, dtype & out) {
+    for (dtype t : {dtype::f32, dtype::f16, dtype::q8_0, dtype::q6_k, dtype::q4_k_m}) {
+        if (name == dtype_name(t)) {
+            out = t;
+            return true;
+        }
+    }
+    return false;
+}
 
 weight_scales scaled(int embd) {
     const double k = std::sqrt(128.0 / embd);
@@ -393,11 +644,89 @@ model_set gpu_models(const std::string & scale) {
     return m;
 }
 
+model_set matrix_models(dtype type) {
+    model_set m = gpu_models("small");
+    if (type == dtype::f16) return m;
+    const std::string suffix = std::string("-") + dtype_name(type);
+    m.target.type = m.draft.type = m.hybrid.type = type;
+    if (type != dtype::q8_0) m.target.ff = m.draft.ff = 768; // K-quant rows: multiples of 256
+    m.target.name += suffix;
+    m.draft.name += suffix;
+    m.hybrid.name += suffix;
+    return m;
+}
+
+model_set user_models(const std::string & scale, double block_scale) {
+    const bool full = scale != "small";
+    model_set m;
+    const auto user = [&](llama_spec & x, const char * name, uint32_t seed, int embd, int layers, int heads, int kv_heads, int ff) {
+        x.name           = name;
+        x.seed           = seed;
+        x.type           = dtype::q4_k_m;
+        x.embd           = embd;
+        x.layers         = layers;
+        x.heads          = heads;
+        x.kv_heads       = kv_heads;
+        x.ff             = ff;
+        x.context_length = 4096;
+        x.vocab          = 128256;
+        x.pooled         = true;
+        x.block_scale    = block_scale;
+        const double w   = 1.0 / std::sqrt(static_cast<double>(embd));
+        x.scales         = {1.0, 0, w, w, w};
+    };
+    llama_spec & d = m.draft;
+    llama_spec & t = m.target;
+    if (full) {
+        user(d, "power-user-draft-1b", 21, 2048, 16, 32, 8, 8192);
+        user(t, "power-user-target-8b", 22, 4096, 32, 32, 8, 14336);
+    } else {
+        user(d, "power-user-draft-small", 21, 256, 2, 4, 1, 768);
+        user(t, "power-user-target-small", 22, 512, 4, 4, 1, 1536);
+    }
+    // the head's logits about 4 apart per unit of the draft's width; the target reads the same
+    // rows through its first draft-width dimensions, where its token embedding is the draft's
+    d.scales.output = t.scales.output = 4.0 / std::sqrt(static_cast<double>(d.embd));
+    t.shared_embd                     = d.embd;
+    t.shared_seed                     = d.seed;
+
+    qwen35_spec & h = m.hybrid;
+    h.name          = full ? "power-user-hybrid-9b" : "power-user-hybrid-small";
+    h.seed          = 23;
+    h.type          = dtype::q4_k_m;
+    h.vocab         = 128256;
+    h.pooled        = true;
+    h.embd          = full ? 4096 : 512;
+    h.trunk_layers  = full ? 32 : 4;
+    // Qwen3.5's 16 heads of 256 as 32 of 128: the same width on the Flash Attention kernels the
+    // pack keeps
+    h.heads                   = full ? 32 : 4;
+    h.kv_heads                = full ? 8 : 1;
+    h.head_dim                = 128;
+    h.ff                      = full ? 12288 : 1536;
+    h.context_length          = 4096;
+    h.full_attention_interval = 4;
+    h.rope_dims               = 64;
+    const int sections[4]     = {11, 11, 10, 0};
+    std::copy(sections, sections + 4, h.rope_sections);
+    h.conv_kernel = 4;
+    h.state_size  = full ? 128 : 64;
+    h.group_count = full ? 16 : 4;
+    h.dt_rank     = full ? 32 : 8;
+    h.inner_size  = h.state_size * h.dt_rank;
+    h.scales      = context_light(h.embd);
+    return m;
+}
+
 std::string describe(const llama_spec & s) {
     std::ostringstream o;
     o << "llama v1 " << s.name << " seed " << s.seed << " " << (s.type == dtype::f16 ? "f16" : "f32") << " E" << s.embd << " L" << s.layers
-      << " H" << s.heads << "/" << s.kv_heads << " F" << s.ff << " C" << s.context_length << " V" << vocab_size() << " scales "
-      << scales_text(s.scales);
+      << " H" << s.heads << "/" << s.kv_heads << " F" << s.ff << " C" << s.context_length << " V" << (s.vocab > 0 ? s.vocab : vocab_size())
+      << " scales " << scales_text(s.scales);
+    if (s.type != dtype::f16 && s.type != dtype::f32) o << " type " << dtype_name(s.type);
+    if (s.pooled) o << " pooled";
+    if (s.block_scale > 0) o << " blocks " << s.block_scale;
+    if (s.shared_embd > 0) o << " shares " << s.shared_seed << "/" << s.shared_embd;
     return o.str();
 }
 
@@ -407,17 +736,24 @@ std::string describe(const qwen35_spec & s) {
       << s.trunk_layers << "+1 H" << s.heads << "/" << s.kv_heads << "x" << s.head_dim << " F" << s.ff << " C" << s.context_length << " fai"
       << s.full_attention_interval << " rope" << s.rope_dims << "[" << s.rope_sections[0] << "," << s.rope_sections[1] << ","
       << s.rope_sections[2] << "," << s.rope_sections[3] << "] ssm " << s.conv_kernel << "/" << s.state_size << "/" << s.group_count << "/"
-      << s.dt_rank << "/" << s.inner_size << " mtp " << s.mtp_block_scale << " V" << vocab_size() << " scales " << scales_text(s.scales);
+      << s.dt_rank << "/" << s.inner_size << " mtp " << s.mtp_block_scale << " V" << (s.vocab > 0 ? s.vocab : vocab_size()) << " scales "
+      << scales_text(s.scales);
+    if (s.type != dtype::f16 && s.type != dtype::f32) o << " type " << dtype_name(s.type);
+    if (s.pooled) o << " pooled";
     return o.str();
 }
 
 // tools/models/synthetic.ts makeLlamaModelSpec
 void write_model(const llama_spec & p, const std::string & path, int threads) {
-    const int64_t E = p.embd, V = vocab_size(), D = p.embd / p.heads;
+    const int64_t E = p.embd, V = p.vocab > 0 ? p.vocab : vocab_size(), D = p.embd / p.heads;
     if (D * p.heads != E || p.heads % p.kv_heads != 0) {
         throw std::runtime_error("bad head layout for " + p.name);
     }
-    model_writer w(p.seed, p.type);
+    if (p.shared_embd > 0 && !p.pooled) {
+        throw std::runtime_error(p.name + ": a shared embedding needs pooled weights (the same quantized blocks)");
+    }
+    model_writer w(p.seed, p.type, p.pooled);
+    w.set_counts(p.layers, p.layers);
     gguf_context * kv = w.kv();
     general_metadata(kv, "llama", p.name, p.type);
     gguf_set_val_u32(kv, "llama.context_length", p.context_length);
@@ -430,38 +766,56 @@ void write_model(const llama_spec & p, const std::string & path, int threads) {
     gguf_set_val_u32(kv, "llama.rope.dimension_count", static_cast<uint32_t>(D));
     gguf_set_val_f32(kv, "llama.rope.freq_base", 10000.0f);
     gguf_set_val_u32(kv, "llama.vocab_size", static_cast<uint32_t>(V));
-    vocab_metadata(kv);
+    vocab_metadata(kv, p.vocab);
 
     const weight_scales & s = p.scales;
-    w.normal("token_embd.weight", {E, V}, s.embedding);
+    double attn_out = s.attention_vo, ffn_down = s.projection;
+    if (p.block_scale > 0) {
+        // each block adds about block_scale / sqrt(2 L) per dimension and sublayer (the value rows
+        // are about 1 per dimension, silu(gate) * up about 0.6), so the L blocks together about
+        // block_scale, against the token embedding's 1
+        const double per_sublayer = p.block_scale / std::sqrt(2.0 * p.layers);
+        attn_out                  = per_sublayer / std::sqrt(static_cast<double>(p.heads * D));
+        ffn_down                  = per_sublayer / (0.6 * std::sqrt(static_cast<double>(p.ff)));
+    }
+    // the shared rows: the other model's blocks for its width, zero after
+    const auto share = [&](tensor_def & t) {
+        if (p.shared_embd <= 0) return;
+        t.seed_text   = std::to_string(p.shared_seed) + "/" + t.name;
+        t.live_blocks = p.shared_embd / ggml_blck_size(t.type);
+    };
+    share(w.normal("token_embd.weight", {E, V}, s.embedding));
     for (int i = 0; i < p.layers; i++) {
         const std::string b = "blk." + std::to_string(i) + ".";
         w.ones(b + "attn_norm.weight", {E});
         w.normal(b + "attn_q.weight", {E, p.heads * D}, s.attention_qk);
         w.normal(b + "attn_k.weight", {E, p.kv_heads * D}, s.attention_qk);
         w.normal(b + "attn_v.weight", {E, p.kv_heads * D}, s.attention_vo);
-        w.normal(b + "attn_output.weight", {p.heads * D, E}, s.attention_vo);
+        w.normal(b + "attn_output.weight", {p.heads * D, E}, attn_out);
         w.ones(b + "ffn_norm.weight", {E});
         w.normal(b + "ffn_gate.weight", {E, p.ff}, s.projection);
         w.normal(b + "ffn_up.weight", {E, p.ff}, s.projection);
-        w.normal(b + "ffn_down.weight", {p.ff, E}, s.projection);
+        w.normal(b + "ffn_down.weight", {p.ff, E}, ffn_down);
     }
     w.ones("output_norm.weight", {E});
-    w.normal("output.weight", {E, V}, s.output, suppress_special_rows(E));
+    tensor_def & head = w.normal("output.weight", {E, V}, s.output, w.pooled() ? nullptr : suppress_special_rows(E));
+    head.zero_row     = special_row;
+    share(head);
     w.write(path, threads);
 }
 
 // tools/models/synthetic.ts makeQwen35ModelSpec: GatedDeltaNet blocks with a full-attention
 // block every full_attention_interval-th, and one NextN (MTP) block after the trunk
 void write_model(const qwen35_spec & p, const std::string & path, int threads) {
-    const int64_t E = p.embd, V = vocab_size(), D = p.head_dim;
+    const int64_t E = p.embd, V = p.vocab > 0 ? p.vocab : vocab_size(), D = p.head_dim;
     const int64_t key_dim   = static_cast<int64_t>(p.state_size) * p.group_count;
     const int64_t value_dim = static_cast<int64_t>(p.state_size) * p.dt_rank;
     const int64_t conv_dim  = 2 * key_dim + value_dim;
     if (p.inner_size != value_dim) {
         throw std::runtime_error(p.name + ": ssm inner size must equal state * rank");
     }
-    model_writer w(p.seed, p.type);
+    model_writer w(p.seed, p.type, p.pooled);
+    w.set_counts(p.trunk_layers + 1, p.trunk_layers / p.full_attention_interval + 1);
     gguf_context * kv = w.kv();
     general_metadata(kv, "qwen35", p.name, p.type);
     gguf_set_val_u32(kv, "qwen35.context_length", p.context_length);
@@ -484,7 +838,7 @@ void write_model(const qwen35_spec & p, const std::string & path, int threads) {
     gguf_set_val_u32(kv, "qwen35.ssm.time_step_rank", p.dt_rank);
     gguf_set_val_u32(kv, "qwen35.ssm.group_count", p.group_count);
     gguf_set_val_u32(kv, "qwen35.vocab_size", static_cast<uint32_t>(V));
-    vocab_metadata(kv);
+    vocab_metadata(kv, p.vocab);
 
     const weight_scales & s = p.scales;
     const auto attention    = [&](const std::string & b, double k) {
@@ -536,7 +890,7 @@ void write_model(const qwen35_spec & p, const std::string & path, int threads) {
     w.ones(m + "nextn.hnorm.weight", {E});
     w.ones(m + "nextn.shared_head_norm.weight", {E});
     w.ones("output_norm.weight", {E});
-    w.normal("output.weight", {E, V}, s.output, suppress_special_rows(E));
+    w.normal("output.weight", {E, V}, s.output, w.pooled() ? nullptr : suppress_special_rows(E)).zero_row = special_row;
     w.write(path, threads);
 }
 

@@ -23,7 +23,13 @@ struct weight_scales {
 // the tuned 128-wide test models
 weight_scales scaled(int embd);
 
-enum class dtype { f32, f16 };
+// the weights' type: f16, Q8_0, Q6_K, or Q4_K_M, llama.cpp's mix (llama_tensor_get_type: output Q6_K,
+// attn_v and ffn_down Q6_K on use_more_bits layers, attn_qkv Q5_K, the rest Q4_K); a matrix whose
+// rows are not a multiple of 256 takes Q8_0 (llama.cpp would take Q5_0 for Q4_K: one kernel family
+// fewer for the pack to build)
+enum class dtype { f32, f16, q8_0, q6_k, q4_k_m };
+const char * dtype_name(dtype t);
+bool parse_dtype(const std::string & name, dtype & out);
 
 struct llama_spec {
     std::string name;
@@ -31,6 +37,19 @@ struct llama_spec {
     dtype type    = dtype::f16;
     int embd = 128, layers = 4, heads = 4, kv_heads = 2, ff = 256, context_length = 4096;
     weight_scales scales;
+    // the user-size models (user_models): 0 = the synthetic vocabulary, more = padded with filler
+    // tokens to this size; pooled: quantized matrices assembled from a pool of quantized random
+    // blocks (user_models' speed: the 8B target in seconds), each scaled to its tensor's std
+    int vocab   = 0;
+    bool pooled = false;
+    // > 0: the draft-by-construction target (user_models): weights ~ N(0, 1/fan-in), each block's
+    // output projections (attn_output, ffn_down) times block_scale / sqrt(2 L), so the blocks add
+    // about block_scale per dimension to a residual stream whose token embedding has 1
+    double block_scale = 0;
+    // > 0: token_embd and output rows hold the model of seed shared_seed and width shared_embd in
+    // their first shared_embd dimensions (the same quantized blocks) and zeros after
+    int shared_embd      = 0;
+    uint32_t shared_seed = 0;
 };
 
 struct qwen35_spec {
@@ -43,6 +62,8 @@ struct qwen35_spec {
     int conv_kernel = 4, state_size = 16, group_count = 2, dt_rank = 4, inner_size = 64;
     double mtp_block_scale = 0.1;
     weight_scales scales;
+    int vocab   = 0;     // as llama_spec
+    bool pooled = false; // as llama_spec
 };
 
 // the pair and the hybrid of one scale (test/gpu/models.ts gpuModels): "small" or "full"
@@ -51,6 +72,17 @@ struct model_set {
     qwen35_spec hybrid;
 };
 model_set gpu_models(const std::string & scale);
+
+// the exactness matrix's models in another weight type: gpu_models("small") with `type` (FFN 768
+// for a K-quant llama pair, a multiple of 256) and the type in the names
+model_set matrix_models(dtype type);
+
+// the user-size speed models, Q4_K_M: scale "user" a Llama-3.1-8B-shaped target (E 4096, 32
+// blocks, FFN 14,336, 32/8 heads, vocabulary 128,256), a 1B-shaped draft (E 2048, 16 blocks, FFN
+// 8,192) close to it by construction (shared_embd), and a Qwen3.5-shaped hybrid of similar size
+// with its MTP block; scale "small" the same construction at E 512 / 256 for the CPU rehearsal.
+// block_scale: the target's and draft's block_scale (docs/testing.md: tuned for acceptance ~0.7)
+model_set user_models(const std::string & scale, double block_scale);
 
 // a stable text of the spec (the file is rewritten when it changes)
 std::string describe(const llama_spec & s);
@@ -65,5 +97,9 @@ template <class Spec> bool ensure_model(const Spec & s, const std::string & path
 
 // the synthetic vocabulary's size (app/models/vocab.ts makeVocab)
 int vocab_size();
+
+// the user-size models' block_scale default: greedy draft-model acceptance about 0.7 (tuned at
+// small scale, docs/testing.md)
+constexpr double USER_BLOCK_SCALE = 0.05;
 
 } // namespace power_check
