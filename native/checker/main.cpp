@@ -29,10 +29,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <thread>
 #include <vector>
 
@@ -101,6 +103,19 @@ struct options {
     // test/model/gpu-check-models.test.ts: print the models' specs, or write --scale's models, and exit
     bool model_specs = false;
     std::string write_models;
+    // the matrix's weight types (each its own target, draft and hybrid) and its K for the target's
+    // strategies; chains ('+' joins members), each at K7
+    std::vector<std::string> weights = {"f16"};
+    std::vector<int> ks              = {1, 3, 7, 16};
+    std::vector<std::string> chains;
+    // the user-size speed step (before the matrix): "" off, "user" (8B-class) or "small" (rehearsal)
+    std::string user_speed;
+    double user_block_scale = power_check::USER_BLOCK_SCALE;
+    int user_tokens         = 0; // default: 256 on cuda, 48 on cpu
+    int user_runs           = 3;
+    std::string llama_spec;     // llama.cpp's llama-speculative-simple, for its arms
+    bool user_released = false; // the released kernels' arms, in a child with GGML_CUDA_BATCH_VARIANT=1
+    std::string user_child;     // internal: run these arms once each and print them (the released arms' child)
 };
 
 [[noreturn]] void usage(const std::string & why) {
@@ -110,7 +125,9 @@ struct options {
                  "       [--tokens N] [--threads N] [--flash-attn default|on|off|auto] [--paths cpu,backend]\n"
                  "       [--strategies LIST] [--deadline SECONDS] [--build-seconds S] [--speed-runs N] [--speed-tokens N]\n"
                  "       [--no-speed] [--no-exactness] [--no-variants] [--variant-threads N] [--variant-tokens N]\n"
-                 "       [--variant-flash-attn on,off]\n"
+                 "       [--variant-flash-attn on,off] [--weights f16,q8_0,q6_k,q4_k_m] [--ks 1,3,7,16,32,64]\n"
+                 "       [--chains ngram+draft-model,ngram+mtp] [--user-speed user|small] [--user-block-scale X]\n"
+                 "       [--user-tokens N] [--user-runs N] [--llama-spec PATH] [--user-released]\n"
                  "       power-gpu-check --model-specs | --write-models DIR [--scale small|full]\n",
                  why.c_str());
     std::exit(2);
@@ -190,6 +207,28 @@ options parse(int argc, char ** argv) {
             o.model_specs = true;
         else if (a == "--write-models")
             o.write_models = value();
+        else if (a == "--weights")
+            o.weights = split(value(), ',');
+        else if (a == "--ks") {
+            o.ks.clear();
+            for (const std::string & k : split(value(), ','))
+                o.ks.push_back(std::atoi(k.c_str()));
+        } else if (a == "--chains")
+            o.chains = split(value(), ',');
+        else if (a == "--user-speed")
+            o.user_speed = value();
+        else if (a == "--user-block-scale")
+            o.user_block_scale = number();
+        else if (a == "--user-tokens")
+            o.user_tokens = static_cast<int>(number());
+        else if (a == "--user-runs")
+            o.user_runs = static_cast<int>(number());
+        else if (a == "--llama-spec")
+            o.llama_spec = value();
+        else if (a == "--user-released")
+            o.user_released = true;
+        else if (a == "--user-child")
+            o.user_child = value();
         else if (a == "--help" || a == "-h")
             usage("the borrowed-machine GPU check");
         else
@@ -210,6 +249,20 @@ options parse(int argc, char ** argv) {
     for (const auto & f : o.variant_fa) {
         if (f != "on" && f != "off") usage("--variant-flash-attn takes on and/or off");
     }
+    for (const auto & w : o.weights) {
+        power_check::dtype t;
+        if (!power_check::parse_dtype(w, t) || t == power_check::dtype::f32) usage("--weights takes f16, q8_0, q6_k and/or q4_k_m");
+    }
+    for (int k : o.ks) {
+        if (k < 1 || k > 64) usage("--ks takes K from 1 to 64");
+    }
+    for (std::string & c : o.chains) {
+        std::replace(c.begin(), c.end(), '+', ',');
+        if (c.find(',') == std::string::npos) usage("--chains takes chains of two or more members joined by '+'");
+    }
+    if (!o.user_speed.empty() && o.user_speed != "user" && o.user_speed != "small") usage("--user-speed must be user or small");
+    if (o.user_tokens <= 0) o.user_tokens = o.device == "cuda" ? 256 : 48;
+    if (o.user_runs < 1) o.user_runs = 1;
     if (o.speed_tokens <= 0) o.speed_tokens = o.device == "cuda" ? 256 : 128;
     if (o.speed_runs < 1) o.speed_runs = 1;
     if (o.models.empty()) {
@@ -336,7 +389,8 @@ struct run_spec {
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO;
     llama_pos capture_pos            = -1;
     std::vector<float> other_row;
-    llama_pos perturb_pos = -1; // --perturb-at: the engine's test hook raises this row's runner-up
+    llama_pos perturb_pos                   = -1;      // --perturb-at: the engine's test hook raises this row's runner-up
+    const std::vector<llama_token> * prompt = nullptr; // null: the check's prompt
 };
 
 struct run_result {
@@ -383,7 +437,7 @@ run_result run(const engine_env & env, const run_spec & r) {
     if (r.capture_pos >= 0) core->capture.arm(r.capture_pos, r.other_row);
     if (r.perturb_pos >= 0) core->capture.perturb_position = r.perturb_pos;
     power::generate_request req;
-    req.prompt     = env.prompt;
+    req.prompt     = r.prompt ? *r.prompt : env.prompt;
     req.max_tokens = r.max_tokens;
     req.sampling   = r.sampling;
     if (!pc::adapt::set_backend_sampling(req.sampling, r.backend)) {
@@ -531,7 +585,8 @@ struct case_def {
 
 // one grid of cases under one thread count and Flash Attention setting
 struct grid {
-    std::string name; // "matrix" | "variant"
+    std::string name;                         // "matrix" | "variant"
+    std::string weights              = "f16"; // the models' weight type (--weights)
     int threads                      = 0;
     llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_DISABLED;
     std::vector<std::string> paths;
@@ -612,6 +667,21 @@ int models_only(const options & opt) {
     }
     try {
         make_dirs(opt.write_models);
+        if (!opt.user_speed.empty()) {
+            // the user-size models alone, timed (docs/testing.md: their cost on the GPU machine)
+            const pc::model_set u = pc::user_models(opt.user_speed, opt.user_block_scale);
+            const auto timed      = [&](const auto & spec, const char * role) {
+                const std::string path         = opt.write_models + "/user-" + role + "-" + opt.user_speed + ".gguf";
+                const clock_type::time_point t = clock_type::now();
+                pc::write_model(spec, path, threads);
+                std::printf("%s %.1f s\n", path.c_str(), seconds_since(t));
+                std::fflush(stdout);
+            };
+            timed(u.target, "target");
+            timed(u.draft, "draft");
+            timed(u.hybrid, "hybrid");
+            return 0;
+        }
         const pc::model_set m = pc::gpu_models(opt.scale);
         pc::write_model(m.target, opt.write_models + "/gpu-target.gguf", threads);
         pc::write_model(m.draft, opt.write_models + "/gpu-draft.gguf", threads);
@@ -634,14 +704,15 @@ struct cell {
     int g_audit; // the audit's index in this grid's runs
     cell(const grid & g_, const std::string & path_, int si_, int g_audit_) :
         g(g_), path(path_), backend(path_ == "backend"), si(si_), sname(si_ == 0 ? "greedy" : "seeded"),
-        grid_label(g_.name + " (" + std::to_string(g_.threads) + " thread" + (g_.threads == 1 ? "" : "s") + ", flash attn " +
-                   fa_name(g_.flash_attn) + ")"),
+        grid_label(g_.name + " " + g_.weights + " (" + std::to_string(g_.threads) + " thread" + (g_.threads == 1 ? "" : "s") +
+                   ", flash attn " + fa_name(g_.flash_attn) + ")"),
         sp(si_ == 0 ? greedy() : seeded()), g_audit(g_audit_) {}
 
     // what every control and case record starts with
     json header(const loaded_model & m) const {
         json c         = json::object();
         c["grid"]      = g.name;
+        c["weights"]   = g.weights;
         c["threads"]   = g.threads;
         c["flashAttn"] = fa_name(g.flash_attn);
         c["path"]      = path;
@@ -674,15 +745,20 @@ struct check_run {
     summary_writer out;
     json summary    = json::object();
     bool full_speed = false, is_cuda = false, cuda_patched = false;
-    loaded_model target, draft, hybrid;
+    loaded_model target, draft, hybrid; // the F16 models: the prompt, the speed part
+    struct trio {
+        loaded_model target, draft, hybrid;
+    };
+    std::map<std::string, trio> sets; // the matrix's models per weight type
     int n_prompt = 0;
     std::vector<grid> grids;
     int total_cases = 0, case_no = 0;
     int n_pass = 0, n_diverged = 0, n_failed = 0, n_unsupported = 0, n_skipped = 0, n_explained = 0;
-    int speed_errors = 0;
-    bool speed_done  = false;
-    // the cpu path's control tokens per sampling and model, for the backend path's comparison
-    std::vector<llama_token> cpu_path_ar[2][2];
+    int speed_errors = 0, n_unclaimed_diverged = 0;
+    bool speed_done = false;
+    // the cpu path's control tokens per weight type, sampling and model, for the backend path's comparison
+    std::map<std::string, std::vector<llama_token>> cpu_path_ar;
+    std::string cpu_path_key;
 
     // looked up each time: a reference into `summary` would dangle once a member is added
     json & ex() { return summary["exactness"]; }
@@ -783,6 +859,15 @@ struct check_run {
                 ensure(big.draft, "gpu-draft-full.gguf");
                 ensure(big.hybrid, "gpu-hybrid-full.gguf");
             }
+            for (const std::string & w : opt.weights) {
+                pc::dtype t;
+                pc::parse_dtype(w, t);
+                if (t == pc::dtype::f16) continue;
+                const pc::model_set q = pc::matrix_models(t);
+                ensure(q.target, "gpu-target-" + w + ".gguf");
+                ensure(q.draft, "gpu-draft-" + w + ".gguf");
+                ensure(q.hybrid, "gpu-hybrid-" + w + ".gguf");
+            }
         } catch (const std::exception & e) {
             return std::string("could not write the models: ") + e.what();
         }
@@ -800,6 +885,14 @@ struct check_run {
             target                   = load(opt, "gpu-target" + suffix, opt.models + "/gpu-target" + suffix, false);
             draft                    = load(opt, "gpu-draft" + suffix, opt.models + "/gpu-draft" + suffix, false);
             hybrid                   = load(opt, "gpu-hybrid" + suffix, opt.models + "/gpu-hybrid" + suffix, true);
+            sets["f16"]              = {target, draft, hybrid};
+            for (const std::string & w : opt.weights) {
+                if (w == "f16") continue;
+                const std::string f = "-" + w + ".gguf";
+                sets[w]             = {load(opt, "gpu-target" + f, opt.models + "/gpu-target" + f, false),
+                                       load(opt, "gpu-draft" + f, opt.models + "/gpu-draft" + f, false),
+                                       load(opt, "gpu-hybrid" + f, opt.models + "/gpu-hybrid" + f, true)};
+            }
         } catch (const std::exception & e) {
             return e.what();
         }
@@ -811,6 +904,8 @@ struct check_run {
         const int audit_index       = audit_index_for(opt.tokens);
         json exact                  = json::object();
         exact["scale"]              = opt.matrix_scale;
+        exact["weights"]            = json::array_of(opt.weights);
+        exact["ks"]                 = json::array_of(opt.ks);
         exact["promptTokens"]       = n_prompt;
         exact["tokens"]             = opt.tokens;
         exact["contextSize"]        = 2048;
@@ -837,16 +932,22 @@ struct check_run {
             g.flash_attn = env.flash_attn;
             g.paths      = opt.paths;
             for (const std::string & st : opt.strategies) {
-                for (int k : {1, 3, 7, 16})
+                for (int k : opt.ks)
                     g.cases.push_back({"target", st, k, k, -1});
             }
             g.cases.push_back({"hybrid", "mtp", 7, 7, -1});
             g.cases.push_back({"hybrid", "mtp", 7, 6, -1});
             g.cases.push_back({"hybrid", "ngram", 7, 6, -1});
-            // one grid per path: the speed part runs after the first
+            for (const std::string & chain : opt.chains) {
+                g.cases.push_back({chain.find("mtp") != std::string::npos ? "hybrid" : "target", chain, 7, 7, -1});
+            }
+            // one grid per path and weight type, the cpu path's first: the speed part runs after the first
             for (const std::string & path : opt.paths) {
-                g.paths = {path};
-                if (opt.exactness) grids.push_back(g);
+                for (const std::string & w : opt.weights) {
+                    g.paths   = {path};
+                    g.weights = w;
+                    if (opt.exactness) grids.push_back(g);
+                }
             }
         }
         if (opt.exactness && opt.variants) {
@@ -989,13 +1090,9 @@ struct check_run {
     }
 
     void run_grid(const grid & g, std::string & previous_grid) {
-        if (g.name != previous_grid) {
-            for (auto & per_sampling : cpu_path_ar) {
-                for (auto & v : per_sampling)
-                    v.clear();
-            }
-        }
+        if (g.name != previous_grid) cpu_path_ar.clear();
         previous_grid = g.name;
+        cpu_path_key  = g.name + "/" + g.weights;
         for (const std::string & path : g.paths) {
             for (int si = 0; si < 2; si++) {
                 std::vector<const case_def *> mine;
@@ -1026,9 +1123,10 @@ struct check_run {
             return cl.spec_for(m, n_prompt);
         };
         run_result control[2];
+        const trio & set = sets.at(g.weights);
         for (int mi = 0; mi < 2; mi++) {
             if (!needs[mi]) continue;
-            const loaded_model & m = mi == 0 ? target : hybrid;
+            const loaded_model & m = mi == 0 ? set.target : set.hybrid;
             json c                 = case_header(m);
             if (past_deadline(opt)) {
                 c["status"]        = "skipped";
@@ -1050,12 +1148,13 @@ struct check_run {
             c["seconds"]               = seconds_since(t);
             c["flashAttnUsed"]         = a.flash_attn_used;
             if (!a.flash_attn_used.empty() && g.name == "matrix") summary["flashAttn"]["used"] = a.flash_attn_used;
+            const std::string key = cpu_path_key + "/" + std::to_string(si) + "/" + std::to_string(mi);
             if (a.status == "ok") {
                 if (!backend) {
-                    cpu_path_ar[si][mi] = a.tokens;
-                } else if (!cpu_path_ar[si][mi].empty()) {
+                    cpu_path_ar[key] = a.tokens;
+                } else if (!cpu_path_ar[key].empty()) {
                     // llama.cpp's backend samplers against the CPU chain, same seed: reported, not judged
-                    const int d                     = first_difference(a.tokens, cpu_path_ar[si][mi]);
+                    const int d                     = first_difference(a.tokens, cpu_path_ar[key]);
                     c["firstDifferenceFromCpuPath"] = d >= 0 ? json(d) : json();
                 }
             }
@@ -1084,15 +1183,16 @@ struct check_run {
             return cl.spec_for(m, n_prompt);
         };
         case_no++;
+        const trio & set        = sets.at(g.weights);
         const int mi            = cd.model == "target" ? 0 : 1;
-        const loaded_model & m  = mi == 0 ? target : hybrid;
+        const loaded_model & m  = mi == 0 ? set.target : set.hybrid;
         const run_result & ar   = control[mi];
         json c                  = case_header(m);
         c["strategy"]           = cd.strategy;
         c["k"]                  = cd.k;
         c["s"]                  = cd.model == "hybrid" ? json(cd.s) : json();
-        const std::string label = (g.name == "matrix" ? "" : grid_label + " ") + path + " " + sname + " " + cd.strategy + " K" +
-                                  std::to_string(cd.k) + (cd.model == "hybrid" ? "/S" + std::to_string(cd.s) + " (hybrid)" : "");
+        const std::string label = (g.name == "matrix" ? g.weights + " " : grid_label + " ") + path + " " + sname + " " + cd.strategy +
+                                  " K" + std::to_string(cd.k) + (cd.model == "hybrid" ? "/S" + std::to_string(cd.s) + " (hybrid)" : "");
         if (past_deadline(opt) || ar.status != "ok") {
             c["status"] = ar.status == "unsupported" ? "unsupported" : "skipped";
             c["reason"] =
@@ -1107,7 +1207,7 @@ struct check_run {
             return;
         }
         run_spec r  = grid_run(m);
-        r.draft     = cd.strategy == "draft-model" ? &draft : nullptr;
+        r.draft     = cd.strategy.find("draft-model") != std::string::npos ? &set.draft : nullptr;
         r.strategy  = cd.strategy;
         r.k         = cd.k;
         r.s         = cd.s;
@@ -1166,7 +1266,12 @@ struct check_run {
             }
             return rows;
         };
-        std::string status = "pass";
+        // docs/exactness.md "CUDA": claimed with the patched kernels and Flash Attention on, for a
+        // verify of up to 32 rows (K <= 31); the CPU engine for any K
+        const bool beyond_claim = is_cuda && cd.k > 31;
+        const bool claims       = !is_cuda || (cuda_patched && spec.flash_attn_used == "on" && !beyond_claim);
+        c["claimed"]            = claims;
+        std::string status      = "pass";
         if (d < 0) {
             fill_audit(spec, ar, g_audit, false);
             n_pass++;
@@ -1202,12 +1307,16 @@ struct check_run {
             // docs/exactness.md verdicts: the CPU engine claims batch invariance, so any
             // difference there is a failure; on CUDA a difference the rows account for is
             // a rounding finding
-            const bool claims   = !is_cuda || (cuda_patched && spec.flash_attn_used == "on");
             std::string verdict = claims ? "not-invariant" : !rows ? "unaudited" : account ? "explained" : "unexplained";
             audit["verdict"]    = verdict;
             n_diverged++;
             if (verdict == "explained") n_explained++;
-            if (claims || verdict == "unexplained") {
+            if (!claims && beyond_claim) {
+                // docs/exactness.md: K above 31 (a verify of more than 32 rows) is not claimed on a
+                // GPU; whether it diverged is the finding
+                status = "diverged";
+                n_unclaimed_diverged++;
+            } else if (claims || verdict == "unexplained") {
                 status = "fail";
                 n_failed++;
             } else {
@@ -1224,15 +1333,366 @@ struct check_run {
         out.write(summary);
     }
 
+    // --- user-size speed (--user-speed): Power exact, Power with the released kernels (a child
+    // process: the CUDA patch reads GGML_CUDA_BATCH_VARIANT once) and llama.cpp's
+    // llama-speculative-simple, the arms alternated run by run, medians ------------------------
+    struct user_arm {
+        std::string label, model, strategy; // model: target | hybrid
+        int k, s;
+        bool repetitive;
+        std::string llama_type; // llama-speculative-simple's --spec-type; "" none
+        std::string baseline;   // the AR arm its ratio is against
+    };
+    static std::vector<user_arm> user_arms() {
+        return {
+            {"AR", "target", "none", 0, 0, false, "", "AR"},
+            {"draft-model K4", "target", "draft-model", 4, 4, false, "draft-simple", "AR"},
+            {"draft-model K7", "target", "draft-model", 7, 7, false, "draft-simple", "AR"},
+            {"AR, repetitive prompt", "target", "none", 0, 0, true, "", "AR, repetitive prompt"},
+            {"ngram K7, repetitive prompt", "target", "ngram", 7, 7, true, "", "AR, repetitive prompt"},
+            {"hybrid AR", "hybrid", "none", 0, 0, false, "", "hybrid AR"},
+            {"mtp K3", "hybrid", "mtp", 3, 3, false, "draft-mtp", "hybrid AR"},
+            {"mtp K7", "hybrid", "mtp", 7, 7, false, "draft-mtp", "hybrid AR"},
+        };
+    }
+    loaded_model user_target, user_draft, user_hybrid;
+    std::vector<llama_token> user_repetitive;
+    const std::string prompt_text =
+        "the quick brown fox jumps over the lazy dog. hello world, this is a test of the power model: a draft and a "
+        "target, fast speed. the quick brown fox jumps over the lazy dog. what is the answer to the question?";
+
+    std::string user_file(const char * role) const { return opt.models + "/user-" + role + "-" + opt.user_speed + ".gguf"; }
+
+    // writes (or reuses) the three user-size models; their sizes and the seconds each took
+    std::string write_user_models() {
+        const pc::model_set u = pc::user_models(opt.user_speed, opt.user_block_scale);
+        const int threads     = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+        json models           = json::object();
+        try {
+            const auto ensure = [&](const auto & spec, const std::string & path) {
+                const clock_type::time_point t = clock_type::now();
+                const bool wrote               = pc::ensure_model(spec, path, threads);
+                struct stat st{};
+                ::stat(path.c_str(), &st);
+                json m       = json::object();
+                m["spec"]    = pc::describe(spec);
+                m["written"] = wrote;
+                m["seconds"] = seconds_since(t);
+                m["GiB"]     = static_cast<double>(st.st_size) / (1 << 30);
+                models[path] = m;
+                note(std::string(wrote ? "wrote " : "reusing ") + path + " (" + std::to_string(st.st_size >> 20) + " MiB, " +
+                     std::to_string(seconds_since(t)) + " s)");
+            };
+            ensure(u.target, user_file("target"));
+            ensure(u.draft, user_file("draft"));
+            ensure(u.hybrid, user_file("hybrid"));
+        } catch (const std::exception & e) {
+            return std::string("could not write the user-size models: ") + e.what();
+        }
+        summary["userSpeed"]           = json::object();
+        summary["userSpeed"]["models"] = models;
+        return "";
+    }
+
+    std::string load_user_models() {
+        try {
+            user_target = load(opt, "user-target", user_file("target"), false);
+            user_draft  = load(opt, "user-draft", user_file("draft"), false);
+            user_hybrid = load(opt, "user-hybrid", user_file("hybrid"), true);
+        } catch (const std::exception & e) {
+            return e.what();
+        }
+        // the ngram arms' prompt: the check's prompt, the target's own greedy continuation of it, and
+        // the prompt again, after which the target (its next token mostly a function of the last)
+        // writes much of that continuation once more, as a reply that quotes or edits its input does
+        const std::vector<llama_token> p = tokenize(user_target.model.get(), prompt_text);
+        run_spec r;
+        r.target           = &user_target;
+        r.sampling         = greedy();
+        r.max_tokens       = opt.user_tokens;
+        r.n_ctx            = 1024;
+        r.prompt           = &p;
+        const run_result g = run(env, r);
+        if (g.status != "ok") return "the user-size target's greedy continuation failed: " + g.error;
+        user_repetitive = p;
+        user_repetitive.insert(user_repetitive.end(), g.tokens.begin(), g.tokens.end());
+        user_repetitive.insert(user_repetitive.end(), p.begin() + 1, p.end()); // without the second BOS
+        return "";
+    }
+
+    struct arm_result {
+        std::string status = "ok", error;
+        double tps         = 0;
+        int proposed = 0, accepted = 0, tokens = 0;
+    };
+
+    arm_result run_user_arm(const user_arm & a) {
+        run_spec r;
+        r.target     = a.model == "target" ? &user_target : &user_hybrid;
+        r.draft      = a.strategy == "draft-model" ? &user_draft : nullptr;
+        r.strategy   = a.strategy;
+        r.k          = a.k;
+        r.s          = a.s;
+        r.sampling   = greedy();
+        r.max_tokens = opt.user_tokens;
+        r.n_ctx      = 1024;
+        r.prompt     = a.repetitive ? &user_repetitive : nullptr;
+        std::vector<llama_token> prompt;
+        if (!a.repetitive) {
+            prompt   = tokenize(r.target->model.get(), prompt_text);
+            r.prompt = &prompt;
+        }
+        const run_result res = run(env, r);
+        arm_result out;
+        out.status   = res.status;
+        out.error    = res.error;
+        out.tps      = res.decode_tps;
+        out.proposed = res.proposed;
+        out.accepted = res.accepted;
+        out.tokens   = static_cast<int>(res.tokens.size());
+        return out;
+    }
+
+    // --user-child: every arm once, one line each on stdout
+    int user_child() {
+        for (const user_arm & a : user_arms()) {
+            const arm_result r = run_user_arm(a);
+            std::printf("ARM\t%s\t%s\t%.3f\t%d\t%d\t%d\t%s\n", a.label.c_str(), r.status.c_str(), r.tps, r.proposed, r.accepted, r.tokens,
+                        r.error.c_str());
+            std::fflush(stdout);
+        }
+        return 0;
+    }
+
+    static std::string shell_quote(const std::string & s) {
+        std::string q = "'";
+        for (char c : s)
+            q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        return q + "'";
+    }
+
+    static std::string read_command(const std::string & cmd, int & status) {
+        std::string text;
+        std::FILE * p = ::popen(cmd.c_str(), "r");
+        if (!p) {
+            status = -1;
+            return text;
+        }
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
+            text.append(buf, n);
+        status = ::pclose(p);
+        return text;
+    }
+
+    static std::string self_exe() {
+        char buf[4096];
+        const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+        return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("power-gpu-check");
+    }
+
+    // the released kernels' arms: this program again with GGML_CUDA_BATCH_VARIANT=1, every arm once
+    std::map<std::string, arm_result> released_round(const std::string & log) {
+        std::map<std::string, arm_result> out;
+        const std::string cmd = "GGML_CUDA_BATCH_VARIANT=1 " + shell_quote(self_exe()) + " --device " + opt.device + " --models " +
+                                shell_quote(opt.models) + " --threads " + std::to_string(opt.threads) + " --user-speed " + opt.user_speed +
+                                " --user-block-scale " + std::to_string(opt.user_block_scale) + " --user-tokens " +
+                                std::to_string(opt.user_tokens) + " --user-child all 2>>" + shell_quote(log);
+        int status            = 0;
+        const std::string txt = read_command(cmd, status);
+        for (const std::string & line : split(txt, '\n')) {
+            const std::vector<std::string> f = split(line, '\t');
+            if (f.size() < 7 || f[0] != "ARM") continue;
+            arm_result r;
+            r.status   = f[2];
+            r.tps      = std::atof(f[3].c_str());
+            r.proposed = std::atoi(f[4].c_str());
+            r.accepted = std::atoi(f[5].c_str());
+            r.tokens   = std::atoi(f[6].c_str());
+            r.error    = f.size() > 7 ? f[7] : "";
+            out[f[1]]  = r;
+        }
+        if (out.empty()) {
+            arm_result r;
+            r.status = "error";
+            r.error  = "the released kernels' child printed no arm (exit " + std::to_string(status) + ", see user-released.log)";
+            for (const user_arm & a : user_arms())
+                out[a.label] = r;
+        }
+        return out;
+    }
+
+    // llama.cpp's llama-speculative-simple on the same models, K and prompt
+    arm_result llama_arm(const user_arm & a, const std::string & log) {
+        arm_result r;
+        const bool cuda = opt.device == "cuda";
+        std::string cmd =
+            shell_quote(opt.llama_spec) + " -m " + shell_quote(a.model == "target" ? user_file("target") : user_file("hybrid"));
+        if (a.llama_type == "draft-simple") cmd += " -md " + shell_quote(user_file("draft")) + (cuda ? " -ngld 99" : "");
+        cmd += " --spec-type " + a.llama_type + " --spec-draft-n-max " + std::to_string(a.k) + " -n " + std::to_string(opt.user_tokens) +
+               " -c 1024 --temp 0 --seed 1 -t " + std::to_string(opt.threads) + (cuda ? " -ngl 99 -fa on" : " -ngl 0 -fa off") + " -p " +
+               shell_quote(prompt_text) + " 2>&1";
+        int status             = 0;
+        const std::string text = read_command(cmd, status);
+        {
+            std::ofstream f(log, std::ios::app);
+            f << "$ " << cmd << "\n" << text << "\n";
+        }
+        const size_t at = text.find("decoded ");
+        int n_decoded   = 0;
+        double secs = 0, tps = 0;
+        if (at == std::string::npos ||
+            std::sscanf(text.c_str() + at, "decoded %d tokens in %lf seconds, speed: %lf t/s", &n_decoded, &secs, &tps) != 3) {
+            r.status = "error";
+            r.error  = "no 'decoded ... t/s' line from llama-speculative-simple (exit " + std::to_string(status) + ", see user-llama.log)";
+            return r;
+        }
+        r.tps          = tps;
+        r.tokens       = n_decoded;
+        const auto num = [&](const char * key) {
+            const size_t k = text.find(key);
+            return k == std::string::npos ? -1 : std::atoi(text.c_str() + k + std::strlen(key));
+        };
+        r.proposed = num("n_drafted = ");
+        r.accepted = num("n_accept  = ");
+        return r;
+    }
+
+    void run_user_speed() {
+        json & us                        = summary["userSpeed"];
+        us["scale"]                      = opt.user_speed;
+        us["tokens"]                     = opt.user_tokens;
+        us["runs"]                       = opt.user_runs;
+        us["blockScale"]                 = opt.user_block_scale;
+        us["sampling"]                   = "greedy";
+        us["promptTokens"]               = static_cast<int>(tokenize(user_target.model.get(), prompt_text).size());
+        us["repetitivePromptTokens"]     = static_cast<int>(user_repetitive.size());
+        const std::string dir            = opt.out.find('/') != std::string::npos ? opt.out.substr(0, opt.out.find_last_of('/')) : ".";
+        const std::vector<user_arm> arms = user_arms();
+        std::map<std::string, std::vector<arm_result>> exact, released, llama;
+        const clock_type::time_point t0 = clock_type::now();
+        int rounds                      = 0;
+        for (int run_no = 0; run_no < opt.user_runs; run_no++) {
+            if (run_no > 0 && past_deadline(opt)) break;
+            for (const user_arm & a : arms) {
+                exact[a.label].push_back(run_user_arm(a));
+                note("user speed run " + std::to_string(run_no + 1) + " exact " + a.label + ": " +
+                     std::to_string(exact[a.label].back().tps) + " tok/s" +
+                     (exact[a.label].back().error.empty() ? "" : " " + exact[a.label].back().error));
+            }
+            if (opt.user_released) {
+                for (auto & kv : released_round(dir + "/user-released.log")) {
+                    released[kv.first].push_back(kv.second);
+                }
+                note("user speed run " + std::to_string(run_no + 1) + ": released kernels done");
+            }
+            if (!opt.llama_spec.empty()) {
+                for (const user_arm & a : arms) {
+                    if (a.llama_type.empty()) continue;
+                    llama[a.label].push_back(llama_arm(a, dir + "/user-llama.log"));
+                    note("user speed run " + std::to_string(run_no + 1) + " llama.cpp " + a.label + ": " +
+                         std::to_string(llama[a.label].back().tps) + " tok/s");
+                }
+            }
+            rounds++;
+            us["seconds"] = seconds_since(t0);
+            us["rounds"]  = rounds;
+            out.write(summary);
+        }
+        // medians per arm and engine, the ratios
+        const auto med = [](const std::vector<arm_result> & v, json & row, const std::string & prefix) -> double {
+            std::vector<double> tps;
+            int proposed = 0, accepted = 0;
+            std::string err;
+            for (const arm_result & r : v) {
+                if (r.status == "ok") {
+                    tps.push_back(r.tps);
+                    proposed += r.proposed;
+                    accepted += r.accepted;
+                } else if (err.empty()) {
+                    err = r.status + ": " + r.error;
+                }
+            }
+            if (!err.empty()) row[prefix + "Error"] = err;
+            if (tps.empty()) return NAN;
+            row[prefix + "TokensPerSecond"] = median(tps);
+            row[prefix + "Runs"]            = json::array_of(tps);
+            row[prefix + "Acceptance"]      = proposed > 0 ? json(static_cast<double>(accepted) / proposed) : json();
+            return median(tps);
+        };
+        json rows = json::array();
+        std::map<std::string, double> ex_tps, rel_tps;
+        for (const user_arm & a : arms) {
+            json row         = json::object();
+            row["arm"]       = a.label;
+            row["model"]     = a.model;
+            row["strategy"]  = a.strategy;
+            row["k"]         = a.k;
+            ex_tps[a.label]  = med(exact[a.label], row, "exact");
+            rel_tps[a.label] = opt.user_released ? med(released[a.label], row, "released") : NAN;
+            const double l   = a.llama_type.empty() || opt.llama_spec.empty() ? NAN : med(llama[a.label], row, "llama");
+            if (!a.llama_type.empty()) row["llamaSpecType"] = a.llama_type;
+            const double e = ex_tps[a.label], r = rel_tps[a.label];
+            const double e_ar = ex_tps[a.baseline], r_ar = rel_tps[a.baseline];
+            const auto ratio = [](double x, double y) {
+                return std::isfinite(x) && std::isfinite(y) && y > 0 ? json(x / y) : json();
+            };
+            row["exactVsAR"]       = ratio(e, e_ar);
+            row["releasedVsAR"]    = ratio(r, r_ar);
+            row["exactVsReleased"] = ratio(e, r);
+            row["exactVsLlama"]    = ratio(e, l);
+            rows.push(row);
+        }
+        us["arms"]    = rows;
+        us["seconds"] = seconds_since(t0);
+        out.write(summary);
+        {
+            std::ofstream f(dir + "/user-speed.json");
+            f << us.dump(2) << "\n";
+        }
+        write_user_markdown(dir + "/user-speed.md", us);
+    }
+
+    static std::string cell_of(const json & row, const std::string & key, const char * fmt) {
+        const json * v = row.find(key);
+        if (!v || !v->is_number()) return "";
+        char buf[64];
+        std::snprintf(buf, sizeof buf, fmt, v->number());
+        return buf;
+    }
+
+    void write_user_markdown(const std::string & path, const json & us) {
+        std::ofstream f(path);
+        f << "## User-size speed (" << (opt.user_speed == "user" ? "8B Q4_K_M" : "small rehearsal") << ")\n\n";
+        f << "Device: " << summary["device"]["name"].string() << "; " << opt.user_tokens
+          << " tokens per run from the check's prompt (ngram: the prompt, "
+          << "the target's greedy continuation of it and the prompt again), greedy, " << opt.user_runs
+          << " runs per arm alternated, medians; block scale " << opt.user_block_scale
+          << ". Power released: the same build with GGML_CUDA_BATCH_VARIANT=1 (a child process per run); llama.cpp: "
+          << "llama-speculative-simple from the same packed source, its defaults otherwise.\n\n";
+        f << "| arm | Power exact tok/s | × AR | acceptance | Power released tok/s | × AR | exact / released | llama.cpp tok/s | "
+             "llama.cpp acceptance | exact / llama.cpp |\n";
+        f << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+        for (const json & row : us.find("arms")->items()) {
+            f << "| " << row.find("arm")->string() << " | " << cell_of(row, "exactTokensPerSecond", "%.1f") << " | "
+              << cell_of(row, "exactVsAR", "%.2f×") << " | " << cell_of(row, "exactAcceptance", "%.2f") << " | "
+              << cell_of(row, "releasedTokensPerSecond", "%.1f") << " | " << cell_of(row, "releasedVsAR", "%.2f×") << " | "
+              << cell_of(row, "exactVsReleased", "%.2f") << " | " << cell_of(row, "llamaTokensPerSecond", "%.1f") << " | "
+              << cell_of(row, "llamaAcceptance", "%.2f") << " | " << cell_of(row, "exactVsLlama", "%.2f") << " |\n";
+        }
+    }
+
     int finish() {
-        ex()["summary"]                = json::object();
-        ex()["summary"]["cases"]       = total_cases;
-        ex()["summary"]["pass"]        = n_pass;
-        ex()["summary"]["diverged"]    = n_diverged;
-        ex()["summary"]["explained"]   = n_explained;
-        ex()["summary"]["failed"]      = n_failed;
-        ex()["summary"]["unsupported"] = n_unsupported;
-        ex()["summary"]["skipped"]     = n_skipped;
+        ex()["summary"]                        = json::object();
+        ex()["summary"]["cases"]               = total_cases;
+        ex()["summary"]["pass"]                = n_pass;
+        ex()["summary"]["diverged"]            = n_diverged;
+        ex()["summary"]["explained"]           = n_explained;
+        ex()["summary"]["failed"]              = n_failed;
+        ex()["summary"]["unsupported"]         = n_unsupported;
+        ex()["summary"]["skipped"]             = n_skipped;
+        ex()["summary"]["divergedBeyondClaim"] = n_unclaimed_diverged;
         out.write(summary);
 
         const bool ok = n_failed == 0 && speed_errors == 0 && n_skipped == 0;
@@ -1268,8 +1728,12 @@ int main(int argc, char ** argv) {
         c.settle_threads_and_flash_attn();
         error = c.write_models();
     }
+    if (error.empty() && !opt.user_speed.empty()) error = c.write_user_models();
+    if (error.empty() && !opt.user_speed.empty()) error = c.load_user_models();
+    if (error.empty() && !opt.user_child.empty()) return c.user_child();
     if (error.empty()) error = c.load_models();
     if (!error.empty()) return c.fail_early(error);
+    if (!opt.user_speed.empty()) c.run_user_speed();
     c.plan();
     std::string previous_grid;
     for (const grid & g : c.grids) {
