@@ -5,6 +5,7 @@ import { AcceptancePanel } from './components/AcceptancePanel.js';
 import { ChatList } from './components/ChatList.js';
 import { Composer } from './components/Composer.js';
 import { Conversation } from './components/Conversation.js';
+import { McpDialog } from './components/McpDialog.js';
 import { ModelBar } from './components/ModelBar.js';
 import { ModelsDialog } from './components/ModelsDialog.js';
 import { NoticeBanner } from './components/Notice.js';
@@ -88,6 +89,7 @@ export function App() {
         <AbPanel />
       </aside>
       <ModelsDialog />
+      <McpDialog />
     </div>
   );
 }

@@ -11,9 +11,11 @@ import type { ProfileEntry } from '../../app/contract/api/profiles.js';
 import type { StrategyTable } from '../../app/contract/api/common.js';
 import type { EngineEvidence } from '../../app/contract/generation-result.js';
 import type { ChatImage } from '../../app/contract/images.js';
+import type { mcp } from '../../app/contract/api/mcp.js';
 
 export type { ApiError, ApiErrorCode, PowerApi } from '../../app/contract/api/index.js';
 export type { Strategy } from '../../app/contract/strategies.js';
+export type { ChatToolCall, McpServerConfig, McpServerEntry, McpTool, ToolCallDecision } from '../../app/contract/api/mcp.js';
 export type {
   ApiRound,
   AssistantMessage,
@@ -40,3 +42,4 @@ export type LoadRequest = z.input<typeof LoadOptions>;
 export type FlashAttnChoice = 'auto' | 'on' | 'off';
 export type DeviceInfo = DevicesReport['flavours'][number]['devices'][number];
 export type UserMessage = Extract<ChatMessage, { role: 'user' }>;
+export type ImportMcpResult = z.infer<typeof mcp.methods.importConfig.output>;

@@ -6,6 +6,7 @@ import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
 import { chainLabel } from '../logic/chain.js';
+import { ChatServers } from './ChatServers.js';
 import { AttachButton, filesOf, PendingImages, useImageAttachments } from './ImageAttachments.js';
 import { checkSampling, SAMPLING_GRID, SAMPLING_LABELS, samplingProblem } from '../logic/sampling.js';
 import { profileToRun } from '../logic/send-gate.js';
@@ -192,6 +193,7 @@ export function Composer() {
       <div className="composer-tools">
         <SystemPrompt />
         <SamplingSettings />
+        <ChatServers />
         <AttachButton attachments={attachments} />
       </div>
       <PendingImages attachments={attachments} label="Attached images" />

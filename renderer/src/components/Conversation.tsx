@@ -5,6 +5,7 @@ import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs, type AbPair } from '../logic/ab.js';
 import { chainLabel, draftingParts, roundMembers } from '../logic/chain.js';
+import { textBesideCalls } from '../logic/mcp.js';
 import { emptyReply, pickReply, prettyJsonReply, shownText } from '../logic/reply.js';
 import type { AssistantMessage, UserMessage } from '../api-types.js';
 import { AbVerdictLine } from './AbVerdict.js';
@@ -12,6 +13,7 @@ import { CopyButton } from './CopyButton.js';
 import { Markdown } from './Markdown.js';
 import { ReplyStats } from './ReplyStats.js';
 import { ThinkingBlock } from './ThinkingBlock.js';
+import { ToolCalls } from './ToolCalls.js';
 import { TokenOrigins } from './TokenOrigins.js';
 import { UserMessageView } from './UserMessageView.js';
 import { BranchSwitcher, ForkButton } from './Versions.js';
@@ -47,8 +49,9 @@ function AssistantReply({
   const live = usePower((s) => s.live[messageId]);
   const showOrigins = usePower((s) => s.showOrigins);
   const selected = usePower((s) => s.selectedReplyId === messageId);
+  const last = usePower((s) => s.chat?.messages.at(-1)?.id === messageId);
   const reply = message ? pickReply(chatId, message, live) : (live ?? emptyReply(chatId, messageId));
-  const text = shownText(reply, message);
+  const text = textBesideCalls(message) ?? shownText(reply, message);
   const pretty = reply.status === 'streaming' ? null : prettyJsonReply(message?.sampling, text);
   const members = useMemo(
     () => (message ? roundMembers(reply.rounds, message.strategy, message.fallbacks) : null),
@@ -83,6 +86,7 @@ function AssistantReply({
       ) : (
         <Markdown source={text} />
       )}
+      {message?.toolCalls && <ToolCalls messageId={messageId} calls={message.toolCalls} answerable={last} />}
       {reply.error && reply.error.code !== 'cancelled' && <p className="reply-error">The reply ended early: {reply.error.message}</p>}
       <ReplyStats reply={reply} message={message} />
     </article>

@@ -6,6 +6,7 @@ import type { PowerApi } from '../api-types.js';
 import { createChatsSlice } from './chats.js';
 import { createDownloadsSlice } from './downloads.js';
 import { createLibrarySlice } from './library.js';
+import { createMcpSlice } from './mcp.js';
 import { createProfilesSlice } from './profiles.js';
 import { createUiSlice } from './ui.js';
 import type { LiveEvent, Store } from './types.js';
@@ -19,6 +20,7 @@ export function createPowerStore(): PowerStore {
     ...createDownloadsSlice(...a),
     ...createProfilesSlice(...a),
     ...createChatsSlice(...a),
+    ...createMcpSlice(...a),
   }));
 }
 
@@ -50,6 +52,7 @@ export async function wireEvents(
     api.models.onLibraryChanged((e) => s().setModels(e.entries)),
     api.downloads.onChanged((e) => s().setDownload(e)),
     api.profiles.onChanged((list) => s().setProfiles(list.profiles, list.activeId)),
+    api.mcp.onChanged((list) => s().setMcpServers(list.servers)),
     api.chats.onChanged((e) => {
       void s().refreshChats();
       if (e.chatId !== s().chatId) return;
@@ -85,6 +88,7 @@ export async function wireEvents(
   }
   s().setModels(models.entries);
   void s().refreshDevices();
+  void s().refreshMcp();
   if (active) {
     store.setState({ streaming: active });
     await s().openChat(active.chatId);

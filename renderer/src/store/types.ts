@@ -4,6 +4,9 @@ import type { StateCreator } from 'zustand';
 import type {
   Chat,
   ChatImage,
+  ImportMcpResult,
+  McpServerConfig,
+  McpServerEntry,
   ChatSummary,
   DevicesReport,
   DownloadEntry,
@@ -18,6 +21,7 @@ import type {
   RoundsEvent,
   Strategies,
   Strategy,
+  ToolCallDecision,
 } from '../api-types.js';
 import type { AbSide } from '../logic/ab.js';
 import type { Notice } from '../logic/advice.js';
@@ -173,6 +177,33 @@ export interface ChatsSlice {
   finishReply(chatId: string, messageId: string, outcome: ReplyOutcome): Promise<void>;
 }
 
+export interface McpSlice {
+  /** the configured MCP servers, each with its status and the tools it listed */
+  mcpServers: McpServerEntry[];
+  /** the MCP servers view is open */
+  mcpOpen: boolean;
+  /** the view's last action, in words, and whether it failed */
+  mcpResult: { text: string; failed: boolean } | null;
+  /** the last import: what it added and what it skipped, each with the reason */
+  mcpImport: ImportMcpResult | null;
+  /** an action of the view is on its way */
+  mcpBusy: boolean;
+  setMcpOpen(open: boolean): void;
+  setMcpServers(servers: McpServerEntry[]): void;
+  refreshMcp(): Promise<void>;
+  addMcpServer(server: McpServerConfig): Promise<boolean>;
+  removeMcpServer(name: string): Promise<void>;
+  testMcpServer(name: string): Promise<void>;
+  /** the tools a chat offers of the server (undefined: all it lists) */
+  setMcpOffered(name: string, enabledTools: string[] | undefined): Promise<void>;
+  /** the tool asks before each call again */
+  forgetAlwaysAllowed(name: string, tool: string): Promise<void>;
+  importMcp(text: string, replace: boolean): Promise<boolean>;
+  /** the open chat's servers (an empty page starts a chat for them) */
+  setChatMcpServers(servers: string[]): Promise<void>;
+  answerToolCall(messageId: string, callId: string, decision: ToolCallDecision): Promise<void>;
+}
+
 /** What one hand-over of the engine adds to a streaming reply (generation.onRounds). */
 export type LiveEvent = RoundsEvent;
 
@@ -180,5 +211,5 @@ export type ReplyOutcome =
   | { kind: 'done'; digest: string; stats: NonNullable<ReplyView['stats']>; stopReason: NonNullable<ReplyView['stopReason']> }
   | { kind: 'error'; error: NonNullable<ReplyView['error']> };
 
-export type Store = UiSlice & LibrarySlice & DownloadsSlice & ProfilesSlice & ChatsSlice;
+export type Store = UiSlice & LibrarySlice & DownloadsSlice & ProfilesSlice & ChatsSlice & McpSlice;
 export type Slice<T> = StateCreator<Store, [], [], T>;
