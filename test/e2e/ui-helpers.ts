@@ -156,11 +156,11 @@ export function panelFigure(panel: Locator, label: string): Locator {
   return panel.locator('dt', { hasText: label }).locator('xpath=following-sibling::dd[1]');
 }
 
-/** a reply's own text (a thinking reply's answer): the article without its header, its thinking and its stats */
+/** a reply's own text (a thinking reply's answer): the article without its header, its thinking, its tool calls and its stats */
 export function replyText(reply: Locator): Promise<string> {
   return reply.evaluate((el) => {
     const copy = el.cloneNode(true) as HTMLElement;
-    copy.querySelectorAll('header, .thinking, .reply-stats, .reply-error').forEach((n) => n.remove());
+    copy.querySelectorAll('header, .thinking, .tool-calls, .reply-stats, .reply-error').forEach((n) => n.remove());
     return (copy.textContent ?? '').trim();
   });
 }
