@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 
 import { ROOT } from '../../app/paths.js';
-import { openAppPage } from '../fixtures/browser.js';
+import { openAppPage, seriousAxeViolations } from '../fixtures/browser.js';
 import { filesystemServer } from '../fixtures/mcp-servers.js';
 import { syntheticModels } from '../fixtures/models.js';
 import { startServeWithModels, type InProcessServe } from '../fixtures/serve-in-process.js';
@@ -94,6 +94,7 @@ describe('MCP servers in the chat', { timeout: 10 * 60_000 }, () => {
     assert.deepEqual(await prompt.getByRole('button').allTextContents(), ['Allow once', 'Always allow list_allowed_directories', 'Deny']);
     assert.equal(await replyText(reply), '', 'the reply is the call alone, not its JSON');
     assert.equal(await ui(page).replies().count(), 1, 'nothing goes on before the answer');
+    assert.deepEqual(await seriousAxeViolations(page, '.tool-call'), [], 'the call and its prompt pass axe-core');
 
     await prompt.getByRole('button', { name: 'Allow once' }).focus();
     await page.keyboard.press('Enter');
@@ -135,6 +136,7 @@ describe('MCP servers in the chat', { timeout: 10 * 60_000 }, () => {
     await files.locator('.mcp-status', { hasText: /^connected · \d+ tools$/ }).waitFor();
     assert.equal(await files.getByRole('checkbox', { name: 'list_allowed_directories' }).isChecked(), true);
     assert.equal(await files.getByRole('checkbox', { name: 'read_text_file' }).isChecked(), false);
+    assert.deepEqual(await seriousAxeViolations(page, 'dialog.mcp-dialog'), [], 'the view passes axe-core');
 
     // a command from a served page: refused, with where to add one instead
     await view.getByRole('textbox', { name: 'Name' }).fill('other');

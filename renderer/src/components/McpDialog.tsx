@@ -246,7 +246,7 @@ export function McpDialog() {
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={dialog} className="models-dialog mcp-dialog" aria-label="MCP servers" onClose={() => setOpen(false)}>
+    <dialog ref={dialog} className="mcp-dialog" aria-label="MCP servers" onClose={() => setOpen(false)}>
       <header className="dialog-head">
         <h2>MCP servers</h2>
         <button type="button" onClick={() => setOpen(false)}>
