@@ -55,6 +55,8 @@ const CONFIGS: { strategy: Strategy; k: number }[] = [
   { strategy: 'ngram', k: 1 },
   { strategy: 'ngram', k: 3 },
   { strategy: 'ngram', k: 7 },
+  { strategy: 'suffix', k: 3 },
+  { strategy: 'suffix', k: 7 },
   ...(['ngram-simple', 'ngram-map-k', 'ngram-map-k4v', 'ngram-mod', 'ngram-cache'] as const).map((strategy) => ({ strategy, k: 3 })),
 ];
 
@@ -208,6 +210,38 @@ describe('a real model: Gemma 3 270M Q4_K_M', { skip }, () => {
       code.stats.proposed <= 2.5 * code.stats.accepted && code.stats.accepted >= 128,
       `code: ${code.stats.accepted} of ${code.stats.proposed} proposals accepted in ${code.stats.rounds} rounds`,
     );
+  });
+
+  test("suffix at K64 on a repeated passage drafts long runs, and the passage asked again drafts from the store: the control's tokens", async () => {
+    const control = await runText(PASSAGE, 'none', 0, 96);
+    const prompt = await engine.call('tokenize', { modelId, text: PASSAGE, addSpecial: true, parseSpecial: false });
+    const { sessionId } = await engine.call('createSession', {
+      modelId,
+      contextSize: 2048,
+      threads: 2,
+      strategy: 'suffix',
+      k: K_MAX,
+      s: 0,
+    });
+    try {
+      await engine.call('suffixStore', { sessionId, clear: true });
+      const send = () => runRequest(engine, { sessionId, prompt, maxTokens: 96, sampling: { ...GREEDY, seed: 1 } });
+      const first = await send();
+      const again = await send(); // a regenerate: the first reply is in the model's store
+      assertDraftedSameAsControl([first, again], [control, control], { label: 'suffix K64 passage', accepted: true, each: true });
+      const drafted = first.rounds.filter((r) => r.proposed > 0).map((r) => `${r.accepted}/${r.proposed}`);
+      assert.ok(
+        first.stats.accepted >= 48 && first.rounds.some((r) => r.proposed >= 16),
+        `the passage is drafted in long runs: ${drafted.join(', ')}`,
+      );
+      assert.ok(
+        again.stats.accepted > first.stats.accepted && again.stats.rounds < first.stats.rounds,
+        `the regenerate: ${again.stats.accepted} accepted in ${again.stats.rounds} rounds, the first send ${first.stats.accepted} in ${first.stats.rounds}`,
+      );
+    } finally {
+      await engine.call('suffixStore', { sessionId, clear: true });
+      await engine.call('disposeSession', { sessionId });
+    }
   });
 
   test('power audit: identical past the 512-cell sliding window, Flash Attention off and on', () => {
