@@ -2,7 +2,9 @@
 // the same real model (Gemma 3 270M Q4_K_M), llama-server built from the same release as shipped
 // (bench/lib/llama.ts, LLAMA_STOCK_SRC), both on the CPU with the same threads, one server
 // process at a time (ggml's threads spin: two engines on the same cores measure neither),
-// streamed /v1/completions, greedy, four kinds of prompt (bench/lib/text-prompts.ts), every
+// streamed /v1/completions, greedy, four kinds of prompt (bench/lib/text-prompts.ts; with
+// --tasks repetition the workloads where users meet repetition, bench/lib/repetition-tasks.ts,
+// a request sent twice measured the second time; --tasks all: both), every
 // configuration once per round, the rounds interleaved, medians over the rounds:
 //   - prefill: prompt tokens / time to the first streamed token (the client's clock, cold: no
 //     prompt cache on either side);
@@ -11,7 +13,7 @@
 //   - exactness: each Power reply against Power's autoregressive one, and llama-server's
 //     against Power's.
 //
-//   node --import tsx bench/vs-llama-server.ts [--tokens 256] [--rounds 2] [--threads 2] [--k 4] [--write]
+//   node --import tsx bench/vs-llama-server.ts [--tokens 256] [--rounds 2] [--threads 2] [--k 4] [--tasks kinds|repetition|all] [--write]
 //
 // Needs dist/ (npm run build), the real model (node scripts/install-real-model.mjs) and cmake;
 // builds llama-server into build/llama-stock/build on the first run (~6 min on 2 cores).
@@ -31,17 +33,26 @@ import { benchCommand, RESULTS_REAL_MD, writeBetweenMarkers } from './lib/result
 import { failer, POWER_BIN, requireDist } from './lib/run.js';
 import { freePort, waitHealthy } from './lib/server.js';
 import { medianOf } from './lib/stats.js';
+import { REPETITION_TASKS, type RepetitionTask } from './lib/repetition-tasks.js';
 import { PROMPT_KINDS } from './lib/text-prompts.js';
 
-const values = benchOptions({ tokens: '256', rounds: '2', threads: '2', k: '4', only: '' }, ['write']);
+const values = benchOptions({ tokens: '256', rounds: '2', threads: '2', k: '4', only: '', tasks: 'kinds' }, ['write']);
 const fail: (message: string) => never = failer('vs-llama-server');
 const { tokens: TOKENS, rounds: ROUNDS, threads: THREADS, k: K } = positiveIntegers(values, ['tokens', 'rounds', 'threads', 'k'], fail);
 requireDist(fail);
 const MODEL = join(ROOT, '.cache', 'real', 'gemma-3-270m-q4_k_m.gguf');
 if (!existsSync(MODEL)) fail(`${relative(ROOT, MODEL)} is missing: node scripts/install-real-model.mjs`);
 const CTX = 4096;
-const BEGIN = '<!-- vs-llama-server: begin -->';
-const END = '<!-- vs-llama-server: end -->';
+const TASK_SETS: Record<string, readonly RepetitionTask[]> = {
+  kinds: PROMPT_KINDS,
+  repetition: REPETITION_TASKS,
+  all: [...PROMPT_KINDS, ...REPETITION_TASKS],
+};
+const TASKS = TASK_SETS[values.tasks] ?? fail(`--tasks is one of ${Object.keys(TASK_SETS).join(', ')}, not '${values.tasks}'`);
+// each task set writes a section of its own
+const SECTION = values.tasks === 'kinds' ? 'vs-llama-server' : `vs-llama-server ${values.tasks}`;
+const BEGIN = `<!-- ${SECTION}: begin -->`;
+const END = `<!-- ${SECTION}: end -->`;
 
 // ------------------------------------------------------------------ the servers and their settings
 
@@ -72,10 +83,13 @@ const ALL_CONFIGS: readonly Config[] = [
   { name: 'llama-server `--spec-type ngram-mod`', server: 'llama-server', flags: ['--spec-type', 'ngram-mod'] },
   { name: `Power \`ngram-mod\`, K${K}`, server: 'power', strategy: 'ngram-mod', k: K },
   { name: `Power \`ngram\` (ours), K${K}`, server: 'power', strategy: 'ngram', k: K },
+  { name: `Power \`suffix\`, K${K}`, server: 'power', strategy: 'suffix', k: K },
   // llama-server's ngram-simple drafts its whole m-gram whatever --spec-draft-n-max says: K_MAX lets Power's do the same
   { name: `Power \`ngram-simple\`, K${KMAX}`, server: 'power', strategy: 'ngram-simple', k: KMAX },
   { name: `Power \`ngram-mod\`, K${KMAX}`, server: 'power', strategy: 'ngram-mod', k: KMAX },
   { name: `Power \`ngram\` (ours), K${KMAX}`, server: 'power', strategy: 'ngram', k: KMAX },
+  // the suffix drafter with its defaults: the length of each draft is its own
+  { name: `Power \`suffix\`, K${KMAX}`, server: 'power', strategy: 'suffix', k: KMAX },
   // a chain: each round the first member that drafts wins (ngram-mod's sure matches, else ngram-simple's m-gram)
   { name: `Power \`ngram-mod,ngram-simple\`, K${KMAX}`, server: 'power', strategy: 'ngram-mod,ngram-simple', k: KMAX },
   // ngram-simple's long m-gram drafts first, else ours
@@ -250,7 +264,7 @@ if (built) console.log(`built llama-server in ${built.toFixed(0)} s`);
 const runStarted = performance.now();
 const loadStart = load1();
 // samples[config][kind] over the rounds
-const samples = new Map<string, Map<string, Sample[]>>(CONFIGS.map((c) => [c.name, new Map(PROMPT_KINDS.map((p) => [p.kind, []]))]));
+const samples = new Map<string, Map<string, Sample[]>>(CONFIGS.map((c) => [c.name, new Map(TASKS.map((p) => [p.kind, []]))]));
 for (let round = 0; round < ROUNDS; round++) {
   // alternate the order of the configurations from one round to the next
   const order = round % 2 === 0 ? CONFIGS : [...CONFIGS].reverse();
@@ -259,7 +273,10 @@ for (let round = 0; round < ROUNDS; round++) {
     try {
       // a warm-up request: the first one pays for page faults and, in Power, the engine host's start
       await complete(server, config, 'Hello');
-      for (const p of PROMPT_KINDS) {
+      for (const p of TASKS) {
+        // a request sent again: the first send is not measured (llama-server's ngram-mod pool and
+        // Power's store of earlier replies both outlive it)
+        if (p.again) await complete(server, config, p.text);
         const s = await complete(server, config, p.text);
         samples.get(config.name)!.get(p.kind)!.push(s);
         console.log(
@@ -276,7 +293,7 @@ const minutes = (performance.now() - runStarted) / 60_000;
 
 // ------------------------------------------------------------------ the tables
 
-const kinds = PROMPT_KINDS.map((p) => p.kind);
+const kinds = TASKS.map((p) => p.kind);
 const fmt = (v: number | null, digits = 1): string => (v === null ? '-' : v.toFixed(digits));
 const controlText = (kind: string): string | undefined => samples.get('Power, autoregressive')!.get(kind)![0]?.text;
 const decodeOf = (config: string, kind: string): number | null =>
@@ -301,7 +318,7 @@ lines.push(
   `${machineLine()}, load ${loadStart.toFixed(1)} at the start and ${load1().toFixed(1)} at the end; Gemma 3 270M Q4_K_M; ` +
     `${THREADS} threads on both; llama-server built from the same release as shipped (AMX compiled out); one server at a time; ` +
     `streamed \`/v1/completions\`, greedy, ${TOKENS} tokens at most; ${ROUNDS} rounds, the configurations in alternating order; ` +
-    `medians; run time ${minutes.toFixed(1)} min. Rerun: \`${benchCommand('vs-llama-server', ['--tokens', String(TOKENS), '--rounds', String(ROUNDS), '--threads', String(THREADS), '--k', String(K), '--write'])}\`.`,
+    `medians; run time ${minutes.toFixed(1)} min. Rerun: \`${benchCommand('vs-llama-server', ['--tokens', String(TOKENS), '--rounds', String(ROUNDS), '--threads', String(THREADS), '--k', String(K), ...(values.tasks === 'kinds' ? [] : ['--tasks', values.tasks]), '--write'])}\`.`,
   '',
   "Decode tok/s by the client's clock (first to last streamed token) · acceptance of the drafted tokens · the same text as Power's autoregressive reply:",
   '',
