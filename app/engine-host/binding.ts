@@ -64,7 +64,7 @@ export interface NativeSession {
   /** the target's KV cache (native/src/session_memory.cpp); refused while a request runs */
   memoryCells(): NativeMemoryCells;
   /** the tokens the model's store of earlier replies holds (`suffix`; null: none), emptied first with `clear` */
-  suffixStore(clear: boolean): number | null;
+  suffixStore(clear: boolean): { tokens: number; problem: string | null } | null;
 }
 
 /** a prompt with images for a session opened with a projector: the images' encoded files (PNG, JPEG, ...) */
@@ -153,6 +153,8 @@ export interface NativeBinding {
         projector?: string;
         /** `suffix`: the model's store of earlier replies, in tokens (0: off for this session) */
         suffixStoreTokens?: number;
+        /** its file, read when the model's store is made and kept from then on */
+        suffixStoreFile?: string;
       },
     ): Promise<NativeSession>;
   };

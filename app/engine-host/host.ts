@@ -287,6 +287,7 @@ const host: Host = {
       ...(p.draftModelId ? { draft: model(p.draftModelId) } : {}),
       ...(p.projector ? { projector: p.projector } : {}),
       ...(p.suffixStoreTokens !== undefined ? { suffixStoreTokens: p.suffixStoreTokens } : {}),
+      ...(p.suffixStoreFile ? { suffixStoreFile: p.suffixStoreFile } : {}),
     });
     const sessionId = `s${nextId++}`;
     sessions.set(sessionId, created);
@@ -353,7 +354,10 @@ const host: Host = {
   },
 
   memoryCells: (p) => session(p.sessionId).memoryCells(),
-  suffixStore: (p) => ({ tokens: session(p.sessionId).suffixStore(p.clear) }),
+  suffixStore: (p) => {
+    const store = session(p.sessionId).suffixStore(p.clear);
+    return { tokens: store?.tokens ?? null, problem: store?.problem ?? null };
+  },
 
   disposeSession: async (p) => {
     await session(p.sessionId).dispose();

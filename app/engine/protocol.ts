@@ -382,6 +382,8 @@ export const engineMethods = {
       projector: z.string().min(1).optional(),
       /** `suffix`: the model's store of earlier replies, in tokens (0: off for this session); absent: the engine's 65,536 */
       suffixStoreTokens: z.number().int().min(0).max(SUFFIX_STORE_TOKENS_MAX).optional(),
+      /** `suffix`: the store's file, read when the model's store is made and kept from then on; absent: in memory only */
+      suffixStoreFile: z.string().min(1).optional(),
     }),
     output: z.object({
       sessionId: Id,
@@ -477,10 +479,13 @@ export const engineMethods = {
       swa: CacheCells.nullable(),
     }),
   },
-  /** the tokens the session's model keeps in its store of earlier replies (`suffix`; null: none), emptied first with `clear` */
+  /**
+   * the tokens the session's model keeps in its store of earlier replies (`suffix`; null: none)
+   * and why its file is not in use (null: it is, or there is none); emptied first, its file too, with `clear`
+   */
   suffixStore: {
     input: z.object({ sessionId: Id, clear: z.boolean().default(false) }),
-    output: z.object({ tokens: z.number().int().min(0).nullable() }),
+    output: z.object({ tokens: z.number().int().min(0).nullable(), problem: z.string().nullable() }),
   },
   disposeSession: { input: z.object({ sessionId: Id }), output: z.null() },
   disposeModel: { input: z.object({ modelId: Id }), output: z.null() },

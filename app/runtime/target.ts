@@ -170,6 +170,8 @@ export interface SessionRequest {
   adaptiveK?: boolean;
   /** the model's projector (mmproj-*.gguf): the session's prompts may hold images */
   projector?: string;
+  /** `suffix`: the file of the model's store of earlier replies (absent: in memory only) */
+  suffixStoreFile?: string;
 }
 
 export type OpenedSession = EngineResult<'createSession'>;
@@ -220,6 +222,7 @@ export async function createSession(target: OpenedTarget, request: SessionReques
       ...(speculative && request.frVocab !== undefined ? { frVocab: request.frVocab } : {}),
       ...(speculative && target.draft ? { draftModelId: target.draft.modelId } : {}),
       ...(request.projector ? { projector: request.projector } : {}),
+      ...(speculative && request.suffixStoreFile ? { suffixStoreFile: request.suffixStoreFile } : {}),
     });
   } catch (error) {
     throw asPowerError(error);

@@ -3,6 +3,8 @@
 // the next request starts a fresh host and reloads the same model set (reloadPending). Loads,
 // reloads and session changes run one at a time.
 
+import { join } from 'node:path';
+
 import type { EngineState, LoadOptions } from '../contract/api/engine.js';
 import { PowerError } from '../contract/api/errors.js';
 import { SAMPLING_DEFAULTS, type SamplingUsed } from '../contract/engine-types.js';
@@ -69,6 +71,8 @@ export class EngineSupervisor {
   constructor(
     private readonly library: ModelLibrary,
     private readonly engineOptions: EngineOptions = {},
+    /** where `suffix` keeps each library model's store of earlier replies (absent: in memory only) */
+    private readonly suffixStoreDir?: string,
   ) {}
 
   state(): EngineState {
@@ -184,6 +188,9 @@ export class EngineSupervisor {
         pMin,
         adaptiveK,
         ...(projector ? { projector } : {}),
+        ...(this.suffixStoreDir && [strategy, ...fallbacks].includes('suffix')
+          ? { suffixStoreFile: join(this.suffixStoreDir, `${this.options.modelId}.bin`) }
+          : {}),
       });
       this.session = { ...created, key, strategy, projector: projector ?? null };
       return { target, session: this.session, fresh: true };

@@ -42,7 +42,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
   for (const dir of options.modelsDirs ?? []) await library.add(dir);
   const store = await ChatStore.open(options.dataDir);
   const profiles = new ProfileStore(settings);
-  const supervisor = new EngineSupervisor(library, options.engine);
+  const supervisor = new EngineSupervisor(library, options.engine, join(options.dataDir, 'suffix-store'));
   const slot = new ReplySlot();
   const events = new ServiceEvents();
   const metrics = new ServiceMetrics(slot);

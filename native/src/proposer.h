@@ -80,12 +80,15 @@ std::unique_ptr<proposer> make_proposer_chain(std::vector<std::unique_ptr<propos
 // earlier replies on one model, bounded in tokens, shared by its sessions (proposer_suffix.cpp)
 struct suffix_store;
 
-// the model's store, made on first use and bounded to `limit` tokens from now on (the oldest
+// the model's store, made on first use (read from `path` when one is given: the store's file,
+// kept from then on; "": in memory only) and bounded to `limit` tokens from now on (the oldest
 // replies go first); nullptr when `limit` is 0 and there is none
-std::shared_ptr<suffix_store> model_suffix_store(const llama_model * model, size_t limit);
+std::shared_ptr<suffix_store> model_suffix_store(const llama_model * model, size_t limit, const std::string & path);
 // the model's store if it has one (nullptr: none)
 std::shared_ptr<suffix_store> find_suffix_store(const llama_model * model);
 size_t suffix_store_tokens(suffix_store & store);
+// why the store's file is not in use or its last write failed ("": none)
+std::string suffix_store_problem(suffix_store & store);
 void suffix_store_clear(suffix_store & store);
 
 // the suffix drafter: suffix automata over the request and over `store` (nullptr: the store is

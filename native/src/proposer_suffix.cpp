@@ -16,6 +16,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -149,7 +152,9 @@ class suffix_automaton {
         int32_t next;
     };
 
-    static uint64_t key(int32_t s, llama_token c) { return (static_cast<uint64_t>(static_cast<uint32_t>(s)) << 32) | static_cast<uint32_t>(c); }
+    static uint64_t key(int32_t s, llama_token c) {
+        return (static_cast<uint64_t>(static_cast<uint32_t>(s)) << 32) | static_cast<uint32_t>(c);
+    }
 
     int32_t find(int32_t s, llama_token c) const {
         const auto it = index_.find(key(s, c));
@@ -185,11 +190,25 @@ constexpr llama_token separator = -1;
 // down to three quarters of it, and the automaton is rebuilt over what is left (a suffix
 // automaton cannot forget), so rebuilds are rare. Shared by the model's sessions: every use
 // holds the lock.
+//
+// With a file, the replies outlive the process: read when the store is made, each new reply
+// appended, the whole file rewritten (to a temporary, then renamed over it) when replies are
+// dropped or cleared. The file is the header (magic, version, the vocabulary's size) and one
+// record per reply (its length, its tokens), host byte order: it is this machine's. A file made
+// for another vocabulary is left as it is and the store stays in memory; a torn last record (a
+// crash while appending) or a token the vocabulary lacks is dropped and the file rewritten.
 struct suffix_store {
-    explicit suffix_store(size_t limit) : limit(limit) {}
+    suffix_store(size_t limit, std::string path, int32_t n_vocab) : limit(limit), path(std::move(path)), n_vocab(n_vocab) {
+        if (!this->path.empty()) {
+            load();
+        }
+    }
 
     std::mutex lock;
     size_t limit;
+    std::string path;    // "" : in memory only
+    int32_t n_vocab;     // the model's: tokens outside it are never read back
+    std::string problem; // why the file is not in use, or the last write failed ("" : none)
     std::vector<std::vector<llama_token>> replies;
     size_t tokens = 0; // in `replies`
     suffix_automaton sam;
@@ -212,6 +231,7 @@ struct suffix_store {
             replies.emplace_back(reply, reply + n);
             tokens += n;
             rebuild();
+            save_all();
             return;
         }
         replies.emplace_back(reply, reply + n);
@@ -220,17 +240,14 @@ struct suffix_store {
             sam.extend(reply[i]);
         }
         sam.extend(separator);
+        append(replies.back());
     }
 
     void set_limit(size_t n) {
         limit = n;
-        size_t drop = 0;
-        while (drop < replies.size() && tokens > limit) {
-            tokens -= replies[drop++].size();
-        }
-        if (drop > 0) {
-            replies.erase(replies.begin(), replies.begin() + static_cast<std::ptrdiff_t>(drop));
+        if (drop_over(limit)) {
             rebuild();
+            save_all();
         }
     }
 
@@ -238,9 +255,23 @@ struct suffix_store {
         replies.clear();
         tokens = 0;
         sam.clear();
+        save_all();
     }
 
   private:
+    static constexpr uint32_t magic   = 0x58535750; // "PWSX"
+    static constexpr uint32_t version = 1;
+
+    // drops the oldest replies until at most `bound` tokens are left; whether it dropped any
+    bool drop_over(size_t bound) {
+        size_t drop = 0;
+        while (drop < replies.size() && tokens > bound) {
+            tokens -= replies[drop++].size();
+        }
+        replies.erase(replies.begin(), replies.begin() + static_cast<std::ptrdiff_t>(drop));
+        return drop > 0;
+    }
+
     void rebuild() {
         sam.clear();
         for (const auto & r : replies) {
@@ -248,6 +279,97 @@ struct suffix_store {
                 sam.extend(t);
             }
             sam.extend(separator);
+        }
+    }
+
+    void load() {
+        std::ifstream in(std::filesystem::u8path(path), std::ios::binary);
+        if (!in) {
+            return; // none yet
+        }
+        uint32_t head[3] = {};
+        if (!in.read(reinterpret_cast<char *>(head), sizeof head) || head[0] != magic || head[1] != version) {
+            problem = "the store's file " + path + " is not a store of this version: left as it is, the store is in memory only";
+            path.clear();
+            return;
+        }
+        if (static_cast<int32_t>(head[2]) != n_vocab) {
+            problem = "the store's file " + path + " was made for a vocabulary of " + std::to_string(head[2]) + " tokens, this model has " +
+                      std::to_string(n_vocab) + ": left as it is, the store is in memory only";
+            path.clear();
+            return;
+        }
+        bool repaired = false;
+        uint32_t n    = 0;
+        while (in.read(reinterpret_cast<char *>(&n), sizeof n)) {
+            std::vector<llama_token> reply(n);
+            if (!in.read(reinterpret_cast<char *>(reply.data()), static_cast<std::streamsize>(n * sizeof(llama_token)))) {
+                repaired = true; // torn while appending
+                break;
+            }
+            if (n == 0 || std::any_of(reply.begin(), reply.end(), [&](llama_token t) { return t < 0 || t >= n_vocab; })) {
+                repaired = true;
+                continue;
+            }
+            tokens += n;
+            replies.push_back(std::move(reply));
+        }
+        repaired = drop_over(limit) || repaired;
+        rebuild();
+        if (repaired) {
+            save_all();
+        }
+    }
+
+    static bool write_reply(std::ofstream & out, const std::vector<llama_token> & r) {
+        const uint32_t n = static_cast<uint32_t>(r.size());
+        out.write(reinterpret_cast<const char *>(&n), sizeof n);
+        out.write(reinterpret_cast<const char *>(r.data()), static_cast<std::streamsize>(r.size() * sizeof(llama_token)));
+        return static_cast<bool>(out);
+    }
+
+    void append(const std::vector<llama_token> & r) {
+        if (path.empty()) {
+            return;
+        }
+        if (!std::filesystem::exists(std::filesystem::u8path(path))) {
+            save_all();
+            return;
+        }
+        std::ofstream out(std::filesystem::u8path(path), std::ios::binary | std::ios::app);
+        if (!out || !write_reply(out, r)) {
+            problem = "could not append to the store's file " + path;
+        }
+    }
+
+    void save_all() {
+        if (path.empty()) {
+            return;
+        }
+        std::error_code ec;
+        const std::filesystem::path file = std::filesystem::u8path(path);
+        const std::filesystem::path temp = std::filesystem::u8path(path + ".tmp");
+        if (file.has_parent_path()) {
+            std::filesystem::create_directories(file.parent_path(), ec);
+        }
+        bool ok = false;
+        {
+            std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+            const uint32_t head[3] = {magic, version, static_cast<uint32_t>(n_vocab)};
+            ok                     = static_cast<bool>(out.write(reinterpret_cast<const char *>(head), sizeof head));
+            for (const auto & r : replies) {
+                ok = ok && write_reply(out, r);
+            }
+        }
+        if (ok) {
+            std::filesystem::rename(temp, file, ec);
+            ok = !ec;
+        }
+        if (!ok) {
+            std::filesystem::remove(temp, ec);
+            problem = "could not write the store's file " + path;
+        } else {
+            problem.clear();
         }
     }
 };
@@ -311,11 +433,11 @@ class proposer_suffix : public proposer {
         if (pick.tokens.empty()) {
             return;
         }
-        out          = pick.tokens;
-        drafted_     = static_cast<int>(out.size());
+        out           = pick.tokens;
+        drafted_      = static_cast<int>(out.size());
         draft_bucket_ = bucket(pick.match);
-        draft_odds_  = pick.odds;
-        proposed_at_ = llama_time_us();
+        draft_odds_   = pick.odds;
+        proposed_at_  = llama_time_us();
     }
 
     void accept(int n_accepted) override {
@@ -333,9 +455,9 @@ class proposer_suffix : public proposer {
     static constexpr size_t match_window = 64;
     // one row's share of a one-row round until this session's rounds say otherwise (a CPU's:
     // Gemma 3 270M on 2 cores, 4-6 ms a row in a 19-25 ms round)
-    static constexpr double prior_share = 0.2;
+    static constexpr double prior_share  = 0.2;
     static constexpr double prior_weight = 16.0;
-    static constexpr int n_buckets      = 7;
+    static constexpr int n_buckets       = 7;
     // prompt tokens stored before each reply
     static constexpr int64_t prompt_lead = 32;
 
@@ -410,11 +532,11 @@ class proposer_suffix : public proposer {
     // accepted beat per_row / (fixed + per_row), the share of a one-row round it costs.
     void learn_cost(int rows, double us) {
         constexpr double fade = 0.98;
-        n_ = n_ * fade + 1.0;
-        sr_ = sr_ * fade + rows;
-        srr_ = srr_ * fade + static_cast<double>(rows) * rows;
-        st_ = st_ * fade + us;
-        srt_ = srt_ * fade + rows * us;
+        n_                    = n_ * fade + 1.0;
+        sr_                   = sr_ * fade + rows;
+        srr_                  = srr_ * fade + static_cast<double>(rows) * rows;
+        st_                   = st_ * fade + us;
+        srt_                  = srt_ * fade + rows * us;
     }
 
     // the fitted share, shrunk towards the prior by prior_weight rounds' worth: a few noisy
@@ -466,11 +588,14 @@ class proposer_suffix : public proposer {
 
 } // namespace
 
-std::shared_ptr<suffix_store> model_suffix_store(const llama_model * model, size_t limit) {
+std::shared_ptr<suffix_store> model_suffix_store(const llama_model * model, size_t limit, const std::string & path) {
     std::shared_ptr<void> held = model_attachment(model, "suffix-store", [&]() -> std::shared_ptr<void> {
-        return limit > 0 ? std::make_shared<suffix_store>(limit) : nullptr;
+        if (limit == 0) {
+            return nullptr;
+        }
+        return std::make_shared<suffix_store>(limit, path, llama_vocab_n_tokens(llama_model_get_vocab(model)));
     });
-    auto store = std::static_pointer_cast<suffix_store>(held);
+    auto store                 = std::static_pointer_cast<suffix_store>(held);
     if (store) {
         std::lock_guard<std::mutex> hold(store->lock);
         store->set_limit(limit);
@@ -485,6 +610,11 @@ std::shared_ptr<suffix_store> find_suffix_store(const llama_model * model) {
 size_t suffix_store_tokens(suffix_store & store) {
     std::lock_guard<std::mutex> hold(store.lock);
     return store.tokens;
+}
+
+std::string suffix_store_problem(suffix_store & store) {
+    std::lock_guard<std::mutex> hold(store.lock);
+    return store.problem;
 }
 
 void suffix_store_clear(suffix_store & store) {

@@ -61,6 +61,10 @@ session_params read_session_params(Napi::Object opts) {
     p.fr_vocab = static_cast<int32_t>(integer_option(opts, "frVocab", 0, 0, INT32_MAX));
     p.suffix_store_tokens =
         static_cast<int32_t>(integer_option(opts, "suffixStoreTokens", p.suffix_store_tokens, 0, suffix_store_tokens_max));
+    if (std::optional<std::string> file = string_option(opts, "suffixStoreFile")) {
+        if (file->empty()) throw Napi::RangeError::New(opts.Env(), "suffixStoreFile must name a file");
+        p.suffix_store_path = *file;
+    }
     if (std::optional<std::string> projector = string_option(opts, "projector")) {
         if (projector->empty()) throw Napi::RangeError::New(opts.Env(), "projector must name a file");
         p.projector = *projector;
@@ -449,8 +453,8 @@ Napi::Value Session::info(const Napi::CallbackInfo & info) {
 }
 
 // suffixStore(clear): the tokens the model's store of earlier replies holds (`suffix`; null: the
-// model has none), emptied first when `clear` is true. The store is the model's: every session
-// on it shares it.
+// model has none) and why its file is not in use (null: it is, or there is none), emptied first
+// (its file too) when `clear` is true. The store is the model's: every session on it shares it.
 Napi::Value Session::suffix_store(const Napi::CallbackInfo & info) {
     Napi::Env env                                    = info.Env();
     session_core & core                              = live_core(env);
@@ -461,7 +465,11 @@ Napi::Value Session::suffix_store(const Napi::CallbackInfo & info) {
     if (info.Length() > 0 && info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value()) {
         suffix_store_clear(*store);
     }
-    return Napi::Number::New(env, static_cast<double>(suffix_store_tokens(*store)));
+    Napi::Object out          = Napi::Object::New(env);
+    const std::string problem = suffix_store_problem(*store);
+    out.Set("tokens", static_cast<double>(suffix_store_tokens(*store)));
+    out.Set("problem", problem.empty() ? env.Null() : Napi::String::New(env, problem));
+    return out;
 }
 
 // injectFailureForTest(round): the verify decode of that round (1-based) of the next request

@@ -42,6 +42,7 @@ struct session_params {
     float p_min                      = 0.0f;   // greedy drafters stop under this top-1 probability (0: off)
     bool adaptive_k                  = false;  // the schedule shortens K after rejections (transaction.cpp)
     int32_t suffix_store_tokens      = 65536;  // `suffix`: the model's store of earlier replies, in tokens (0: off)
+    std::string suffix_store_path;             // its file, read when the store is made ("": in memory only)
     std::string projector;                     // the model's mmproj-*.gguf: prompts may hold images ("": text only)
 };
 

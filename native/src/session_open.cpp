@@ -256,7 +256,8 @@ std::string open_session(session_core & core, const model_ref & draft) {
                 out = make_proposer_ngram(1, 4);
             } else if (strategy == "suffix") {
                 const size_t limit = static_cast<size_t>(core.params.suffix_store_tokens);
-                out                = make_proposer_suffix(limit > 0 ? model_suffix_store(core.model.get(), limit) : nullptr);
+                out =
+                    make_proposer_suffix(limit > 0 ? model_suffix_store(core.model.get(), limit, core.params.suffix_store_path) : nullptr);
             } else if (strategy == "draft-model") {
                 draft_context_params dp;
                 dp.n_ctx   = llama_n_ctx(raw);

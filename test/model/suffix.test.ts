@@ -4,6 +4,9 @@
 // after a draft model. Synthetic models through the engine host; every speculative run is compared
 // with its autoregressive control.
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import type { SamplingOptions } from '../../app/contract/engine-types.js';
@@ -47,10 +50,17 @@ describe('the suffix drafter', () => {
 
   async function open(
     strategy: Strategy,
-    o: { fallbacks?: Strategy[]; k?: number; suffixStoreTokens?: number; withDraft?: boolean } = {},
+    o: {
+      fallbacks?: Strategy[];
+      k?: number;
+      suffixStoreTokens?: number;
+      suffixStoreFile?: string;
+      withDraft?: boolean;
+      modelId?: string;
+    } = {},
   ): Promise<Opened> {
     const { sessionId } = await engine.call('createSession', {
-      modelId: target,
+      modelId: o.modelId ?? target,
       contextSize: 512,
       threads: 1,
       strategy,
@@ -59,6 +69,7 @@ describe('the suffix drafter', () => {
       s: 0,
       ...(o.withDraft ? { draftModelId: draft } : {}),
       ...(o.suffixStoreTokens !== undefined ? { suffixStoreTokens: o.suffixStoreTokens } : {}),
+      ...(o.suffixStoreFile ? { suffixStoreFile: o.suffixStoreFile } : {}),
     });
     return {
       sessionId,
@@ -132,6 +143,72 @@ describe('the suffix drafter', () => {
     } finally {
       await off.store(true);
       await off.dispose();
+    }
+  });
+
+  test('the store kept in a file outlives its model: read back on the next load, bounded on disk as in memory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'power-suffix-store-'));
+    const file = join(dir, 'store.bin');
+    const bound = 150;
+    const path = (await syntheticModels())['target.gguf'];
+    const load = async () => (await engine.call('loadModel', { path, gpuLayers: 0 })).modelId;
+    try {
+      let modelId = await load(); // a model of its own: the store is the model's
+      const first = await open('suffix', { modelId, suffixStoreFile: file, suffixStoreTokens: bound });
+      for (const prompt of PROMPTS) await first.run(prompt);
+      await first.dispose(); // the last reply goes in as its session ends
+      const again = await open('suffix', { modelId, suffixStoreFile: file, suffixStoreTokens: bound });
+      const held = (await again.store())!;
+      await again.dispose();
+      assert.ok(held > 0 && held <= bound, `the store holds ${held} tokens (bound ${bound})`);
+      // the header (12 bytes), then per reply its length and its tokens, 4 bytes each
+      const replies = (statSync(file).size - 12) / 4 - held;
+      assert.ok(Number.isInteger(replies) && replies >= 1 && replies <= held, `${statSync(file).size} bytes for ${held} tokens`);
+      await engine.call('disposeModel', { modelId });
+
+      modelId = await load();
+      const reread = await open('suffix', { modelId, suffixStoreFile: file, suffixStoreTokens: bound });
+      const control = await open('none');
+      try {
+        assert.deepEqual(await engine.call('suffixStore', { sessionId: reread.sessionId, clear: false }), { tokens: held, problem: null });
+        // the last prompt's reply was stored last, so it is still there: asked again, it is drafted from the file's replies
+        const last = PROMPTS[PROMPTS.length - 1]!;
+        const run = await reread.run(last);
+        assertDraftedSameAsControl(run, await control.run(last), { label: 'suffix from the store read back', accepted: true });
+        assert.ok(run.stats.accepted >= run.tokens.length / 2, `drafted from the store: ${run.stats.accepted} of ${run.tokens.length}`);
+        assert.equal(await reread.store(true), 0);
+        assert.equal(statSync(file).size, 12, 'clear empties the file to its header');
+      } finally {
+        await control.dispose();
+        await reread.dispose();
+        await engine.call('disposeModel', { modelId });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a store file made for another vocabulary is left as it is, and the store stays in memory, saying why', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'power-suffix-store-'));
+    const file = join(dir, 'store.bin');
+    // "PWSX", version 1, a vocabulary of 7 tokens, one reply of two tokens
+    const foreign = Buffer.from(new Uint32Array([0x58535750, 1, 7, 2, 3, 4]).buffer);
+    writeFileSync(file, foreign);
+    const path = (await syntheticModels())['target.gguf'];
+    const modelId = (await engine.call('loadModel', { path, gpuLayers: 0 })).modelId;
+    try {
+      const s = await open('suffix', { modelId, suffixStoreFile: file });
+      const { tokens, problem } = await engine.call('suffixStore', { sessionId: s.sessionId, clear: false });
+      assert.equal(tokens, 0);
+      assert.match(problem ?? '', /made for a vocabulary of 7 tokens, this model has \d+: left as it is, the store is in memory only/);
+      await s.run(PROMPTS[0]!);
+      await s.run(PROMPTS[1]!);
+      assert.ok((await s.store())! > 0, 'the store works in memory');
+      await s.dispose();
+      assert.deepEqual(readFileSync(file), foreign, 'the file is untouched');
+    } finally {
+      await engine.call('disposeModel', { modelId });
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
