@@ -13,6 +13,7 @@ import { FailureError, UsageError } from './errors.js';
 import { GENERATE_USAGE, generateCommand, type Io } from './generate.js';
 import { INFO_USAGE, infoCommand } from './info.js';
 import { MAKE_MODELS_USAGE, makeModelsCommand } from './make-models.js';
+import { MCP_USAGE, mcpCommand } from './mcp.js';
 import { QUANTIZE_USAGE, quantizeCommand } from './quantize.js';
 import { RPC_USAGE, rpcCommand } from './rpc.js';
 import { SERVE_USAGE, serveCommand } from './serve.js';
@@ -20,7 +21,7 @@ import { SERVE_USAGE, serveCommand } from './serve.js';
 const USAGE = `Power: chat with local LLMs, with exact speculative decoding.
 
 Usage:
-${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, BENCH_USAGE, SERVE_USAGE, RPC_USAGE, DEVICES_USAGE, QUANTIZE_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
+${[INFO_USAGE, GENERATE_USAGE, AUDIT_USAGE, BENCH_USAGE, SERVE_USAGE, MCP_USAGE, RPC_USAGE, DEVICES_USAGE, QUANTIZE_USAGE, MAKE_MODELS_USAGE].map((u) => `  ${u.replace(/\n/g, '\n  ')}`).join('\n\n')}
 
   power --help | --version`;
 
@@ -98,6 +99,8 @@ export async function main(
         return await auditCommand(rest, io);
       case 'serve':
         return await serveCommand(rest, { ...io, stopSignal: processStopSignal(interrupts) });
+      case 'mcp':
+        return await mcpCommand(rest, io);
       case 'rpc':
         return await rpcCommand(rest, { ...io, stopSignal: processStopSignal(interrupts) });
       case 'bench':

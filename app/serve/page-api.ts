@@ -2,7 +2,7 @@
 // is how it got in), so the token alone cannot mean "the user configured this": whoever holds
 // the address could otherwise make Power start any program. Over /ws a stdio server (a command
 // Power would run) can therefore be neither added, changed nor imported: that is for the desktop
-// app and the CLI, which run as the user. The page sees the configuration, tests servers,
+// app and `power mcp`, which run as the user. The page sees the configuration, tests servers,
 // removes them, turns servers on for a chat and answers tool calls; loopback HTTP servers,
 // which start nothing, it may add.
 import { PowerError } from '../contract/api/errors.js';
@@ -11,7 +11,7 @@ import { parseMcpJson } from '../mcp/config.js';
 import type { ServiceImplementation } from '../service/types.js';
 
 const REFUSED =
-  'a stdio MCP server (a command Power would start) can only be added or changed in the desktop app or with the power command, not from a served page';
+  'a stdio MCP server (a command Power would start) can only be added or changed in the desktop app or with `power mcp add NAME -- COMMAND` on the machine that runs power serve, not from a served page';
 
 /** Refuses a configuration that would start a command the user did not set up. */
 function noCommand(server: McpServerConfig, before: McpServerConfig | undefined): void {

@@ -52,6 +52,8 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
   const mcpChanged = new Emitter<{ servers: McpServerEntry[] }>();
   const hub = new McpHub({ onChange: () => mcpChanged.emit({ servers: mcpEntries(hub, mcpConfig) }) });
   hub.configure(mcpConfig.data.servers);
+  // a change of another process on this data folder (power mcp) reaches the hub and the listeners
+  mcpConfig.watch(() => hub.configure(mcpConfig.data.servers));
   let replies: ChatReplies | null = null;
   const tools = new ChatTools({ hub, config: mcpConfig, store, events, replies: () => replies!, log });
   replies = new ChatReplies({ supervisor, library, profiles, store, slot, events, metrics, tools });
@@ -101,6 +103,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
       closed = true;
       await downloads.close();
       // every MCP server Power started ends with it
+      mcpConfig.close();
       await hub.close();
       await slot.close();
       await supervisor.close();

@@ -173,7 +173,7 @@ describe('MCP servers in the service', () => {
           );
           await assert.rejects(
             api.mcp.add({ server: { name: 'evil', transport: { kind: 'stdio', command: '/bin/sh', args: ['-c', 'touch /tmp/pwned'] } } }),
-            { code: 'bad-input', message: /only be added or changed in the desktop app or with the power command/ },
+            { code: 'bad-input', message: /only be added or changed in the desktop app or with `power mcp add NAME -- COMMAND`/ },
           );
           await assert.rejects(api.mcp.importConfig({ text: JSON.stringify({ mcpServers: { evil: { command: '/bin/sh' } } }) }), {
             code: 'bad-input',

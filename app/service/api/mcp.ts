@@ -1,15 +1,22 @@
 // The mcp concern: the configured MCP servers (data folder's mcp-servers.json), their status and
 // tools (the hub), the import of an mcp.json, which servers a chat uses, and the answer to a
-// tool call (app/service/chat-tools.ts).
+// tool call (app/service/chat-tools.ts). `power mcp` opens the configuration half alone
+// (openMcpServers): the same writer of the file, without the chats and the engine.
+import { mkdir } from 'node:fs/promises';
+
 import { PowerError } from '../../contract/api/errors.js';
 import type { McpServerConfig, McpServerEntry } from '../../contract/api/mcp.js';
-import type { McpHub } from '../../mcp/hub.js';
+import { McpHub } from '../../mcp/hub.js';
 import { parseMcpJson } from '../../mcp/config.js';
 import type { ChatStore } from '../chat-store.js';
 import type { ChatTools } from '../chat-tools.js';
 import type { Emitter, ServiceEvents } from '../events.js';
-import type { McpConfigFile } from '../mcp-config.js';
+import { McpConfigFile } from '../mcp-config.js';
 import type { ServiceImplementation } from '../types.js';
+
+type McpConcern = ServiceImplementation['mcp'];
+/** the methods on the server list itself, which need no chat */
+export type McpServersApi = Pick<McpConcern, 'list' | 'add' | 'update' | 'remove' | 'importConfig' | 'testConnect'>;
 
 export interface McpApiDeps {
   hub: McpHub;
@@ -25,8 +32,8 @@ export function mcpEntries(hub: McpHub, config: McpConfigFile): McpServerEntry[]
   return config.data.servers.map((s) => ({ ...structuredClone(s), ...hub.state(s.name) }));
 }
 
-export function mcpApi(deps: McpApiDeps): ServiceImplementation['mcp'] {
-  const { hub, config, store, tools, events } = deps;
+/** The configured servers: their list, changes and tests, each change saved and handed to the hub. */
+function serversApi(hub: McpHub, config: McpConfigFile): McpServersApi {
   const entry = (name: string): McpServerEntry => mcpEntries(hub, config).find((e) => e.name === name)!;
   /** saves the list, hands it to the hub and tells the listeners */
   const changed = async (): Promise<void> => {
@@ -85,6 +92,13 @@ export function mcpApi(deps: McpApiDeps): ServiceImplementation['mcp'] {
       await hub.restart(p.name);
       return entry(p.name);
     },
+  };
+}
+
+export function mcpApi(deps: McpApiDeps): ServiceImplementation['mcp'] {
+  const { hub, config, store, tools, events } = deps;
+  return {
+    ...serversApi(hub, config),
     setChatServers: async (p) => {
       const chat = store.get(p.chatId);
       for (const name of p.servers) config.get(name);
@@ -101,4 +115,20 @@ export function mcpApi(deps: McpApiDeps): ServiceImplementation['mcp'] {
     },
     onChanged: deps.changed.on,
   };
+}
+
+/**
+ * The server list of a data folder without the rest of the service (no chats, no library, no
+ * engine): what `power mcp` works on. close() ends every server it started (test-connect).
+ */
+export async function openMcpServers(
+  dataDir: string,
+  log: (line: string) => void,
+): Promise<{ api: McpServersApi; close: () => Promise<void> }> {
+  // a first command on a fresh machine makes the folder, as the service does
+  await mkdir(dataDir, { recursive: true });
+  const config = await McpConfigFile.open(dataDir, log);
+  const hub = new McpHub();
+  hub.configure(config.data.servers);
+  return { api: serversApi(hub, config), close: () => hub.close() };
 }
