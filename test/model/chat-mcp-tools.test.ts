@@ -4,7 +4,8 @@
 // so a call is short and always valid), it calls the tool. The
 // call waits for the user: approved, it runs on the server, its result is stored with it and a
 // new reply goes on from it; denied, the model is told so; on a server that crashes, the error
-// is in the conversation and the chat goes on.
+// is in the conversation and the chat goes on. A fork at a reply whose call has not finished asks
+// for it again in the fork, with the chat's servers on.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
@@ -83,6 +84,48 @@ describe('tools of MCP servers in a chat', () => {
     await assert.rejects(service.mcp.answerToolCall({ chatId: chat.id, messageId: first.id, callId: call.id, decision: 'deny' }), {
       code: 'bad-input',
     });
+  });
+
+  test('a fork at a waiting call keeps the servers on and the call waits there; answered in the fork it runs and the fork goes on', async () => {
+    const { service } = f;
+    const { chat, call } = await calledChat(files());
+    const first = replies(chat)[0]!;
+    const fork = await service.chats.fork({ chatId: chat.id, messageId: first.id });
+    assert.deepEqual(fork.mcpServers, ['files'], 'the fork offers the same tools');
+    const forked = replies(fork)[0]!;
+    assert.notEqual(forked.id, first.id);
+    assert.deepEqual(
+      forked.toolCalls!.map((c) => [c.id, c.name, c.state]),
+      [[call.id, 'list_allowed_directories', 'pending']],
+    );
+
+    await service.mcp.answerToolCall({ chatId: fork.id, messageId: forked.id, callId: call.id, decision: 'once' });
+    const after = await chatWhen(service, fork.id, (c) => replies(c).length === 2 && ended(replies(c)[1]));
+    const ran = replies(after)[0]!.toolCalls![0]!;
+    assert.equal(ran.state, 'done', JSON.stringify(ran));
+    assert.ok(ran.result!.includes(folder()), `the server's answer names the folder: ${ran.result}`);
+    assert.equal(replies(after)[1]!.status, 'done', 'the fork went on');
+    // the source is untouched: its call still waits for its own answer
+    const source = await service.chats.get({ chatId: chat.id });
+    assert.equal(source.messages.length, 2);
+    assert.equal(replies(source)[0]!.toolCalls![0]!.state, 'pending');
+  });
+
+  test('a fork while its call runs in the source: the call waits for an answer in the fork', async () => {
+    const { service } = f;
+    const { chat, call } = await calledChat(faultServer('hang'));
+    const first = replies(chat)[0]!;
+    await service.mcp.answerToolCall({ chatId: chat.id, messageId: first.id, callId: call.id, decision: 'once' });
+    await chatWhen(service, chat.id, (c) => replies(c)[0]!.toolCalls![0]!.state === 'running');
+    const fork = await service.chats.fork({ chatId: chat.id, messageId: first.id });
+    const forked = replies(fork)[0]!.toolCalls![0]!;
+    assert.equal(forked.state, 'pending');
+    assert.equal(forked.approval, undefined, "the source's approval is not the fork's");
+
+    await service.mcp.answerToolCall({ chatId: fork.id, messageId: replies(fork)[0]!.id, callId: call.id, decision: 'deny' });
+    const after = await chatWhen(service, fork.id, (c) => replies(c).length === 2 && ended(replies(c)[1]));
+    assert.equal(replies(after)[0]!.toolCalls![0]!.state, 'denied');
+    assert.equal(replies(after)[1]!.status, 'done', 'the fork went on');
   });
 
   test('a denied call goes back to the model as a refusal, and nothing runs', async () => {

@@ -26,6 +26,22 @@ function forkTitle(title: string): string {
   return title.length + suffix.length > 200 ? `${title.slice(0, 199 - suffix.length)}…${suffix}` : `${title}${suffix}`;
 }
 
+/**
+ * A message of a fork: an id of its own, and a tool call that has not finished (pending, or
+ * running in the source, whose reply goes on there) waits for the user in the fork, where
+ * answering it runs it and the fork's reply goes on.
+ */
+function forkedMessage(m: ChatMessage): ChatMessage {
+  const copy = { ...structuredClone(m), id: randomUUID() };
+  if (copy.role === 'assistant' && copy.toolCalls)
+    copy.toolCalls = copy.toolCalls.map((c) => {
+      if (c.state !== 'running') return c;
+      const { approval: _approval, ...asked } = c;
+      return { ...asked, state: 'pending' as const };
+    });
+  return copy;
+}
+
 const replyOptions = (p: ReplyOptions): ReplyOptions => ({
   ...(p.sampling ? { sampling: p.sampling } : {}),
   ...(p.profileId ? { profileId: p.profileId } : {}),
@@ -166,7 +182,9 @@ export function chatsApi(store: ChatStore, replies: ChatReplies, events: Service
         createdAt: t,
         updatedAt: t,
         systemPrompt: source.systemPrompt,
-        messages: copied.map((m) => ({ ...structuredClone(m), id: randomUUID() })),
+        messages: copied.map((m) => forkedMessage(m)),
+        // the fork offers the same tools
+        ...(source.mcpServers ? { mcpServers: [...source.mcpServers] } : {}),
       };
       await store.add(chat);
       changed(chat.id, 'created');
