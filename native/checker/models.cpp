@@ -413,12 +413,16 @@ class model_writer {
                 uint8_t * row  = out.data() + r * row_bytes;
                 for (int64_t k = 0; k < live; k++) {
                     const uint64_t pick = splitmix64(state) % static_cast<uint64_t>(pool.n_blocks);
-                    uint8_t * blk       = row + k * pool.block_bytes;
+                    // each block also scaled by its own factor in [0.75, 1.25): rows that picked the
+                    // same pool block (a one-block row of a 128k vocabulary's head does, often)
+                    // would otherwise tie exactly, and a tie's winner is up to each sampler
+                    const float factor = 0.75f + static_cast<float>(splitmix64(state) >> 40) / static_cast<float>(1u << 24) * 0.5f;
+                    uint8_t * blk      = row + k * pool.block_bytes;
                     std::memcpy(blk, pool.bytes.data() + pick * pool.block_bytes, pool.block_bytes);
                     const auto rescale = [&](size_t off) {
                         ggml_fp16_t h16;
                         std::memcpy(&h16, blk + off, sizeof h16);
-                        h16 = ggml_fp32_to_fp16(ggml_fp16_to_fp32(h16) * scale);
+                        h16 = ggml_fp32_to_fp16(ggml_fp16_to_fp32(h16) * scale * factor);
                         std::memcpy(blk + off, &h16, sizeof h16);
                     };
                     rescale(at.d);
@@ -684,9 +688,11 @@ model_set user_models(const std::string & scale, double block_scale) {
         user(d, "power-user-draft-small", 21, 256, 2, 4, 1, 768);
         user(t, "power-user-target-small", 22, 512, 4, 4, 1, 1536);
     }
-    // the head's logits about 4 apart per unit of the draft's width; the target reads the same
-    // rows through its first draft-width dimensions, where its token embedding is the draft's
-    d.scales.output = t.scales.output = 4.0 / std::sqrt(static_cast<double>(d.embd));
+    // logits with a spread of about 16, so the next token is as peaked as a real model's (with 4,
+    // llama.cpp's draft, which samples its top 10, accepted 0.22 where Power's greedy draft
+    // accepted 0.84); the target reads the same rows through its first draft-width dimensions,
+    // where its token embedding is the draft's
+    d.scales.output = t.scales.output = 16.0 / std::sqrt(static_cast<double>(d.embd));
     t.shared_embd                     = d.embd;
     t.shared_seed                     = d.seed;
 
@@ -724,7 +730,7 @@ std::string describe(const llama_spec & s) {
       << " H" << s.heads << "/" << s.kv_heads << " F" << s.ff << " C" << s.context_length << " V" << (s.vocab > 0 ? s.vocab : vocab_size())
       << " scales " << scales_text(s.scales);
     if (s.type != dtype::f16 && s.type != dtype::f32) o << " type " << dtype_name(s.type);
-    if (s.pooled) o << " pooled";
+    if (s.pooled) o << " pooled v2";
     if (s.block_scale > 0) o << " blocks " << s.block_scale;
     if (s.shared_embd > 0) o << " shares " << s.shared_seed << "/" << s.shared_embd;
     return o.str();
@@ -739,7 +745,7 @@ std::string describe(const qwen35_spec & s) {
       << s.dt_rank << "/" << s.inner_size << " mtp " << s.mtp_block_scale << " V" << (s.vocab > 0 ? s.vocab : vocab_size()) << " scales "
       << scales_text(s.scales);
     if (s.type != dtype::f16 && s.type != dtype::f32) o << " type " << dtype_name(s.type);
-    if (s.pooled) o << " pooled";
+    if (s.pooled) o << " pooled v2";
     return o.str();
 }
 

@@ -100,6 +100,6 @@ int vocab_size();
 
 // the user-size models' block_scale default: greedy draft-model acceptance about 0.7 (tuned at
 // small scale, docs/testing.md)
-constexpr double USER_BLOCK_SCALE = 0.05;
+constexpr double USER_BLOCK_SCALE = 0.035;
 
 } // namespace power_check
