@@ -7,13 +7,16 @@
 //
 //   node scripts/pack-gpu-check.mjs [--out DIR] [--all-cuda-kernels]
 //
-// Kept: the CMake files, include/, src/, the common/ sources (the checker compiles the few that
-// common_speculative needs), the vendor/ headers the top-level CMake adds, and ggml with only
-// its CPU and CUDA backends. Dropped: .git, models (75 MB of vocabularies), docs, tools, tests,
-// examples, the Python converters, cpp-httplib, every other ggml backend. CUDA template
-// instances the check cannot reach (quantized matmul kernels: the check's models are F16;
-// Flash Attention kernels for head sizes other than 64 and 128: its models' heads) are replaced by
-// stubs that abort with their name, so nvcc compiles only the kernels the check runs
+// Kept: the CMake files, include/, src/, common/ (the checker compiles the few sources that
+// common_speculative needs; llama-speculative-simple, the user-size speed step's llama.cpp arm,
+// links all of libllama-common, jinja/ and cpp-httplib included), examples/speculative-simple,
+// the vendor/ folders the top-level CMake adds, and ggml with only its CPU and CUDA backends.
+// Dropped: .git, models (75 MB of vocabularies), docs, tools, tests, the other examples, the
+// Python converters, every other ggml backend. CUDA template instances the check cannot reach
+// (quantized matmul kernels of types its models do not use: they are F16, Q8_0, Q6_K and
+// Q4_K_M, whose mix adds Q5_K; Flash Attention kernels for head sizes other than 64 and 128: its
+// models' heads) are replaced by stubs that abort with their name, so nvcc compiles only the
+// kernels the check runs
 // (--all-cuda-kernels keeps them all; the untrimmed originals are kept in
 // gpu-check/cuda-instances-all/ either way, for `native-check.sh --all-cuda-kernels`).
 //
@@ -38,6 +41,9 @@ export const DEVICE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Head sizes of the check's models (native/checker/models.cpp): Flash Attention kernels kept. */
 export const KEPT_HEAD_SIZES = [64, 128];
 
+/** Weight types of the check's quantized models (Q8_0, Q6_K, Q4_K_M's Q4_K, Q5_K and Q6_K): MMQ kernels kept. */
+export const KEPT_MMQ_TYPES = ['GGML_TYPE_Q4_K', 'GGML_TYPE_Q5_K', 'GGML_TYPE_Q6_K', 'GGML_TYPE_Q8_0'];
+
 // --------------------------------------------------------------------------- what is kept
 
 // top-level files of the llama.cpp tree that its CMake reads
@@ -46,7 +52,10 @@ const TOP_FILES = new Set(['CMakeLists.txt', 'LICENSE']);
 const WHOLE_DIRS = ['cmake', 'include', 'src', 'licenses', 'ggml/cmake', 'ggml/include', 'ggml/src/ggml-cpu', 'ggml/src/ggml-cuda'];
 // vendor/: the top-level CMake adds these subfolders whatever is built (cpp-httplib only with
 // LLAMA_BUILD_COMMON, which the checker turns off); miniaudio.h (4 MB) is for mtmd only
-const VENDOR_DIRS = ['vendor/hash', 'vendor/nlohmann', 'vendor/sheredom', 'vendor/stb', 'vendor/miniaudio'];
+// (cpp-httplib: libllama-common, which llama-speculative-simple links, needs it)
+const VENDOR_DIRS = ['vendor/hash', 'vendor/nlohmann', 'vendor/sheredom', 'vendor/stb', 'vendor/miniaudio', 'vendor/cpp-httplib'];
+// llama.cpp's own speculative loop, built next to the checker for the user-size speed step
+const EXAMPLE_DIRS = ['examples/speculative-simple'];
 const DROPPED_FILES = new Set(['vendor/miniaudio/miniaudio.h']);
 
 /** Whether the file at `rel` (relative to the llama.cpp root, '/'-separated) is packed. */
@@ -54,12 +63,14 @@ export function keepPath(rel) {
   if (DROPPED_FILES.has(rel)) return false;
   if (!rel.includes('/')) return TOP_FILES.has(rel);
   const under = (dir) => rel.startsWith(`${dir}/`);
-  if (WHOLE_DIRS.some(under) || VENDOR_DIRS.some(under)) return true;
+  if (WHOLE_DIRS.some(under) || VENDOR_DIRS.some(under) || EXAMPLE_DIRS.some(under)) return true;
   if (rel === 'vendor/CMakeLists.txt') return true;
   // ggml: its CMake files and the core sources in ggml/src itself (no other backend folder)
   if (rel === 'ggml/CMakeLists.txt') return true;
   if (under('ggml/src')) return !rel.slice('ggml/src/'.length).includes('/');
-  // common/: sources and headers (not jinja/, the chat templates)
+  // common/: its CMake, sources and headers, with jinja/'s (libllama-common compiles them)
+  if (rel === 'common/CMakeLists.txt') return true;
+  if (under('common/jinja')) return /\.(cpp|h)$/.test(rel);
   if (under('common')) return !rel.slice('common/'.length).includes('/') && /\.(cpp|h|hpp|in)$/.test(rel);
   return false;
 }
@@ -109,14 +120,14 @@ const FAMILIES = [
     stubFile: 'fattn-vec-instance-q4_0-q4_0.cu',
   },
   {
-    // quantized matmuls: the check's models are F16 (no MMQ call can happen)
+    // quantized matmuls: only the types of the check's quantized models
     prefix: 'mmq-instance-',
     macro: 'DECL_MMQ_CASE',
     template:
       'struct mmq_args;\ntemplate <ggml_type type>\nvoid mul_mat_q_case(ggml_backend_cuda_context & ctx, const mmq_args & args, cudaStream_t stream);',
     fn: 'mul_mat_q_case',
     params: 'ggml_backend_cuda_context &, const mmq_args &, cudaStream_t',
-    keep: () => false,
+    keep: (a) => KEPT_MMQ_TYPES.includes(a[0]),
     stubFile: 'mmq-instance-power-stubs.cu',
   },
 ];
@@ -298,7 +309,11 @@ export function pack({ out = join(root, 'gpu-check'), allCudaKernels = false, so
       files: files.length,
       cudaInstances: allCudaKernels
         ? 'all'
-        : { keptHeadSizes: KEPT_HEAD_SIZES, families: cuda.map((f) => ({ family: f.family, kept: f.kept, stubbed: f.stubbed.length })) },
+        : {
+            keptHeadSizes: KEPT_HEAD_SIZES,
+            keptMmqTypes: KEPT_MMQ_TYPES,
+            families: cuda.map((f) => ({ family: f.family, kept: f.kept, stubbed: f.stubbed.length })),
+          },
     };
     writeFileSync(join(out, 'MANIFEST.json'), JSON.stringify(manifest, null, 2) + '\n');
     // the checker compiles the engine's artifact check with the list the addon gets (native-check.sh)

@@ -93,8 +93,8 @@ describe('the borrowed-machine GPU check pack', () => {
       'docs',
       'ggml/src/ggml-vulkan',
       'ggml/src/ggml-metal',
-      'vendor/cpp-httplib',
-      'common/jinja',
+      'examples/simple',
+      'examples/speculative',
     ]) {
       assert.ok(!has(gone), gone);
     }
@@ -162,16 +162,20 @@ describe('the borrowed-machine GPU check pack', () => {
       [...packed.values()].every((n) => n === 1),
       'each case defined once',
     );
-    // kept: what the check's models reach (head sizes 64 and 128, F16 caches, no MMQ; every MMF)
+    // kept: what the check's models reach (head sizes 64 and 128, F16 caches, the MMQ types of its
+    // Q8_0, Q6_K and Q4_K_M models; every MMF)
     for (const c of kept) {
       if (c.macro === 'DECL_MMF_CASE') continue;
-      assert.notEqual(c.macro, 'DECL_MMQ_CASE');
+      if (c.macro === 'DECL_MMQ_CASE') {
+        assert.ok(['GGML_TYPE_Q4_K', 'GGML_TYPE_Q5_K', 'GGML_TYPE_Q6_K', 'GGML_TYPE_Q8_0'].includes(c.args[0]!), key(c.macro, c.args));
+        continue;
+      }
       assert.ok(['64', '128'].includes(c.args[0]!), key(c.macro, c.args));
       if (c.macro === 'DECL_FATTN_VEC_CASE') assert.deepEqual(c.args.slice(1), ['GGML_TYPE_F16', 'GGML_TYPE_F16']);
     }
     assert.ok(kept.some((c) => c.macro === 'DECL_FATTN_MMA_F16_CASE' && c.args[0] === '128'));
     const families = manifest.cudaInstances === 'all' ? [] : manifest.cudaInstances.families;
-    assert.equal(families.find((f) => f.family === 'DECL_MMQ_CASE')?.kept, 0);
+    assert.equal(families.find((f) => f.family === 'DECL_MMQ_CASE')?.kept, 4);
     assert.equal(families.find((f) => f.family === 'DECL_FATTN_TILE_CASE')?.kept, 2);
 
     const noCompiler = requirePrerequisite(!hasCommand('g++') && 'g++ is not installed: the stubs were not compiled and linked');
@@ -201,11 +205,11 @@ describe('the borrowed-machine GPU check pack', () => {
         'extern template void ggml_cuda_flash_attn_ext_tile_case<576, 512>(ggml_backend_cuda_context & ctx, ggml_tensor * dst);',
         'extern template void ggml_cuda_flash_attn_ext_mma_f16_case<576, 512, 1, 16>(ggml_backend_cuda_context & ctx, ggml_tensor * dst);',
         'extern template void ggml_cuda_flash_attn_ext_vec_case<256, GGML_TYPE_F16, GGML_TYPE_F16>(ggml_backend_cuda_context & ctx, ggml_tensor * dst);',
-        'extern template void mul_mat_q_case<GGML_TYPE_Q4_K>(ggml_backend_cuda_context & ctx, const mmq_args & args, cudaStream_t stream);',
+        'extern template void mul_mat_q_case<GGML_TYPE_Q4_0>(ggml_backend_cuda_context & ctx, const mmq_args & args, cudaStream_t stream);',
         'extern "C" void ggml_abort(const char *, int, const char *, ...) {}',
         'int main() {',
         '  void * p[] = {(void *) &ggml_cuda_flash_attn_ext_tile_case<576, 512>, (void *) &ggml_cuda_flash_attn_ext_mma_f16_case<576, 512, 1, 16>,',
-        '                (void *) &ggml_cuda_flash_attn_ext_vec_case<256, GGML_TYPE_F16, GGML_TYPE_F16>, (void *) &mul_mat_q_case<GGML_TYPE_Q4_K>};',
+        '                (void *) &ggml_cuda_flash_attn_ext_vec_case<256, GGML_TYPE_F16, GGML_TYPE_F16>, (void *) &mul_mat_q_case<GGML_TYPE_Q4_0>};',
         '  return p[0] && p[1] && p[2] && p[3] ? 0 : 1;',
         '}',
         '',
