@@ -7,7 +7,8 @@
 #
 #   bash test/gpu/native-check.sh OUT_DIR [--device cuda|cpu] [--cuda-arch 90] [--jobs N]
 #        [--all-cuda-kernels] [--budget SECONDS] [--compare-released SECONDS] [--as-cc CC SECONDS]
-#        [checker options: --tokens N --scale small|full ...]
+#        [--no-llama-spec] [checker options: --tokens N --scale small|full --user-speed user|small
+#        --weights f16,q8_0,q6_k,q4_k_m --ks 1,7,31,32,64 --chains ngram+draft-model ...]
 #
 # OUT_DIR gets summary.json (also printed on stdout), build.log and check.log; the build and the
 # models (about 2.5 GB at full scale) go to $POWER_CHECK_WORK (default /tmp/power-native-check),
@@ -19,6 +20,11 @@
 # --as-cc CC S runs it once more, within S more seconds, with POWER_CUDA_AS_CC=CC (e.g. 860: Flash
 # Attention's kernel choice as on Ampere, docs/exactness.md "The claim per architecture"): as-cc.json
 # and as-cc.log.
+# With the checker's --user-speed user|small (the user-size speed step: an 8B-class Q4_K_M target,
+# its 1B-class draft and a Qwen3.5-shaped hybrid, written on the machine) the build adds llama.cpp's
+# llama-speculative-simple from the same source, and the checker runs it and, in a child process,
+# itself with the released kernels: OUT_DIR/user-speed.{json,md}, user-llama.log,
+# user-released.log. --no-llama-spec leaves llama.cpp's arm out (and its build).
 # Exit: the checker's (0 ok, 1 a case failed or was skipped, 2 the check could not run).
 set -uo pipefail
 
@@ -38,6 +44,8 @@ budget=480
 released=0
 as_cc=""
 as_cc_seconds=0
+llama_spec=1
+user_speed=0
 checker_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -48,6 +56,8 @@ while [[ $# -gt 0 ]]; do
     --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
     --compare-released) released=${2:?--compare-released needs seconds}; shift 2 ;;
     --as-cc) as_cc=${2:?--as-cc needs a capability}; as_cc_seconds=${3:?--as-cc needs seconds}; shift 3 ;;
+    --no-llama-spec) llama_spec=0; shift ;;
+    --user-speed) user_speed=1; checker_args+=("$1" "${2:?--user-speed needs user or small}"); shift 2 ;;
     *) checker_args+=("$1"); shift ;;
   esac
 done
@@ -118,16 +128,35 @@ if [[ "$device" == cuda && "$all_kernels" == 1 ]]; then
 else
   build="$work/build-$device"
 fi
+# a build folder of its own (a rehearsal that reuses one)
+build=${POWER_CHECK_BUILD:-$build}
 
+targets=(power-gpu-check)
+if [[ "$user_speed" == 1 && "$llama_spec" == 1 ]]; then
+  # llama.cpp's own speculative loop for the user-size step, built alongside (same ggml, same libllama)
+  cmake_args+=(-DPOWER_LLAMA_SPEC=ON)
+  targets+=(llama-speculative-simple)
+fi
 log "configuring native/checker in $build ($jobs jobs)"
 build_started=$(date +%s.%N)
 if ! cmake -S "$root/native/checker" -B "$build" "${generator[@]}" "${cmake_args[@]}" >"$out/build.log" 2>&1; then
   tail -30 "$out/build.log" >&2
   fail "cmake configuration failed (OUT_DIR/build.log)"
 fi
-if ! cmake --build "$build" --target power-gpu-check --parallel "$jobs" >>"$out/build.log" 2>&1; then
-  grep -E "error|Error" "$out/build.log" | head -30 >&2
-  fail "the build failed (OUT_DIR/build.log)"
+if ! cmake --build "$build" --target "${targets[@]}" --parallel "$jobs" >>"$out/build.log" 2>&1; then
+  # the checker alone, should llama-speculative-simple be what failed: its arm is then left out
+  if [[ ${#targets[@]} -gt 1 ]] && cmake --build "$build" --target power-gpu-check --parallel "$jobs" >>"$out/build.log" 2>&1; then
+    log "llama-speculative-simple did not build (OUT_DIR/build.log): the user-size step runs without llama.cpp's arm"
+    targets=(power-gpu-check)
+  else
+    grep -E "error|Error" "$out/build.log" | head -30 >&2
+    fail "the build failed (OUT_DIR/build.log)"
+  fi
+fi
+if [[ "$user_speed" == 1 ]]; then
+  # the released kernels' arms in a child of the checker (the patch reads GGML_CUDA_BATCH_VARIANT once)
+  checker_args+=(--user-released)
+  [[ ${#targets[@]} -gt 1 ]] && checker_args+=(--llama-spec "$build/llama-speculative-simple")
 fi
 build_seconds=$(awk -v a="$build_started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 log "built in $build_seconds s"
