@@ -131,7 +131,7 @@ export function chatServersAfter(current: readonly string[], all: readonly strin
 
 /** advice for a stdio server refused on a served page */
 export const STDIO_FROM_PAGE =
-  'Add stdio servers (commands) in the desktop app, or in mcp-servers.json in the data folder: a served page may only add servers with a loopback URL.';
+  'Add stdio servers (commands) in the desktop app, or with `power mcp add NAME -- COMMAND` on the machine that runs power serve: a served page may only add servers with a loopback URL.';
 
 /** a reply that called tools shows what it said beside the calls (the calls are shown apart); null: as any reply */
 export function textBesideCalls(message: { status: string; content: string; toolCalls?: readonly unknown[] } | null): string | null {
