@@ -19,7 +19,7 @@ import { loadBinding, type NativeModel } from '../../app/engine-host/binding.js'
 import { EngineClient } from '../../app/engine/client.js';
 import type { ChatTemplateResult, ParsedChatReply, ReasoningFormat } from '../../app/engine/protocol.js';
 import { assertDraftedSameAsControl, type ReportedRun } from '../fixtures/drafting.js';
-import { thinkingModels, type ThinkingModels } from '../fixtures/models.js';
+import { syntheticModels, thinkingModels, type ThinkingModels } from '../fixtures/models.js';
 
 const TEMPLATES = join(ROOT, 'build', 'llama.cpp', 'models', 'templates');
 const ASK = [{ role: 'user', content: 'Why is the sky blue?' }];
@@ -399,6 +399,43 @@ describe('the reasoning budget: the forced end falls on the same token under eve
       }
     });
   }
+
+  test("llama.cpp's draft artifacts (EAGLE-3, DFlash, DSpark) under a budget equal their autoregressive controls and draft", async () => {
+    // the artifacts read the synthetic target's hidden states; its vocabulary has no <think>
+    // token, so the tags are several tokens each and the prompt's tail opens the thinking (the
+    // budget's prefill), as a template's generation prompt would
+    const set = await syntheticModels();
+    const synthetic = (await engine.call('loadModel', { path: set['target.gguf'], gpuLayers: 0 })).modelId;
+    try {
+      const open = await tokenize(synthetic, '<think>');
+      const prompt = [...(await tokenize(synthetic, 'Why is the sky blue? Think first.')), ...open];
+      const budget: Budget = { tokens: 10, start: '<think>', ends: ['</think>'], message: MESSAGE, prefill: open };
+      for (const [strategy, file] of [
+        ['eagle3', 'eagle3-close.gguf'],
+        ['dflash', 'dflash-close.gguf'],
+        ['dspark', 'dspark-close.gguf'],
+      ] as const) {
+        const artifact = (await engine.call('loadModel', { path: set[file], gpuLayers: 0 })).modelId;
+        try {
+          for (const [label, sampling] of [
+            ['greedy', {}],
+            ['seeded', SEEDED],
+          ] as const) {
+            const s = { ...sampling, reasoningBudget: budget };
+            const control = await run(synthetic, { strategy: 'none' }, prompt, s);
+            const spec = await run(synthetic, { strategy, k: 3, s: 3, draftModelId: artifact }, prompt, s);
+            assert.equal(control.result.reasoningForced, 1, `${strategy}, ${label}: the control's thinking was ended by the budget`);
+            assert.equal(spec.result.reasoningForced, 1, `${strategy}, ${label}: and the speculative run's`);
+            assertDraftedSameAsControl(spec, control, { label: `${strategy} K3, ${label}, budget 10` });
+          }
+        } finally {
+          await engine.call('disposeModel', { modelId: artifact });
+        }
+      }
+    } finally {
+      await engine.call('disposeModel', { modelId: synthetic });
+    }
+  });
 
   test('bad budgets are refused in words: on the backend, and without tags', async () => {
     const { prompt, budget } = await chat(target, 'Why is the sky blue?', 8);
