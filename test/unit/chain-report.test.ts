@@ -180,7 +180,10 @@ describe("a chain's report", () => {
     const csv = reportToCsv(report);
     assertCsvAgrees(csv, report);
     // the members column follows matchesControl (the thinking columns after it are empty in a bench report)
-    const rows = csv.trimEnd().split('\r\n').map((r) => r.split(','));
+    const rows = csv
+      .trimEnd()
+      .split('\r\n')
+      .map((r) => r.split(','));
     const at = rows[0]!.indexOf('members');
     assert.equal(rows[0]![at - 1], 'matchesControl');
     assert.equal(rows[1]![at], '', 'the control: no members');
