@@ -617,7 +617,7 @@ template <class Spec> json spec_header(const char * arch, const Spec & s) {
     j["arch"]          = arch;
     j["name"]          = s.name;
     j["seed"]          = s.seed;
-    j["dtype"]         = s.type == pc::dtype::f16 ? "f16" : "f32";
+    j["dtype"]         = pc::dtype_name(s.type);
     j["embd"]          = s.embd;
     j["heads"]         = s.heads;
     j["kvHeads"]       = s.kv_heads;

@@ -726,10 +726,9 @@ model_set user_models(const std::string & scale, double block_scale) {
 
 std::string describe(const llama_spec & s) {
     std::ostringstream o;
-    o << "llama v1 " << s.name << " seed " << s.seed << " " << (s.type == dtype::f16 ? "f16" : "f32") << " E" << s.embd << " L" << s.layers
-      << " H" << s.heads << "/" << s.kv_heads << " F" << s.ff << " C" << s.context_length << " V" << (s.vocab > 0 ? s.vocab : vocab_size())
-      << " scales " << scales_text(s.scales);
-    if (s.type != dtype::f16 && s.type != dtype::f32) o << " type " << dtype_name(s.type);
+    o << "llama v1 " << s.name << " seed " << s.seed << " " << dtype_name(s.type) << " E" << s.embd << " L" << s.layers << " H" << s.heads
+      << "/" << s.kv_heads << " F" << s.ff << " C" << s.context_length << " V" << (s.vocab > 0 ? s.vocab : vocab_size()) << " scales "
+      << scales_text(s.scales);
     if (s.pooled) o << " pooled v2";
     if (s.block_scale > 0) o << " blocks " << s.block_scale;
     if (s.shared_embd > 0) o << " shares " << s.shared_seed << "/" << s.shared_embd;
@@ -738,13 +737,12 @@ std::string describe(const llama_spec & s) {
 
 std::string describe(const qwen35_spec & s) {
     std::ostringstream o;
-    o << "qwen35 v1 " << s.name << " seed " << s.seed << " " << (s.type == dtype::f16 ? "f16" : "f32") << " E" << s.embd << " L"
-      << s.trunk_layers << "+1 H" << s.heads << "/" << s.kv_heads << "x" << s.head_dim << " F" << s.ff << " C" << s.context_length << " fai"
+    o << "qwen35 v1 " << s.name << " seed " << s.seed << " " << dtype_name(s.type) << " E" << s.embd << " L" << s.trunk_layers << "+1 H"
+      << s.heads << "/" << s.kv_heads << "x" << s.head_dim << " F" << s.ff << " C" << s.context_length << " fai"
       << s.full_attention_interval << " rope" << s.rope_dims << "[" << s.rope_sections[0] << "," << s.rope_sections[1] << ","
       << s.rope_sections[2] << "," << s.rope_sections[3] << "] ssm " << s.conv_kernel << "/" << s.state_size << "/" << s.group_count << "/"
       << s.dt_rank << "/" << s.inner_size << " mtp " << s.mtp_block_scale << " V" << (s.vocab > 0 ? s.vocab : vocab_size()) << " scales "
       << scales_text(s.scales);
-    if (s.type != dtype::f16 && s.type != dtype::f32) o << " type " << dtype_name(s.type);
     if (s.pooled) o << " pooled v2";
     return o.str();
 }
