@@ -694,7 +694,17 @@ model_set user_models(const std::string & scale, double block_scale) {
     // where its token embedding is the draft's
     d.scales.output = t.scales.output = 16.0 / std::sqrt(static_cast<double>(d.embd));
     t.shared_embd                     = d.embd;
-    t.shared_seed                     = d.seed;
+    // the residual stream's scale: every block's input and the head see it through an RMS norm, so
+    // it changes no logit, but it lifts the target's smallest weights (ffn_down, 6e-5 at 8B) to
+    // 0.02, where a Q4_K block's fp16 scale is a normal number: at 6e-5 it was subnormal, a few
+    // steps of 6e-8, and the 8B blocks added next to nothing (draft-model acceptance 1.00 at K4)
+    if (block_scale > 0) {
+        const double per_sublayer = block_scale / std::sqrt(2.0 * t.layers);
+        const double smallest =
+            std::min(per_sublayer / std::sqrt(static_cast<double>(t.embd)), per_sublayer / (0.6 * std::sqrt(static_cast<double>(t.ff))));
+        t.residual_scale = d.residual_scale = std::max(1.0, 0.02 / smallest);
+    }
+    t.shared_seed = d.seed;
 
     qwen35_spec & h = m.hybrid;
     h.name          = full ? "power-user-hybrid-9b" : "power-user-hybrid-small";
@@ -732,6 +742,7 @@ std::string describe(const llama_spec & s) {
     if (s.pooled) o << " pooled v2";
     if (s.block_scale > 0) o << " blocks " << s.block_scale;
     if (s.shared_embd > 0) o << " shares " << s.shared_seed << "/" << s.shared_embd;
+    if (s.residual_scale != 1) o << " residual " << s.residual_scale;
     return o.str();
 }
 
@@ -779,8 +790,8 @@ void write_model(const llama_spec & p, const std::string & path, int threads) {
         // are about 1 per dimension, silu(gate) * up about 0.6), so the L blocks together about
         // block_scale, against the token embedding's 1
         const double per_sublayer = p.block_scale / std::sqrt(2.0 * p.layers);
-        attn_out                  = per_sublayer / std::sqrt(static_cast<double>(p.heads * D));
-        ffn_down                  = per_sublayer / (0.6 * std::sqrt(static_cast<double>(p.ff)));
+        attn_out                  = per_sublayer / std::sqrt(static_cast<double>(p.heads * D)) * p.residual_scale;
+        ffn_down                  = per_sublayer / (0.6 * std::sqrt(static_cast<double>(p.ff))) * p.residual_scale;
     }
     // the shared rows: the other model's blocks for its width, zero after
     const auto share = [&](tensor_def & t) {
@@ -788,7 +799,7 @@ void write_model(const llama_spec & p, const std::string & path, int threads) {
         t.seed_text   = std::to_string(p.shared_seed) + "/" + t.name;
         t.live_blocks = p.shared_embd / ggml_blck_size(t.type);
     };
-    share(w.normal("token_embd.weight", {E, V}, s.embedding));
+    share(w.normal("token_embd.weight", {E, V}, s.embedding * p.residual_scale));
     for (int i = 0; i < p.layers; i++) {
         const std::string b = "blk." + std::to_string(i) + ".";
         w.ones(b + "attn_norm.weight", {E});

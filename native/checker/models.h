@@ -50,6 +50,9 @@ struct llama_spec {
     // their first shared_embd dimensions (the same quantized blocks) and zeros after
     int shared_embd      = 0;
     uint32_t shared_seed = 0;
+    // the token embedding and the blocks' output projections times this: the residual stream's
+    // scale, which no logit sees (RMS norms), chosen so that no weight is too small for fp16 scales
+    double residual_scale = 1;
 };
 
 struct qwen35_spec {
