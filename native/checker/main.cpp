@@ -1577,9 +1577,10 @@ struct check_run {
             if (run_no > 0 && past_deadline(opt)) break;
             for (const user_arm & a : arms) {
                 exact[a.label].push_back(run_user_arm(a));
-                note("user speed run " + std::to_string(run_no + 1) + " exact " + a.label + ": " +
-                     std::to_string(exact[a.label].back().tps) + " tok/s" +
-                     (exact[a.label].back().error.empty() ? "" : " " + exact[a.label].back().error));
+                const arm_result & e = exact[a.label].back();
+                note("user speed run " + std::to_string(run_no + 1) + " exact " + a.label + ": " + std::to_string(e.tps) + " tok/s" +
+                     (e.proposed > 0 ? ", acceptance " + std::to_string(static_cast<double>(e.accepted) / e.proposed) : "") +
+                     (e.error.empty() ? "" : " " + e.error));
             }
             if (opt.user_released) {
                 for (auto & kv : released_round(dir + "/user-released.log")) {
