@@ -110,8 +110,8 @@ struct options {
     std::vector<std::string> chains;
     // the user-size speed step (before the matrix): "" off, "user" (8B-class) or "small" (rehearsal)
     std::string user_speed;
-    double user_block_scale = power_check::USER_BLOCK_SCALE;
-    int user_tokens         = 0; // default: 256 on cuda, 48 on cpu
+    double user_block_scale = -1; // default: power_check::default_user_block_scale(user_speed)
+    int user_tokens         = 0;  // default: 256 on cuda, 48 on cpu
     int user_runs           = 3;
     std::string llama_spec;     // llama.cpp's llama-speculative-simple, for its arms
     bool user_released = false; // the released kernels' arms, in a child with GGML_CUDA_BATCH_VARIANT=1
@@ -261,6 +261,7 @@ options parse(int argc, char ** argv) {
         if (c.find(',') == std::string::npos) usage("--chains takes chains of two or more members joined by '+'");
     }
     if (!o.user_speed.empty() && o.user_speed != "user" && o.user_speed != "small") usage("--user-speed must be user or small");
+    if (o.user_block_scale < 0) o.user_block_scale = power_check::default_user_block_scale(o.user_speed);
     if (o.user_tokens <= 0) o.user_tokens = o.device == "cuda" ? 256 : 48;
     if (o.user_runs < 1) o.user_runs = 1;
     if (o.speed_tokens <= 0) o.speed_tokens = o.device == "cuda" ? 256 : 128;
