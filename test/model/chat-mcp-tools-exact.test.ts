@@ -10,37 +10,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import type { AssistantMessage, Chat, ChatSampling } from '../../app/contract/api/chats.js';
+import type { AssistantMessage, ChatSampling } from '../../app/contract/api/chats.js';
 import type { McpServerConfig } from '../../app/contract/api/mcp.js';
 import type { LoadOptions } from '../../app/contract/api/engine.js';
-import type { PowerService } from '../../app/service/types.js';
 import type { z } from 'zod';
 import { assertDraftedSameAsControl } from '../fixtures/drafting.js';
 import { filesystemServer } from '../fixtures/mcp-servers.js';
-import { serviceForSuite } from '../fixtures/service.js';
+import { chatWhen, ended, replies, serviceForSuite } from '../fixtures/service.js';
 import { suiteTempDir } from '../fixtures/temp-dir.js';
 
 type DraftMethod = NonNullable<z.input<typeof LoadOptions>['draftMethod']>;
-
-/** resolves with the chat once `ready` holds for it (checked on each change of the chat) */
-function chatWhen(service: PowerService, chatId: string, ready: (chat: Chat) => boolean): Promise<Chat> {
-  return new Promise((resolve, reject) => {
-    const check = async (): Promise<void> => {
-      const chat = await service.chats.get({ chatId });
-      if (ready(chat)) {
-        off();
-        resolve(chat);
-      }
-    };
-    const off = service.chats.onChanged((e) => {
-      if (e.chatId === chatId) check().catch(reject);
-    });
-    check().catch(reject);
-  });
-}
-
-const replies = (chat: Chat): AssistantMessage[] => chat.messages.filter((m): m is AssistantMessage => m.role === 'assistant');
-const ended = (m: AssistantMessage | undefined): boolean => m !== undefined && m.status !== 'streaming';
 
 describe('each turn of a tool loop equals its autoregressive control', () => {
   const f = serviceForSuite();

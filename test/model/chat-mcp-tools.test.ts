@@ -11,32 +11,11 @@ import { describe, test } from 'node:test';
 
 import type { AssistantMessage, Chat } from '../../app/contract/api/chats.js';
 import type { McpServerConfig } from '../../app/contract/api/mcp.js';
-import type { PowerService } from '../../app/service/types.js';
 import { faultServer, filesystemServer } from '../fixtures/mcp-servers.js';
 import { suiteTempDir } from '../fixtures/temp-dir.js';
-import { serviceForSuite } from '../fixtures/service.js';
+import { chatWhen, ended, replies, serviceForSuite } from '../fixtures/service.js';
 
 const CRASH: McpServerConfig = faultServer('crash');
-
-/** resolves with the chat once `ready` holds for it (checked on each change of the chat) */
-function chatWhen(service: PowerService, chatId: string, ready: (chat: Chat) => boolean): Promise<Chat> {
-  return new Promise((resolve, reject) => {
-    const check = async (): Promise<void> => {
-      const chat = await service.chats.get({ chatId });
-      if (ready(chat)) {
-        off();
-        resolve(chat);
-      }
-    };
-    const off = service.chats.onChanged((e) => {
-      if (e.chatId === chatId) check().catch(reject);
-    });
-    check().catch(reject);
-  });
-}
-
-const replies = (chat: Chat): AssistantMessage[] => chat.messages.filter((m): m is AssistantMessage => m.role === 'assistant');
-const ended = (m: AssistantMessage | undefined): boolean => m !== undefined && m.status !== 'streaming';
 
 describe('tools of MCP servers in a chat', () => {
   const f = serviceForSuite();
