@@ -91,7 +91,7 @@ export class BenchRun {
             generatedTokens: outcome.tokens.length,
             stopReason: outcome.stopReason,
             digest: outcome.digest,
-            stats: outcome.stats,
+            stats: outcome.replyStats,
             rounds: outcome.rounds,
           });
           if (record.steadyDecodeTokensPerSecond !== null) rates.get(session.name)!.push(record.steadyDecodeTokensPerSecond);

@@ -9,7 +9,7 @@ export function reportTitle(report: Report): string {
 
 /** Which pairs the request speedup counts, and why. */
 const REQUEST_SPEEDUP =
-  `The request speedup counts only the pairs that prefilled alike (times to first token and prefill rates within ${PREFILL_BAND}x of each other): ` +
+  `The request speedup counts only the pairs that prefilled alike (the same prompt tokens evaluated and kept from the previous request, at prefill rates within ${PREFILL_BAND}x of each other): ` +
   'a request-wide rate includes the prefill, which speculation does not speed up.';
 
 /** How the speedups and the digest comparison were made. */

@@ -1,6 +1,8 @@
 // Pure derivations over request records: the digest comparison with the control and the
-// per-profile aggregates (medians with spread, speedups, pooled acceptance per position).
-import type { CategorySummary, ProfileRun, ProfileSummary, RequestRecord, Speedup } from './schema.js';
+// per-profile aggregates (medians with spread, speedups, pooled acceptance per position). The
+// request-wide speedup counts only the pairs that prefilled alike (prefill.ts).
+import { prefillsAlike } from './prefill.js';
+import type { CategorySummary, ProfileRun, ProfileSummary, RequestRecord, RequestSpeedup, Speedup } from './schema.js';
 import { median, memberStats, spread } from './stats.js';
 
 export const CONTROL = 'control';
@@ -25,19 +27,47 @@ export function compareWithControl<T extends Omit<RequestRecord, 'matchesControl
 
 type Figure = 'steadyDecodeTokensPerSecond' | 'requestTokensPerSecond';
 
+/** The profile's requests with their control's, where both had the figure (the control's above 0). */
+function paired(
+  own: readonly RequestRecord[],
+  control: ReadonlyMap<string, RequestRecord>,
+  figure: Figure,
+): [RequestRecord, RequestRecord][] {
+  return own.flatMap((r): [RequestRecord, RequestRecord][] => {
+    const base = control.get(pairKey(r));
+    const [value, of] = [r[figure], base?.[figure]];
+    return base && value !== null && of !== null && of !== undefined && of > 0 ? [[r, base]] : [];
+  });
+}
+
+const ratioOf =
+  (figure: Figure) =>
+  ([r, base]: [RequestRecord, RequestRecord]) =>
+    r[figure]! / base[figure]!;
+
 function speedup(own: readonly RequestRecord[], control: ReadonlyMap<string, RequestRecord>, figure: Figure): Speedup {
-  const ratios: number[] = [];
-  for (const r of own) {
-    const base = control.get(pairKey(r))?.[figure];
-    const value = r[figure];
-    if (value !== null && base !== null && base !== undefined && base > 0) ratios.push(value / base);
-  }
+  const pairs = paired(own, control, figure);
   const mine = median(own.map((r) => r[figure]).filter((v): v is number => v !== null));
   const theirs = median([...control.values()].map((r) => r[figure]).filter((v): v is number => v !== null));
   return {
     ratioOfMedians: mine !== null && theirs !== null && theirs > 0 ? mine / theirs : null,
-    medianOfTaskRatios: median(ratios),
-    pairs: ratios.length,
+    medianOfTaskRatios: median(pairs.map(ratioOf(figure))),
+    pairs: pairs.length,
+  };
+}
+
+/** The request-wide speedup over the pairs that prefilled alike, both medians included; the others counted. */
+function requestSpeedup(own: readonly RequestRecord[], control: ReadonlyMap<string, RequestRecord>): RequestSpeedup {
+  const figure = 'requestTokensPerSecond';
+  const all = paired(own, control, figure);
+  const alike = all.filter(([r, base]) => prefillsAlike(r, base));
+  const mine = median(alike.map(([r]) => r[figure]!));
+  const theirs = median(alike.map(([, base]) => base[figure]!));
+  return {
+    ratioOfMedians: mine !== null && theirs !== null && theirs > 0 ? mine / theirs : null,
+    medianOfTaskRatios: median(alike.map(ratioOf(figure))),
+    pairs: alike.length,
+    prefilledUnlike: all.length - alike.length,
   };
 }
 
@@ -99,7 +129,7 @@ export function summarizeProfiles(profiles: readonly ProfileRun[], requests: rea
       clampedRequests: own.filter((r) => r.clampedTo !== null).length,
       speedup: isControl
         ? null
-        : { steadyDecode: speedup(own, control, 'steadyDecodeTokensPerSecond'), request: speedup(own, control, 'requestTokensPerSecond') },
+        : { steadyDecode: speedup(own, control, 'steadyDecodeTokensPerSecond'), request: requestSpeedup(own, control) },
       digestMatches: isControl ? null : own.filter((r) => r.matchesControl === true).length,
       categories: categories(own, control, isControl),
       ...(profile.fallbacks

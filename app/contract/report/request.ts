@@ -20,7 +20,10 @@ type Evidence = Pick<
   | 'acceptanceRate'
   | 'meanAcceptanceLength'
   | 'acceptancePerPosition'
->;
+> & {
+  /** prompt tokens kept from the session's previous request (a reply's final stats say; null or absent: unknown) */
+  reusedPromptTokens?: number | null;
+};
 
 export interface RequestOutcome {
   task: string;
@@ -77,6 +80,7 @@ export function recordFromSamples(o: Omit<RequestOutcome, 'rounds'> & { samples:
     repeat: o.repeat,
     seed: o.seed,
     promptTokens: s.promptTokens,
+    reusedPromptTokens: s.reusedPromptTokens ?? null,
     generatedTokens: o.generatedTokens,
     stopReason: o.stopReason,
     ttftMs: s.ttftMs,

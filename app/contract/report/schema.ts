@@ -60,6 +60,12 @@ export const RequestRecord = z.object({
   /** sampler seed (null when greedy) */
   seed: z.number().int().nullable(),
   promptTokens: Count,
+  /**
+   * prompt tokens kept from the session's previous request, not evaluated again (promptTokens less
+   * this is what the prefill evaluated); null where the engine did not say, absent in a report
+   * written before it was recorded
+   */
+  reusedPromptTokens: Count.nullable().optional(),
   generatedTokens: Count,
   stopReason: StopReason,
   ttftMs: z.number().nonnegative().nullable(),
@@ -99,6 +105,16 @@ export const Speedup = z.object({
 });
 export type Speedup = z.infer<typeof Speedup>;
 
+/**
+ * The request-wide speedup: over the pairs that prefilled alike only (prefillsAlike in
+ * prefill.ts), since speculation does not speed up a prefill. `pairs` counts those.
+ */
+export const RequestSpeedup = Speedup.extend({
+  /** pairs left out because their two requests prefilled unlike (absent in a report written before, whose pairs are every pair) */
+  prefilledUnlike: Count.optional(),
+});
+export type RequestSpeedup = z.infer<typeof RequestSpeedup>;
+
 export const CategorySummary = z.object({
   category: z.string(),
   requests: Count,
@@ -135,7 +151,7 @@ export const ProfileSummary = ProfileRun.extend({
   replays: Count,
   /** requests whose rounds were clamped after a replay */
   clampedRequests: Count,
-  speedup: z.object({ steadyDecode: Speedup, request: Speedup }).nullable(),
+  speedup: z.object({ steadyDecode: Speedup, request: RequestSpeedup }).nullable(),
   /** requests whose digest equals the control's (null for the control) */
   digestMatches: Count.nullable(),
   categories: z.array(CategorySummary),
