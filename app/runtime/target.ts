@@ -172,6 +172,8 @@ export interface SessionRequest {
   projector?: string;
   /** `suffix`: the file of the model's store of earlier replies (absent: in memory only) */
   suffixStoreFile?: string;
+  /** `suffix`: the model's store in tokens (0: off for this session, neither read nor added to); absent: the engine's default */
+  suffixStoreTokens?: number;
 }
 
 export type OpenedSession = EngineResult<'createSession'>;
@@ -223,6 +225,7 @@ export async function createSession(target: OpenedTarget, request: SessionReques
       ...(speculative && target.draft ? { draftModelId: target.draft.modelId } : {}),
       ...(request.projector ? { projector: request.projector } : {}),
       ...(speculative && request.suffixStoreFile ? { suffixStoreFile: request.suffixStoreFile } : {}),
+      ...(speculative && request.suffixStoreTokens !== undefined ? { suffixStoreTokens: request.suffixStoreTokens } : {}),
     });
   } catch (error) {
     throw asPowerError(error);

@@ -64,6 +64,8 @@ export class EngineSupervisor {
   private lastCrash: EngineState['lastCrash'] = null;
   private restarts = 0;
   private holdAfterRound: number | null = null;
+  /** off: sessions open with `suffixStoreTokens: 0` (they neither read nor add to the model's store) */
+  private rememberReplies = true;
   private queue: Promise<unknown> = Promise.resolve();
   /** bumped at every load/unload/crash: a session handed out before is stale after it */
   private generation = 0;
@@ -167,7 +169,7 @@ export class EngineSupervisor {
       if (!this.target) await this.open();
       const target = this.target!;
       const { strategy, fallbacks = [], k, s, frVocab, pMin = 0, adaptiveK = false, projector } = spec;
-      const key = `${strategyLabel(strategy, fallbacks)}/${k}/${s}/${frVocab ?? 'all'}/${pMin}/${adaptiveK}`;
+      const key = `${strategyLabel(strategy, fallbacks)}/${k}/${s}/${frVocab ?? 'all'}/${pMin}/${adaptiveK}/${this.rememberReplies}`;
       // a session reads images only when opened with the projector, which text-only replies need
       // not load; one that has it serves text too, so a conversation that had an image keeps its
       // state for the text-only turns after it
@@ -178,6 +180,7 @@ export class EngineSupervisor {
         this.session = null;
       }
       const threads = this.options.threads ?? 0; // 0: the engine's default (docs/cli.md "Threads")
+      const storeFile = this.suffixStoreFile(this.options.modelId);
       const created = await createSession(target, {
         strategy,
         fallbacks,
@@ -188,12 +191,37 @@ export class EngineSupervisor {
         pMin,
         adaptiveK,
         ...(projector ? { projector } : {}),
-        ...(this.suffixStoreDir && [strategy, ...fallbacks].includes('suffix')
-          ? { suffixStoreFile: join(this.suffixStoreDir, `${this.options.modelId}.bin`) }
-          : {}),
+        ...(storeFile && [strategy, ...fallbacks].includes('suffix') ? { suffixStoreFile: storeFile } : {}),
+        ...(this.rememberReplies ? {} : { suffixStoreTokens: 0 }),
       });
       this.session = { ...created, key, strategy, projector: projector ?? null };
       return { target, session: this.session, fresh: true };
+    });
+  }
+
+  /**
+   * Remembering earlier replies on or off for the sessions opened from now on: the next reply
+   * opens a session that follows it (the one before adds its last reply, made while it was on).
+   */
+  setRememberReplies(on: boolean): void {
+    this.rememberReplies = on;
+  }
+
+  /** where the model's store of earlier replies is kept (null: in memory only) */
+  suffixStoreFile(modelId: string): string | null {
+    return this.suffixStoreDir ? join(this.suffixStoreDir, `${modelId}.bin`) : null;
+  }
+
+  /**
+   * The loaded model's store in the engine, emptied first (memory and file) with `clear`: null
+   * when the engine holds none (nothing loaded, or no `suffix` session on this load yet). Runs
+   * in turn with loads and session changes, so the store it reads is the loaded model's.
+   */
+  suffixStore(clear: boolean): Promise<{ tokens: number | null; problem: string | null } | null> {
+    return this.serial(async () => {
+      if (!this.target || !this.session) return null;
+      const store = await this.target.engine.call('suffixStore', { sessionId: this.session.sessionId, clear });
+      return store.tokens === null ? null : store;
     });
   }
 

@@ -27,6 +27,7 @@ import { ProfileStore } from './profiles.js';
 import { ReplySlot } from './reply-slot.js';
 import { ServiceMetrics } from './metrics.js';
 import { SettingsFile } from './settings.js';
+import { SuffixStoreSetting } from './suffix-store.js';
 import { mcpApi, mcpEntries } from './api/mcp.js';
 import { ChatTools } from './chat-tools.js';
 import { McpConfigFile } from './mcp-config.js';
@@ -72,7 +73,7 @@ export async function createPowerService(options: ServiceOptions): Promise<Power
   const implementation: ServiceImplementation = {
     downloads: downloads.api,
     models: modelsApi(library, supervisor),
-    engine: engineApi({ library, supervisor, settings, slot }),
+    engine: engineApi({ library, supervisor, settings, slot, suffixStore: new SuffixStoreSetting(supervisor, settings) }),
     profiles: profilesApi(profiles, supervisor),
     chats: chatsApi(store, replies, events),
     reports: {

@@ -1,4 +1,5 @@
-// settings.json: the active profile, the user's own profiles, the last load.
+// settings.json: the active profile, the user's own profiles, the last load, whether `suffix`
+// remembers earlier replies.
 import { join } from 'node:path';
 
 import { z } from 'zod';
@@ -11,6 +12,8 @@ export const Settings = z.object({
   activeProfileId: z.string().default('balanced'),
   profiles: z.array(ProfileEntry).default([]),
   lastLoad: LoadOptions.nullable().default(null),
+  /** `suffix` keeps each model's earlier replies to draft from (docs/app.md, "Remember earlier replies") */
+  rememberReplies: z.boolean().default(true),
 });
 export type Settings = z.infer<typeof Settings>;
 

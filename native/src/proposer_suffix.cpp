@@ -212,6 +212,9 @@ struct suffix_store {
     std::vector<std::vector<llama_token>> replies;
     size_t tokens = 0; // in `replies`
     suffix_automaton sam;
+    // bumped by clear(): a reply begun before a clear is not added after it (a user who clears
+    // the store does not see the reply then on screen come back)
+    uint64_t clears = 0;
 
     void add(const llama_token * reply, size_t n) {
         if (limit == 0 || n == 0) {
@@ -255,6 +258,7 @@ struct suffix_store {
         replies.clear();
         tokens = 0;
         sam.clear();
+        clears++;
         save_all();
     }
 
@@ -401,6 +405,10 @@ class proposer_suffix : public proposer {
         drafted_ = 0;
         if (request_start_ < 0) {
             request_start_ = static_cast<int64_t>(history.size()); // the reply starts with the anchor
+            if (store_) {
+                std::lock_guard<std::mutex> hold(store_->lock);
+                store_clears_ = store_->clears;
+            }
         }
         continued_sequence(history, anchor, seq_);
         follow(seq_);
@@ -565,7 +573,9 @@ class proposer_suffix : public proposer {
         if (store_ && request_start_ >= 0 && seq_.size() > static_cast<size_t>(request_start_)) {
             const size_t from = static_cast<size_t>(std::max<int64_t>(0, request_start_ - prompt_lead));
             std::lock_guard<std::mutex> hold(store_->lock);
-            store_->add(seq_.data() + from, seq_.size() - from);
+            if (store_->clears == store_clears_) {
+                store_->add(seq_.data() + from, seq_.size() - from);
+            }
         }
         request_start_ = -1;
     }
@@ -575,6 +585,7 @@ class proposer_suffix : public proposer {
     std::vector<llama_token> built_; // what sam_ holds
     std::vector<llama_token> seq_;   // history + anchor at the last propose (reused)
     int64_t request_start_ = -1;     // where this request's reply starts in seq_ (-1: no round yet)
+    uint64_t store_clears_ = 0;      // the store's clears when this request's reply began
 
     int drafted_      = 0; // this round's proposals (0: another member's round, or none)
     int draft_bucket_ = 0;

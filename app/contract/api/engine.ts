@@ -89,6 +89,24 @@ export const DevicesReport = z.object({
 });
 export type DevicesReport = z.infer<typeof DevicesReport>;
 
+/**
+ * The loaded model's store of earlier replies, which `suffix` drafts from (docs/app.md, "Remember
+ * earlier replies"): whether the app adds to it, how much it holds, its file's size.
+ */
+export const SuffixStoreState = z.object({
+  /** the setting: replies are remembered (on by default); off, sessions neither read nor add */
+  remember: z.boolean(),
+  /** the loaded model (null: none loaded; the rest is then empty) */
+  modelId: Id.nullable(),
+  /** tokens in the engine's store (null: not read yet, which happens at the model's first `suffix` reply) */
+  tokens: z.number().int().min(0).nullable(),
+  /** the store's file in the data folder (0: none) */
+  bytes: z.number().int().min(0),
+  /** why the file is not in use or was not written (null: none) */
+  problem: z.string().nullable(),
+});
+export type SuffixStoreState = z.infer<typeof SuffixStoreState>;
+
 export const engine = concern({
   methods: {
     load: { input: LoadOptions, output: EngineState },
@@ -96,6 +114,12 @@ export const engine = concern({
     state: { input: None, output: EngineState },
     /** what `power devices` reports */
     devices: { input: None, output: DevicesReport },
+    suffixStore: { input: None, output: SuffixStoreState },
+    /** turns remembering on or off (kept in settings.json; the next reply's session follows it) and/or clears the loaded model's store, memory and file */
+    setSuffixStore: {
+      input: z.object({ remember: z.boolean().optional(), clear: z.boolean().default(false) }).strict(),
+      output: SuffixStoreState,
+    },
   },
   events: {
     onLoadProgress: z.object({ modelId: Id, role: z.enum(['target', 'draft']), progress: z.number().min(0).max(1) }),

@@ -7,14 +7,16 @@ import type { EngineSupervisor } from '../engine-supervisor.js';
 import type { ModelLibrary } from '../library.js';
 import type { ReplySlot } from '../reply-slot.js';
 import type { SettingsFile } from '../settings.js';
+import type { SuffixStoreSetting } from '../suffix-store.js';
 
 export function engineApi(deps: {
   library: ModelLibrary;
   supervisor: EngineSupervisor;
   settings: SettingsFile;
   slot: ReplySlot;
+  suffixStore: SuffixStoreSetting;
 }): ServiceImplementation['engine'] {
-  const { library, supervisor, settings, slot } = deps;
+  const { library, supervisor, settings, slot, suffixStore } = deps;
   return {
     load: async (p) => {
       library.get(p.modelId);
@@ -41,6 +43,8 @@ export function engineApi(deps: {
     },
     state: async () => supervisor.state(),
     devices: async () => devicesReport(),
+    suffixStore: () => suffixStore.state(),
+    setSuffixStore: (p) => suffixStore.set(p),
     onLoadProgress: supervisor.loadProgress.on,
     onStateChanged: supervisor.stateChanged.on,
   };
