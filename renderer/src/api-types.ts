@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { ApiRound, ReplyStats, RoundsEvent } from '../../app/contract/api/generation.js';
 import type { AssistantMessage, Chat, ChatMessage, ChatSampling, ChatSummary, ReplyToken } from '../../app/contract/api/chats.js';
 import type { DraftCandidate, MemoryEstimate, ModelEntry } from '../../app/contract/api/models.js';
-import type { DevicesReport, EngineState, LoadOptions } from '../../app/contract/api/engine.js';
+import type { DevicesReport, EngineState, LoadOptions, SuffixStoreState } from '../../app/contract/api/engine.js';
 import type { DownloadEntry } from '../../app/contract/api/downloads.js';
 import type { RecommendedPair } from '../../app/contract/recommended-models.js';
 import type { ProfileEntry } from '../../app/contract/api/profiles.js';
@@ -34,6 +34,7 @@ export type {
   ProfileEntry,
   ReplyStats,
   RoundsEvent,
+  SuffixStoreState,
 };
 export type Token = z.infer<typeof ReplyToken>;
 export type Draft = z.infer<typeof DraftCandidate>;

@@ -1,5 +1,6 @@
 // The load settings in a popover: Context size, Threads, Device (with free / total memory), GPU
-// layers, Flash Attention, and the memory estimate of the load they describe.
+// layers, Flash Attention, and the memory estimate of the load they describe; below them the
+// `suffix` store of earlier replies (SuffixStoreSetting).
 import { useShallow } from 'zustand/react/shallow';
 
 import { deviceOptions, type DeviceChoice } from '../logic/devices.js';
@@ -9,6 +10,7 @@ import type { FlashAttnChoice, MemoryEstimate } from '../api-types.js';
 import { PickerOptions } from './PickerOptions.js';
 import { Popover } from './Popover.js';
 import { usePower } from './store-context.js';
+import { SuffixStoreSetting } from './SuffixStoreSetting.js';
 
 function TextSetting({
   id,
@@ -136,6 +138,7 @@ export function LoadSettings() {
         </p>
       )}
       <EstimateLine estimate={s.estimate} error={check.ok ? s.estimateError : null} />
+      <SuffixStoreSetting />
     </Popover>
   );
 }
