@@ -91,6 +91,13 @@ export const EmittedToken = z.object({
 });
 export type EmittedToken = z.infer<typeof EmittedToken>;
 
+/**
+ * Where a round's draft came from, for a drafter that tells (`suffix`): this request (its prompt
+ * holds a chat's earlier turns, so they count as the request) or the model's store of earlier replies.
+ */
+export const DraftSource = z.enum(['request', 'store']);
+export type DraftSource = z.infer<typeof DraftSource>;
+
 export const RoundRecord = z.object({
   type: z.literal('round'),
   proposed: z.number().int().min(0),
@@ -107,6 +114,10 @@ export const RoundRecord = z.object({
   commitUs: z.number(),
   /** a chain's round: which member (0-based, in the strategy list's order) drafted it; absent otherwise */
   member: z.number().int().min(0).optional(),
+  /** where the draft came from (a drafter that tells: `suffix`); absent otherwise */
+  draftSource: DraftSource.optional(),
+  /** with draftSource: how many of the proposals the drafter expected accepted (the sum of its odds that each prefix survives) */
+  expectedAccepted: z.number().min(0).optional(),
   tokens: z.array(EmittedToken),
 });
 export type RoundRecord = z.infer<typeof RoundRecord>;

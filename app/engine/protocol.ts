@@ -18,6 +18,7 @@ import {
   SamplingPath,
   SamplingUsed,
   TokenOrigin,
+  DraftSource,
   type RoundRecord,
 } from '../contract/engine-types.js';
 import { K_MAX } from '../contract/profile.js';
@@ -84,6 +85,8 @@ export const NativeModelInfo = ModelFacts.extend({
 export type NativeModelInfo = z.infer<typeof NativeModelInfo>;
 
 const ORIGINS = TokenOrigin.options;
+/** a round's draft source by its code in RoundBatch.numbers (native/src/proposer.h, draft_evidence) */
+const DRAFT_SOURCES = DraftSource.options;
 /**
  * A prompt with images: the text with one MEDIA_MARKER per image,
  * tokenized by llama.cpp's multimodal library with special tokens parsed (addSpecial: a BOS
@@ -112,6 +115,8 @@ const BATCH_FIELDS = [
   'commitUs',
   'tokens',
   'member',
+  'source',
+  'expected',
 ] as const;
 const NF = BATCH_FIELDS.length;
 
@@ -123,7 +128,7 @@ const NF = BATCH_FIELDS.length;
 export const RoundBatch = z
   .object({
     rounds: z.number().int().min(0),
-    /** per round: proposed, accepted, replay (0/1), clampedTo (-1: none), startUs, endUs, proposeUs, verifyUs, commitUs, tokens, member (-1: none) */
+    /** per round: proposed, accepted, replay (0/1), clampedTo (-1: none), startUs, endUs, proposeUs, verifyUs, commitUs, tokens, member (-1: none), source (0 request, 1 store; -1: none), expected (-1: none) */
     numbers: z.instanceof(Float64Array),
     ids: z.instanceof(Int32Array),
     /** per token: index into TokenOrigin (target, accepted, correction, bonus) */
@@ -151,6 +156,9 @@ export const RoundBatch = z
       for (const i of [0, 1, 9]) if (!Number.isInteger(row[i]) || row[i]! < 0) return bad(`round ${r}: ${BATCH_FIELDS[i]} must be a count`);
       if (!Number.isInteger(row[3]) || row[3]! < -1) return bad(`round ${r}: bad clamp`);
       if (!Number.isInteger(row[10]) || row[10]! < -1) return bad(`round ${r}: bad member`);
+      if (row[11] !== -1 && row[11] !== 0 && row[11] !== 1) return bad(`round ${r}: bad draft source`);
+      if (!Number.isFinite(row[12]) || (row[12] !== -1 && !(row[12]! >= 0 && row[12]! <= row[0]!)))
+        return bad(`round ${r}: bad expected count`);
       tokens += row[9]!;
     }
     if (tokens !== n) return bad(`rounds name ${tokens} tokens, the batch has ${n}`);
@@ -211,6 +219,8 @@ export function expandRoundBatch(b: RoundBatch): RoundRecord[] {
       commitUs: x[8]!,
       // only a chain's rounds name their member: a one-strategy round's record is as it was
       ...(x[10]! >= 0 ? { member: x[10]! } : {}),
+      // only a drafter that tells where its draft came from (`suffix`) names it
+      ...(x[11]! >= 0 ? { draftSource: DRAFT_SOURCES[x[11]!]!, expectedAccepted: x[12]! } : {}),
       tokens,
     });
   }

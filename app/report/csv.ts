@@ -2,10 +2,11 @@
 // quoted when they hold a comma, a quote or a line break). Numbers keep full precision; a
 // missing value is an empty field; acceptance per position is ';'-separated in one field, and so
 // is a chain's `members` column (strategy:rounds:proposed:accepted per member, from the samples);
-// a chat reply that thought fills the thinking and answer columns after it.
+// a chat reply that thought fills the thinking and answer columns after it; last, `sources`: where
+// a drafter that tells (`suffix`) took its drafts (source:rounds:drafted:accepted:expected).
 import type { ReplyParts } from '../contract/report/parts.js';
 import type { ProfileRun, Report, RequestRecord } from '../contract/report/schema.js';
-import { memberStats } from '../contract/report/stats.js';
+import { memberStats, sourceStats } from '../contract/report/stats.js';
 
 export const CSV_COLUMNS = [
   'task',
@@ -49,7 +50,7 @@ export const CSV_PART_COLUMNS = [
 ] as const;
 
 /** The columns after CSV_COLUMNS that are derived from a request rather than copied from it. */
-export const CSV_DERIVED_COLUMNS = ['members', ...CSV_PART_COLUMNS] as const;
+export const CSV_DERIVED_COLUMNS = ['members', ...CSV_PART_COLUMNS, 'sources'] as const;
 
 const PART_FIGURES = ['tokens', 'proposed', 'accepted', 'acceptanceRate', 'ms', 'tokensPerSecond'] as const;
 
@@ -63,6 +64,16 @@ export function membersField(r: RequestRecord, profile: ProfileRun | undefined):
   if (!profile?.fallbacks) return '';
   return memberStats([profile.strategy, ...profile.fallbacks], r.samples)
     .map((m) => `${m.strategy}:${m.rounds}:${m.proposed}:${m.accepted}`)
+    .join(';');
+}
+
+/**
+ * A request whose drafter told where its drafts came from: "request:20:31:25:24.61;store:3:40:40:39.2"
+ * (source:rounds:drafted:accepted:expected, expected summed over the rounds); '' otherwise.
+ */
+export function sourcesField(r: RequestRecord): string {
+  return sourceStats(r.samples)
+    .map((s) => `${s.source}:${s.rounds}:${s.drafted}:${s.accepted}:${Number(((s.meanExpected ?? 0) * s.rounds).toFixed(2))}`)
     .join(';');
 }
 
@@ -81,6 +92,7 @@ export function reportToCsv(report: Report): string {
         ...CSV_COLUMNS.map((c) => field(r[c])),
         field(membersField(r, profiles.get(r.profile))),
         ...partFields(report.chat?.replies[i]?.parts).map(field),
+        field(sourcesField(r)),
       ].join(','),
     );
   });

@@ -103,6 +103,7 @@ ${charts}
 ${section('profiles')}
 ${section('acceptance')}
 ${section('members')}
+${section('sources')}
 ${section('thinking')}
 ${section('categories')}
 ${section('run')}

@@ -200,6 +200,32 @@ export function membersTable(report: Report): Table {
   };
 }
 
+/**
+ * Where the drafts came from, for a drafter that tells (`suffix`: this request, a chat's earlier
+ * turns included, or the model's store of earlier replies): a row per source of each profile, the
+ * drafter's expected accepted tokens per round beside the actual ones.
+ */
+export function sourcesTable(report: Report): Table {
+  const rows = report.profiles.flatMap((p) =>
+    (p.sources ?? []).map((s) => [
+      p.name,
+      s.source,
+      String(s.rounds),
+      String(s.drafted),
+      String(s.accepted),
+      percent(s.drafted > 0 ? s.accepted / s.drafted : null),
+      fixed(s.meanExpected, 2),
+      fixed(s.meanAccepted, 2),
+    ]),
+  );
+  return {
+    id: 'sources',
+    title: 'Draft sources (verify rounds by where the draft came from)',
+    headers: ['profile', 'source', 'rounds', 'drafted', 'accepted', 'acceptance', 'expected/round', 'accepted/round'],
+    rows,
+  };
+}
+
 /** One part of a reply that thought, as a row of the thinking table. */
 interface PartRow {
   request: RequestRecord;
@@ -270,6 +296,7 @@ export function allTables(report: Report): Table[] {
     profilesTable(report),
     acceptanceTable(report),
     membersTable(report),
+    sourcesTable(report),
     thinkingTable(report),
     categoryTable(report),
     requestsTable(report),

@@ -99,6 +99,7 @@ export function apiRound(round: RoundRecord, index: number): ApiRound {
     replay: round.replay,
     clampedTo: round.clampedTo,
     ...(round.member !== undefined ? { member: round.member } : {}),
+    ...(round.draftSource !== undefined ? { draftSource: round.draftSource, expectedAccepted: round.expectedAccepted ?? 0 } : {}),
     tokenIds: round.tokens.map((t) => t.id),
     origins: round.tokens.map((t) => t.origin),
     startUs: round.startUs,

@@ -155,10 +155,12 @@ void round_batch::add_token(const llama_vocab * vocab, llama_token id, origin o)
 }
 
 void round_batch::add_round(int32_t n_proposed, int32_t n_accepted, bool replayed, int32_t clamp_to, int64_t start, int64_t end,
-                            int64_t propose, int64_t verify, int64_t commit, int32_t n_tok, int32_t member) {
+                            int64_t propose, int64_t verify, int64_t commit, int32_t n_tok, int32_t member, int32_t draft_source,
+                            double draft_expected) {
     const double row[n_fields] = {
-        double(n_proposed), double(n_accepted), replayed ? 1.0 : 0.0, double(clamp_to), double(start),  double(end),
-        double(propose),    double(verify),     double(commit),       double(n_tok),    double(member),
+        double(n_proposed), double(n_accepted),   replayed ? 1.0 : 0.0, double(clamp_to), double(start),
+        double(end),        double(propose),      double(verify),       double(commit),   double(n_tok),
+        double(member),     double(draft_source), draft_expected,
     };
     numbers.insert(numbers.end(), row, row + n_fields);
 }

@@ -26,11 +26,26 @@ struct generate_request {
 // cross to JS as they are (session.cpp), in order.
 struct round_batch {
     // per round in `numbers`, in this order
-    enum field { proposed, accepted, replay, clamp, start_us, end_us, propose_us, verify_us, commit_us, n_tokens, member, n_fields };
+    enum field {
+        proposed,
+        accepted,
+        replay,
+        clamp,
+        start_us,
+        end_us,
+        propose_us,
+        verify_us,
+        commit_us,
+        n_tokens,
+        member,
+        source,   // where the draft came from (proposer::draft_evidence; -1: not told)
+        expected, // the proposals its proposer expected accepted (-1: not told)
+        n_fields
+    };
     // token origins in `origins`
     enum origin : uint8_t { target, accepted_proposal, correction, bonus };
 
-    std::vector<double> numbers;      // n_fields per round (replay 0/1, clamp -1: none, times in µs, member -1: none)
+    std::vector<double> numbers;      // n_fields per round (replay 0/1, clamp -1: none, times in µs, member, source, expected -1: none)
     std::vector<int32_t> ids;         // emitted token ids of every round, in order
     std::vector<uint8_t> origins;     // per token
     std::vector<uint8_t> bytes;       // the tokens' pieces (a piece may be part of a UTF-8 character)
@@ -52,9 +67,10 @@ struct round_batch {
     // drops tokens no recorded round names (a round that failed halfway through recording)
     void drop_partial_round();
     // appends a round's record; its tokens must have been added just before (n_tok of them).
-    // member: which member of a chain drafted the round (-1: none drafted, or not a chain)
+    // member: which member of a chain drafted the round (-1: none drafted, or not a chain);
+    // source, expected: where the draft came from and how much of it was expected accepted (-1: not told)
     void add_round(int32_t proposed, int32_t accepted, bool replay, int32_t clamp, int64_t start_us, int64_t end_us, int64_t propose_us,
-                   int64_t verify_us, int64_t commit_us, int32_t n_tok, int32_t member = -1);
+                   int64_t verify_us, int64_t commit_us, int32_t n_tok, int32_t member = -1, int32_t source = -1, double expected = -1.0);
 };
 
 // receives each round as soon as it is committed (generation thread)

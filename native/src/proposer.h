@@ -39,6 +39,18 @@ class proposer {
     // which member of a chain made the last proposal (-1: none, or not a chain)
     virtual int last_member() const { return -1; }
 
+    // Where the last proposal came from, for a proposer that can tell (`suffix`), so that a round
+    // shows why it drafted long or short: its source and how many of the first `n_proposed`
+    // proposals (those verified) it expected the target to accept.
+    struct draft_evidence {
+        int32_t source  = -1;   // 0: this request (its prompt holds a chat's earlier turns), 1: the store of earlier replies; -1: not told
+        double expected = -1.0; // expected accepted proposals (-1: not told)
+    };
+    virtual draft_evidence last_evidence(int n_proposed) const {
+        (void)n_proposed;
+        return {};
+    }
+
     // the request's grammar for the next propose(): a copy standing after the anchor, the
     // proposer's to advance (nullptr: free text); `n_vocab`: the target's vocabulary size.
     // Proposers that pick greedily from a row of logits draft under it (grammar_guided_pick);

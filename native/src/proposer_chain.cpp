@@ -37,6 +37,10 @@ class proposer_chain : public proposer {
 
     int last_member() const override { return last_; }
 
+    draft_evidence last_evidence(int n_proposed) const override {
+        return last_ >= 0 ? members_[static_cast<size_t>(last_)]->last_evidence(n_proposed) : draft_evidence{};
+    }
+
     void begin(const std::vector<llama_token> & history) override {
         last_ = -1;
         for (auto & m : members_) {

@@ -437,15 +437,18 @@ class proposer_suffix : public proposer {
                 }
             }
         }
-        const plan & pick = stored.gain > own.gain ? stored : own;
+        const bool from_store = stored.gain > own.gain;
+        const plan & pick     = from_store ? stored : own;
         if (pick.tokens.empty()) {
             return;
         }
-        out           = pick.tokens;
-        drafted_      = static_cast<int>(out.size());
-        draft_bucket_ = bucket(pick.match);
-        draft_odds_   = pick.odds;
-        proposed_at_  = llama_time_us();
+        out             = pick.tokens;
+        drafted_        = static_cast<int>(out.size());
+        draft_bucket_   = bucket(pick.match);
+        draft_odds_     = pick.odds;
+        draft_survival_ = pick.survival;
+        draft_source_   = from_store ? 1 : 0;
+        proposed_at_    = llama_time_us();
     }
 
     void accept(int n_accepted) override {
@@ -457,6 +460,18 @@ class proposer_suffix : public proposer {
     }
 
     void restore() override { drafted_ = 0; }
+
+    // the expected accepted tokens of a draft are the sum of each prefix's survival (a draft cut
+    // by a grammar or a clamp counts its verified tokens only)
+    draft_evidence last_evidence(int n_proposed) const override {
+        draft_evidence e;
+        e.source   = draft_source_;
+        e.expected = 0.0;
+        for (int i = 0; i < std::min<int>(n_proposed, static_cast<int>(draft_survival_.size())); i++) {
+            e.expected += draft_survival_[static_cast<size_t>(i)];
+        }
+        return e;
+    }
 
   private:
     // the tail matched against the store: longer matches than this change no odds
@@ -471,7 +486,8 @@ class proposer_suffix : public proposer {
 
     struct plan {
         std::vector<llama_token> tokens;
-        std::vector<double> odds; // each token's odds from its counts alone (before calibration)
+        std::vector<double> odds;     // each token's odds from its counts alone (before calibration)
+        std::vector<double> survival; // each token's chance that it and all before it are accepted
         int32_t match = 0;
         double gain   = 0.0; // expected rounds saved, less the rows' cost, in rounds
     };
@@ -505,6 +521,7 @@ class proposer_suffix : public proposer {
             }
             p.tokens.push_back(c.token);
             p.odds.push_back(odds);
+            p.survival.push_back(survival);
             p.gain += survival - share;
             s = c.to;
         }
@@ -590,7 +607,9 @@ class proposer_suffix : public proposer {
     int drafted_      = 0; // this round's proposals (0: another member's round, or none)
     int draft_bucket_ = 0;
     std::vector<double> draft_odds_;
-    int64_t proposed_at_ = 0;
+    std::vector<double> draft_survival_;
+    int32_t draft_source_ = -1; // the last draft's: 0 the request, 1 the store
+    int64_t proposed_at_  = 0;
 
     double predicted_[n_buckets] = {};
     double observed_[n_buckets]  = {};

@@ -229,9 +229,12 @@ int64_t transaction::emit(int64_t start_us, int64_t t0, round_batch & out) {
             out.add_probs(vocab_, core_.drawn_probs[i]);
         }
     }
-    const int64_t end_us = llama_time_us() - t0;
-    out.add_round(static_cast<int32_t>(st_.proposals.size()), st_.accepted, st_.replayed, st_.clamp, start_us, end_us, propose_us,
-                  verify_us, commit_us, static_cast<int32_t>(st_.emitted.size()), st_.proposals.empty() ? -1 : core_.prop->last_member());
+    const int64_t end_us                    = llama_time_us() - t0;
+    const int32_t n_drafted                 = static_cast<int32_t>(st_.proposals.size());
+    const proposer::draft_evidence evidence = n_drafted > 0 ? core_.prop->last_evidence(n_drafted) : proposer::draft_evidence{};
+    out.add_round(n_drafted, st_.accepted, st_.replayed, st_.clamp, start_us, end_us, propose_us, verify_us, commit_us,
+                  static_cast<int32_t>(st_.emitted.size()), n_drafted > 0 ? core_.prop->last_member() : -1, evidence.source,
+                  evidence.expected);
     return end_us;
 }
 

@@ -267,7 +267,7 @@ describe('CSV', () => {
     assert.deepEqual(CSV_DERIVED_COLUMNS.slice(0, 2), ['members', 'thinkingTokens']);
     assert.match(row!, /^t1,"a,b ""c""",k4,0,,10,/);
     assert.match(row!, /,0\.5;0\.25,/);
-    assert.ok(row!.endsWith(`,${DIGEST_A},,${','.repeat(12)}`), 'matchesControl, members and the thinking parts empty');
+    assert.ok(row!.endsWith(`,${DIGEST_A},,${','.repeat(13)}`), 'matchesControl, members, the thinking parts and sources empty');
   });
 });
 

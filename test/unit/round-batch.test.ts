@@ -20,6 +20,8 @@ describe('round batches', () => {
       [r.proposed, r.accepted, r.replay, r.clampedTo, r.startUs, r.endUs, r.proposeUs, r.verifyUs, r.commitUs],
       [4, 2, true, 3, 900, 2000, 300, 700, 20],
     );
+    assert.deepEqual([r.draftSource, r.expectedAccepted], ['store', 1.5], 'where the draft came from, and what its drafter expected');
+    assert.ok(!('draftSource' in rounds[0]!) && !('expectedAccepted' in rounds[0]!), 'a round without a draft names no source');
     assert.deepEqual(
       r.tokens.map((t) => [t.id, t.origin]),
       [
@@ -85,8 +87,22 @@ describe('round batches', () => {
       { ...twoRounds(), origins: Uint8Array.from([0, 1, 1, 9]) }, // unknown origin
       { ...twoRounds(), pieceEnds: Uint32Array.from([2, 1, 5, 11]) }, // pieces out of order
       { ...twoRounds(), pieceEnds: Uint32Array.from([2, 5, 9, 99]) }, // past the bytes
-      { ...twoRounds(), numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -1, -4, 2, 1, 3, 900, 2000, 300, 700, 20, 3, -1]) },
-      { ...twoRounds(), numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -1, 4, 2, 1, 3, 900, 2000, 300, 700, 20, 3, -2]) }, // bad member
+      {
+        ...twoRounds(),
+        numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -1, -1, -1, -4, 2, 1, 3, 900, 2000, 300, 700, 20, 3, -1, 1, 1.5]),
+      },
+      {
+        ...twoRounds(),
+        numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -1, -1, -1, 4, 2, 1, 3, 900, 2000, 300, 700, 20, 3, -2, 1, 1.5]),
+      }, // bad member
+      {
+        ...twoRounds(),
+        numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -1, -1, -1, 4, 2, 1, 3, 900, 2000, 300, 700, 20, 3, -1, 2, 1.5]),
+      }, // bad source
+      {
+        ...twoRounds(),
+        numbers: Float64Array.from([0, 0, 0, -1, 0, 900, 0, 0, 0, 1, -1, -1, -1, 4, 2, 1, 3, 900, 2000, 300, 700, 20, 3, -1, 1, 4.5]),
+      }, // expected more than proposed
       { ...twoRounds(), ids: [7, 8, 9, 10] }, // not a typed array
     ];
     for (const b of bad) assert.equal(RoundBatch.safeParse(b).success, false);

@@ -4,7 +4,7 @@
 // back and delivered with the token that completes it (text '' meanwhile).
 import { z } from 'zod';
 
-import { StopReason, TokenOrigin } from '../engine-types.js';
+import { DraftSource, StopReason, TokenOrigin } from '../engine-types.js';
 import { GenerationStats } from '../generation-result.js';
 import { concern } from './describe.js';
 import { ApiError } from './errors.js';
@@ -53,6 +53,10 @@ export const ApiRound = z.object({
   clampedTo: z.number().int().nullable(),
   /** a chain's round: which member (0-based, in the strategy list's order) drafted it; absent otherwise */
   member: z.number().int().min(0).optional(),
+  /** where the draft came from (`suffix`: this request, a chat's earlier turns included, or the model's store of earlier replies); absent otherwise */
+  draftSource: DraftSource.optional(),
+  /** with draftSource: the proposals the drafter expected accepted, against `accepted` */
+  expectedAccepted: z.number().min(0).optional(),
   tokenIds: z.array(z.number().int()),
   origins: z.array(TokenOrigin),
   startUs: z.number(),

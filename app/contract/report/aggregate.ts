@@ -3,7 +3,7 @@
 // request-wide speedup counts only the pairs that prefilled alike (prefill.ts).
 import { prefillsAlike } from './prefill.js';
 import type { CategorySummary, ProfileRun, ProfileSummary, RequestRecord, RequestSpeedup, Speedup } from './schema.js';
-import { median, memberStats, spread } from './stats.js';
+import { median, memberStats, sourceStats, spread, type SourceStats } from './stats.js';
 
 export const CONTROL = 'control';
 
@@ -140,6 +140,13 @@ export function summarizeProfiles(profiles: readonly ProfileRun[], requests: rea
             ),
           }
         : {}),
+      ...sourcesOf(own),
     };
   });
+}
+
+/** `sources` of a profile whose drafter told where its drafts came from (`suffix`); nothing otherwise. */
+function sourcesOf(own: readonly RequestRecord[]): { sources?: SourceStats[] } {
+  const sources = sourceStats(own.flatMap((r) => r.samples));
+  return sources.length > 0 ? { sources } : {};
 }

@@ -41,7 +41,17 @@ export interface RequestOutcome {
 /** The timing and counts of one round, as the engine reports them and as a saved reply keeps them. */
 export type RoundFigures = Pick<
   RoundRecord,
-  'proposed' | 'accepted' | 'replay' | 'clampedTo' | 'endUs' | 'proposeUs' | 'verifyUs' | 'commitUs' | 'member'
+  | 'proposed'
+  | 'accepted'
+  | 'replay'
+  | 'clampedTo'
+  | 'endUs'
+  | 'proposeUs'
+  | 'verifyUs'
+  | 'commitUs'
+  | 'member'
+  | 'draftSource'
+  | 'expectedAccepted'
 >;
 
 export function roundSample(r: RoundFigures, emitted: number): RoundSample {
@@ -56,6 +66,7 @@ export function roundSample(r: RoundFigures, emitted: number): RoundSample {
     verifyUs: r.verifyUs,
     commitUs: r.commitUs,
     ...(r.member !== undefined ? { member: r.member } : {}),
+    ...(r.draftSource !== undefined ? { draftSource: r.draftSource, expectedAccepted: r.expectedAccepted ?? 0 } : {}),
   };
 }
 

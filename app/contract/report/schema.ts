@@ -5,7 +5,7 @@
 // 'power-chat-report' with a `chat` section): a bench report reads exactly as before.
 import { z } from 'zod';
 
-import { StopReason } from '../engine-types.js';
+import { DraftSource, StopReason } from '../engine-types.js';
 import { STRATEGIES } from '../strategies.js';
 import { ReplyParts } from './parts.js';
 
@@ -29,6 +29,10 @@ export const RoundSample = z.object({
   commitUs: z.number().nonnegative(),
   /** a chain's verify round: which member (0-based, in the profile's chain order) drafted it; absent otherwise */
   member: Count.optional(),
+  /** where the round's draft came from, for a drafter that tells (`suffix`: this request, or the model's store of earlier replies); absent otherwise */
+  draftSource: DraftSource.optional(),
+  /** with draftSource: the proposals the drafter expected accepted (against `accepted`) */
+  expectedAccepted: z.number().nonnegative().optional(),
 });
 export type RoundSample = z.infer<typeof RoundSample>;
 
@@ -135,6 +139,19 @@ export const MemberSummary = z.object({
 });
 export type MemberSummary = z.infer<typeof MemberSummary>;
 
+/** The verify rounds whose draft came from one source (sourceStats in stats.ts), pooled over the profile's requests. */
+export const SourceSummary = z.object({
+  source: DraftSource,
+  rounds: Count,
+  /** tokens drafted (proposed) from this source */
+  drafted: Count,
+  accepted: Count,
+  /** per round: the proposals the drafter expected accepted, and those accepted */
+  meanExpected: z.number().nonnegative().nullable(),
+  meanAccepted: z.number().nonnegative().nullable(),
+});
+export type SourceSummary = z.infer<typeof SourceSummary>;
+
 export const ProfileSummary = ProfileRun.extend({
   requests: Count,
   generatedTokens: Count,
@@ -157,6 +174,8 @@ export const ProfileSummary = ProfileRun.extend({
   categories: z.array(CategorySummary),
   /** a chain's profile: each member's share of the verify rounds, in chain order (absent: one strategy) */
   members: z.array(MemberSummary).optional(),
+  /** a drafter that tells where each draft came from (`suffix`): its rounds by source (absent: none told) */
+  sources: z.array(SourceSummary).optional(),
 });
 export type ProfileSummary = z.infer<typeof ProfileSummary>;
 

@@ -1,4 +1,5 @@
 // Order statistics and the per-request figures that come from round records.
+import { DraftSource } from '../engine-types.js';
 import type { Strategy } from '../strategies.js';
 import type { Spread } from './schema.js';
 
@@ -80,4 +81,47 @@ export function memberStats(members: readonly Strategy[], rounds: readonly Membe
     m.accepted += r.accepted;
   }
   return out.map((m) => ({ ...m, acceptanceRate: m.proposed > 0 ? m.accepted / m.proposed : null }));
+}
+
+/** What the per-source figures need of a round (an engine round, an API round, a report sample). */
+export interface SourceRound {
+  draftSource?: DraftSource | undefined;
+  expectedAccepted?: number | undefined;
+  proposed: number;
+  accepted: number;
+}
+
+/** The rounds whose draft came from one source: how many, what they drafted and kept, expected against actual. */
+export interface SourceStats {
+  source: DraftSource;
+  rounds: number;
+  drafted: number;
+  accepted: number;
+  /** per round: the proposals the drafter expected accepted (null: no rounds) */
+  meanExpected: number | null;
+  /** per round: the proposals accepted (null: no rounds) */
+  meanAccepted: number | null;
+}
+
+/**
+ * The rounds by where their draft came from (`suffix`: this request, or the store of earlier
+ * replies), in DraftSource's order, only the sources some round names: the drafter's expected
+ * acceptance beside the actual one says whether it drafted too long or too short.
+ */
+export function sourceStats(rounds: readonly SourceRound[]): SourceStats[] {
+  return DraftSource.options.flatMap((source) => {
+    const own = rounds.filter((r) => r.draftSource === source);
+    if (own.length === 0) return [];
+    const sum = (f: (r: SourceRound) => number) => own.reduce((n, r) => n + f(r), 0);
+    return [
+      {
+        source,
+        rounds: own.length,
+        drafted: sum((r) => r.proposed),
+        accepted: sum((r) => r.accepted),
+        meanExpected: sum((r) => r.expectedAccepted ?? 0) / own.length,
+        meanAccepted: sum((r) => r.accepted) / own.length,
+      },
+    ];
+  });
 }

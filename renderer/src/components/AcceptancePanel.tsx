@@ -2,6 +2,7 @@ import { useShallow } from 'zustand/react/shallow';
 
 import { abPairs } from '../logic/ab.js';
 import { chainFigures, chainLabel, draftingParts } from '../logic/chain.js';
+import { sourceFigures } from '../logic/suffix-store.js';
 import { decodeRate, duration, engineEvidence, fixed, percent, promptFigure, tokensPerSecond } from '../logic/format.js';
 import {
   decodeSeries,
@@ -108,6 +109,8 @@ export function AcceptancePanel() {
   // a chain: which member drafted how many rounds, and their acceptance
   const chain = message && reply ? chainFigures(reply.rounds, message.strategy, message.fallbacks) : null;
   const drafting = message ? draftingParts(message) : [];
+  // `suffix`: its rounds by where the draft came from, expected against accepted
+  const sources = reply ? sourceFigures(reply.rounds) : [];
   // a thinking reply: the thinking and the answer draft differently, each has its own figures
   const split = reply ? replyParts(reply) : null;
   const control = message?.strategy === 'none';
@@ -154,6 +157,14 @@ export function AcceptancePanel() {
               />
             ))}
             {chain && chain.undrafted > 0 && <Figure label="No member drafted" value={`${chain.undrafted} rounds`} />}
+            {sources.map((f) => (
+              <Figure
+                key={f.source}
+                label={f.label}
+                title="rounds · drafted / accepted · accepted tokens a round: the drafter's expectation, the target's verdict"
+                value={f.value}
+              />
+            ))}
             <Figure label="Prompt" value={promptFigure(stats)} />
             <Figure label="TTFT" value={duration(stats?.ttftMs)} />
             <Figure label="Prefill" value={tokensPerSecond(stats?.prefillTokensPerSecond)} />
