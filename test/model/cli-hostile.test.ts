@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { before, describe, test } from 'node:test';
 
 import { availableMemoryBytes } from '../../app/engine/cpu-memory.js';
@@ -30,36 +31,72 @@ interface Interrupted extends CliRun {
   before: string;
 }
 
+/** When the interrupt is sent: a stage the test observes, never a time. */
+type Moment =
+  /** the engine host, held at this stage (test/fixtures/stop-engine-host.mjs), is seen stopped; it goes on after the press */
+  | { hostHeldAt: 'start' | 'loadModel' }
+  /** the chat template's renderer is running (a template that loops ends only at its time budget) */
+  | { templateRenders: true }
+  /** the first text is on stdout, and the reply holds after its first round until it is cancelled */
+  | { firstText: true };
+
+const STOP_ENGINE_HOST = pathToFileURL(join(ROOT, 'test', 'fixtures', 'stop-engine-host.mjs')).href;
+
+interface ChildProcessInfo {
+  pid: number;
+  /** ps's STAT: T for a stopped process */
+  state: string;
+  args: string;
+}
+
+function childrenOf(pid: number): ChildProcessInfo[] {
+  const out = spawnSync('ps', ['-o', 'pid=,stat=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
+  return out.split('\n').flatMap((line) => {
+    const m = /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line);
+    return m ? [{ pid: Number(m[1]), state: m[2]!, args: m[3]! }] : [];
+  });
+}
+
 /**
  * Runs `power` in its own process group, as a terminal would, and sends SIGINT to the whole
- * group (the engine host included, unless it has left the group) once `when` says so.
+ * group (the engine host has left it: it is the CLI's to cancel) once `when` is observed.
  */
-function interruptGroup(args: string[], when: { afterHostMs?: number; afterStdout?: boolean }): Promise<Interrupted> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'power.js'), ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+function interruptGroup(args: string[], when: Moment): Promise<Interrupted> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.POWER_LLAMA_LOG;
+  if ('hostHeldAt' in when) env.POWER_TEST_STOP_HOST = when.hostHeldAt;
+  if ('firstText' in when) env.POWER_TEST_HOLD_REPLIES = '1';
+  const child = spawn(process.execPath, ['--import', STOP_ENGINE_HOST, join(ROOT, 'bin', 'power.js'), ...args], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
   let stdout = '';
   let stderr = '';
   let before: string | null = null;
-  const fire = (): void => {
+  const fire = (heldHost?: number): void => {
     if (before !== null) return;
     before = stdout;
     process.kill(-child.pid!, 'SIGINT');
+    // the press is on its way to the CLI before the host can take another step
+    if (heldHost !== undefined) process.kill(heldHost, 'SIGCONT');
   };
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
     stdout += d;
-    if (when.afterStdout && stdout.trim().length > 0) fire();
+    if ('firstText' in when && stdout.trim().length > 0) fire();
   });
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  // a moment the CLI has surely reached (Node's own start-up is not ours): its engine host exists
-  let timer: NodeJS.Timeout | undefined;
   const poll = setInterval(() => {
-    if (when.afterHostMs === undefined || timer) return;
-    const host = spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).stdout.trim();
-    if (host) timer = setTimeout(fire, when.afterHostMs);
+    if (before !== null || 'firstText' in when) return;
+    const children = childrenOf(child.pid!);
+    if ('hostHeldAt' in when) {
+      const held = children.find((c) => /engine-host[\\/]host\./.test(c.args) && c.state.startsWith('T'));
+      if (held) fire(held.pid);
+    } else if (children.some((c) => /template-worker/.test(c.args))) fire();
   }, 20);
   const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
   return new Promise((resolve) => {
     child.on('exit', (code, signal) => {
-      clearTimeout(timer);
       clearInterval(poll);
       clearTimeout(guard);
       resolve({ code, signal, stdout, stderr, before: before ?? '' });
@@ -90,7 +127,7 @@ describe('hostile input through the CLI', () => {
       // comes while the CLI loads and hands it to the command)
       test('as the engine host starts (--json): exit 130 and a cancelled report', async () => {
         const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--json', ...long], {
-          afterHostMs: 0,
+          hostHeldAt: 'start',
         });
         assert.equal(run.signal, null, run.stderr);
         assert.equal(run.code, 130, run.stderr);
@@ -101,24 +138,28 @@ describe('hostile input through the CLI', () => {
 
       test('while the engine starts or the model loads (--json)', async () => {
         const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', '--json', ...long], {
-          afterHostMs: 400,
+          hostHeldAt: 'loadModel',
         });
         assert.equal(run.signal, null, run.stderr);
         assert.equal(run.code, 130, run.stderr);
-        assert.equal((JSON.parse(run.stdout) as { stopReason: string }).stopReason, 'cancelled');
+        const out = JSON.parse(run.stdout) as { stopReason: string; tokens: number[] };
+        assert.equal(out.stopReason, 'cancelled');
+        assert.deepEqual(out.tokens, []);
       });
 
       test('while a slow chat template renders (--json)', async () => {
-        // the template loops for its whole 5 s budget; the press lands before or during it
+        // the template loops for its whole 5 s budget: the press lands while its renderer runs
         const run = await interruptGroup(['generate', '--model', poisoned.templateNested, '--prompt', 'hi', '--json', ...long], {
-          afterHostMs: 1500,
+          templateRenders: true,
         });
         assert.equal(run.code, 130, run.stderr);
-        assert.equal((JSON.parse(run.stdout) as { stopReason: string }).stopReason, 'cancelled');
+        const out = JSON.parse(run.stdout) as { stopReason: string; tokens: number[] };
+        assert.equal(out.stopReason, 'cancelled');
+        assert.deepEqual(out.tokens, []);
       });
 
       test('during generation: the text so far is printed, the engine host survived to report', async () => {
-        const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', ...long], { afterStdout: true });
+        const run = await interruptGroup(['generate', '--model', models['target.gguf'], '--prompt', 'hi', ...long], { firstText: true });
         assert.equal(run.signal, null, run.stderr);
         assert.equal(run.code, 130, run.stderr);
         assert.ok(run.stdout.trim().length > 0 && run.stdout.startsWith(run.before), 'the generated text is kept');
