@@ -9,6 +9,7 @@
 // POWER_CHURN_SEED run another or a longer one.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { after, before, test } from 'node:test';
@@ -57,11 +58,9 @@ interface Snapshot {
   resources: Record<string, number>;
 }
 
-async function snapshot(hostPid: number): Promise<Snapshot> {
-  // what is still in flight settles, then the heap is collected twice (weak references, finalizers)
-  await new Promise((r) => setTimeout(r, 300));
+function snapshot(hostPid: number): Snapshot {
+  // the heap collected twice first (weak references, then what their finalizers let go)
   gc();
-  await new Promise((r) => setTimeout(r, 50));
   gc();
   const status = readFileSync(`/proc/${hostPid}/status`, 'utf8');
   const resources: Record<string, number> = {};
@@ -79,6 +78,37 @@ async function snapshot(hostPid: number): Promise<Snapshot> {
     ).size,
     resources,
   };
+}
+
+/** What a leak would grow: the engine host's threads, files and model mappings, and this process's handles. */
+const counts = ({ hostThreads, hostFds, hostModelMaps, resources }: Snapshot) => ({ hostThreads, hostFds, hostModelMaps, resources });
+
+/** Handles of work still in flight here: a connection not yet torn down, a file operation (a chat being saved). */
+const IN_FLIGHT = /^(TCPSocketWrap|TCPWRAP|FSReq|FileHandle|Shutdown|WriteWrap)/;
+
+/**
+ * Snapshots until `settled` holds for one, polled every 50 ms for at most 20 s; the last one
+ * either way (a count that never settles fails the assertions on it, which show it).
+ */
+async function snapshotWhen(hostPid: number, settled: (s: Snapshot) => boolean): Promise<Snapshot> {
+  const deadline = performance.now() + 20_000;
+  for (;;) {
+    const s = snapshot(hostPid);
+    if (settled(s) || performance.now() > deadline) return s;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The baseline: nothing in flight in this process, and the engine host's counts the same twice in a row. */
+async function quietSnapshot(hostPid: number): Promise<Snapshot> {
+  let previous: Snapshot | null = null;
+  const quiet = await snapshotWhen(hostPid, (s) => {
+    const same = previous !== null && isDeepStrictEqual(counts(s), counts(previous));
+    previous = s;
+    return same && !Object.keys(s.resources).some((r) => IN_FLIGHT.test(r));
+  });
+  assert.ok(!Object.keys(quiet.resources).some((r) => IN_FLIGHT.test(r)), `work still in flight: ${JSON.stringify(quiet.resources)}`);
+  return quiet;
 }
 
 /** Follows one reply to its end; `stopAfter` tokens (0: at once, null: never) it asks to stop. */
@@ -165,7 +195,7 @@ test(`${CYCLES} send / stop / regenerate cycles over /ws (seed ${SEED}): no leak
       // after warm-up, with no client connected: the baseline
       client.close();
       await client.closed;
-      before = await snapshot(hostPid);
+      before = await quietSnapshot(hostPid);
       assert.deepEqual(serve.subscriptions(), {}, 'a closed connection leaves no subscription behind');
       client = connect();
     } else if (i > 0 && i % CONNECTION_EVERY === 0) {
@@ -206,7 +236,9 @@ test(`${CYCLES} send / stop / regenerate cycles over /ws (seed ${SEED}): no leak
   assert.deepEqual((await client.api.chats.list({})).chats, [], 'every churned chat is gone');
   client.close();
   await client.closed;
-  const end = await snapshot(hostPid);
+  // what the last replies left in flight settles back to the warm-up's counts, or the assertions below show what did not
+  const baseline = counts(before!);
+  const end = await snapshotWhen(hostPid, (s) => isDeepStrictEqual(counts(s), baseline));
 
   assert.equal(serve.service.enginePid(), hostPid, 'the engine host never crashed');
   assert.deepEqual(serve.subscriptions(), {}, 'no subscription is left once the clients are gone');
