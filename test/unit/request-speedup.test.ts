@@ -7,9 +7,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { buildReport } from '../../app/contract/report/build.js';
+import { chatReport, type Machine } from '../../app/contract/report/chat.js';
 import { PREFILL_BAND, prefillsAlike } from '../../app/contract/report/prefill.js';
 import { Report, type Environment, type ProfileRun, type RequestRecord, type RunInfo } from '../../app/contract/report/schema.js';
 import { renderReport } from '../../app/report/render.js';
+import { sampleChat } from '../fixtures/chats.js';
 import { markdownRows } from '../fixtures/report-agreement.js';
 
 const DIGEST = `sha256:${'c'.repeat(64)}`;
@@ -44,19 +46,16 @@ function request(task: string, profile: string, prefill: Prefill): Omit<RequestR
   };
 }
 
-const ENVIRONMENT: Environment = {
+const MACHINE: Machine = {
   os: { platform: 'linux', release: '6', arch: 'x64' },
   cpu: { model: 'cpu', logicalCores: 2 },
   memoryBytes: 1024,
-  gpus: [],
   gpuDriver: null,
-  backend: null,
   llamaCppRelease: 'b1',
   powerVersion: '0.0.0',
   nodeVersion: 'v22',
-  models: [],
-  settings: null,
 };
+const ENVIRONMENT: Environment = { ...MACHINE, gpus: [], backend: null, models: [], settings: null };
 
 const RUN: RunInfo = {
   startedAt: '2026-01-01T00:00:00Z',
@@ -122,6 +121,29 @@ describe("the JSON export's request speedup", () => {
     const k7 = report.profiles.find((p) => p.name === 'k7')!;
     assert.deepEqual(k7.speedup!.request, { ratioOfMedians: 28 / 25, medianOfTaskRatios: 28 / 25, pairs: 1, prefilledUnlike: 0 });
     assert.equal(markdownRows(renderReport(report, 'md'), 'Profiles').find((c) => c[0] === 'k7')![9], '1.12x');
+  });
+});
+
+describe("a chat's JSON export", () => {
+  test("reads each reply's kept prompt tokens: an A/B whose control kept more of the prompt is left out of the request speedup", async () => {
+    const chat = await sampleChat();
+    const exportOf = (c: typeof chat) =>
+      Report.parse(JSON.parse(renderReport(chatReport({ chat: c, machine: MACHINE, models: [], command: 'test' }), 'json')));
+    const balanced = (r: Report) => r.profiles.find((p) => p.name === 'Balanced')!.speedup!.request;
+    const alike = exportOf(chat);
+    assert.deepEqual(
+      alike.requests.map((r) => r.reusedPromptTokens),
+      [0, 0, 0, 0],
+    );
+    assert.equal(balanced(alike).pairs, 1);
+    // the control's session kept 20 of the 30 prompt tokens: the same prefill rate, less to evaluate
+    const warm = structuredClone(chat);
+    const control = warm.messages[1]!;
+    assert.ok(control.role === 'assistant' && control.strategy === 'none' && control.stats);
+    control.stats = { ...control.stats, reusedPromptTokens: 20, evaluatedPromptTokens: 10 };
+    const report = exportOf(warm);
+    assert.equal(report.requests.find((r) => r.profile === 'control')!.reusedPromptTokens, 20);
+    assert.deepEqual(balanced(report), { ratioOfMedians: null, medianOfTaskRatios: null, pairs: 0, prefilledUnlike: 1 });
   });
 });
 
