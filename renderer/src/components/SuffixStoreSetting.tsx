@@ -28,10 +28,14 @@ export function SuffixStoreSetting() {
   const change = async (p: { remember?: boolean; clear?: boolean }) => {
     if (!api) return;
     setBusy(true);
+    // the checkbox follows the click at once; the service's answer (or, refused, its state) settles it
+    const remember = p.remember;
+    if (remember !== undefined) setState((s) => s && { ...s, remember });
     try {
       setState(await api.engine.setSuffixStore(p));
     } catch (error) {
       fail('Store of earlier replies', error);
+      setState(await api.engine.suffixStore({}).catch(() => null));
     } finally {
       setBusy(false);
     }
