@@ -43,7 +43,8 @@ const files = SUITES.flatMap((dir) =>
 // the spec reporter, and every skip with its reason and the counts into a file of their own
 // (scripts/skip-report.mjs), printed after the run: the list, then the counts as the last line
 mkdirSync(join('.cache', 'test'), { recursive: true });
-const skipFile = join('.cache', 'test', 'skips.json');
+// one file per run: two runs at once (a developer's and a helper's) must not read each other's
+const skipFile = join('.cache', 'test', `skips-${process.pid}.json`);
 rmSync(skipFile, { force: true });
 const r = spawnSync(
   process.execPath,
@@ -60,5 +61,8 @@ const r = spawnSync(
   ],
   { stdio: 'inherit' },
 );
-if (existsSync(skipFile)) console.log(skipSummary(readFileSync(skipFile, 'utf8')));
+if (existsSync(skipFile)) {
+  console.log(skipSummary(readFileSync(skipFile, 'utf8')));
+  rmSync(skipFile, { force: true });
+}
 process.exit(r.status ?? 1);
