@@ -10,6 +10,8 @@
 // product): a batch's rows meet other rows at the same expert, a lone row meets none.
 //
 //   power-kernel-rows [--threads N] [--types f32,q4_K,...] [--ops mul_mat,mul_mat_id]
+//   power-kernel-rows --time [--threads N] [--types ...] [--widths 1,2,...] [--rows R] [--cols C] [--reps N] [--clock wall|cpu]
+//                     [--backend LIB]
 //
 // One line per weight type, buffer and matrix shape: `TYPE BUFFER ROWSxCOLS: ok` (mul_mat),
 // `TYPE BUFFER mul_mat_id EXPERTSxROWSxCOLS shared|per-expert: ok`, or `...: differs at batch
@@ -18,11 +20,22 @@
 // it) gives one row and a batch of each type and buffer on them, and whether the AVX-512 VNNI
 // paired tinyBLAS kernel (ggml-cpu-llamafile-q0-pairs.patch) was among them. Exit 0 when every
 // line is ok, 1 when any differs, 2 on a usage or setup error.
+//
+// With --time it checks nothing and times instead: each type's product with a ROWS x 2048 matrix
+// (4096 rows unless --rows, 2048 columns unless --cols), in the buffer llama.cpp would load it in (repacked where the backend
+// takes it, else plain), at each batch width (1 = a decode, 2 to 65 = a verify pass), one line
+// `TYPE BUFFER ROWSxCOLS width N: MEDIAN us` per width, the median of --reps computes after two
+// warm-up ones. Built against Power's patched ggml and against the released libraries, the two
+// binaries give what one summation order costs per type (bench/kernel-tax.ts); --backend loads one
+// CPU backend library (e.g. the released AVX2 variant) instead of the best one beside the binary.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -36,17 +49,20 @@
 
 namespace {
 
-constexpr int K = 2048; // the row length: 8 super-blocks of every K-quant
+// the row length: 8 super-blocks of every K-quant (--time --cols sets another, e.g. a model's)
+int K = 2048;
 
 // a Mixture-of-Experts layer of the shape llama.cpp builds for Qwen3-MoE and the synthetic MoE
 // target: each row (token) routed to EXPERTS_USED of EXPERTS expert matrices
 constexpr int EXPERTS      = 8;
 constexpr int EXPERTS_USED = 2;
 
+// every weight type llama-quantize writes (TQ1_0 and TQ2_0 for ternary models)
 const std::vector<ggml_type> ALL_TYPES = {
-    GGML_TYPE_F32,    GGML_TYPE_F16,    GGML_TYPE_BF16,  GGML_TYPE_Q8_0,    GGML_TYPE_Q4_0,  GGML_TYPE_Q5_0,
-    GGML_TYPE_IQ4_NL, GGML_TYPE_MXFP4,  GGML_TYPE_Q2_K,  GGML_TYPE_Q3_K,    GGML_TYPE_Q4_K,  GGML_TYPE_Q5_K,
-    GGML_TYPE_Q6_K,   GGML_TYPE_IQ4_XS, GGML_TYPE_IQ3_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ2_S,
+    GGML_TYPE_F32,   GGML_TYPE_F16,    GGML_TYPE_BF16,  GGML_TYPE_Q8_0,    GGML_TYPE_Q4_0,  GGML_TYPE_Q4_1,   GGML_TYPE_Q5_0,
+    GGML_TYPE_Q5_1,  GGML_TYPE_IQ4_NL, GGML_TYPE_MXFP4, GGML_TYPE_Q2_K,    GGML_TYPE_Q3_K,  GGML_TYPE_Q4_K,   GGML_TYPE_Q5_K,
+    GGML_TYPE_Q6_K,  GGML_TYPE_IQ4_XS, GGML_TYPE_IQ3_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ2_S, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_XXS,
+    GGML_TYPE_IQ1_S, GGML_TYPE_IQ1_M,  GGML_TYPE_TQ1_0, GGML_TYPE_TQ2_0,
 };
 
 // batch widths: every verify pass up to K = 16, then prompt chunks past the 16-row tiles
@@ -165,15 +181,43 @@ struct operands {
     std::vector<float> x;
 };
 
+// `count` rows of K random weights as `type`, sliced from a pool quantized once per type
+// (quantizing, not multiplying, is most of this tool's time for the 1- and 2-bit IQ types): from a
+// random row on where the pool holds them, else the pool's rows over and over (--time's large
+// matrices: the values do not matter there, only that every row is its own memory)
+std::vector<uint8_t> weights(ggml_type type, int count, std::mt19937 & rng) {
+    constexpr int POOL_ROWS = 1280;
+    static std::map<ggml_type, std::vector<uint8_t>> pool;
+    const size_t row = ggml_row_size(type, K);
+    if (pool.count(type) == 0) {
+        std::normal_distribution<float> normal(0.f, 1.f);
+        std::vector<float> wf(static_cast<size_t>(K) * POOL_ROWS);
+        for (float & v : wf) {
+            v = normal(rng) * 0.05f;
+        }
+        std::vector<uint8_t> q(row * POOL_ROWS);
+        // the 1- and 2-bit IQ types refuse to quantize without an importance matrix: a flat one
+        const std::vector<float> flat(K, 1.f);
+        ggml_quantize_chunk(type, wf.data(), q.data(), 0, POOL_ROWS, K, ggml_quantize_requires_imatrix(type) ? flat.data() : nullptr);
+        pool[type] = std::move(q);
+    }
+    const std::vector<uint8_t> & p = pool[type];
+    if (count > POOL_ROWS) {
+        std::vector<uint8_t> out(row * count);
+        for (int r = 0; r < count; r += POOL_ROWS) {
+            const int n = std::min(POOL_ROWS, count - r);
+            std::copy(p.begin(), p.begin() + n * row, out.begin() + r * row);
+        }
+        return out;
+    }
+    const size_t start = std::uniform_int_distribution<int>(0, POOL_ROWS - count)(rng);
+    return std::vector<uint8_t>(p.begin() + start * row, p.begin() + (start + count) * row);
+}
+
 operands draw(ggml_type type, int count, int nmax, int per_row, std::mt19937 & rng) {
     std::normal_distribution<float> normal(0.f, 1.f);
-    std::vector<float> wf(static_cast<size_t>(K) * count);
-    for (float & v : wf) {
-        v = normal(rng) * 0.05f;
-    }
     operands out;
-    out.w.resize(ggml_row_size(type, K) * count);
-    ggml_quantize_chunk(type, wf.data(), out.w.data(), 0, count, K, nullptr);
+    out.w = weights(type, count, rng);
     out.x.resize(static_cast<size_t>(K) * per_row * nmax);
     for (float & v : out.x) {
         v = normal(rng);
@@ -229,7 +273,14 @@ outcome compare(const std::string & label, const std::vector<float> & x, const s
 // mul_mat, one type, one buffer, one matrix height
 outcome check(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const char * buft_name, ggml_type type, int rows,
               std::mt19937 & rng) {
-    const int nmax     = batch_widths().back();
+    const int nmax = batch_widths().back();
+    // a buffer that does not take the type is known before its weights are drawn: quantizing the
+    // 1- and 2-bit IQ types is most of this tool's time
+    const std::vector<uint8_t> zeros(ggml_row_size(type, K) * rows);
+    const std::vector<float> x1(K);
+    if (multiply(cpu, buft, type, rows, zeros, x1.data(), 1).empty()) {
+        return outcome::not_taken;
+    }
     const operands ops = draw(type, rows, nmax, 1, rng);
     const std::vector<int32_t> no_ids(static_cast<size_t>(EXPERTS_USED) * nmax);
     const std::string label = std::string(ggml_type_name(type)) + " " + buft_name + " " + std::to_string(rows) + "x" + std::to_string(K);
@@ -244,7 +295,13 @@ outcome check_id(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, const
                  std::mt19937 & rng) {
     const int nmax      = batch_widths().back();
     const int per_token = shared ? 1 : EXPERTS_USED;
-    const operands ops  = draw(type, rows * EXPERTS, nmax, per_token, rng);
+    const std::vector<uint8_t> zeros(ggml_row_size(type, K) * rows * EXPERTS);
+    const std::vector<float> x1(static_cast<size_t>(K) * per_token);
+    const std::vector<int32_t> ids1 = {0, 1};
+    if (multiply_id(cpu, buft, type, rows, zeros, x1.data(), ids1.data(), 1, shared).empty()) {
+        return outcome::not_taken;
+    }
+    const operands ops = draw(type, rows * EXPERTS, nmax, per_token, rng);
     std::vector<int32_t> ids(static_cast<size_t>(EXPERTS_USED) * nmax);
     std::uniform_int_distribution<int32_t> expert(0, EXPERTS - 1);
     for (int t = 0; t < nmax; t++) {
@@ -309,12 +366,100 @@ std::string kernels(const cpu_backend & cpu, ggml_type type, bool repacked, bool
     }
 }
 
+// wall: the time a user waits; cpu: the process's CPU time, which a busy machine's preemptions do
+// not inflate (on one thread that is the kernel's own time; on more it counts the threads' spinning)
+enum class clock_kind { wall, cpu };
+
+double now_us(clock_kind clock) {
+    if (clock == clock_kind::wall) {
+        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    }
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+// the median time in microseconds of `reps` products of W (rows x K, in `buft`) with n rows, after
+// two warm-up ones; W and the activations stay resident, as a model's weights and a pass's
+// activations do, so only the kernel (and the threads' dispatch) is timed. Negative when the buffer
+// does not take this matrix.
+double time_product(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, ggml_type type, int rows, const operands & ops, int n,
+                    int reps, clock_kind clock) {
+    ggml_init_params ip = {4 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true};
+    ggml_context_ptr wctx(ggml_init(ip));
+    ggml_tensor * W = ggml_new_tensor_2d(wctx.get(), type, K, rows);
+    ggml_backend_buffer_ptr wbuf(ggml_backend_alloc_ctx_tensors_from_buft(wctx.get(), buft));
+    ggml_context_ptr ctx(ggml_init(ip));
+    ggml_tensor * X = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, K, n);
+    ggml_tensor * Y = ggml_mul_mat(ctx.get(), W, X);
+    if (!ggml_backend_dev_supports_op(cpu.dev, Y)) {
+        return -1;
+    }
+    ggml_backend_tensor_set(W, ops.w.data(), 0, ops.w.size());
+    ggml_cgraph * g = ggml_new_graph(ctx.get());
+    ggml_build_forward_expand(g, Y);
+    ggml_backend_buffer_ptr xbuf(ggml_backend_alloc_ctx_tensors(ctx.get(), cpu.backend.get()));
+    ggml_backend_tensor_set(X, ops.x.data(), 0, sizeof(float) * K * n);
+    std::vector<double> us;
+    for (int r = 0; r < reps + 2; r++) {
+        const double t0 = now_us(clock);
+        ggml_backend_graph_compute(cpu.backend.get(), g);
+        const double t1 = now_us(clock);
+        if (r >= 2) {
+            us.push_back(t1 - t0);
+        }
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+}
+
+// --time: one line per type and width, the buffer llama.cpp would load the weights in
+void time_types(const cpu_backend & cpu, const std::vector<ggml_type> & types, const std::vector<int> & widths, int rows, int reps,
+                clock_kind clock, std::mt19937 & rng) {
+    const int nmax = *std::max_element(widths.begin(), widths.end());
+    for (ggml_type type : types) {
+        if (K % ggml_blck_size(type) != 0) {
+            std::printf("# %s: a row of %d is not a whole number of its %lld-value blocks\n", ggml_type_name(type), K,
+                        static_cast<long long>(ggml_blck_size(type)));
+            continue;
+        }
+        const operands ops = draw(type, rows, nmax, 1, rng);
+        for (int r = 1; r >= 0; r--) {
+            ggml_backend_buffer_type_t buft = r ? cpu.repack : cpu.plain;
+            if (buft == nullptr) {
+                continue;
+            }
+            std::vector<double> at;
+            for (int n : widths) {
+                const double us = time_product(cpu, buft, type, rows, ops, n, reps, clock);
+                if (us < 0) {
+                    break;
+                }
+                at.push_back(us);
+            }
+            if (at.size() != widths.size()) {
+                continue; // this buffer does not take the type: the plain one does
+            }
+            for (size_t i = 0; i < widths.size(); i++) {
+                std::printf("%s %s %dx%d width %d: %.1f us\n", ggml_type_name(type), r ? "repacked" : "plain", rows, K, widths[i], at[i]);
+            }
+            std::fflush(stdout);
+            break;
+        }
+    }
+}
+
 } // namespace
 
 int main(int argc, char ** argv) {
     int threads                  = 2;
     std::vector<ggml_type> types = ALL_TYPES;
     bool op_mul_mat = true, op_mul_mat_id = true;
+    bool timing             = false;
+    std::vector<int> widths = {1, 2, 4, 8, 16, 32, 65};
+    int rows = 4096, reps = 20;
+    std::string backend_lib;
+    clock_kind clock = clock_kind::wall;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         if (a == "--threads" && i + 1 < argc) {
@@ -330,6 +475,29 @@ int main(int argc, char ** argv) {
                 }
                 types.push_back(*t);
             }
+        } else if (a == "--time") {
+            timing = true;
+        } else if (a == "--widths" && i + 1 < argc) {
+            widths.clear();
+            std::stringstream ss(argv[++i]);
+            for (std::string w; std::getline(ss, w, ',');) {
+                widths.push_back(std::atoi(w.c_str()));
+            }
+        } else if (a == "--cols" && i + 1 < argc) {
+            K = std::atoi(argv[++i]);
+        } else if (a == "--rows" && i + 1 < argc) {
+            rows = std::atoi(argv[++i]);
+        } else if (a == "--reps" && i + 1 < argc) {
+            reps = std::atoi(argv[++i]);
+        } else if (a == "--clock" && i + 1 < argc) {
+            const std::string c = argv[++i];
+            if (c != "wall" && c != "cpu") {
+                std::fprintf(stderr, "power-kernel-rows: --clock must be wall or cpu\n");
+                return 2;
+            }
+            clock = c == "cpu" ? clock_kind::cpu : clock_kind::wall;
+        } else if (a == "--backend" && i + 1 < argc) {
+            backend_lib = argv[++i];
         } else if (a == "--ops" && i + 1 < argc) {
             op_mul_mat = op_mul_mat_id = false;
             std::stringstream ss(argv[++i]);
@@ -344,7 +512,9 @@ int main(int argc, char ** argv) {
                 }
             }
         } else {
-            std::fprintf(stderr, "usage: power-kernel-rows [--threads N] [--types f32,q4_K,...] [--ops mul_mat,mul_mat_id]\n");
+            std::fprintf(stderr, "usage: power-kernel-rows [--threads N] [--types f32,q4_K,...] [--ops mul_mat,mul_mat_id]\n"
+                                 "       power-kernel-rows --time [--threads N] [--types ...] [--widths 1,2,...] [--rows R] [--reps N] "
+                                 "[--clock wall|cpu] [--backend LIB]\n");
             return 2;
         }
     }
@@ -352,10 +522,24 @@ int main(int argc, char ** argv) {
         std::fprintf(stderr, "power-kernel-rows: --threads must be at least 1\n");
         return 2;
     }
+    if (K < 32 || K % 32 != 0 || (!timing && K != 2048)) {
+        std::fprintf(stderr, "power-kernel-rows: --cols (with --time) must be a multiple of 32\n");
+        return 2;
+    }
+    if (reps < 1 || rows < 1 || rows % 16 != 0 || widths.empty() ||
+        std::any_of(widths.begin(), widths.end(), [](int w) { return w < 1 || w > 512; })) {
+        std::fprintf(stderr, "power-kernel-rows: --reps at least 1, --rows a multiple of 16, --widths 1 to 512\n");
+        return 2;
+    }
     const std::string self = argv[0];
     const auto slash       = self.find_last_of('/');
     ggml_log_set([](ggml_log_level, const char *, void *) {}, nullptr);
-    ggml_backend_load_all_from_path(slash == std::string::npos ? "." : self.substr(0, slash).c_str());
+    if (backend_lib.empty()) {
+        ggml_backend_load_all_from_path(slash == std::string::npos ? "." : self.substr(0, slash).c_str());
+    } else if (ggml_backend_load(backend_lib.c_str()) == nullptr) {
+        std::fprintf(stderr, "power-kernel-rows: cannot load the backend library %s\n", backend_lib.c_str());
+        return 2;
+    }
     cpu_backend cpu = open_cpu(threads);
     if (!cpu.backend) {
         std::fprintf(stderr, "power-kernel-rows: no CPU backend\n");
@@ -367,6 +551,10 @@ int main(int argc, char ** argv) {
     }
     std::printf("\n");
     std::mt19937 rng(42);
+    if (timing) {
+        time_types(cpu, types, widths, rows, reps, clock, rng);
+        return 0;
+    }
     bool all_ok = true;
     std::vector<std::string> ran;    // the kernel lines, printed after the checks
     std::vector<std::string> paired; // the types a batch of which ran the paired kernel

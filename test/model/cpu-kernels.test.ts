@@ -70,7 +70,34 @@ describe('CPU matrix kernels: a row of a batch equals the row alone', () => {
       const all = r.checks.join('\n');
       // the check ran: every type in a plain buffer, mul_mat at three heights, mul_mat_id at two
       // with shared and per-expert activations, and the repacked layouts
-      for (const type of ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q5_0', 'iq4_nl', 'q4_K', 'q6_K', 'iq4_xs', 'iq2_s']) {
+      // (every type llama-quantize writes: the 1- and 2-bit IQ and the ternary TQ ones too)
+      for (const type of [
+        'f32',
+        'f16',
+        'bf16',
+        'q8_0',
+        'q4_0',
+        'q4_1',
+        'q5_0',
+        'q5_1',
+        'iq4_nl',
+        'q2_K',
+        'q3_K',
+        'q4_K',
+        'q5_K',
+        'q6_K',
+        'iq4_xs',
+        'iq3_s',
+        'iq3_xxs',
+        'iq2_s',
+        'iq2_xs',
+        'iq2_xxs',
+        'iq1_s',
+        'iq1_m',
+        'tq1_0',
+        'tq2_0',
+        'mxfp4',
+      ]) {
         assert.equal(r.checks.filter((l) => new RegExp(`^${type} plain \\d+x`).test(l)).length, 3, `${type}: ${all}`);
         assert.equal(r.checks.filter((l) => l.startsWith(`${type} plain mul_mat_id 8x`)).length, 4, `${type}: ${all}`);
       }
