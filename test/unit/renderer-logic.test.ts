@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { abVerdict, compareAb, PREFILL_RATE_BAND, type AbSide } from '../../renderer/src/logic/ab.js';
+import { abVerdict, compareAb, type AbSide } from '../../renderer/src/logic/ab.js';
+import { PREFILL_BAND } from '../../app/contract/report/prefill.js';
 import { describeError } from '../../renderer/src/logic/advice.js';
 import { checkCustomProfile, customProfileName } from '../../renderer/src/logic/custom-profile.js';
 import { draftFileOptions, draftMethodOptions, settleChoice } from '../../renderer/src/logic/draft-options.js';
@@ -410,16 +411,19 @@ describe('A/B and the report', () => {
     const r = compareAb(side({ stats: kept }), side({ strategy: 'none', stats: { ...warm, prefillTokensPerSecond: 800 } as ReplyStats }));
     assert.equal(r.requestSpeedup, null);
     assert.equal(r.prefill.why, '48 vs 2048 prompt tokens evaluated, 2000 vs 0 kept from the previous request');
-    // a reply saved before the counts were recorded: unknown is not alike
-    const unrecorded = compareAb(side({ stats: stats({ evaluatedPromptTokens: null }) }), side({ strategy: 'none' }));
+    // a reply saved before the counts were recorded is judged as the chat's JSON export judges it
+    // (app/contract/report/prefill.ts): by its time to first token and prefill rate
+    const unrecordedStats = stats({ evaluatedPromptTokens: null, reusedPromptTokens: null, ttftMs: 40 });
+    const unrecorded = compareAb(side({ stats: unrecordedStats }), side({ strategy: 'none' }));
     assert.equal(unrecorded.requestSpeedup, null);
     assert.match(
       abVerdict(unrecorded).request,
-      /^no request-wide speedup: the prefills differ \(the prompt tokens each side evaluated are not recorded;/,
+      /^no request-wide speedup: the prefills differ \(the prompt tokens each side evaluated are not recorded, and the times to first token or the prefill rates are more than 1\.25× apart; time to first token 40 ms vs 12 ms\)/,
     );
+    assert.equal(compareAb(side({ stats: { ...unrecordedStats, ttftMs: 12 } }), side({ strategy: 'none' })).prefill.alike, true);
   });
 
-  test(`alike prefills (same tokens, rates within ${PREFILL_RATE_BAND}×) keep the request-wide ratio, with both times to first token`, () => {
+  test(`alike prefills (same tokens, rates within ${PREFILL_BAND}×) keep the request-wide ratio, with both times to first token`, () => {
     const r = compareAb(
       side({ stats: stats({ decodeTokensPerSecondMedian: 150, requestTokensPerSecond: 120, prefillTokensPerSecond: 520, ttftMs: 20 }) }),
       side({

@@ -21,22 +21,43 @@ function within(a: number, b: number): boolean {
 export type PrefillFigures = Pick<RequestRecord, 'promptTokens' | 'reusedPromptTokens' | 'ttftMs' | 'prefillTokensPerSecond'>;
 
 /**
- * Whether two requests of the same task prefilled alike: the same prompt tokens evaluated and
- * kept from the previous request, at prefill rates within PREFILL_BAND (nothing evaluated on
- * either side is alike). A request that does not record its kept tokens (a report written before
- * they were) falls back on its time to first token, which a side that evaluated more, or more
- * slowly, reached later: times to first token and prefill rates within PREFILL_BAND.
+ * Whether two requests of the same task prefilled alike, and where not, what differs: the same
+ * prompt tokens evaluated and kept from the previous request, at prefill rates within
+ * PREFILL_BAND (nothing evaluated on either side is alike). A request that does not record its
+ * kept tokens (a report written before they were) falls back on its time to first token, which a
+ * side that evaluated more, or more slowly, reached later: times to first token and prefill rates
+ * within PREFILL_BAND. The report, the JSON export and the app's A/B all read this one rule.
  */
-export function prefillsAlike(a: PrefillFigures, b: PrefillFigures): boolean {
+export type PrefillComparison =
+  | { alike: true }
+  /** each side's prompt tokens evaluated and kept, `a` first */
+  | { alike: false; differ: 'tokens'; evaluated: [number, number]; kept: [number, number] }
+  /** the same tokens evaluated (`evaluated`, each side), at these prefill rates */
+  | { alike: false; differ: 'rates'; rates: [number, number]; evaluated: number }
+  | { alike: false; differ: 'rates-unknown' }
+  /** the kept tokens unrecorded, and the times to first token or the prefill rates outside the band (or unknown) */
+  | { alike: false; differ: 'unrecorded' };
+
+export function comparePrefills(a: PrefillFigures, b: PrefillFigures): PrefillComparison {
   const [ar, br] = [a.reusedPromptTokens, b.reusedPromptTokens];
   const [ap, bp] = [a.prefillTokensPerSecond, b.prefillTokensPerSecond];
   if (ar !== undefined && ar !== null && br !== undefined && br !== null) {
-    if (a.promptTokens !== b.promptTokens || ar !== br) return false;
-    if (a.promptTokens - ar === 0) return true;
-    return ap !== null && bp !== null && within(ap, bp);
+    if (a.promptTokens !== b.promptTokens || ar !== br) {
+      return { alike: false, differ: 'tokens', evaluated: [a.promptTokens - ar, b.promptTokens - br], kept: [ar, br] };
+    }
+    const evaluated = a.promptTokens - ar;
+    if (evaluated === 0) return { alike: true };
+    if (ap === null || bp === null || !(ap > 0) || !(bp > 0)) return { alike: false, differ: 'rates-unknown' };
+    return within(ap, bp) ? { alike: true } : { alike: false, differ: 'rates', rates: [ap, bp], evaluated };
   }
-  if (a.ttftMs === null || b.ttftMs === null || !within(a.ttftMs, b.ttftMs)) return false;
+  const unrecorded = { alike: false, differ: 'unrecorded' } as const;
+  if (a.ttftMs === null || b.ttftMs === null || !within(a.ttftMs, b.ttftMs)) return unrecorded;
   // neither measured a prefill rate: both kept the whole prompt, nothing was evaluated
-  if (ap === null && bp === null) return true;
-  return ap !== null && bp !== null && within(ap, bp);
+  if (ap === null && bp === null) return { alike: true };
+  return ap !== null && bp !== null && within(ap, bp) ? { alike: true } : unrecorded;
+}
+
+/** comparePrefills' verdict alone. */
+export function prefillsAlike(a: PrefillFigures, b: PrefillFigures): boolean {
+  return comparePrefills(a, b).alike;
 }

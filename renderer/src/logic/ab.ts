@@ -4,6 +4,7 @@
 // speculation does not speed up: it is a speculation figure only when both sides prefilled alike
 // (a cold session against a warm one once read as "3.6× faster" beside a 1.2× decode speedup).
 import { branchAt } from '../../../app/contract/branches.js';
+import { comparePrefills, PREFILL_BAND, type PrefillFigures } from '../../../app/contract/report/prefill.js';
 import type { AssistantMessage, Chat, ReplyStats } from '../api-types.js';
 import { chainLabel } from './chain.js';
 import { decodeRate, duration, tokensPerSecond } from './format.js';
@@ -31,38 +32,50 @@ export interface AbResult {
   digestsMatch: boolean | null;
 }
 
-/**
- * How far apart (the faster over the slower) two prefill rates of the same prompt tokens may be
- * and still count as alike: run-to-run spread on a busy machine stays inside it, a cold session
- * against a warm one (about 4× in issue 55) does not.
- */
-export const PREFILL_RATE_BAND = 1.25;
-
 export interface PrefillComparison {
-  /** both sides evaluated and kept the same prompt tokens, at prefill rates within PREFILL_RATE_BAND */
+  /** both sides prefilled alike by the report's rule (app/contract/report/prefill.ts) */
   alike: boolean;
   /** why not, speculative side first ("prefill at 3245 tok/s vs 824 tok/s, 2048 prompt tokens each"); null when alike */
   why: string | null;
 }
 
-/** Whether the two replies' prefills are alike enough for a request-wide ratio to measure the speculation. */
+/** What the report's rule reads of a reply's figures, as a chat's JSON export records them. */
+function prefillFigures(stats: ReplyStats): PrefillFigures {
+  return {
+    promptTokens: stats.promptTokens,
+    reusedPromptTokens: stats.reusedPromptTokens ?? null,
+    ttftMs: stats.ttftMs,
+    prefillTokensPerSecond: stats.prefillTokensPerSecond,
+  };
+}
+
+/**
+ * Whether the two replies' prefills are alike enough for a request-wide ratio to measure the
+ * speculation: the report's rule, so that the A/B and the chat's JSON export judge a pair alike.
+ */
 export function comparePrefill(speculative: ReplyStats | null, control: ReplyStats | null): PrefillComparison {
-  const not = (why: string): PrefillComparison => ({ alike: false, why });
-  if (!speculative || !control) return not('a reply has no figures');
-  const [se, ce] = [speculative.evaluatedPromptTokens, control.evaluatedPromptTokens];
-  const [sr, cr] = [speculative.reusedPromptTokens, control.reusedPromptTokens];
-  if (se === null || ce === null || sr === null || cr === null) return not('the prompt tokens each side evaluated are not recorded');
-  if (se !== ce || sr !== cr) {
-    return not(`${se} vs ${ce} prompt tokens evaluated, ${sr} vs ${cr} kept from the previous request`);
+  if (!speculative || !control) return { alike: false, why: 'a reply has no figures' };
+  const c = comparePrefills(prefillFigures(speculative), prefillFigures(control));
+  if (c.alike) return { alike: true, why: null };
+  switch (c.differ) {
+    case 'tokens':
+      return {
+        alike: false,
+        why: `${c.evaluated[0]} vs ${c.evaluated[1]} prompt tokens evaluated, ${c.kept[0]} vs ${c.kept[1]} kept from the previous request`,
+      };
+    case 'rates':
+      return {
+        alike: false,
+        why: `prefill at ${tokensPerSecond(c.rates[0])} vs ${tokensPerSecond(c.rates[1])}, ${c.evaluated} prompt tokens each`,
+      };
+    case 'rates-unknown':
+      return { alike: false, why: 'the prefill rates are not recorded' };
+    case 'unrecorded':
+      return {
+        alike: false,
+        why: `the prompt tokens each side evaluated are not recorded, and the times to first token or the prefill rates are more than ${PREFILL_BAND}× apart`,
+      };
   }
-  // nothing evaluated on either side: no prefill to differ
-  if (se === 0) return { alike: true, why: null };
-  const [sp, cp] = [speculative.prefillTokensPerSecond, control.prefillTokensPerSecond];
-  if (sp === null || cp === null || !(sp > 0) || !(cp > 0)) return not('the prefill rates are not recorded');
-  if (Math.max(sp, cp) / Math.min(sp, cp) > PREFILL_RATE_BAND) {
-    return not(`prefill at ${tokensPerSecond(sp)} vs ${tokensPerSecond(cp)}, ${se} prompt tokens each`);
-  }
-  return { alike: true, why: null };
 }
 
 function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
