@@ -1,6 +1,7 @@
 // The renderer in Chromium against a real `power serve` running the real engine on the
 // synthetic models: every control of the model bar, the chat and the live panel, driven by
-// their accessible names. Screenshots of the main screen and the live panel go to test-results/.
+// their accessible names. Screenshots go to test-results/. Stop, and the live panel while a reply
+// streams, are in stop.test.ts: a server whose engine holds each reply until it is stopped.
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -162,40 +163,6 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
       if (method === 'none') assert.match(figures, /autoregressive/);
       else assert.match(figures, /\d+\.\d%/, `${method}: the acceptance rate as a percentage`);
     }
-  });
-
-  test('tokens stream, the panel updates during the reply, and Stop ends it mid-reply', async () => {
-    await setSampling('Max tokens', '1500');
-    const before = await replies().count();
-    await messageBox().fill('Write a long story.');
-    await button('Send').click();
-    await page.waitForFunction((n) => document.querySelectorAll('[role=log] article[aria-label=Assistant]').length > n, before);
-    const reply = replies().nth(before);
-    const tokens = panel().locator('dt', { hasText: 'Tokens' }).locator('xpath=following-sibling::dd[1]');
-    // while it streams: Stop enabled, Send not, the count and the rate move
-    await page.waitForFunction(() => /\d+\.\d%/.test(document.querySelector('.acceptance .headline')?.textContent ?? ''), null, {
-      timeout: LONG,
-    });
-    assert.equal(await button('Stop').isEnabled(), true);
-    assert.equal(await button('Send').isDisabled(), true);
-    const seen = new Set<string>();
-    const headlines = new Set<string>();
-    const deadline = Date.now() + LONG;
-    while (seen.size < 3 && Date.now() < deadline && (await reply.getAttribute('aria-busy')) === 'true') {
-      seen.add((await tokens.textContent()) ?? '');
-      headlines.add((await panel().locator('.headline').textContent()) ?? '');
-      await page.waitForTimeout(100);
-    }
-    assert.ok(seen.size >= 3, `the token count moved while streaming: ${[...seen]}`);
-    assert.equal(await reply.getAttribute('aria-busy'), 'true', 'still streaming when Stop is pressed');
-    await panel().screenshot({ path: join(RESULTS, 'renderer-live-panel.png') });
-    await page.screenshot({ path: join(RESULTS, 'renderer-streaming.png') });
-    await button('Stop').click();
-    await replyEnded(before + 1);
-    await reply.locator('header', { hasText: 'stopped' }).waitFor();
-    const count = Number(await tokens.textContent());
-    assert.ok(count > 0 && count < 1500, `stopped mid-reply after ${count} tokens`);
-    await setSampling('Max tokens', '24');
   });
 
   test('token origins: coloured by origin with a legend, each token with its round', async () => {
