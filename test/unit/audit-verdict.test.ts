@@ -92,6 +92,36 @@ describe('batch invariance of what ran', () => {
     );
   });
 
+  test('a CPU build for an architecture whose kernels were never checked row by row (arm64) claims nothing, and says why', () => {
+    const cpu = (platform: string) => ({
+      flavour: 'cpu',
+      platform,
+      gpu: null,
+      batchInvariant: true,
+      flashAttnBatchInvariant: true,
+      expertsBatchInvariant: true,
+    });
+    for (const flashAttn of ['on', 'off'] as const) {
+      const run = { flashAttn, experts: false, k: 7 };
+      assert.equal(invarianceClaim(cpu('linux-x64'), run).claimed, true);
+      assert.equal(invarianceClaim(cpu('win32-x64'), run).claimed, true);
+      for (const platform of ['linux-arm64', 'darwin-arm64', 'win32-arm64']) {
+        const claim = invarianceClaim(cpu(platform), run);
+        assert.equal(claim.claimed, false, platform);
+        assert.match(claim.why ?? '', new RegExp(`built for ${platform}: .*checked .* on x86-64 only, never on arm64`));
+      }
+    }
+    // a GPU flavour's claim is its GPU kernels', whatever the host CPU
+    const vulkanOnArm = {
+      flavour: 'vulkan',
+      platform: 'linux-arm64',
+      gpu: 'vulkan',
+      batchInvariant: true,
+      flashAttnBatchInvariant: false,
+    } as const;
+    assert.equal(invarianceClaim(vulkanOnArm, { flashAttn: 'off', experts: false, k: 7 }).claimed, true);
+  });
+
   test('a GPU flavour whose patch the environment turns off (GGML_*_BATCH_VARIANT) claims nothing, and says why', () => {
     const vulkan = {
       flavour: 'vulkan',
