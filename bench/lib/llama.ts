@@ -65,7 +65,8 @@ export function buildLlamaTools(
   if (spawnSync('ninja', ['--version']).status === 0) configure.push('-G', 'Ninja');
   const started = performance.now();
   for (const args of [configure, ['--build', o.build, '--target', ...o.targets, '-j', String(cpus().length)]]) {
-    const r = spawnSync('cmake', args, { stdio: 'inherit' });
+    // cmake's progress to stderr: a bench's stdout is its table
+    const r = spawnSync('cmake', args, { stdio: ['ignore', 2, 2] });
     if (r.status !== 0) fail(`cmake ${args.slice(0, 2).join(' ')} failed`);
   }
   return (performance.now() - started) / 1000;
