@@ -116,29 +116,47 @@ cpu_backend open_cpu(int threads) {
     return out;
 }
 
+// W (rows x K, in `buft`, holding `w`) times n rows of X, as a graph ready to compute: W is set
+// after the op is known to be supported, so that a repacked buffer repacks only what it takes
+struct product {
+    ggml_context_ptr wctx, ctx;
+    ggml_backend_buffer_ptr wbuf, xbuf;
+    ggml_tensor *X = nullptr, *Y = nullptr;
+    ggml_cgraph * graph = nullptr;
+
+    // false when the buffer does not take this matrix (the repacked one has no layout for some
+    // types and heights), as llama.cpp asks before it places a weight in an extra buffer
+    bool build(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, ggml_type type, int rows, const std::vector<uint8_t> & w, int n) {
+        ggml_init_params ip = {4 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true};
+        wctx.reset(ggml_init(ip));
+        ggml_tensor * W = ggml_new_tensor_2d(wctx.get(), type, K, rows);
+        wbuf.reset(ggml_backend_alloc_ctx_tensors_from_buft(wctx.get(), buft));
+        ctx.reset(ggml_init(ip));
+        X = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, K, n);
+        Y = ggml_mul_mat(ctx.get(), W, X);
+        if (!ggml_backend_dev_supports_op(cpu.dev, Y)) {
+            return false;
+        }
+        ggml_backend_tensor_set(W, w.data(), 0, w.size());
+        graph = ggml_new_graph(ctx.get());
+        ggml_build_forward_expand(graph, Y);
+        xbuf.reset(ggml_backend_alloc_ctx_tensors(ctx.get(), cpu.backend.get()));
+        return true;
+    }
+};
+
 // W (rows x K, in `buft`) times the first n rows of x: the n x rows outputs; empty when the
-// buffer does not take this matrix (the repacked one has no layout for some types and heights)
+// buffer does not take this matrix
 std::vector<float> multiply(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, ggml_type type, int rows,
                             const std::vector<uint8_t> & w, const float * x, int n) {
-    ggml_init_params ip = {4 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true};
-    ggml_context_ptr wctx(ggml_init(ip));
-    ggml_tensor * W = ggml_new_tensor_2d(wctx.get(), type, K, rows);
-    ggml_backend_buffer_ptr wbuf(ggml_backend_alloc_ctx_tensors_from_buft(wctx.get(), buft));
-    ggml_context_ptr ctx(ggml_init(ip));
-    ggml_tensor * X = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, K, n);
-    ggml_tensor * Y = ggml_mul_mat(ctx.get(), W, X);
-    // as llama.cpp asks before it places a weight in an extra buffer
-    if (!ggml_backend_dev_supports_op(cpu.dev, Y)) {
+    product p;
+    if (!p.build(cpu, buft, type, rows, w, n)) {
         return {};
     }
-    ggml_backend_tensor_set(W, w.data(), 0, w.size());
-    ggml_cgraph * g = ggml_new_graph(ctx.get());
-    ggml_build_forward_expand(g, Y);
-    ggml_backend_buffer_ptr xbuf(ggml_backend_alloc_ctx_tensors(ctx.get(), cpu.backend.get()));
-    ggml_backend_tensor_set(X, x, 0, sizeof(float) * K * n);
-    ggml_backend_graph_compute(cpu.backend.get(), g);
+    ggml_backend_tensor_set(p.X, x, 0, sizeof(float) * K * n);
+    ggml_backend_graph_compute(cpu.backend.get(), p.graph);
     std::vector<float> y(static_cast<size_t>(rows) * n);
-    ggml_backend_tensor_get(Y, y.data(), 0, y.size() * sizeof(float));
+    ggml_backend_tensor_get(p.Y, y.data(), 0, y.size() * sizeof(float));
     return y;
 }
 
@@ -385,25 +403,15 @@ double now_us(clock_kind clock) {
 // does not take this matrix.
 double time_product(const cpu_backend & cpu, ggml_backend_buffer_type_t buft, ggml_type type, int rows, const operands & ops, int n,
                     int reps, clock_kind clock) {
-    ggml_init_params ip = {4 * ggml_tensor_overhead() + ggml_graph_overhead(), nullptr, true};
-    ggml_context_ptr wctx(ggml_init(ip));
-    ggml_tensor * W = ggml_new_tensor_2d(wctx.get(), type, K, rows);
-    ggml_backend_buffer_ptr wbuf(ggml_backend_alloc_ctx_tensors_from_buft(wctx.get(), buft));
-    ggml_context_ptr ctx(ggml_init(ip));
-    ggml_tensor * X = ggml_new_tensor_2d(ctx.get(), GGML_TYPE_F32, K, n);
-    ggml_tensor * Y = ggml_mul_mat(ctx.get(), W, X);
-    if (!ggml_backend_dev_supports_op(cpu.dev, Y)) {
+    product p;
+    if (!p.build(cpu, buft, type, rows, ops.w, n)) {
         return -1;
     }
-    ggml_backend_tensor_set(W, ops.w.data(), 0, ops.w.size());
-    ggml_cgraph * g = ggml_new_graph(ctx.get());
-    ggml_build_forward_expand(g, Y);
-    ggml_backend_buffer_ptr xbuf(ggml_backend_alloc_ctx_tensors(ctx.get(), cpu.backend.get()));
-    ggml_backend_tensor_set(X, ops.x.data(), 0, sizeof(float) * K * n);
+    ggml_backend_tensor_set(p.X, ops.x.data(), 0, sizeof(float) * K * n);
     std::vector<double> us;
     for (int r = 0; r < reps + 2; r++) {
         const double t0 = now_us(clock);
-        ggml_backend_graph_compute(cpu.backend.get(), g);
+        ggml_backend_graph_compute(cpu.backend.get(), p.graph);
         const double t1 = now_us(clock);
         if (r >= 2) {
             us.push_back(t1 - t0);
