@@ -208,6 +208,13 @@ export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants })
     CMAKE_BUILD_WITH_INSTALL_RPATH: 'ON',
     CMAKE_INSTALL_RPATH: '$ORIGIN',
   };
+  if (process.platform === 'linux') {
+    // a library loaded into Node calls its own C++ template code: Node's binary exports what it
+    // instantiated (Node 22's std::regex among it), built without exceptions, and would
+    // otherwise interpose, so a throw there aborts the process instead (docs/setup.md, Node.js)
+    defs.CMAKE_SHARED_LINKER_FLAGS = '-Wl,-Bsymbolic-functions';
+    defs.CMAKE_MODULE_LINKER_FLAGS = '-Wl,-Bsymbolic-functions';
+  }
   if (cuda) {
     // stated, not left to ggml's defaults: the Flash Attention vector kernels for F16, Q4_0,
     // Q8_0 and BF16 KV caches only (ALL_QUANTS compiles every K/V type pair, several times
