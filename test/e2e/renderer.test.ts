@@ -183,18 +183,7 @@ describe('the renderer in Chromium over power serve', { timeout: 15 * 60_000 }, 
 
   test('Regenerate replaces the last reply', async () => {
     const count = await replies().count();
-    const old = await replies().last().getAttribute('data-message-id');
-    await button('Regenerate').click();
-    await page.waitForFunction(
-      (id) => {
-        const all = document.querySelectorAll('[role=log] article[aria-label=Assistant]');
-        const last = all[all.length - 1];
-        return last?.getAttribute('data-message-id') !== id && last?.getAttribute('aria-busy') === 'false';
-      },
-      old,
-      { timeout: LONG },
-    );
-    await replyEnded(count);
+    await ui(page).regenerate();
     assert.equal(await replies().count(), count, 'the reply was replaced, not added');
     assert.doesNotMatch((await replies().last().locator('header').textContent())!, /stopped/, 'the new reply ran to its end');
   });

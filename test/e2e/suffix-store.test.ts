@@ -33,18 +33,7 @@ describe('the suffix store in the page', { timeout: 10 * 60_000 }, () => {
     await u.load('target', 'suffix');
     await u.sendAndWait('one two three four five');
     // the same request again: its drafts come from the first reply, which the store took as it started
-    const old = await u.replies().last().getAttribute('data-message-id');
-    await u.button('Regenerate').click();
-    await page.waitForFunction(
-      (id) => {
-        const all = document.querySelectorAll('[role=log] article[aria-label=Assistant]');
-        const last = all[all.length - 1];
-        return last?.getAttribute('data-message-id') !== id && last?.getAttribute('aria-busy') === 'false';
-      },
-      old,
-      { timeout: LONG },
-    );
-    await u.replyEnded(1);
+    await u.regenerate();
     const fromStore = panelFigure(u.panel(), 'Drafted from earlier replies');
     assert.match((await fromStore.textContent())!, /^\d+ rounds? · \d+ \/ [1-9]\d* · expected \d+\.\d\d, got \d+\.\d\d a round$/);
 

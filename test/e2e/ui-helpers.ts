@@ -95,6 +95,23 @@ export function ui(page: Page) {
     return replies().last();
   }
 
+  /** Regenerates the last reply and waits until its replacement has ended. */
+  async function regenerate(): Promise<void> {
+    const count = await replies().count();
+    const old = await replies().last().getAttribute('data-message-id');
+    await button('Regenerate').click();
+    await page.waitForFunction(
+      (id) => {
+        const all = document.querySelectorAll('[role=log] article[aria-label=Assistant]');
+        const last = all[all.length - 1];
+        return last?.getAttribute('data-message-id') !== id && last?.getAttribute('aria-busy') === 'false';
+      },
+      old,
+      { timeout: LONG },
+    );
+    await replyEnded(count);
+  }
+
   /** Waits for a reply to start streaming in the open chat. */
   async function replyStreaming(): Promise<void> {
     await page.waitForFunction(() => document.querySelector('[role=log]')?.getAttribute('aria-busy') === 'true', null, { timeout: LONG });
@@ -145,6 +162,7 @@ export function ui(page: Page) {
     load,
     replyEnded,
     sendAndWait,
+    regenerate,
     replyStreaming,
     layout,
     assertNoHorizontalOverflow,

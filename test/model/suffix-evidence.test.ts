@@ -13,8 +13,7 @@ import { sourceStats } from '../../app/contract/report/stats.js';
 import { EngineClient } from '../../app/engine/client.js';
 import { runRequest } from '../../app/service/request.js';
 import { assertDrafted, assertDraftedSameAsControl } from '../fixtures/drafting.js';
-import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
-import { syntheticModels } from '../fixtures/models.js';
+import { disposeAndClose, GREEDY, loadSynthetic } from '../fixtures/engine-generate.js';
 import { ask, startService, startedReply } from '../fixtures/service.js';
 
 const PROMPT = [1, 300, 301, 302, 303];
@@ -42,9 +41,7 @@ describe('suffix draft sources in the round records', () => {
 
   before(async () => {
     engine = EngineClient.start();
-    const models = await syntheticModels();
-    target = (await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 })).modelId;
-    draft = (await engine.call('loadModel', { path: models['draft-close.gguf'], gpuLayers: 0 })).modelId;
+    [target, draft] = await loadSynthetic(engine, 'target.gguf', 'draft-close.gguf');
   });
 
   after(() => disposeAndClose(engine, [target, draft]));

@@ -14,7 +14,7 @@ import type { Strategy } from '../../app/contract/strategies.js';
 import { EngineClient } from '../../app/engine/client.js';
 import { runRequest, type GenerationOutcome } from '../../app/service/request.js';
 import { assertDraftedSameAsControl } from '../fixtures/drafting.js';
-import { disposeAndClose, GREEDY } from '../fixtures/engine-generate.js';
+import { disposeAndClose, GREEDY, loadSynthetic } from '../fixtures/engine-generate.js';
 import { syntheticModels } from '../fixtures/models.js';
 
 const SEEDED: SamplingOptions = { ...GREEDY, temperature: 0.9, seed: 7, topK: 40, topP: 0.95 };
@@ -34,9 +34,7 @@ describe('the suffix drafter', () => {
 
   before(async () => {
     engine = EngineClient.start();
-    const models = await syntheticModels();
-    target = (await engine.call('loadModel', { path: models['target.gguf'], gpuLayers: 0 })).modelId;
-    draft = (await engine.call('loadModel', { path: models['draft-close.gguf'], gpuLayers: 0 })).modelId;
+    [target, draft] = await loadSynthetic(engine, 'target.gguf', 'draft-close.gguf');
   });
 
   after(() => disposeAndClose(engine, [target, draft]));
