@@ -350,12 +350,34 @@ bool paired_compiled(const cpu_backend & cpu) {
     return is_x86() && cpu.has("LLAMAFILE") && cpu.has("AVX512") && cpu.has("AVX512_VNNI");
 }
 
+// the types ggml-cpu's IQ panel (iqp.cpp) multiplies: 8 weight rows decoded together for a batch
+// of 8 rows or more, on x86 with AVX2, where iq-panel-one-order gives vec_dot the panel's order
+bool iq_panel_type(ggml_type type) {
+    switch (type) {
+    case GGML_TYPE_IQ2_XXS:
+    case GGML_TYPE_IQ2_XS:
+    case GGML_TYPE_IQ2_S:
+    case GGML_TYPE_IQ3_XXS:
+    case GGML_TYPE_IQ3_S:
+    case GGML_TYPE_IQ1_S:
+    case GGML_TYPE_IQ1_M:
+    case GGML_TYPE_IQ4_XS:
+        return true;
+    default:
+        return false;
+    }
+}
+
 // the kernels ggml's CPU dispatch (with Power's patches: llamafile-every-row, q0-pairs,
-// no-iq-panel, repack-one-order) gives a product of `type` in a buffer on this backend's compiled
+// iq-panel-one-order, repack-one-order) gives a product of `type` in a buffer on this backend's compiled
 // features: what a lone row and what a batch of rows runs through
 std::string kernels(const cpu_backend & cpu, ggml_type type, bool repacked, bool id) {
     if (repacked) {
         return id ? "every row: repack gemv" : "1 row: repack gemv; 2+ rows: repack gemm (4 rows a tile), gemv for the rest";
+    }
+    if (iq_panel_type(type) && is_x86() && (cpu.has("AVX2") || cpu.has("AVX512"))) {
+        return id ? "an expert's 1-7 rows: vec_dot; 8+ rows: the IQ panel (a matrix of 8k rows)"
+                  : "1-7 rows: vec_dot; 8+ rows: the IQ panel (a matrix of 8k rows; other matrices vec_dot)";
     }
     if (id) {
         return "every row: vec_dot";

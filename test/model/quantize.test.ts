@@ -138,7 +138,13 @@ describe('power quantize', () => {
   });
 
   /** --strategy mtp on `model` equals its control over 300 tokens, greedy and seeded, K3/S3 and K7/S2, and drafts */
-  const mtpEqualsControl = (model: string): void => {
+  const mtpEqualsControl = (
+    model: string,
+    ks: readonly (readonly [string, string])[] = [
+      ['3', '3'],
+      ['7', '2'],
+    ],
+  ): void => {
     const generate = (...args: string[]) => {
       const run = power([
         'generate',
@@ -162,10 +168,7 @@ describe('power quantize', () => {
     ] as const) {
       const control = generate('--strategy', 'none', ...sampling);
       assert.equal(control.tokens.length, 300, `${how}: past 256 positions`);
-      for (const [k, s] of [
-        ['3', '3'],
-        ['7', '2'],
-      ] as const) {
+      for (const [k, s] of ks) {
         const mtp = generate('--strategy', 'mtp', '--k', k, '--s', s, ...sampling);
         assert.equal(mtp.digest, control.digest, `${how} K${k} S${s}`);
         assert.ok(mtp.stats.proposed > 0 && mtp.stats.accepted > 0, `${how} K${k} S${s}: the head proposed and was accepted`);
@@ -186,6 +189,19 @@ describe('power quantize', () => {
     const types = [...(await actualTypes(join(dir(), 'q2_k-hybrid-mtp-e256.gguf'))).values()];
     assert.ok(types.filter((t) => t === 'q2_K').length >= 4, types.join(' '));
     mtpEqualsControl(join(dir(), 'q2_k-hybrid-mtp-e256.gguf'));
+  });
+
+  // the i-quants take ggml-cpu's IQ panel for a batch of 8 rows or more on AVX2 CPUs (their
+  // vec_dot given the panel's order), vec_dot below: K7's and K15's verifies are panels, K3's is not
+  test('an iq4_xs copy of hybrid-mtp-e256.gguf (rows of 256): --strategy mtp at K3, K7 and K15 equals the control over 300 tokens, greedy and seeded', async () => {
+    await quantize(models['hybrid-mtp-e256.gguf'], 'iq4_xs-hybrid-mtp-e256.gguf', '--recipe', 'iq4_xs');
+    const types = [...(await actualTypes(join(dir(), 'iq4_xs-hybrid-mtp-e256.gguf'))).values()];
+    assert.ok(types.filter((t) => t === 'iq4_xs').length >= 4, types.join(' '));
+    mtpEqualsControl(join(dir(), 'iq4_xs-hybrid-mtp-e256.gguf'), [
+      ['3', '3'],
+      ['7', '7'],
+      ['15', '15'],
+    ]);
   });
 
   describe('bad input is refused with the reason, and nothing is written', () => {
