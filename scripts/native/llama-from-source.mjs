@@ -176,7 +176,7 @@ export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants })
     // batch is multiplied by a gemm kernel, one row by a gemv kernel. As released the Q4_K gemv
     // summed in another order (on Gemma 3 270M Q4_K_M greedy output left the control at token
     // 25); ggml-cpu-repack-one-order.patch makes every row of a gemm sum as the gemv sums it and
-    // keeps the layouts nobody checked (AVX-512 tiles, other CPUs) off (docs/exactness.md).
+    // keeps the layouts nobody checked (other CPUs than x86) off (docs/exactness.md).
     // Prompts and decodes run on the faster kernels, and a verify row is still a one-row decode
     GGML_CPU_REPACK: 'ON',
     // AMX (our patch's option): with it compiled in (-march=native on a Xeon with AMX, the
