@@ -376,8 +376,9 @@ std::string kernels(const cpu_backend & cpu, ggml_type type, bool repacked, bool
         if (id) {
             return "every row: repack gemv";
         }
-        return cpu.has("AVX512") ? "1 row: repack gemv; 2+ rows: repack gemm (AVX-512 tiles of 16 rows, then AVX2 tiles of 4), gemv for the rest"
-                                 : "1 row: repack gemv; 2+ rows: repack gemm (4 rows a tile), gemv for the rest";
+        return cpu.has("AVX512")
+                   ? "1 row: repack gemv; 2+ rows: repack gemm (AVX-512 tiles of 16 rows, then AVX2 tiles of 4), gemv for the rest"
+                   : "1 row: repack gemv; 2+ rows: repack gemm (4 rows a tile), gemv for the rest";
     }
     if (iq_panel_type(type) && is_x86() && (cpu.has("AVX2") || cpu.has("AVX512"))) {
         return id ? "an expert's 1-7 rows: vec_dot; 8+ rows: the IQ panel (a matrix of 8k rows)"
