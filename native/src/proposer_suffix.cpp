@@ -8,11 +8,12 @@
 // Each round both give a candidate: the longest suffix of the sequence that occurred before, then
 // the most frequent continuation, one token at a time. A token's odds are how often it followed
 // (its count against the context's, with half a pseudo-occurrence of something else), scaled by how
-// well such odds came true for this proposer's earlier drafts from matches of that length. The
-// draft grows while the odds that every token so far is accepted pay for one more verify row:
-// that row's share of a round is fitted to this session's own rounds (time from proposing to the
-// accept, against the rows verified). The candidate with the larger expected gain is drafted:
-// one linear draft, verified as every other; the target still decides every token.
+// well such odds came true for this proposer's earlier drafts from the same source (the request or
+// the store) and matches of that length. The draft grows while the odds that every token so far is
+// accepted pay for one more verify row: that row's share of a round is fitted to this session's own
+// rounds (time from proposing to the accept, against the rows verified). The candidate with the
+// larger expected gain is drafted: one linear draft, verified as every other; the target still
+// decides every token.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -424,7 +425,7 @@ class proposer_suffix : public proposer {
         }
         plan own;
         if (v > 0) {
-            own = walk(sam_, v, sam_.len(v), n_max, share);
+            own = walk(sam_, v, sam_.len(v), n_max, share, source_request);
         }
         plan stored;
         if (store_) {
@@ -433,7 +434,7 @@ class proposer_suffix : public proposer {
                 const size_t n_tail        = std::min<size_t>(seq_.size(), match_window);
                 const auto [state, length] = store_->sam.match(seq_.data() + seq_.size() - n_tail, n_tail);
                 if (length > 0) {
-                    stored = walk(store_->sam, state, length, n_max, share);
+                    stored = walk(store_->sam, state, length, n_max, share, source_store);
                 }
             }
         }
@@ -447,7 +448,7 @@ class proposer_suffix : public proposer {
         draft_bucket_   = bucket(pick.match);
         draft_odds_     = pick.odds;
         draft_survival_ = pick.survival;
-        draft_source_   = from_store ? 1 : 0;
+        draft_source_   = from_store ? source_store : source_request;
         proposed_at_    = llama_time_us();
     }
 
@@ -481,6 +482,12 @@ class proposer_suffix : public proposer {
     static constexpr double prior_share  = 0.2;
     static constexpr double prior_weight = 16.0;
     static constexpr int n_buckets       = 7;
+    // where a draft came from (draft_evidence::source): each has its own calibration, since a
+    // count of one in the store (a reply seen once) comes true far more often than in the request
+    static constexpr int source_request   = 0;
+    static constexpr int source_store     = 1;
+    static constexpr int n_sources        = 2;
+    static constexpr double pooled_weight = 4.0;
     // prompt tokens stored before each reply
     static constexpr int64_t prompt_lead = 32;
 
@@ -503,11 +510,11 @@ class proposer_suffix : public proposer {
 
     // From state `s` (a context of `match` tokens), the most frequent continuation token by
     // token, while the odds that all of them are accepted stay above one row's share.
-    plan walk(const suffix_automaton & sam, int32_t s, int32_t match, int n_max, double share) const {
+    plan walk(const suffix_automaton & sam, int32_t s, int32_t match, int n_max, double share, int source) const {
         plan p;
         p.match          = match;
         const int b      = bucket(match);
-        const double fit = (observed_[b] + 1.0) / (predicted_[b] + 1.0);
+        const double fit = calibration(source, b);
         double survival  = 1.0;
         for (int i = 0; i < n_max; i++) {
             const suffix_automaton::continuation c = sam.best(s);
@@ -542,14 +549,23 @@ class proposer_suffix : public proposer {
         built_.insert(built_.end(), seq.begin() + static_cast<std::ptrdiff_t>(built_.size()), seq.end());
     }
 
-    // how often the counts' odds came true, by match length: the drafted tokens at risk (through
+    // how often the counts' odds came true, by source and match length: the drafted tokens at risk (through
     // the first rejected) against the accepted
     void calibrate(int n_accepted) {
         const int at_risk = std::min(drafted_, n_accepted + 1);
         for (int i = 0; i < at_risk; i++) {
-            predicted_[draft_bucket_] += draft_odds_[i];
+            predicted_[draft_source_][draft_bucket_] += draft_odds_[i];
         }
-        observed_[draft_bucket_] += std::min(n_accepted, drafted_);
+        observed_[draft_source_][draft_bucket_] += std::min(n_accepted, drafted_);
+    }
+
+    // how far a source's odds came true at this match length: its own record, shrunk towards
+    // both sources' together by pooled_weight tokens' worth, so that a source's first drafts (the
+    // store's, in a session that has drafted only from the request) start from what the session
+    // has learned rather than from the raw counts
+    double calibration(int source, int b) const {
+        const double pooled = (observed_[0][b] + observed_[1][b] + 1.0) / (predicted_[0][b] + predicted_[1][b] + 1.0);
+        return (observed_[source][b] + pooled_weight * pooled) / (predicted_[source][b] + pooled_weight);
     }
 
     // A round's time against its rows, least squares over this session's drafting rounds (older
@@ -611,8 +627,8 @@ class proposer_suffix : public proposer {
     int32_t draft_source_ = -1; // the last draft's: 0 the request, 1 the store
     int64_t proposed_at_  = 0;
 
-    double predicted_[n_buckets] = {};
-    double observed_[n_buckets]  = {};
+    double predicted_[n_sources][n_buckets] = {};
+    double observed_[n_sources][n_buckets]  = {};
     double n_ = 0, sr_ = 0, srr_ = 0, st_ = 0, srt_ = 0; // faded sums of rows and times
 };
 
