@@ -19,18 +19,20 @@ import type { Io } from './generate.js';
 const standard = RECIPE_NAMES.filter((n) => n !== 'tbq4');
 const standardNames = [0, 9, 18].map((i) => standard.slice(i, i + 9).join(', ')).join(',\n  ');
 
-export const QUANTIZE_USAGE = `power quantize <in.gguf> <out.gguf> --recipe NAME [--tensor-types FILE] [--threads N] [--force] [--verbose]
+export const QUANTIZE_USAGE = `power quantize <in.gguf> <out.gguf> --recipe NAME [--tensor-types FILE] [--allow-requantize] [--threads N] [--force] [--verbose]
   Writes a quantized copy of a model with llama.cpp's quantizer. NAME: tbq4 (Power's MTP
   artifact: MTP block q6_K, FFN q4_0, draft head q4_K, attention q4_K, output/embeddings q6_K)
   or one of llama.cpp's file types:
   ${standardNames}.
   --tensor-types: a file of regex=type lines whose types win over the recipe's (llama.cpp's
-  --tensor-type). Refuses to replace an existing <out.gguf> without --force; prints what each
-  part of the model was stored as.`;
+  --tensor-type). --allow-requantize: an input already quantized is quantized again (its
+  rounding error adds to the new type's). Refuses to replace an existing <out.gguf> without
+  --force; prints what each part of the model was stored as.`;
 
 const FLAGS = {
   recipe: { type: 'string' },
   'tensor-types': { type: 'string' },
+  'allow-requantize': { type: 'boolean' },
   threads: { type: 'string' },
   force: { type: 'boolean' },
   verbose: { type: 'boolean' },
@@ -76,6 +78,7 @@ export async function quantizeCommand(argv: string[], io: Io): Promise<number> {
   if (!RECIPE_NAMES.includes(recipe.toLowerCase())) throw new UsageError(`unknown recipe '${recipe}' (known: ${RECIPE_NAMES.join(', ')})`);
   const threads = int(values, 'threads', { min: 1, max: 1024 }) ?? 0;
   const typesFile = str(values, 'tensor-types');
+  const allowRequantize = values['allow-requantize'] === true;
 
   const gguf = await checkFile(input, readBuildInfo());
   await checkOutput(input, output, values.force === true);
@@ -99,9 +102,11 @@ export async function quantizeCommand(argv: string[], io: Io): Promise<number> {
   });
   try {
     try {
-      await engine.call('quantize', { input, output: temp, ...plan, threads });
+      await engine.call('quantize', { input, output: temp, ...plan, threads, allowRequantize });
     } catch (error) {
       if (interrupted) return 130;
+      if (!allowRequantize && error instanceof Error && /requantizing from type \S+ is disabled/.test(error.message))
+        throw new UsageError(`${input} is already quantized: --allow-requantize quantizes it again, at a cost in quality over its F16 or F32 original`);
       throw cliError(error);
     }
     await rename(temp, output).catch((error: unknown) => {

@@ -293,6 +293,8 @@ export const engineMethods = {
       overrides: z.array(z.object({ pattern: z.string().min(1), type: z.string().min(1) })).default([]),
       /** 0: every core */
       threads: z.number().int().min(0).max(1024).default(0),
+      /** quantize tensors that are already quantized (llama.cpp's --allow-requantize): their rounding error adds to the new type's */
+      allowRequantize: z.boolean().default(false),
     }),
     output: z.null(),
   },

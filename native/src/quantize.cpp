@@ -21,6 +21,7 @@ struct quantize_request {
     std::string output;
     llama_ftype ftype = LLAMA_FTYPE_MOSTLY_Q8_0;
     bool pure         = false;
+    bool requantize   = false; // tensors already quantized are quantized again
     int32_t threads   = 0;
     // the patterns live here; `overrides` points into them and ends with a null pattern
     std::vector<std::string> patterns;
@@ -90,11 +91,12 @@ Napi::Value quantize(const Napi::CallbackInfo & info) {
     if (!input || !output || input->empty() || output->empty()) {
         throw Napi::TypeError::New(env, "quantize(options): input and output must be file paths");
     }
-    req->input   = *input;
-    req->output  = *output;
-    req->ftype   = static_cast<llama_ftype>(integer_option(opts, "ftype", LLAMA_FTYPE_MOSTLY_Q8_0, 0, LLAMA_FTYPE_GUESSED - 1));
-    req->pure    = bool_option(opts, "pure", false);
-    req->threads = static_cast<int32_t>(integer_option(opts, "threads", 0, 0, 1024));
+    req->input      = *input;
+    req->output     = *output;
+    req->ftype      = static_cast<llama_ftype>(integer_option(opts, "ftype", LLAMA_FTYPE_MOSTLY_Q8_0, 0, LLAMA_FTYPE_GUESSED - 1));
+    req->pure       = bool_option(opts, "pure", false);
+    req->requantize = bool_option(opts, "allowRequantize", false);
+    req->threads    = static_cast<int32_t>(integer_option(opts, "threads", 0, 0, 1024));
     if (std::optional<Napi::Array> list = array_option(opts, "overrides")) {
         read_overrides(env, *list, *req);
     }
@@ -103,6 +105,7 @@ Napi::Value quantize(const Napi::CallbackInfo & info) {
         params.ftype                       = req->ftype;
         params.nthread                     = req->threads;
         params.pure                        = req->pure;
+        params.allow_requantize            = req->requantize;
         params.tt_overrides                = req->overrides.empty() ? nullptr : req->overrides.data();
         uint64_t mark                      = log_capture_mark();
         if (llama_model_quantize(req->input.c_str(), req->output.c_str(), &params) != 0) {

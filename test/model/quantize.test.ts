@@ -128,6 +128,23 @@ describe('power quantize', () => {
     assert.deepEqual(group(groups, 'embeddings'), { q8_0: 2 });
   });
 
+  test('an input already quantized (target-q8_0.gguf): refused with the flag that allows it, then q4_0 with --allow-requantize', async () => {
+    const input = models['target-q8_0.gguf'];
+    const refused = power(['quantize', input, join(dir(), 'refused-q4_0.gguf'), '--recipe', 'q4_0']);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /is already quantized: --allow-requantize quantizes it again/);
+    assert.deepEqual(
+      (await readdir(dir())).filter((f) => f.includes('refused-q4_0')),
+      [],
+    );
+    await quantize(input, 'requantized-q4_0.gguf', '--recipe', 'q4_0', '--allow-requantize');
+    assert.deepEqual(
+      await actualTypes(join(dir(), 'requantized-q4_0.gguf')),
+      // llama.cpp's q4_0 mix keeps the output head at q6_K, q8_0 on these rows of 128
+      expectedTypes(await readGgufInfo(input), (name) => (name === 'output.weight' ? 'q6_K' : 'q4_0')),
+    );
+  });
+
   test('a pattern file: its types win over the recipe, comments and blank lines skipped, the first match wins', async () => {
     const file = join(dir(), 'types.txt');
     await writeFile(file, '# custom mix\n\nattn_v\\.weight$ = q4_0\nffn_down=f16\nffn_down=q4_0\n');
