@@ -25,7 +25,7 @@
 // --write replaces its section of bench/RESULTS-real.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -186,6 +186,8 @@ async function startPower(file: string): Promise<Server> {
   mkdirSync(models, { recursive: true });
   const link = join(models, basename(file));
   if (!existsSync(link)) symlinkSync(file, link);
+  // a fresh data folder: no store of earlier replies (suffix) from another configuration or round
+  rmSync(join(dir, 'data'), { recursive: true, force: true });
   const port = await freePort();
   const token = randomBytes(16).toString('hex');
   const args = [POWER_BIN, 'serve', '--port', String(port), '--token', token, '--models-dir', models, '--data-dir', join(dir, 'data')];
