@@ -106,7 +106,9 @@ export async function quantizeCommand(argv: string[], io: Io): Promise<number> {
     } catch (error) {
       if (interrupted) return 130;
       if (!allowRequantize && error instanceof Error && /requantizing from type \S+ is disabled/.test(error.message))
-        throw new UsageError(`${input} is already quantized: --allow-requantize quantizes it again, at a cost in quality over its F16 or F32 original`);
+        throw new UsageError(
+          `${input} is already quantized: --allow-requantize quantizes it again, at a cost in quality over its F16 or F32 original`,
+        );
       throw cliError(error);
     }
     await rename(temp, output).catch((error: unknown) => {
