@@ -441,7 +441,10 @@ function comparisonTables(): void {
   for (const name of ['llama-server, autoregressive', 'llama-server, autoregressive, `-fa off`', 'Power, autoregressive']) {
     lines.push(`| ${name} | ${kinds.map((k) => fmt(prefillOf(name, k))).join(' | ')} |`);
   }
-  const ratio = (a: number | null, b: number | null): string => (a && b ? `${(a / b).toFixed(2)}×` : '-');
+  const ratio = (a: number | null, b: number | null): string => {
+    const r = ratioOf(a, b);
+    return r === null ? '-' : `${r.toFixed(2)}×`;
+  };
   lines.push(
     `| Power / llama-server | ${kinds.map((k) => ratio(prefillOf('Power, autoregressive', k), prefillOf('llama-server, autoregressive', k))).join(' | ')} |`,
     `| Power / llama-server \`-fa off\` | ${kinds.map((k) => ratio(prefillOf('Power, autoregressive', k), prefillOf('llama-server, autoregressive, `-fa off`', k))).join(' | ')} |`,
