@@ -7,9 +7,11 @@
 //     (the oldest go first), shared by the model's sessions and held in memory only.
 // Each round both give a candidate: the longest suffix of the sequence that occurred before, then
 // the most frequent continuation, one token at a time. A token's odds are how often it followed
-// (its count against the context's, with half a pseudo-occurrence of something else), scaled by how
-// well such odds came true for this proposer's earlier drafts from the same source (the request or
-// the store) and matches of that length. The draft grows while the odds that every token so far is
+// (its count against the context's, with half a pseudo-occurrence of something else; the lowest of
+// those over the context and its shorter suffixes down to min_context tokens), scaled by how well
+// such odds came true for this proposer's earlier drafts from the same source (the request or the
+// store) and matches of that length, then by how well they came true at that place in a draft.
+// The draft grows while the odds that every token so far is
 // accepted pay for one more verify row: that row's share of a round is fitted to this session's own
 // rounds (time from proposing to the accept, against the rows verified). The candidate with the
 // larger expected gain is drafted: one linear draft, verified as every other; the target still
@@ -106,6 +108,12 @@ class suffix_automaton {
         int32_t to        = -1;
         int32_t total     = 0;
     };
+    // how many end positions of `s` were followed by `c` (0: none)
+    int32_t followed_by(int32_t s, llama_token c) const {
+        const int32_t e = find(s, c);
+        return e < 0 ? 0 : states_[edges_[e].to].cnt;
+    }
+
     continuation best(int32_t s) const {
         continuation out;
         int32_t top = 0;
@@ -447,6 +455,7 @@ class proposer_suffix : public proposer {
         drafted_        = static_cast<int>(out.size());
         draft_bucket_   = bucket(pick.match);
         draft_odds_     = pick.odds;
+        draft_matched_  = pick.matched;
         draft_survival_ = pick.survival;
         draft_source_   = from_store ? source_store : source_request;
         proposed_at_    = llama_time_us();
@@ -488,12 +497,24 @@ class proposer_suffix : public proposer {
     static constexpr int source_store     = 1;
     static constexpr int n_sources        = 2;
     static constexpr double pooled_weight = 4.0;
+    // A context seen once that a shorter one has seen go two ways (a pasted text, then the same
+    // words in a rewrite) is where a copy diverges: a token's odds are the lowest of its context's
+    // and every shorter suffix's down to this many tokens (shorter ones branch everywhere)
+    static constexpr int32_t min_context = 4;
+    static constexpr int max_contexts    = 32; // suffixes looked at per token
+    // A draft's first tokens come true less often than their odds, its later ones more (a draft
+    // that survived its first tokens follows the text): a second fit by place in the draft, with
+    // this prior in tokens, and never below a floor, so that a fit of the first place never stops
+    // drafting for good (a place that drafts nothing learns nothing)
+    static constexpr double place_weight = 2.0;
+    static constexpr double place_floor  = 0.5;
     // prompt tokens stored before each reply
     static constexpr int64_t prompt_lead = 32;
 
     struct plan {
         std::vector<llama_token> tokens;
         std::vector<double> odds;     // each token's odds from its counts alone (before calibration)
+        std::vector<double> matched;  // each token's odds after the source and match calibration
         std::vector<double> survival; // each token's chance that it and all before it are accepted
         int32_t match = 0;
         double gain   = 0.0; // expected rounds saved, less the rows' cost, in rounds
@@ -521,18 +542,31 @@ class proposer_suffix : public proposer {
             if (c.token < 0) {
                 break;
             }
-            const double odds = static_cast<double>(sam.count(c.to)) / (c.total + 0.5);
-            survival *= std::min(0.99, odds * fit);
+            const double odds    = branching_odds(sam, s, c);
+            const double matched = odds * fit;
+            survival *= std::min(0.99, matched * place_fit(i));
             if (survival < share) {
                 break;
             }
             p.tokens.push_back(c.token);
             p.odds.push_back(odds);
+            p.matched.push_back(matched);
             p.survival.push_back(survival);
             p.gain += survival - share;
             s = c.to;
         }
         return p;
+    }
+
+    // the odds of continuation `c` of state `s`: the lowest over `s` and its suffixes of at least
+    // min_context tokens
+    static double branching_odds(const suffix_automaton & sam, int32_t s, const suffix_automaton::continuation & c) {
+        double odds = static_cast<double>(sam.count(c.to)) / (c.total + 0.5);
+        int looked  = 0;
+        for (int32_t u = sam.link(s); u > 0 && sam.len(u) >= min_context && looked < max_contexts; u = sam.link(u), looked++) {
+            odds = std::min(odds, static_cast<double>(sam.followed_by(u, c.token)) / (sam.best(u).total + 0.5));
+        }
+        return odds;
     }
 
     // keeps the request's automaton over exactly `seq`: extended when `seq` continues what it
@@ -555,8 +589,17 @@ class proposer_suffix : public proposer {
         const int at_risk = std::min(drafted_, n_accepted + 1);
         for (int i = 0; i < at_risk; i++) {
             predicted_[draft_source_][draft_bucket_] += draft_odds_[i];
+            predicted_at_[bucket(i + 1)] += draft_matched_[i];
+            observed_at_[bucket(i + 1)] += i < n_accepted ? 1.0 : 0.0;
         }
         observed_[draft_source_][draft_bucket_] += std::min(n_accepted, drafted_);
+    }
+
+    // how far the calibrated odds came true at the i-th place of a draft (0-based; places 1, 2,
+    // 3-4, ... as the match lengths)
+    double place_fit(int i) const {
+        const int b = bucket(i + 1);
+        return std::max(place_floor, (observed_at_[b] + place_weight) / (predicted_at_[b] + place_weight));
     }
 
     // how far a source's odds came true at this match length: its own record, shrunk towards
@@ -623,12 +666,15 @@ class proposer_suffix : public proposer {
     int drafted_      = 0; // this round's proposals (0: another member's round, or none)
     int draft_bucket_ = 0;
     std::vector<double> draft_odds_;
+    std::vector<double> draft_matched_;
     std::vector<double> draft_survival_;
     int32_t draft_source_ = -1; // the last draft's: 0 the request, 1 the store
     int64_t proposed_at_  = 0;
 
     double predicted_[n_sources][n_buckets] = {};
     double observed_[n_sources][n_buckets]  = {};
+    double predicted_at_[n_buckets]         = {}; // by place in the draft, of the calibrated odds
+    double observed_at_[n_buckets]          = {};
     double n_ = 0, sr_ = 0, srr_ = 0, st_ = 0, srt_ = 0; // faded sums of rows and times
 };
 
