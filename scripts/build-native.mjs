@@ -12,16 +12,20 @@
 //       (from source) when glslc and the Vulkan headers are
 //   node scripts/build-native.mjs --from-source [--cuda [--cuda-arch "89;90"] | --vulkan] [--force]
 //       without --cuda: the cpu flavour (as above); with it: cuda-src; with --vulkan: vulkan
+//   node scripts/build-native.mjs --target win-x64 [--force]
+//       the cpu flavour for Windows x64, cross-compiled with mingw-w64 into build/win-x64/addon-cpu
+//       (docs/windows.md)
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { FLAVOURS, fail, packageDir, platformKey, prebuiltLibDir } from './native/flavours.mjs';
 import { buildLlamaFromSource, missingVulkanPieces, sourcePatches } from './native/llama-from-source.mjs';
 import { knownArchitectures, layerInputArchitectures } from './native/llama-source-facts.mjs';
+import { MINGW_TOOLCHAIN, WIN_TARGET, mingwRuntimeDlls, nodeImportLibrary } from './native/windows-cross.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -35,9 +39,9 @@ function option(name) {
   return value;
 }
 
-const KNOWN = ['--force', '--flavour', '--from-source', '--cuda', '--vulkan', '--cuda-arch', '--cpu-variants'];
+const KNOWN = ['--force', '--flavour', '--from-source', '--cuda', '--vulkan', '--cuda-arch', '--cpu-variants', '--target'];
 for (const [i, a] of args.entries()) {
-  const isValue = i > 0 && ['--flavour', '--cuda-arch', '--cpu-variants'].includes(args[i - 1]);
+  const isValue = i > 0 && ['--flavour', '--cuda-arch', '--cpu-variants', '--target'].includes(args[i - 1]);
   if (!isValue && !KNOWN.includes(a)) fail(`unknown argument '${a}' (known: ${KNOWN.join(', ')})`);
 }
 const force = args.includes('--force');
@@ -58,8 +62,14 @@ if (cudaArchs !== undefined && !/^(native|all|all-major|\d+(-real|-virtual)?(;\d
 }
 if (fromSource && flavourArg) fail('give either --from-source or --flavour');
 if (flavourArg && !FLAVOURS[flavourArg]) fail(`unknown flavour '${flavourArg}' (known: ${Object.keys(FLAVOURS).join(', ')})`);
+const target = option('--target') ?? null;
+if (target !== null && target !== WIN_TARGET) fail(`--target must be ${WIN_TARGET} (got '${target}')`);
+if (target && (cuda || vulkan || (flavourArg && flavourArg !== 'cpu'))) fail(`--target ${target} builds the cpu flavour only`);
+if (target && process.platform !== 'linux') fail(`--target ${target} cross-compiles on Linux (on Windows, build natively)`);
 
-const key = platformKey();
+const key = target ?? platformKey();
+// a cross-build's folders sit apart, so that this machine's own build stays where the engine looks
+const buildRoot = target ? join(root, 'build', target) : join(root, 'build');
 
 /** Clones the llama.cpp source bundle once per release into build/llama.cpp. */
 function llamaSource() {
@@ -118,8 +128,8 @@ function placeCudaBackend(libDir, outDir) {
 
 function buildAddon(flavour, libDir, src, extraInfo) {
   const f = FLAVOURS[flavour];
-  const buildDir = join(root, 'build', `native-${flavour}`);
-  const outDir = join(root, 'build', `addon-${flavour}`);
+  const buildDir = join(buildRoot, `native-${flavour}`);
+  const outDir = join(buildRoot, `addon-${flavour}`);
   // the folder must hold exactly one set of llama.cpp libraries: a leftover backend from another
   // set (e.g. a prebuilt libggml-cpu-haswell.so next to a from-source build) would be loaded too
   const previous = existsSync(join(outDir, 'build-info.json'))
@@ -146,6 +156,8 @@ function buildAddon(flavour, libDir, src, extraInfo) {
   }
   const cmakeJs = join(packageDir(root, 'cmake-js'), 'bin', 'cmake-js');
   const addonApi = require('node-addon-api').include_dir.replace(/^"|"$/g, '');
+  // for Windows: the mingw toolchain, and node.exe's N-API through an import library
+  const cross = target ? [`--CDCMAKE_TOOLCHAIN_FILE=${MINGW_TOOLCHAIN}`, `--CDPOWER_NODE_IMPLIB=${nodeImportLibrary(root, buildDir)}`] : [];
   execFileSync(
     process.execPath,
     [
@@ -167,9 +179,12 @@ function buildAddon(flavour, libDir, src, extraInfo) {
       // the libraries built here carry scripts/native/patches (llama_set_mtp_fr_vocab); the released ones do not
       `--CDPOWER_LLAMA_PATCHED=${patched}`,
       `--CDNODE_ADDON_API_DIR=${resolve(root, addonApi)}`,
+      ...cross,
     ],
     { stdio: 'inherit', cwd: root, env },
   );
+  // the compiler's runtime, which the addon and llama.cpp's DLLs load, beside them
+  if (target) for (const dll of mingwRuntimeDlls()) copyFileSync(dll, join(outDir, basename(dll)));
   const cudaBackend = f.gpu === 'cuda' ? placeCudaBackend(libDir, outDir) : null;
   if (f.gpu === 'cuda' && !cudaBackend) fail(`no ggml-cuda library in ${libDir}`);
   const info = {
@@ -210,6 +225,7 @@ function buildFromSource(flavour) {
     vulkan: gpu === 'vulkan',
     cudaArchs,
     cpuVariants,
+    target,
   });
   buildAddon(flavour, built.libDir, src, {
     cudaMajor: built.cudaMajor,
@@ -217,7 +233,7 @@ function buildFromSource(flavour) {
       ? { cudaVersion: built.cudaVersion, cudaArchitectures: cudaArchs ?? 'ggml default' }
       : { cpuVariants: gpu ? 'portable' : cpuVariants }),
     // the patches that change this build (a backend's own patches only where it is compiled)
-    llamaPatches: sourcePatches(built.defs).names,
+    llamaPatches: sourcePatches(built.defs, target).names,
     llamaBuildKey: built.key,
     llamaBuildSeconds: built.builtSeconds,
     llamaCmakeOptions: built.defs,
@@ -226,7 +242,7 @@ function buildFromSource(flavour) {
   });
 }
 
-if (fromSource) {
+if (fromSource || target) {
   buildFromSource(cuda ? 'cuda-src' : vulkan ? 'vulkan' : 'cpu');
 } else {
   const vulkanMissing = missingVulkanPieces();

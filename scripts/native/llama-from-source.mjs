@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuBackendFeatures, putsWeightsInAmx } from './cpu-features.mjs';
 import { installedCudaToolkit } from './cuda-toolkit.mjs';
 import { fail } from './flavours.mjs';
+import { MINGW_PACKAGES, MINGW_TOOLCHAIN, WIN_TARGET, missingMingwPieces, mingwCompilerVersion } from './windows-cross.mjs';
 
 const PATCH_DIR = join(dirname(fileURLToPath(import.meta.url)), 'patches');
 
@@ -24,13 +25,16 @@ const PATCH_DIR = join(dirname(fileURLToPath(import.meta.url)), 'patches');
  * own comment; docs/exactness.md lists them. `hash` changes with any patch, and so does the
  * build's cache key.
  */
-export function sourcePatches(defs = null) {
+export function sourcePatches(defs = null, target = null) {
   const all = existsSync(PATCH_DIR) ? readdirSync(PATCH_DIR).filter((f) => f.endsWith('.patch')).sort() : [];
   // a backend's patches (ggml-vulkan-*, ggml-cuda-*) change only the builds that compile that
-  // backend: with `defs`, the others leave the build's hash (and its cache key) alone
+  // backend, and a toolchain's (*-mingw-*) only the builds made with it: with `defs`, the others
+  // leave the build's hash (and its cache key) alone
   const compiled = (name) => {
+    if (!defs) return true;
+    if (name.includes('-mingw-')) return target === WIN_TARGET;
     const backend = /^ggml-(vulkan|cuda)-/.exec(name)?.[1];
-    return !defs || !backend || defs[`GGML_${backend.toUpperCase()}`] === 'ON';
+    return !backend || defs[`GGML_${backend.toUpperCase()}`] === 'ON';
   };
   const names = all.filter(compiled);
   const hash = createHash('sha256');
@@ -157,8 +161,10 @@ function hasNinja() {
  * sgemm multiply a lone row as it multiplies the rows of a batch (as released, one row went to
  * vec_dot, which sums in another order: docs/exactness.md, batch invariance). Elsewhere (ARM)
  * nobody checked its kernels, so it stays off and every matmul output is one vec_dot.
+ * `target` 'win-x64': for Windows, cross-compiled with mingw-w64 (scripts/native/windows-cross.mjs);
+ * null: for this machine.
  */
-export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants }) {
+export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants, target = null }) {
   const gpu = cuda || vulkan;
   const native = !gpu && cpuVariants === 'native';
   const defs = {
@@ -208,7 +214,7 @@ export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants })
     CMAKE_BUILD_WITH_INSTALL_RPATH: 'ON',
     CMAKE_INSTALL_RPATH: '$ORIGIN',
   };
-  if (process.platform === 'linux') {
+  if (process.platform === 'linux' && !target) {
     // a library loaded into Node calls its own C++ template code: Node's binary exports what it
     // instantiated (Node 22's std::regex among it), built without exceptions, and would
     // otherwise interpose, so a throw there aborts the process instead (docs/setup.md, Node.js)
@@ -254,18 +260,20 @@ function nativeCpuKey() {
  * The cache key of a build: everything that changes its output. The source commit of the
  * bundle, the cmake definitions, the compilers and cmake, and for a native build the CPU.
  */
-export function llamaBuildKey({ srcCommit, defs, nvccVersion }) {
+export function llamaBuildKey({ srcCommit, defs, nvccVersion, target = null }) {
   const inputs = {
     v: 1,
     srcCommit,
-    patches: sourcePatches(defs).hash,
+    patches: sourcePatches(defs, target).hash,
     defs,
-    cxx: commandOutput(process.env.CXX || 'c++', ['--version']).split('\n')[0],
-    cc: commandOutput(process.env.CC || 'cc', ['--version']).split('\n')[0],
+    cxx: target ? mingwCompilerVersion() : commandOutput(process.env.CXX || 'c++', ['--version']).split('\n')[0],
+    cc: target ? mingwCompilerVersion() : commandOutput(process.env.CC || 'cc', ['--version']).split('\n')[0],
     cmake: commandOutput('cmake', ['--version']).split('\n')[0],
     nvcc: nvccVersion ?? null,
     cpu: defs.GGML_NATIVE === 'ON' ? nativeCpuKey() : null,
     platform: `${process.platform}-${process.arch}`,
+    // absent for a build for this machine, so that their keys stay what they were
+    ...(target ? { target } : {}),
   };
   return createHash('sha256').update(JSON.stringify(inputs)).digest('hex').slice(0, 16);
 }
@@ -286,7 +294,13 @@ export function llamaCacheRoot() {
  * folder of the built libraries, the seconds it took (0 when cached), the cache key and the
  * CUDA details.
  */
-export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, cudaArchs, cpuVariants = 'native' }) {
+export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, cudaArchs, cpuVariants = 'native', target = null }) {
+  if (target && target !== WIN_TARGET) fail(`unknown target '${target}' (known: ${WIN_TARGET})`);
+  if (target && (cuda || vulkan)) fail(`the ${target} cross-build is CPU only`);
+  if (target) {
+    const missing = missingMingwPieces();
+    if (missing.length) fail(`the ${target} cross-build needs ${missing.join(' and ')} (${MINGW_PACKAGES})`);
+  }
   if (vulkan) {
     const missing = missingVulkanPieces();
     if (missing.length) fail(`the Vulkan flavour needs ${missing.join(' and ')} (${VULKAN_PACKAGES})`);
@@ -316,8 +330,8 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, 
       );
     }
   }
-  const defs = llamaCmakeDefs({ cuda, vulkan, cudaArchs, cpuVariants });
-  const key = llamaBuildKey({ srcCommit, defs, nvccVersion: nvcc?.version });
+  const defs = llamaCmakeDefs({ cuda, vulkan, cudaArchs, cpuVariants, target });
+  const key = llamaBuildKey({ srcCommit, defs, nvccVersion: nvcc?.version, target });
   const buildDir = join(llamaCacheRoot(), `llama-${key}`);
   const libDir = join(buildDir, 'bin');
   const stamp = join(buildDir, 'power-build.json');
@@ -341,7 +355,9 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, 
     ? `CUDA ${nvcc.version}, architectures ${cudaArchs ?? "ggml's default list"}`
     : vulkan
       ? 'Vulkan'
-      : `CPU only, ${cpuVariants === 'all' ? 'all CPU variants' : 'this CPU'}`;
+      : `CPU only, ${cpuVariants === 'all' ? 'all CPU variants' : 'this CPU'}${target ? `, for ${target} (mingw-w64)` : ''}`;
+  // the toolchain file's path is not an input of the build (it names the compilers, which are)
+  const toolchain = target ? [`-DCMAKE_TOOLCHAIN_FILE=${MINGW_TOOLCHAIN}`] : [];
   console.log(`power: configuring llama.cpp (${what}) in ${buildDir}`);
   // cmake prints its own errors; a failed step ends in one line, not a Node stack trace
   const cmake = (step, argv) => {
@@ -352,14 +368,14 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, 
     }
   };
   mkdirSync(buildDir, { recursive: true });
-  cmake('configuration', ['-S', srcDir, '-B', buildDir, ...generator, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)]);
+  cmake('configuration', ['-S', srcDir, '-B', buildDir, ...generator, ...toolchain, ...Object.entries(defs).map(([k, v]) => `-D${k}=${v}`)]);
   cmake('build', ['--build', buildDir, '--config', 'Release', '--parallel', String(Math.max(1, cpus().length))]);
   const seconds = Math.round((Date.now() - started) / 1000);
   const cpuBackends = checkedCpuBackends(buildDir);
   // written last: only a finished build is ever reused
   writeFileSync(
     stamp,
-    JSON.stringify({ key, srcCommit, patches: sourcePatches(defs).names, defs, seconds, cpuBackends, builtAt: new Date().toISOString() }, null, 2) +
+    JSON.stringify({ key, srcCommit, patches: sourcePatches(defs, target).names, defs, seconds, cpuBackends, builtAt: new Date().toISOString() }, null, 2) +
       '\n',
   );
   console.log(`power: llama.cpp built in ${seconds} s (${libDir})`);
