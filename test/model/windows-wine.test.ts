@@ -2,14 +2,19 @@
 // Windows: the CLI on the real model gives the Linux build's tokens, and a speculative reply
 // equals its control there too (docs/windows.md).
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
+import { ROOT } from '../../app/paths.js';
+
 import { generateArgs, jsonOf, power } from '../fixtures/cli.js';
-import { REAL_MODEL, realModelSkip } from '../fixtures/real-model.js';
-import { powerOnWindows, stageWindowsInstall, windowsMissing, winPath } from '../fixtures/wine.js';
+import { REAL_DIR, REAL_MODEL, realModelSkip } from '../fixtures/real-model.js';
+import { powerOnWindows, serveOnWindows, stageWindowsInstall, windowsMissing, winPath } from '../fixtures/wine.js';
 
 interface Generated {
   tokens: number[];
+  text: string;
   stats: { proposed: number; accepted: number };
   backend: { flavour: string; batchInvariant: boolean };
 }
@@ -30,5 +35,26 @@ describe('Power for Windows under Wine', { skip: missing }, () => {
     const ngram = jsonOf<Generated>(powerOnWindows(windowsArgs('--strategy', 'ngram', '--k', '7')));
     assert.deepEqual(ngram.tokens, control.tokens, "ngram K7 emits the control's tokens");
     assert.ok(ngram.stats.accepted > 0, `ngram drafted and the target accepted some: ${ngram.stats.accepted} of ${ngram.stats.proposed}`);
+  });
+
+  test("power serve under Wine answers /v1/completions from Linux over loopback with the Linux build's text", async () => {
+    const linux = jsonOf<Generated>(power(generateArgs(REAL_MODEL, PROMPT, '--max-tokens', '32', '--threads', '2', '--json')));
+    const token = 'wine-test-token';
+    const data = join(ROOT, '.cache', 'windows', 'serve-data');
+    rmSync(data, { recursive: true, force: true });
+    const serve = await serveOnWindows(['--port', '0', '--token', token, '--data-dir', winPath(data), '--models-dir', winPath(REAL_DIR)]);
+    try {
+      const origin = new URL(serve.url).origin;
+      const res = await fetch(`${origin}/v1/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gemma-3-270m-q4_k_m', prompt: PROMPT, max_tokens: 32, temperature: 0, strategy: 'ngram', k: 7 }),
+      });
+      const body = (await res.json()) as { choices?: { text: string }[] };
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.equal(body.choices?.[0]?.text, linux.text, "the reply is the Linux build's");
+    } finally {
+      serve.stop();
+    }
   });
 });
