@@ -11,11 +11,10 @@
 // those over the context and its shorter suffixes down to min_context tokens), scaled by how well
 // such odds came true for this proposer's earlier drafts from the same source (the request or the
 // store) and matches of that length, then by how well they came true at that place in a draft.
-// The draft grows while the odds that every token so far is
-// accepted pay for one more verify row: that row's share of a round is fitted to this session's own
-// rounds (time from proposing to the accept, against the rows verified). The candidate with the
-// larger expected gain is drafted: one linear draft, verified as every other; the target still
-// decides every token.
+// The draft grows while the odds that every token so far is accepted pay for one more verify row:
+// that row's share of a round is fitted to this session's own rounds (time from proposing to the
+// accept, against the rows verified). The candidate with the larger expected gain is drafted: one
+// linear draft, verified as every other; the target still decides every token.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -50,13 +50,6 @@ export function nodeImportLibrary(root, dir) {
   return out;
 }
 
-/** The N-API headers of node-api-headers (the same for every Node; the cross-build uses them). */
-export function nodeApiIncludeDir(root) {
-  const headers = packageDir(root, 'node-api-headers');
-  if (!headers) throw new Error('node-api-headers is not installed (run npm install)');
-  return join(headers, 'include');
-}
-
 /** The compiler's runtime DLLs the addon and llama.cpp's DLLs load (C++ library, unwinder, threads). */
 export function mingwRuntimeDlls() {
   return ['libstdc++-6.dll', 'libgcc_s_seh-1.dll', 'libwinpthread-1.dll'].map((name) => {
