@@ -10,7 +10,8 @@
 #   flavour too) with Mesa's lavapipe (a Vulkan device on the CPU: the tests run the Vulkan
 #   engine on it);
 # - Debian's Chromium (power bench prints its PDF with it; the report and UI tests drive it;
-#   playwright-core never downloads a browser).
+#   playwright-core never downloads a browser);
+# - mingw-w64 and Wine: npm test cross-builds Power for Windows and runs it under Wine.
 # The C++ formatter is an npm package (package.json), not a system one. Asks for sudo only when
 # something is missing and it does not run as root; .ci/run and scripts/up.sh call it.
 set -euo pipefail
@@ -29,6 +30,9 @@ command -v glslc >/dev/null || need+=(glslc)
 [ -f /usr/share/cmake/SPIRV-Headers/SPIRV-HeadersConfig.cmake ] || need+=(spirv-headers)
 # Debian 12's Mesa names it lvp_icd.x86_64.json, Debian 13's lvp_icd.json
 ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
+# Power for Windows: cross-built with mingw-w64 and run under Wine by npm test (docs/windows.md)
+command -v x86_64-w64-mingw32-g++-posix >/dev/null || need+=(g++-mingw-w64-x86-64-posix)
+[ -x /usr/lib/wine/wine64 ] || [ -x /usr/bin/wine64 ] || need+=(wine64)
 
 # the same test as scripts/check-node.mjs (npm install's first step)
 node_new_enough() {

