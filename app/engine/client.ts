@@ -54,6 +54,31 @@ export interface EngineOptions {
 
 const STDERR_TAIL_LINES = 20;
 
+/**
+ * Windows has no signals: a process that a CPU exception kills ends with the exception's NTSTATUS
+ * as its exit code. These are the ones that mean what SIGILL, SIGSEGV and SIGBUS mean on Linux.
+ */
+const WINDOWS_FAULTS = new Map<number, { status: string; like: NodeJS.Signals }>([
+  [0xc000001d, { status: 'STATUS_ILLEGAL_INSTRUCTION', like: 'SIGILL' }],
+  [0xc0000005, { status: 'STATUS_ACCESS_VIOLATION', like: 'SIGSEGV' }],
+  // a page of a mapped file could not be read (the model's drive went away): Linux's SIGBUS
+  [0xc0000006, { status: 'STATUS_IN_PAGE_ERROR', like: 'SIGBUS' }],
+]);
+
+/** The signal a host's end amounts to: its own on Linux, the one a Windows exception code means. */
+export function faultOf(code: number | null, signal: NodeJS.Signals | null): NodeJS.Signals | null {
+  if (signal || code === null) return signal;
+  return WINDOWS_FAULTS.get(code >>> 0)?.like ?? null;
+}
+
+/** How the host ended, in words: a signal, a Windows exception by its name, or an exit code. */
+export function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal) return `signal ${signal}`;
+  const fault = code === null ? undefined : WINDOWS_FAULTS.get(code >>> 0);
+  if (fault) return `exit code 0x${(code! >>> 0).toString(16).toUpperCase()}, ${fault.status}`;
+  return `exit code ${code}`;
+}
+
 /** What the host was doing when it died, where that tells a broken build from a broken request. */
 export type CrashStage = 'loading a model' | 'at its first decode' | null;
 
@@ -210,7 +235,7 @@ export class EngineClient {
   }
 
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    const how = signal ? `signal ${signal}` : `exit code ${code}`;
+    const how = describeExit(code, signal);
     const said =
       this.broken ??
       this.stderrTail
@@ -222,7 +247,7 @@ export class EngineClient {
       !this.broken && this.stderrTail.some((l) => RPC_LOST.test(l))
         ? 'a remote machine (RPC server) went away or answered malformed data: '
         : '';
-    const advice = this.broken ? null : crashAdvice(this.flavour, signal, this.crashStage());
+    const advice = this.broken ? null : crashAdvice(this.flavour, faultOf(code, signal), this.crashStage());
     this.exited = new EngineCrashedError(
       `the engine process stopped (${how})${advice ? `: ${advice}` : ''}${said ? `: ${remote}${said}` : ''}`,
       { code, signal },

@@ -10,7 +10,7 @@ import { PowerError } from '../../app/contract/api/errors.js';
 import { K_MAX } from '../../app/contract/profile.js';
 import { serveChannel, type ImplementationOf } from '../../app/contract/channel/serve.js';
 import { engineApi, ENGINE_CHECKS, type EngineApi } from '../../app/engine/protocol.js';
-import { crashAdvice, EngineCallError, EngineClient, EngineCrashedError } from '../../app/engine/client.js';
+import { crashAdvice, describeExit, EngineCallError, EngineClient, EngineCrashedError, faultOf } from '../../app/engine/client.js';
 import type { EngineHostProcess, EngineLauncher } from '../../app/engine/launcher.js';
 import { twoRounds } from '../fixtures/round-batch.js';
 
@@ -67,6 +67,8 @@ function inMemoryHost(host: Partial<Host>) {
     /** a message no channel server would send */
     injectToClient: (message: unknown) => deliver(toClient, message),
     die: (signal: NodeJS.Signals = 'SIGKILL') => exit(null, signal),
+    /** ends with an exit code and no signal, as every process does on Windows */
+    exitWith: (code: number) => exit(code, null),
   };
 }
 
@@ -261,6 +263,35 @@ describe('EngineClient over the channel', () => {
     assert.equal(crashAdvice('cpu', 'SIGSEGV', null), null);
     assert.equal(crashAdvice('cpu', 'SIGKILL', 'loading a model'), null);
     assert.equal(crashAdvice('cpu', null, 'at its first decode'), null);
+  });
+
+  test('on Windows a host killed by an illegal instruction (exit code 0xC000001D) gets the SIGILL advice, with the status named', async () => {
+    const host = inMemoryHost({ loadModel: () => new Promise(() => {}) });
+    const engine = EngineClient.start({ launcher: host.launcher, flavour: 'cpu' });
+    const pending = engine.call('loadModel', { path: 'C:\\models\\m.gguf', gpuLayers: 0 });
+    await settle();
+    host.exitWith(0xc000001d);
+    await assert.rejects(pending, (e: unknown) => {
+      assert.ok(e instanceof EngineCrashedError);
+      assert.match(
+        e.message,
+        /\(exit code 0xC000001D, STATUS_ILLEGAL_INSTRUCTION\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute \(loading a model\); .*POWER_FLAVOUR=cpu-prebuilt/,
+      );
+      return true;
+    });
+  });
+
+  test('Windows exception codes read as the signals they mean; other exit codes read as themselves', () => {
+    assert.equal(faultOf(0xc000001d, null), 'SIGILL');
+    assert.equal(faultOf(0xc0000005, null), 'SIGSEGV');
+    assert.equal(faultOf(0xc0000006, null), 'SIGBUS');
+    // the same code as a signed 32-bit number
+    assert.equal(faultOf(0xc0000005 | 0, null), 'SIGSEGV');
+    assert.equal(faultOf(1, null), null);
+    assert.equal(faultOf(null, 'SIGKILL'), 'SIGKILL');
+    assert.equal(describeExit(0xc0000005, null), 'exit code 0xC0000005, STATUS_ACCESS_VIOLATION');
+    assert.equal(describeExit(3, null), 'exit code 3');
+    assert.equal(describeExit(null, 'SIGILL'), 'signal SIGILL');
   });
 
   test('a message that breaks the protocol or a payload that breaks engineApi counts as a crash', async () => {
