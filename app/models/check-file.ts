@@ -32,8 +32,15 @@ export function describeFsError(error: unknown): string {
     ELOOP: 'too many symbolic links',
     ENAMETOOLONG: 'the name is too long',
     EIO: 'input/output error',
+    // Windows: a program holds the file open without sharing it (one still writing it, say)
+    EBUSY: 'the file is in use by another program',
   };
-  return (e.code && why[e.code]) ?? e.message ?? String(error);
+  const said = (e.code && why[e.code]) ?? e.message ?? String(error);
+  // Windows answers "access denied" to replacing or deleting a file that a program has open, and
+  // a loaded model stays open (mapped) for as long as it is loaded
+  if (process.platform === 'win32' && (e.code === 'EPERM' || e.code === 'EACCES'))
+    return `${said} (on Windows also what a file open in another program gives: a model that Power or another app has loaded is open)`;
+  return said;
 }
 
 export async function checkModelFile(path: string, knownArchitectures: readonly string[]): Promise<GgufInfo> {

@@ -46,6 +46,27 @@ export function isDiskFull(error: unknown): error is NodeJS.ErrnoException {
 }
 
 /**
+ * Windows refuses to replace a file that another program holds open without sharing it, and virus
+ * scanners, search indexers and sync clients (OneDrive) open a freshly written file for a moment:
+ * there the rename is tried again for a while before the error counts, as graceful-fs does.
+ */
+const WINDOWS_BUSY = new Set(['EPERM', 'EACCES', 'EBUSY']);
+const WINDOWS_RENAME_RETRY_MS = 10_000;
+
+async function renameOver(temp: string, path: string): Promise<void> {
+  const since = Date.now();
+  for (let wait = 10; ; wait = Math.min(wait * 2, 500)) {
+    try {
+      return await rename(temp, path);
+    } catch (error) {
+      const busy = process.platform === 'win32' && WINDOWS_BUSY.has((error as NodeJS.ErrnoException).code ?? '');
+      if (!busy || Date.now() - since > WINDOWS_RENAME_RETRY_MS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+/**
  * Replaces `path` with what `write` puts into the temporary file it is given (a writer that
  * streams to a path of its own: the GGUF writer). The temporary file is removed on failure;
  * no room on the disk is a DiskFullError.
@@ -61,7 +82,7 @@ export async function replaceFileAtomic(path: string, write: (temp: string) => P
     } finally {
       await handle.close();
     }
-    await rename(temp, path);
+    await renameOver(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
     throw isDiskFull(error) ? new DiskFullError(path, error) : error;
