@@ -88,9 +88,14 @@ describe('structured output on Gemma 3 270M through /v1', { skip: realModelSkip(
   });
 
   test('json_object, streamed: the deltas add up to one JSON object, the content of the same request unstreamed', async () => {
-    // a question the model answers with an object it closes (greedy, it does within 128 tokens;
-    // MESSAGES' person runs into an endless string of digits): the grammar then ends the reply
-    const messages = [{ role: 'user', content: 'Give the capital of France as a JSON object with the key "capital".' }];
+    // one worked example, and the model answers with an object it closes in 8 tokens, each chosen
+    // by at least 1.3 nats: the same on every CPU (a bare question leaves near-ties that another
+    // CPU's kernels decide otherwise, into an object that never closes), and the grammar ends it
+    const messages = [
+      { role: 'user', content: 'The capital of Germany, as a JSON object.' },
+      { role: 'assistant', content: '{"capital": "Berlin"}' },
+      { role: 'user', content: 'The capital of France, as a JSON object.' },
+    ];
     const body = { messages, response_format: { type: 'json_object' }, max_tokens: 128 };
     const r = await post('/v1/chat/completions', { ...body, stream: true });
     assert.equal(r.status, 200, r.body);
@@ -102,6 +107,7 @@ describe('structured output on Gemma 3 270M through /v1', { skip: realModelSkip(
     assert.equal(last.choices[0]?.finish_reason, 'stop', `the object closed within the budget: ${text}`);
     const value = JSON.parse(text) as unknown;
     assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `one JSON object: ${text}`);
+    assert.deepEqual(value, { capital: 'Paris' });
     const whole = await chat(body);
     assert.equal(text, whole.choices[0]!.message!.content, 'the streamed text is the final content');
     assert.equal(last.power?.digest, whole.power.digest, 'the same tokens');
