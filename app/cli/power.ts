@@ -2,6 +2,7 @@
 // fix (bad input of any kind) is one `error:` line on stderr and exit code 2; a FailureError
 // or a crashed engine is exit code 1.
 import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 
 import { PowerError } from '../contract/api/errors.js';
@@ -58,23 +59,31 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 });
 
 /**
- * The first SIGINT/SIGTERM asks to stop cleanly; a second one ends the process at once. SIGINT
- * arrives through bin/power.js's one listener (interrupts.handler), SIGTERM directly.
+ * What asks a long-running command (serve, rpc) to stop besides Ctrl-C: SIGTERM (a service
+ * manager), SIGHUP (the terminal closed; on Windows the console window closed, and Windows ends
+ * the process about 10 s later) and SIGBREAK (Ctrl-Break on Windows; no such signal on Linux).
+ */
+const STOP_SIGNALS = ['SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * The first stop signal asks to stop cleanly; a second one ends the process at once. SIGINT
+ * arrives through bin/power.js's one listener (interrupts.handler), the others directly.
  */
 function processStopSignal(interrupts: Interrupts): () => Promise<string> {
   return () =>
     new Promise((resolve) => {
-      const first = (signal: NodeJS.Signals): void => {
-        process.off('SIGTERM', onTerm);
+      const listeners = STOP_SIGNALS.map((signal) => [signal, () => first(signal)] as const);
+      const first = (signal: string): void => {
+        for (const [s, listener] of listeners) process.off(s, listener);
         interrupts.handler = () => process.exit(130);
-        process.once('SIGTERM', () => process.exit(143));
+        for (const s of STOP_SIGNALS)
+          process.once(s, () => process.exit(128 + (constants.signals[s as keyof typeof constants.signals] ?? 1)));
         resolve(signal);
       };
-      const onTerm = (): void => first('SIGTERM');
       interrupts.handler = () => first('SIGINT');
       // main() called without bin/power.js: nobody forwards SIGINT yet
       if (process.listenerCount('SIGINT') === 0) process.on('SIGINT', () => interrupts.handler?.());
-      process.on('SIGTERM', onTerm);
+      for (const [s, listener] of listeners) process.on(s, listener);
     });
 }
 

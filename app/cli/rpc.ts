@@ -1,5 +1,5 @@
 // power rpc: serves this machine's devices to another Power (or llama.cpp) through llama.cpp's
-// own RPC server (ggml_backend_rpc_start_server, in an engine host), until Ctrl-C or SIGTERM.
+// own RPC server (ggml_backend_rpc_start_server, in an engine host), until Ctrl-C, SIGTERM or SIGHUP.
 // llama.cpp's RPC has no authentication and no encryption: it listens on loopback unless told
 // otherwise, and then says on stderr that anyone who can reach the port can use it.
 import { isIPv4 } from 'node:net';
@@ -16,8 +16,8 @@ import type { Io } from './generate.js';
 export const RPC_USAGE = `power rpc [--host 127.0.0.1] [--port ${DEFAULT_RPC_PORT}] [--device auto|cuda|vulkan|cpu|NAME,...] [--threads N] [--verbose]
   Serves this machine's devices (every GPU, else the CPU; or the devices named) to other
   machines over llama.cpp's RPC protocol, for their --rpc HOST:PORT. Prints one line,
-  "Power RPC server at HOST:PORT serving ...", when it accepts connections; runs until Ctrl-C or
-  SIGTERM. The protocol has no authentication: listen on loopback (the default) and reach it
+  "Power RPC server at HOST:PORT serving ...", when it accepts connections; runs until Ctrl-C,
+  SIGTERM or SIGHUP. The protocol has no authentication: listen on loopback (the default) and reach it
   through an SSH tunnel, or on a private network only (docs/devices.md).`;
 
 const FLAGS = {
@@ -29,7 +29,7 @@ const FLAGS = {
 } as const;
 
 export interface RpcIo extends Io {
-  /** resolves when the process is asked to stop (SIGINT, SIGTERM) */
+  /** resolves when the process is asked to stop (SIGINT, SIGTERM, SIGHUP; SIGBREAK on Windows) */
   stopSignal: () => Promise<string>;
 }
 

@@ -1,5 +1,5 @@
 // power serve: the service behind one HTTP port — the page, the whole PowerApi over /ws, the
-// OpenAI-compatible API — until SIGINT/SIGTERM. A thin front door: everything it serves is the
+// OpenAI-compatible API — until SIGINT, SIGTERM or SIGHUP. A thin front door: everything it serves is the
 // service's; it only adds the transport and the token.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,7 +20,7 @@ export const SERVE_USAGE = `power serve [--host 127.0.0.1] [--port N] [--data-di
   Serves Power on one HTTP port: the app at /, the whole PowerApi over WebSocket at /ws, and the
   OpenAI-compatible API at /v1 (models, chat/completions, completions). Every request needs the
   token (random unless given). Prints one line, "Power is ready at http://HOST:PORT/?token=TOKEN",
-  when it accepts requests; runs until Ctrl-C or SIGTERM. --default-model adds FILE to the library
+  when it accepts requests; runs until Ctrl-C, SIGTERM or SIGHUP (the terminal closed). --default-model adds FILE to the library
   and loads it before that line unless the data folder's last load was another model.`;
 
 export const DEFAULT_PORT = 7433;
@@ -37,7 +37,7 @@ const FLAGS = {
 } as const;
 
 export interface ServeIo extends Io {
-  /** resolves when the process is asked to stop (SIGINT, SIGTERM) */
+  /** resolves when the process is asked to stop (SIGINT, SIGTERM, SIGHUP; SIGBREAK on Windows) */
   stopSignal: () => Promise<string>;
 }
 

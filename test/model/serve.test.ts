@@ -639,24 +639,28 @@ describe('power serve', () => {
     assert.notDeepEqual(childPids(servePid), hostsBefore, 'a new engine host runs');
   });
 
-  test('SIGINT stops cleanly: the streaming reply is stopped and saved, exit code 0', async () => {
-    const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth });
-    const { api } = createApiClient(powerApi, ws);
-    const chat = await api.chats.create({ title: 'interrupted' });
-    const firstToken = new Promise<void>((resolve) => api.generation.onRounds(() => resolve()));
-    await api.chats.send({ chatId: chat.id, content: 'hello world', sampling: { maxTokens: 2000 } });
-    await firstToken;
-    const exit = await serve.stop('SIGINT');
-    assert.deepEqual(exit, { code: 0, signal: null });
-    assert.match(serve.stderr(), /SIGINT: stopping/);
+  // Ctrl-C; SIGHUP: the terminal (on Windows, the console window) closed
+  for (const signal of ['SIGINT', 'SIGHUP'] as const)
+    test(`${signal} stops cleanly: the streaming reply is stopped and saved, exit code 0`, async () => {
+      const ws = new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth });
+      const { api } = createApiClient(powerApi, ws);
+      const target = (await api.models.list({})).entries.find((e) => e.name === 'target')!;
+      await api.engine.load({ modelId: target.id });
+      const chat = await api.chats.create({ title: `interrupted by ${signal}` });
+      const firstToken = new Promise<void>((resolve) => api.generation.onRounds(() => resolve()));
+      await api.chats.send({ chatId: chat.id, content: 'hello world', sampling: { maxTokens: 2000 } });
+      await firstToken;
+      const exit = await serve.stop(signal);
+      assert.deepEqual(exit, { code: 0, signal: null });
+      assert.match(serve.stderr(), new RegExp(`${signal}: stopping`));
 
-    // the next start finds the chat with the reply saved as stopped
-    serve = await startPowerServe(['--data-dir', dataDir]);
-    const again = createApiClient(powerApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
-    const saved = await again.api.chats.get({ chatId: chat.id });
-    const reply = saved.messages[1]!;
-    assert.equal(reply.role, 'assistant');
-    assert.ok(reply.role === 'assistant' && reply.status === 'stopped' && reply.tokens.length > 0, JSON.stringify(reply).slice(0, 300));
-    again.close();
-  });
+      // the next start finds the chat with the reply saved as stopped
+      serve = await startPowerServe(['--data-dir', dataDir]);
+      const again = createApiClient(powerApi, new WebSocket(`${serve.origin.replace('http', 'ws')}/ws`, { headers: serve.auth }));
+      const saved = await again.api.chats.get({ chatId: chat.id });
+      const reply = saved.messages[1]!;
+      assert.equal(reply.role, 'assistant');
+      assert.ok(reply.role === 'assistant' && reply.status === 'stopped' && reply.tokens.length > 0, JSON.stringify(reply).slice(0, 300));
+      again.close();
+    });
 });
