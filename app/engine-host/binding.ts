@@ -101,6 +101,8 @@ export interface NativeBinding {
   tryLoadLibrary(pathOrName: string): string | null;
   /** projectors: the multimodal projector contexts, one per model and settings, shared by its sessions */
   liveHandles(): { models: number; contexts: number; jobs: number; projectors: number };
+  /** executes an illegal instruction: the host dies of it (test hook) */
+  trapForTest(): never;
   /** whether this flavour's llama.cpp has the RPC backend (absent: an addon built before the entry point existed) */
   rpcAvailable?: () => boolean;
   /** registers the devices of the RPC server at host:port (RPC0, RPC1, ...) and returns them */

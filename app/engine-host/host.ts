@@ -347,6 +347,11 @@ const host: Host = {
     return null;
   },
 
+  trap: () => {
+    testHooksOn();
+    return binding.trapForTest();
+  },
+
   holdReplies: (p) => {
     testHooksOn();
     holdAfterRound = p.afterRound ?? 0;

@@ -458,6 +458,8 @@ export const engineMethods = {
    * for its cancel instead of going on (a test that acts on a reply in flight never races its end); null: off
    */
   holdReplies: { input: z.object({ afterRound: z.number().int().min(1).nullable() }), output: z.null() },
+  /** test hook: the host executes an illegal instruction and dies of it, as a build for another CPU would */
+  trap: { input: z.object({}), output: z.null() },
   /** test hook: the step-4 sampling rule vs plain autoregressive sampling on the same logit rows */
   samplingOrderCheck: {
     input: z.object({

@@ -8,6 +8,9 @@
 #include <string>
 
 #include <napi.h>
+#if defined(_MSC_VER)
+#include <intrin.h>
+#endif
 
 #include "addon_data.h"
 #include "guard.h"
@@ -182,6 +185,18 @@ Napi::Value live_handles(const Napi::CallbackInfo & info) {
     return out;
 }
 
+// trapForTest(): executes an illegal instruction, as a build for another CPU does in its first
+// kernel. The host dies of it (SIGILL on Linux, STATUS_ILLEGAL_INSTRUCTION on Windows), and the
+// test checks what the main process makes of that end on each platform.
+Napi::Value trap_for_test(const Napi::CallbackInfo & info) {
+#if defined(_MSC_VER)
+    __ud2();
+#else
+    __builtin_trap();
+#endif
+    return info.Env().Undefined();
+}
+
 } // namespace
 
 Napi::Object init_module(Napi::Env env, Napi::Object exports) {
@@ -190,6 +205,7 @@ Napi::Object init_module(Napi::Env env, Napi::Object exports) {
     exports.Set("devices", Napi::Function::New(env, guarded_fn<devices>, "devices"));
     exports.Set("tryLoadLibrary", Napi::Function::New(env, guarded_fn<try_load>, "tryLoadLibrary"));
     exports.Set("liveHandles", Napi::Function::New(env, guarded_fn<live_handles>, "liveHandles"));
+    exports.Set("trapForTest", Napi::Function::New(env, trap_for_test, "trapForTest"));
     rpc_init(env, exports);
     quantize_init(env, exports);
     Model::init(env, exports);

@@ -176,6 +176,18 @@ describe('engine host', () => {
     await assert.rejects(doomed.call('liveHandles', {}), EngineCrashedError);
   });
 
+  test('a host that executes an illegal instruction (the trap hook) dies of SIGILL and names the flavour and what to try', async () => {
+    const doomed = EngineClient.start({ flavour: 'cpu', testHooks: true });
+    await assert.rejects(doomed.call('trap', {}), (e: unknown) => {
+      assert.ok(e instanceof EngineCrashedError);
+      assert.match(
+        e.message,
+        /signal SIGILL\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute; .*POWER_FLAVOUR=cpu-prebuilt/,
+      );
+      return true;
+    });
+  });
+
   test('a host that dies of SIGILL at its first decode names the flavour and what to try', async () => {
     const doomed = EngineClient.start({ flavour: 'cpu' });
     const { modelId } = await doomed.call('loadModel', { path: models['target-q8_0.gguf'], gpuLayers: 0 });

@@ -21,9 +21,11 @@ import { syntheticModels } from '../fixtures/models.js';
 import {
   holdOnWindows,
   powerOnWindows,
+  runOnWindows,
   serveOnWindows,
   stageWindowsInstall,
   windowsEngineHostPid,
+  WIN_NODE,
   windowsMissing,
   winPath,
 } from '../fixtures/wine.js';
@@ -41,9 +43,10 @@ describe('Power for Windows under Wine: cancel, crash and locked files', { skip:
   let api: ReturnType<typeof createApiClient<typeof powerApi>>['api'];
   let closeApi = () => {};
   let targetId = '';
+  let stage = '';
 
   before(async () => {
-    stageWindowsInstall();
+    stage = stageWindowsInstall();
     const set = await syntheticModels();
     rmSync(MODELS, { recursive: true, force: true });
     rmSync(DATA, { recursive: true, force: true });
@@ -115,6 +118,21 @@ describe('Power for Windows under Wine: cancel, crash and locked files', { skip:
     assert.equal(next.end.stopReason, 'max-tokens', JSON.stringify(next.end));
     const host = windowsEngineHostPid();
     assert.ok(host !== null && host !== killed, 'a new engine host');
+  });
+
+  test('the engine host dies of an illegal instruction: Windows ends it with STATUS_ILLEGAL_INSTRUCTION, and Power gives the advice Linux gives for SIGILL', () => {
+    const run = runOnWindows(WIN_NODE, [winPath(join(ROOT, 'test', 'fixtures', 'windows-engine-trap.mjs')), winPath(stage)]);
+    const end = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as {
+      name?: string;
+      message?: string;
+      exit?: { code: number | null };
+    };
+    assert.equal(end.name, 'EngineCrashedError', `${run.stdout}\n${run.stderr}`);
+    assert.equal((end.exit?.code ?? 0) >>> 0, 0xc000001d, 'the exit code is the exception');
+    assert.match(
+      end.message!,
+      /\(exit code 0xC000001D, STATUS_ILLEGAL_INSTRUCTION\): the cpu flavour's llama\.cpp ran an instruction this CPU does not execute; .*POWER_FLAVOUR=cpu-prebuilt/,
+    );
   });
 
   test('power quantize cannot write over a model the server has loaded: it says why and the model stays whole', async () => {
