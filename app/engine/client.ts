@@ -65,18 +65,21 @@ const WINDOWS_FAULTS = new Map<number, { status: string; like: NodeJS.Signals }>
   [0xc0000006, { status: 'STATUS_IN_PAGE_ERROR', like: 'SIGBUS' }],
 ]);
 
+/** the Windows exception an exit code is (Node may hand the code over signed) */
+function windowsFault(code: number | null) {
+  return code === null ? undefined : WINDOWS_FAULTS.get(code >>> 0);
+}
+
 /** The signal a host's end amounts to: its own on Linux, the one a Windows exception code means. */
 export function faultOf(code: number | null, signal: NodeJS.Signals | null): NodeJS.Signals | null {
-  if (signal || code === null) return signal;
-  return WINDOWS_FAULTS.get(code >>> 0)?.like ?? null;
+  return signal ?? windowsFault(code)?.like ?? null;
 }
 
 /** How the host ended, in words: a signal, a Windows exception by its name, or an exit code. */
 export function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
   if (signal) return `signal ${signal}`;
-  const fault = code === null ? undefined : WINDOWS_FAULTS.get(code >>> 0);
-  if (fault) return `exit code 0x${(code! >>> 0).toString(16).toUpperCase()}, ${fault.status}`;
-  return `exit code ${code}`;
+  const fault = windowsFault(code);
+  return fault ? `exit code 0x${(code! >>> 0).toString(16).toUpperCase()}, ${fault.status}` : `exit code ${code}`;
 }
 
 /** What the host was doing when it died, where that tells a broken build from a broken request. */

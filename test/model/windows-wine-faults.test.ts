@@ -52,16 +52,7 @@ describe('Power for Windows under Wine: cancel, crash and locked files', { skip:
     rmSync(DATA, { recursive: true, force: true });
     mkdirSync(MODELS, { recursive: true });
     copyFileSync(set['target.gguf'], join(MODELS, 'target.gguf'));
-    serve = await serveOnWindows([
-      '--port',
-      '0',
-      '--token',
-      TOKEN,
-      '--models-dir',
-      winPath(MODELS),
-      '--data-dir',
-      winPath(join(MODELS, '..', 'fault data')),
-    ]);
+    serve = await serveOnWindows(['--port', '0', '--token', TOKEN, '--models-dir', winPath(MODELS), '--data-dir', winPath(DATA)]);
     const ws = new WebSocket(`${new URL(serve.url).origin.replace('http', 'ws')}/ws`, { headers: { authorization: `Bearer ${TOKEN}` } });
     ({ api, close: closeApi } = createApiClient(powerApi, ws));
     targetId = (await api.models.list({})).entries.find((e) => e.name === 'target')!.id;
@@ -81,13 +72,14 @@ describe('Power for Windows under Wine: cancel, crash and locked files', { skip:
       acted = true;
       void whileStreaming?.(chat.id);
     });
+    const offEnds: (() => void)[] = [];
     const ended = new Promise<{ stopReason?: string; error?: { code: string; message: string } }>((resolve) => {
-      api.generation.onDone((e) => e.chatId === chat.id && resolve({ stopReason: e.stopReason }));
-      api.generation.onError((e) => e.chatId === chat.id && resolve({ error: e.error }));
+      offEnds.push(api.generation.onDone((e) => e.chatId === chat.id && resolve({ stopReason: e.stopReason })));
+      offEnds.push(api.generation.onError((e) => e.chatId === chat.id && resolve({ error: e.error })));
     });
     await api.chats.send({ chatId: chat.id, content: 'one two three', sampling: { maxTokens } });
     const end = await ended;
-    offRounds();
+    for (const off of [offRounds, ...offEnds]) off();
     const saved = (await api.chats.get({ chatId: chat.id })).messages.at(-1)!;
     assert.equal(saved.role, 'assistant');
     return { end, saved: saved as Extract<typeof saved, { role: 'assistant' }> };

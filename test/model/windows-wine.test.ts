@@ -6,7 +6,8 @@
 // to a near-tie that the two C math libraries can swap (docs/windows.md, docs/exactness.md).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
@@ -175,8 +176,12 @@ describe('Power for Windows under Wine', { skip: missing }, () => {
       assert.equal(res.status, 200, JSON.stringify(body));
       return body.choices![0]!.logprobs;
     };
-    const onLinux = await startPowerServe(['--models-dir', REAL_DIR, '--data-dir', join(WIN_APPDATA, '..', 'linux-serve-data')]);
-    const linux = await ask(onLinux.origin, onLinux.token).finally(() => onLinux.stop('SIGKILL'));
+    const linuxData = mkdtempSync(join(tmpdir(), 'power-linux-serve-'));
+    const onLinux = await startPowerServe(['--models-dir', REAL_DIR, '--data-dir', linuxData]);
+    const linux = await ask(onLinux.origin, onLinux.token).finally(async () => {
+      await onLinux.stop('SIGKILL');
+      rmSync(linuxData, { recursive: true, force: true });
+    });
     const token = 'wine-test-token';
     // no --data-dir: a Windows user's data folder is %APPDATA%\Power
     const data = join(WIN_APPDATA, 'Power');
