@@ -38,7 +38,7 @@ if (!process.env.POWER_TEST_SKIP_PREP && !unit) {
   // cross-built with mingw-w64 (its llama.cpp cached as the Linux one is), where both are here
   const windowsMissing = [...missingMingwPieces(), ...(wineBinary() ? [] : ['Wine (wine64)'])];
   if (windowsMissing.length === 0) {
-    run(process.execPath, ['scripts/install-windows-node.mjs']);
+    run(process.execPath, ['scripts/install-windows-packages.mjs']);
     run(process.execPath, ['scripts/build-native.mjs', '--target', 'win-x64']);
   } else {
     console.log(`test: no Windows build: missing ${windowsMissing.join(', ')} (scripts/setup-system.sh installs them)`);

@@ -23,12 +23,15 @@ export function cudaBackendFile(platform: NodeJS.Platform): string {
   return platform === 'win32' ? 'ggml-cuda.dll' : 'libggml-cuda.so';
 }
 
-/** What libggml-cuda links against besides the C/C++ runtime, driver first. */
+/**
+ * What libggml-cuda needs besides the C/C++ runtime, driver first. The Windows package's
+ * ggml-cuda.dll carries the CUDA runtime linked in (it imports cublas64_13.dll alone; the runtime
+ * loads nvcuda.dll when it starts), the Linux one links libcudart.so.13 and libcuda.so.1.
+ */
 export function cudaRuntimeLibraries(platform: NodeJS.Platform, major: number): { name: string; role: string }[] {
   if (platform === 'win32') {
     return [
       { name: 'nvcuda.dll', role: 'driver' },
-      { name: `cudart64_${major}.dll`, role: 'runtime' },
       { name: `cublas64_${major}.dll`, role: 'cublas' },
       { name: `cublasLt64_${major}.dll`, role: 'cublas' },
     ];
@@ -67,8 +70,10 @@ export function probeCuda(input: CudaProbeInput): CudaStatus {
   } else if (others.length) {
     reason =
       `the CUDA ${input.cudaMajor} libraries ${others.join(', ')} cannot be loaded (${said(missing[0]!)}); ` +
-      `install the CUDA ${input.cudaMajor} runtime and cuBLAS or put their folder on ` +
-      (input.platform === 'win32' ? 'PATH' : 'LD_LIBRARY_PATH');
+      (input.platform === 'win32'
+        ? `install the CUDA ${input.cudaMajor} toolkit's cuBLAS or put the folder that holds them on PATH ` +
+          '(Windows looks for them there, not beside ggml-cuda.dll)'
+        : `install the CUDA ${input.cudaMajor} runtime and cuBLAS or put their folder on LD_LIBRARY_PATH`);
   } else if (backendError) {
     reason = `${backendFile} cannot be loaded: ${backendError}`;
   } else {

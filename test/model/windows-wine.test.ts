@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
+import { cudaRuntimeLibraries } from '../../app/engine-host/cuda-probe.js';
 import { ROOT } from '../../app/paths.js';
 
 import { generateArgs, jsonOf, power } from '../fixtures/cli.js';
@@ -18,7 +19,17 @@ import { requirePrerequisite } from '../fixtures/prerequisite.js';
 import { REAL_DIR, REAL_MODEL, realModelSkip } from '../fixtures/real-model.js';
 import { startPowerServe } from '../fixtures/serve.js';
 import { syntheticModels } from '../fixtures/models.js';
-import { powerOnWindows, serveOnWindows, stageWindowsInstall, WIN_APPDATA, windowsMissing, winPath } from '../fixtures/wine.js';
+import {
+  dllImports,
+  powerOnWindows,
+  serveOnWindows,
+  stageCudaFlavour,
+  stageWindowsInstall,
+  WIN_APPDATA,
+  WIN_GGML_CUDA,
+  windowsMissing,
+  winPath,
+} from '../fixtures/wine.js';
 
 interface Generated {
   tokens: number[];
@@ -153,6 +164,57 @@ describe('Power for Windows under Wine', { skip: missing }, () => {
       JSON.stringify(report.flavours),
     );
   });
+
+  test('CUDA under Wine: ggml-cuda.dll needs what the probe checks, and power devices and --device cuda say the driver and cuBLAS are missing', () => {
+    // the package's ggml-cuda.dll carries the CUDA runtime: it imports cuBLAS alone besides the
+    // C/C++ runtime and ggml-base.dll, and the runtime loads nvcuda.dll (the driver) when it starts
+    const system = /^(kernel32|msvcp140.*|vcruntime140.*|api-ms-win-.*|ggml-base)\.dll$/i;
+    const needed = dllImports(WIN_GGML_CUDA).filter((d) => !system.test(d));
+    const probed = cudaRuntimeLibraries('win32', 13).map((l) => l.name);
+    assert.ok(needed.length > 0);
+    for (const dll of needed)
+      assert.ok(probed.includes(dll), `ggml-cuda.dll imports ${dll}, which the probe does not check (${probed.join(', ')})`);
+
+    const unstage = stageCudaFlavour();
+    try {
+      cudaUnderWine(probed);
+    } finally {
+      unstage();
+    }
+  });
+
+  function cudaUnderWine(probed: string[]): void {
+    const run = powerOnWindows(['devices', '--json']);
+    assert.equal(run.code, 0, run.stderr);
+    const report = jsonOf<{
+      flavours: {
+        flavour: string;
+        devices?: { type: string }[];
+        cuda?: { devices: number; reason: string | null; libraries: { name: string; error: string | null }[] };
+      }[];
+    }>(run);
+    const cuda = report.flavours.find((f) => f.flavour === 'cuda');
+    assert.ok(cuda?.cuda, JSON.stringify(report.flavours));
+    assert.equal(cuda.cuda.devices, 0);
+    // Wine has no nvcuda.dll, as a Windows machine without NVIDIA's driver; Windows' message does not name the DLL, Power does
+    assert.match(cuda.cuda.reason ?? '', /^no NVIDIA driver \(nvcuda\.dll: .+\); also missing: cublas64_13\.dll, cublasLt64_13\.dll$/);
+    assert.deepEqual(
+      cuda.cuda.libraries.map((l) => [l.name, l.error !== null]),
+      probed.map((name) => [name, true]),
+    );
+    assert.ok(
+      cuda.devices?.some((d) => d.type === 'cpu'),
+      'the CPU still loads beside a CUDA backend that does not',
+    );
+
+    const generate = powerOnWindows([
+      ...generateArgs(winPath(join(WIN_MODELS, 'target.gguf')), SYNTH_PROMPT, '--max-tokens', '4'),
+      '--device',
+      'cuda',
+    ]);
+    assert.equal(generate.code, 2, generate.stderr);
+    assert.match(generate.stderr, /--device cuda: no NVIDIA driver \(nvcuda\.dll: /);
+  }
 
   test("power generate on the real model under Wine: ngram K7 emits the Windows control's tokens, with drafts accepted", () => {
     const args = (...more: string[]) =>
