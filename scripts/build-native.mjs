@@ -156,8 +156,18 @@ function buildAddon(flavour, libDir, src, extraInfo) {
   }
   const cmakeJs = join(packageDir(root, 'cmake-js'), 'bin', 'cmake-js');
   const addonApi = require('node-addon-api').include_dir.replace(/^"|"$/g, '');
-  // for Windows: the mingw toolchain, and node.exe's N-API through an import library
-  const cross = target ? [`--CDCMAKE_TOOLCHAIN_FILE=${MINGW_TOOLCHAIN}`, `--CDPOWER_NODE_IMPLIB=${nodeImportLibrary(root, buildDir)}`] : [];
+  // for Windows: the mingw toolchain, node.exe's N-API through an import library, and the
+  // compile and link flags of its llama.cpp (glibc's float functions: windows-cross.mjs)
+  const llamaFlags = Object.entries(extraInfo.llamaCmakeOptions ?? {}).filter(([k]) =>
+    /^CMAKE_(C|CXX|SHARED_LINKER|MODULE_LINKER|EXE_LINKER)_FLAGS$/.test(k),
+  );
+  const cross = target
+    ? [
+        `--CDCMAKE_TOOLCHAIN_FILE=${MINGW_TOOLCHAIN}`,
+        `--CDPOWER_NODE_IMPLIB=${nodeImportLibrary(root, buildDir)}`,
+        ...llamaFlags.map(([k, v]) => `--CD${k}=${v}`),
+      ]
+    : [];
   execFileSync(
     process.execPath,
     [

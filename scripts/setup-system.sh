@@ -11,7 +11,8 @@
 #   engine on it);
 # - Debian's Chromium (power bench prints its PDF with it; the report and UI tests drive it;
 #   playwright-core never downloads a browser);
-# - mingw-w64 and Wine: npm test cross-builds Power for Windows and runs it under Wine.
+# - mingw-w64, Wine and glibc's source: npm test cross-builds Power for Windows (its float math
+#   as glibc computes it) and runs it under Wine.
 # The C++ formatter is an npm package (package.json), not a system one. Asks for sudo only when
 # something is missing and it does not run as root; .ci/run and scripts/up.sh call it.
 set -euo pipefail
@@ -32,6 +33,9 @@ command -v glslc >/dev/null || need+=(glslc)
 ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
 # Power for Windows: cross-built with mingw-w64 and run under Wine by npm test (docs/windows.md)
 command -v x86_64-w64-mingw32-g++-posix >/dev/null || need+=(g++-mingw-w64-x86-64-posix)
+# the source of the glibc this machine runs: the Windows build computes the float math functions
+# as glibc does (scripts/native/windows-cross.mjs)
+compgen -G '/usr/src/glibc/glibc-*.tar.xz' >/dev/null || need+=(glibc-source)
 [ -x /usr/lib/wine/wine64 ] || [ -x /usr/bin/wine64 ] || need+=(wine64)
 
 # the same test as scripts/check-node.mjs (npm install's first step)

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuBackendFeatures, putsWeightsInAmx } from './cpu-features.mjs';
 import { installedCudaToolkit } from './cuda-toolkit.mjs';
 import { fail } from './flavours.mjs';
-import { MINGW_PACKAGES, MINGW_TOOLCHAIN, WIN_TARGET, missingMingwPieces, mingwCompilerVersion } from './windows-cross.mjs';
+import { MINGW_PACKAGES, MINGW_TOOLCHAIN, WIN_TARGET, glibcMathObject, missingMingwPieces, mingwCompilerVersion } from './windows-cross.mjs';
 
 const PATCH_DIR = join(dirname(fileURLToPath(import.meta.url)), 'patches');
 
@@ -214,6 +214,12 @@ export function llamaCmakeDefs({ cuda, vulkan = false, cudaArchs, cpuVariants, t
     CMAKE_BUILD_WITH_INSTALL_RPATH: 'ON',
     CMAKE_INSTALL_RPATH: '$ORIGIN',
   };
+  if (target) {
+    // mingw-w64's math.h defines expf, powf and tanhf inline as the double functions: with those
+    // off, every call goes to the float functions the link gives (glibc's: glibcMathObject)
+    defs.CMAKE_C_FLAGS = '-D__CRT__NO_INLINE';
+    defs.CMAKE_CXX_FLAGS = '-D__CRT__NO_INLINE';
+  }
   if (process.platform === 'linux' && !target) {
     // a library loaded into Node calls its own C++ template code: Node's binary exports what it
     // instantiated (Node 22's std::regex among it), built without exceptions, and would
@@ -331,6 +337,12 @@ export function buildLlamaFromSource({ srcDir, srcCommit, cuda, vulkan = false, 
     }
   }
   const defs = llamaCmakeDefs({ cuda, vulkan, cudaArchs, cpuVariants, target });
+  if (target) {
+    // glibc's float functions, linked into every DLL and program ahead of mingw-w64's (an object
+    // file on the linker's command line is always linked; its path names its inputs' hash)
+    const math = glibcMathObject(llamaCacheRoot());
+    for (const k of ['CMAKE_SHARED_LINKER_FLAGS', 'CMAKE_MODULE_LINKER_FLAGS', 'CMAKE_EXE_LINKER_FLAGS']) defs[k] = math;
+  }
   const key = llamaBuildKey({ srcCommit, defs, nvccVersion: nvcc?.version, target });
   const buildDir = join(llamaCacheRoot(), `llama-${key}`);
   const libDir = join(buildDir, 'bin');

@@ -1,0 +1,1 @@
+#include "libm-alias-float.h"

@@ -1,0 +1,1 @@
+#define math_narrow_eval(x) (x)
